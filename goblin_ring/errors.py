@@ -1,0 +1,75 @@
+"""errors.py — goblin-ring's exception tree, shared by both transports.
+
+GoblinError is the root and is never raised itself. Server replies become ResponseError
+(or a subclass picked by the reply's error code); transport trouble becomes
+RingFullError, TimeoutError or ConnectionError. ERROR_CLASSES maps the schema's ErrorCode
+numbers (native/reply.h, schema/goblin.xml) to classes for both transports.
+"""
+
+from __future__ import annotations
+
+
+class GoblinError(Exception):
+    """Root of every goblin-ring error."""
+
+
+class ResponseError(GoblinError):
+    """The server answered with an error reply."""
+
+    def __init__(self, message: str, code: int = 1):
+        super().__init__(message)
+        self.code = code
+
+
+class WrongTypeError(ResponseError):
+    """WRONGTYPE: the key holds another kind of value."""
+
+
+class ProtocolError(GoblinError):
+    """A frame or message the other side could not parse."""
+
+
+class CodecError(ProtocolError):
+    """An SBE message failed to encode or decode; .status is the gr_codec_status_t."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+class ConnectionError(GoblinError):  # noqa: A001 - deliberate, like redis-py's
+    """The peer is gone or could not be reached."""
+
+
+class TimeoutError(GoblinError):  # noqa: A001
+    """A wait ran out of time."""
+
+
+class RingFullError(GoblinError):
+    """The request ring had no room for the message."""
+
+
+class MessageTooLargeError(GoblinError):
+    """A message larger than the ring's maximum (capacity / 8); never truncated."""
+
+
+class StaleBuildError(ImportError):
+    """The compiled extension does not match this source tree."""
+
+
+# ErrorCode numbers from schema/goblin.xml
+ERROR_CODE_NAMES = {
+    1: "GENERIC", 2: "WRONGTYPE", 3: "SYNTAX", 4: "OUT_OF_RANGE", 5: "NOT_INTEGER",
+    6: "NO_SUCH_KEY", 7: "UNKNOWN_COMMAND", 8: "WRONG_ARITY", 9: "MALFORMED",
+    10: "UNKNOWN_TEMPLATE", 11: "TOO_LARGE", 12: "BAD_SCHEMA", 13: "OUT_OF_MEMORY",
+    14: "PROTOCOL", 15: "PROTOCOL_VERSION",
+}
+
+ERROR_CLASSES: dict[int, type[ResponseError]] = {2: WrongTypeError}
+
+
+def error_from_reply(message: str, code: int | None = None) -> ResponseError:
+    """Build the exception for an error reply, by code (ring) or by text prefix (RESP)."""
+    if code is None:
+        code = 2 if message.startswith("WRONGTYPE") else 1
+    return ERROR_CLASSES.get(code, ResponseError)(message, code)

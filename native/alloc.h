@@ -1,0 +1,40 @@
+/* alloc.h — the counting allocator every engine allocates through.
+ *
+ * All engine memory goes through gr_mem_alloc/realloc/free so that INFO used_memory,
+ * MEMORY USAGE and GOBLIN.MEMORY report real bytes: each call adds or subtracts the
+ * allocator's usable size (malloc_usable_size) to a total and to a per-category total.
+ * The implementation is alloc.c. Single-threaded by design: the server executes all
+ * commands on one thread, so the counters are plain integers.
+ */
+#ifndef GR_ALLOC_H
+#define GR_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* cffi-cdef-begin */
+/* What the bytes are for; GOBLIN.MEMORY reports one total per category. */
+typedef enum gr_mem_category {
+    GR_MEM_KEYSPACE = 0,   /* the key table and key bytes */
+    GR_MEM_LIST = 1,       /* list engines (compact and segmented) */
+    GR_MEM_STRING = 2,     /* string values */
+    GR_MEM_SESSION = 3,    /* per-session server state (not the rings themselves) */
+    GR_MEM_OTHER = 4,
+    GR_MEM_CATEGORY_COUNT = 5
+} gr_mem_category_t;
+
+/* Lifecycle-free: these behave like malloc/realloc/free, but counted.
+ * gr_mem_alloc returns NULL on allocation failure (callers reply with an OOM error). */
+void *gr_mem_alloc(size_t size, gr_mem_category_t category);
+void *gr_mem_realloc(void *ptr, size_t size, gr_mem_category_t category);
+void gr_mem_free(void *ptr, gr_mem_category_t category);
+/* The bytes the allocator really holds for ptr (0 for NULL). */
+size_t gr_mem_usable(const void *ptr);
+
+/* Queries */
+int64_t gr_mem_used_total(void);
+int64_t gr_mem_used_by(gr_mem_category_t category);
+int64_t gr_mem_allocations(void);   /* live allocation count */
+/* cffi-cdef-end */
+
+#endif

@@ -1,0 +1,150 @@
+/* codec.h — typed, bounds-checked encode and decode of every goblin-ring SBE message.
+ *
+ * The wire format is schema/goblin.xml; the generated flyweights in native/generated/goblin/
+ * do the field work. This layer adds what they leave to the caller: it checks the header
+ * (schema id, version, template id, a block length no shorter than the schema's), checks
+ * every var-data length against the end of the buffer before reading it, and turns a
+ * message into a plain struct (gr_request_t, gr_reply_message_t, gr_attach_t) so that the
+ * server's dispatch (sbe_dispatch.c) and the client read fields by name. Decoding is zero
+ * copy: every gr_bytes_t points into the decoded buffer.
+ *
+ * Field use per request template (the schema's names in brackets):
+ *   Ping           arg1 [message]
+ *   CommandRequest items [arguments]
+ *   DelRequest     flag [unlink], items [keys]      ExistsRequest  items [keys]
+ *   TypeRequest, MemoryUsageRequest, LLenRequest      key
+ *   DbSizeRequest  (none)                            FlushDbRequest flag [all]
+ *   KeysRequest    arg1 [pattern]
+ *   ScanRequest    cursor, count, arg1 [pattern], arg2 [typeFilter]
+ *   RenameRequest  key, arg1 [newKey]
+ *   PushRequest    end, flag [onlyIfExists], items [values], key
+ *   PopRequest     end, flag [hasCount], count, key
+ *   LIndexRequest  index, key                       LRangeRequest/LTrimRequest index [start], index2 [stop], key
+ *   LSetRequest    index, key, arg1 [value]
+ *   LInsertRequest flag [position: 0 BEFORE, 1 AFTER], key, arg1 [pivot], arg2 [value]
+ *   LRemRequest    index [count], key, arg1 [value]
+ *   LPosRequest    index [rank], flag [hasCount], count, max_len, key, arg1 [element]
+ *   LMoveRequest   end [from], to_end [to], key [source], arg1 [destination]
+ *   LMPopRequest   end, count, items [keys]
+ *   BPopRequest    end, timeout, items [keys]
+ *   BLMoveRequest  end [from], to_end [to], timeout, key [source], arg1 [destination]
+ *   BLMPopRequest  end, count, timeout, items [keys]
+ */
+#ifndef GR_CODEC_H
+#define GR_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* cffi-cdef-begin: everything up to cffi-cdef-end is also read by native/build_ffi.py. */
+#define GR_SCHEMA_ID 4711
+#define GR_SCHEMA_VERSION 1
+#define GR_MESSAGE_HEADER_LENGTH 8
+#define GR_GROUP_MAX_ITEMS 65535   /* groupSizeEncoding.numInGroup is a uint16; 65535 itself is its null */
+
+/* Template ids, mirrored from schema/goblin.xml (checked against the generated codecs in codec.c). */
+enum gr_template {
+    GR_T_ATTACH_REQUEST = 1, GR_T_ATTACH_REPLY = 2, GR_T_ATTACH_CONFIRM = 3, GR_T_PING = 4,
+    GR_T_INTEGER_REPLY = 10, GR_T_BULK_REPLY = 11, GR_T_ARRAY_REPLY = 12,
+    GR_T_STATUS_REPLY = 13, GR_T_ERROR_REPLY = 14,
+    GR_T_COMMAND = 20,
+    GR_T_DEL = 100, GR_T_EXISTS = 101, GR_T_TYPE = 102, GR_T_DBSIZE = 103, GR_T_FLUSHDB = 104,
+    GR_T_KEYS = 105, GR_T_SCAN = 106, GR_T_RENAME = 107, GR_T_MEMORY_USAGE = 108,
+    GR_T_PUSH = 200, GR_T_POP = 201, GR_T_LLEN = 202, GR_T_LINDEX = 203, GR_T_LRANGE = 204,
+    GR_T_LSET = 205, GR_T_LINSERT = 206, GR_T_LREM = 207, GR_T_LTRIM = 208, GR_T_LPOS = 209,
+    GR_T_LMOVE = 210, GR_T_LMPOP = 211,
+    GR_T_BPOP = 220, GR_T_BLMOVE = 221, GR_T_BLMPOP = 222
+};
+
+/* What decoding can say. Never a crash, never a read past the buffer's end. */
+typedef enum gr_codec_status {
+    GR_CODEC_OK = 0,
+    GR_CODEC_TRUNCATED = 1,         /* buffer ends before the header, block, a group or var-data */
+    GR_CODEC_BAD_SCHEMA = 2,        /* schema id differs, or a version newer than ours */
+    GR_CODEC_UNKNOWN_TEMPLATE = 3,  /* a template id this side does not handle here */
+    GR_CODEC_SHORT_BLOCK = 4,       /* header's block length shorter than the schema's */
+    GR_CODEC_VAR_DATA_OVERRUN = 5,  /* a var-data length runs past the end of the buffer */
+    GR_CODEC_BAD_ENUM = 6,          /* an enum field holds a value the schema does not list */
+    GR_CODEC_TOO_MANY_ITEMS = 7,    /* a group larger than the caller's item array */
+    GR_CODEC_NO_SPACE = 8           /* encoding: the output buffer is too small */
+} gr_codec_status_t;
+
+typedef struct gr_bytes {
+    const uint8_t *data;
+    uint32_t length;
+} gr_bytes_t;
+
+typedef struct gr_request {
+    uint16_t template_id;
+    uint64_t request_id;
+    uint8_t end;        /* ListEnd: 0 LEFT, 1 RIGHT (LMOVE: from) */
+    uint8_t to_end;     /* LMOVE/BLMOVE: to */
+    uint8_t flag;       /* see the table above */
+    uint32_t count;
+    uint32_t max_len;
+    int64_t index;
+    int64_t index2;
+    uint64_t cursor;
+    double timeout;
+    gr_bytes_t key;
+    gr_bytes_t arg1;
+    gr_bytes_t arg2;
+    uint32_t item_count;     /* entries in the message's group */
+    uint32_t item_capacity;  /* decode: size of items[]; encode: unused */
+    gr_bytes_t *items;
+} gr_request_t;
+
+typedef struct gr_element {
+    uint8_t kind;       /* ElementKind: 0 BULK, 1 NIL, 2 INTEGER */
+    int64_t integer;
+    gr_bytes_t bytes;
+} gr_element_t;
+
+typedef struct gr_reply_message {
+    uint16_t template_id;
+    uint64_t request_id;
+    int64_t integer;          /* IntegerReply */
+    uint8_t is_nil;           /* BulkReply */
+    uint16_t error_code;      /* ErrorReply */
+    gr_bytes_t text;          /* BulkReply value, StatusReply text, ErrorReply message, ArrayReply key */
+    uint8_t shape;            /* ArrayReply: 0 FLAT, 1 KEYED, 2 NIL_ARRAY */
+    uint32_t total_count;
+    uint32_t first_index;
+    uint32_t element_count;
+    uint32_t element_capacity;
+    gr_element_t *elements;
+} gr_reply_message_t;
+
+typedef struct gr_attach {
+    uint16_t template_id;     /* AttachRequest, AttachReply or AttachConfirm */
+    uint16_t protocol_version;
+    uint16_t error_code;
+    uint32_t ring_capacity;
+    uint32_t pid;             /* clientPid (request) or serverPid (reply) */
+    uint64_t session_id;
+    gr_bytes_t client_name;
+    gr_bytes_t request_ring_name;
+    gr_bytes_t reply_ring_name;
+    gr_bytes_t error_message;
+} gr_attach_t;
+
+/* Header: peek at a message's template id after checking the header and schema. */
+gr_codec_status_t gr_codec_peek_template(const uint8_t *buffer, size_t length, uint16_t *template_id);
+const char *gr_codec_status_text(gr_codec_status_t status);
+
+/* Requests (templates 4, 20, 100-299). */
+gr_codec_status_t gr_encode_request(const gr_request_t *request, uint8_t *buffer, size_t capacity, size_t *length);
+gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_request_t *request);
+/* Bytes gr_encode_request will need (header, block, groups and var-data). */
+size_t gr_request_encoded_size(const gr_request_t *request);
+
+/* Replies (templates 10-14). */
+gr_codec_status_t gr_encode_reply(const gr_reply_message_t *reply, uint8_t *buffer, size_t capacity, size_t *length);
+gr_codec_status_t gr_decode_reply(const uint8_t *buffer, size_t length, gr_reply_message_t *reply);
+
+/* Session handshake (templates 1-3). */
+gr_codec_status_t gr_encode_attach(const gr_attach_t *attach, uint8_t *buffer, size_t capacity, size_t *length);
+gr_codec_status_t gr_decode_attach(const uint8_t *buffer, size_t length, gr_attach_t *attach);
+/* cffi-cdef-end */
+
+#endif

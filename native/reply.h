@@ -1,0 +1,73 @@
+/* reply.h — the transport-neutral reply writer the command layer talks to.
+ *
+ * A command function (cmd_list.c, cmd_keys.c, ...) never knows whether it is answering
+ * over RESP or over the shared-memory ring: it calls these operations on a gr_reply_t.
+ * resp_reply.c implements them as RESP2 bytes; sbe_reply.c as SBE reply messages
+ * (IntegerReply, BulkReply, ArrayReply, StatusReply, ErrorReply from schema/goblin.xml).
+ *
+ * Shapes a command may produce:
+ *   integer | bulk | nil (null bulk) | nil_array (null array) | status | error
+ *   array_begin(n) followed by exactly n scalar elements (bulk, nil or integer)
+ *   keyed_array_begin(key, n) followed by n bulk elements: the [key, [elements...]] shape
+ *   of LMPOP/BLMPOP, and of SCAN with the cursor as the key.
+ *   pair(key, value): the [key, value] shape of BLPOP/BRPOP.
+ */
+#ifndef GR_REPLY_H
+#define GR_REPLY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Numbers match the ErrorCode enum in schema/goblin.xml (checked at compile time in
+ * sbe_reply.c). The message text always carries Redis's prefix too ("ERR ...",
+ * "WRONGTYPE ..."), so RESP writes it unchanged. */
+typedef enum gr_error_code {
+    GR_ERR_GENERIC = 1,          /* ERR ... */
+    GR_ERR_WRONGTYPE = 2,        /* WRONGTYPE Operation against a key holding the wrong kind of value */
+    GR_ERR_SYNTAX = 3,           /* ERR syntax error */
+    GR_ERR_OUT_OF_RANGE = 4,     /* ERR index out of range / value is out of range */
+    GR_ERR_NOT_INTEGER = 5,      /* ERR value is not an integer or out of range */
+    GR_ERR_NO_SUCH_KEY = 6,      /* ERR no such key */
+    GR_ERR_UNKNOWN_COMMAND = 7,  /* ERR unknown command ... */
+    GR_ERR_WRONG_ARITY = 8,      /* ERR wrong number of arguments for '...' command */
+    GR_ERR_MALFORMED = 9,        /* ERR malformed message (SBE decode failure) */
+    GR_ERR_UNKNOWN_TEMPLATE = 10,/* ERR unknown template id */
+    GR_ERR_TOO_LARGE = 11,       /* ERR message or value too large */
+    GR_ERR_BAD_SCHEMA = 12,      /* ERR wrong schema id or version */
+    GR_ERR_OUT_OF_MEMORY = 13,   /* OOM command not allowed when used memory > 'maxmemory' */
+    GR_ERR_PROTOCOL = 14         /* ERR Protocol error: ... (RESP framing) */
+} gr_error_code_t;
+
+typedef struct gr_reply gr_reply_t;
+
+typedef struct gr_reply_ops {
+    void (*integer)(gr_reply_t *reply, int64_t value);
+    void (*bulk)(gr_reply_t *reply, const uint8_t *data, size_t length);
+    void (*nil)(gr_reply_t *reply);
+    void (*nil_array)(gr_reply_t *reply);
+    void (*status)(gr_reply_t *reply, const char *text, size_t length);
+    void (*error)(gr_reply_t *reply, gr_error_code_t code, const char *text, size_t length);
+    void (*array_begin)(gr_reply_t *reply, size_t count);
+    void (*keyed_array_begin)(gr_reply_t *reply, const uint8_t *key, size_t key_length, size_t count);
+    void (*pair)(gr_reply_t *reply, const uint8_t *key, size_t key_length,
+                 const uint8_t *value, size_t value_length);
+} gr_reply_ops_t;
+
+/* Each transport embeds this as its first member and casts back in its ops. */
+struct gr_reply {
+    const gr_reply_ops_t *ops;
+    int failed;   /* set by a writer that ran out of memory; the transport then drops the session */
+};
+
+/* Convenience wrappers so command code reads naturally. */
+static inline void gr_reply_integer(gr_reply_t *r, int64_t v) { r->ops->integer(r, v); }
+static inline void gr_reply_bulk(gr_reply_t *r, const uint8_t *d, size_t n) { r->ops->bulk(r, d, n); }
+static inline void gr_reply_nil(gr_reply_t *r) { r->ops->nil(r); }
+static inline void gr_reply_nil_array(gr_reply_t *r) { r->ops->nil_array(r); }
+static inline void gr_reply_status(gr_reply_t *r, const char *t, size_t n) { r->ops->status(r, t, n); }
+static inline void gr_reply_error(gr_reply_t *r, gr_error_code_t c, const char *t, size_t n) { r->ops->error(r, c, t, n); }
+static inline void gr_reply_array_begin(gr_reply_t *r, size_t n) { r->ops->array_begin(r, n); }
+static inline void gr_reply_keyed_array_begin(gr_reply_t *r, const uint8_t *k, size_t kn, size_t n) { r->ops->keyed_array_begin(r, k, kn, n); }
+static inline void gr_reply_pair(gr_reply_t *r, const uint8_t *k, size_t kn, const uint8_t *v, size_t vn) { r->ops->pair(r, k, kn, v, vn); }
+
+#endif

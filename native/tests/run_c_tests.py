@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Compile and run goblin-ring's standalone C test programs (native/tests/test_*.c).
+
+    python native/tests/run_c_tests.py              # -O2, as the pytest suite runs them
+    python native/tests/run_c_tests.py --sanitize   # -fsanitize=address,undefined, as CI adds
+
+Each program prints "N passed, M failed" and exits non-zero on a failure. PROGRAMS names the
+sources each one links; arguments keep the default runs short (stress sizes are flags).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+NATIVE = Path(__file__).resolve().parent.parent
+
+PROGRAMS: dict[str, dict] = {
+    "test_codec": {"sources": ["codec.c"], "args": []},
+}
+
+COMMON_FLAGS = ["-std=gnu11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", f"-I{NATIVE}"]
+SANITIZE_FLAGS = ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
+                  "-fno-sanitize-recover=all"]
+
+
+def build(name: str, output: Path, sanitize: bool) -> None:
+    spec = PROGRAMS[name]
+    sources = [str(NATIVE / source) for source in spec["sources"]]
+    sources.append(str(NATIVE / "tests" / f"{name}.c"))
+    flags = SANITIZE_FLAGS if sanitize else ["-O2"]
+    subprocess.run(["gcc", *COMMON_FLAGS, *flags, *sources, "-o", str(output), "-lrt", "-lm"],
+                   check=True)
+
+
+def run(name: str, sanitize: bool, extra_args: list[str] | None = None) -> subprocess.CompletedProcess:
+    with tempfile.TemporaryDirectory(prefix="goblin-ctest-") as scratch:
+        binary = Path(scratch) / name
+        build(name, binary, sanitize)
+        arguments = extra_args if extra_args is not None else PROGRAMS[name]["args"]
+        return subprocess.run([str(binary), *arguments], capture_output=True, text=True,
+                              timeout=600)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sanitize", action="store_true")
+    parser.add_argument("names", nargs="*", help="programs to run (default: all)")
+    arguments = parser.parse_args()
+    names = arguments.names or list(PROGRAMS)
+    failures = 0
+    for name in names:
+        result = run(name, arguments.sanitize)
+        summary = (result.stdout.strip().splitlines() or ["(no output)"])[-1]
+        status = "ok" if result.returncode == 0 else f"FAILED (exit {result.returncode})"
+        print(f"{name}{' [asan+ubsan]' if arguments.sanitize else ''}: {status}: {summary}")
+        if result.returncode != 0:
+            failures += 1
+            sys.stdout.write(result.stdout)
+            sys.stderr.write(result.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
