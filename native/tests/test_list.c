@@ -1,0 +1,555 @@
+/* test_list.c — the list engines (list.c over list_compact.c and list_seg.c), in C so that
+ * they run under ASan/UBSan. A differential random test drives gr_list_* and a plain array
+ * of malloc'd values with the same operations (pushes and pops at both ends, get, set with
+ * equal and different sizes, insert, delete_range, remove_matching with positive, negative
+ * and zero counts, trim, iteration both ways from random starts), with values of 0..100
+ * bytes and now and then bigger than a leaf, across the compact -> segmented conversion and
+ * under three configurations; after every operation gr_list_check must pass and the whole
+ * contents must match, read forward, backward and by index. Then: fixed cases, memory per
+ * item for 100,000 x 16-byte tail pushes (asserted <= 18 bytes), LINDEX/LRANGE timings
+ * (printed only), and that every byte and allocation is returned at the end.
+ * Usage: test_list [seed] [operations-per-configuration]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "list.h"
+
+static int passed, failed;
+#define CHECK(condition, ...) do { if (condition) passed++; else { failed++; \
+    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); \
+    fprintf(stderr, "\n"); } } while (0)
+
+/* ---- random numbers ----------------------------------------------------------------- */
+
+static uint64_t rng_state;
+static uint64_t rnd(void) {
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717ull;
+}
+static size_t below(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
+
+/* ---- the reference model: an array of malloc'd values ------------------------------- */
+
+typedef struct ref_value { uint8_t *data; size_t length; } ref_value_t;
+typedef struct ref { ref_value_t *items; size_t length, capacity; } ref_t;
+
+static void ref_insert(ref_t *ref, size_t index, const uint8_t *data, size_t length) {
+    if (ref->length == ref->capacity) {
+        ref->capacity = ref->capacity ? ref->capacity * 2 : 64;
+        ref->items = realloc(ref->items, ref->capacity * sizeof *ref->items);
+        if (!ref->items) abort();
+    }
+    memmove(ref->items + index + 1, ref->items + index, (ref->length - index) * sizeof *ref->items);
+    ref->items[index].data = malloc(length ? length : 1);
+    if (!ref->items[index].data) abort();
+    if (length) memcpy(ref->items[index].data, data, length);
+    ref->items[index].length = length;
+    ref->length++;
+}
+
+static void ref_delete(ref_t *ref, size_t start, size_t count) {
+    if (start >= ref->length) return;
+    if (count > ref->length - start) count = ref->length - start;
+    for (size_t i = start; i < start + count; i++) free(ref->items[i].data);
+    memmove(ref->items + start, ref->items + start + count, (ref->length - start - count) * sizeof *ref->items);
+    ref->length -= count;
+}
+
+static void ref_set(ref_t *ref, size_t index, const uint8_t *data, size_t length) {
+    ref_delete(ref, index, 1);
+    ref_insert(ref, index, data, length);
+}
+
+static int same(const uint8_t *a, size_t a_length, const uint8_t *b, size_t b_length) {
+    return a_length == b_length && (a_length == 0 || memcmp(a, b, a_length) == 0);
+}
+
+static int64_t ref_remove_matching(ref_t *ref, const uint8_t *data, size_t length, int64_t count) {
+    int64_t removed = 0;
+    if (count >= 0) {
+        for (size_t i = 0; i < ref->length && (count == 0 || removed < count);) {
+            if (same(ref->items[i].data, ref->items[i].length, data, length)) { ref_delete(ref, i, 1); removed++; }
+            else i++;
+        }
+    } else {
+        for (size_t i = ref->length; i-- > 0 && removed < -count;)
+            if (same(ref->items[i].data, ref->items[i].length, data, length)) { ref_delete(ref, i, 1); removed++; }
+    }
+    return removed;
+}
+
+static void ref_clear(ref_t *ref) { ref_delete(ref, 0, ref->length); }
+
+/* ---- values ------------------------------------------------------------------------- */
+
+static uint8_t value_buffer[40000];
+
+/* A value: often one of a few common ones (so LREM finds matches), sizes 0..100, and now and
+ * then bigger than a leaf. Returns its length; the bytes are in value_buffer. */
+static size_t make_value(uint32_t leaf_bytes, size_t forced_length) {
+    size_t length;
+    uint64_t r = below(1000);
+    if (forced_length != SIZE_MAX) length = forced_length;
+    else if (r < 30) length = 0;
+    else if (r < 600) length = below(21);
+    else if (r < 985) length = below(101);
+    else length = leaf_bytes / 2 + below(leaf_bytes * 2 < sizeof value_buffer ? leaf_bytes * 2 : sizeof value_buffer - leaf_bytes);
+    if (below(100) < 45) {   /* a common value of that length: few distinct contents */
+        uint8_t seed = (uint8_t)below(3);
+        for (size_t i = 0; i < length; i++) value_buffer[i] = (uint8_t)('a' + (seed + i) % 26);
+    } else {
+        for (size_t i = 0; i < length; i++) value_buffer[i] = (uint8_t)rnd();
+    }
+    return length;
+}
+
+/* ---- comparing ---------------------------------------------------------------------- */
+
+static const char *current_op;
+static size_t current_step;
+
+static int compare(const gr_list_t *list, const ref_t *ref) {
+    int ok = 1;
+    if (gr_list_check(list) != 0) { fprintf(stderr, "gr_list_check failed\n"); ok = 0; }
+    if (gr_list_length(list) != ref->length) {
+        fprintf(stderr, "length %zu, expected %zu\n", gr_list_length(list), ref->length);
+        return 0;
+    }
+    gr_list_iter_t iter;
+    gr_value_t value;
+    gr_list_iter_init(&iter, list, 0, GR_LIST_HEAD);
+    for (size_t i = 0; i < ref->length && ok; i++) {
+        if (!gr_list_iter_next(&iter, &value) || !same(value.data, value.length, ref->items[i].data, ref->items[i].length)) {
+            fprintf(stderr, "forward mismatch at %zu\n", i);
+            ok = 0;
+        }
+    }
+    if (ok && gr_list_iter_next(&iter, &value)) { fprintf(stderr, "forward iteration ran past the end\n"); ok = 0; }
+    if (ref->length) {
+        gr_list_iter_init(&iter, list, ref->length - 1, GR_LIST_TAIL);
+        for (size_t i = ref->length; i-- > 0 && ok;) {
+            if (!gr_list_iter_next(&iter, &value) || !same(value.data, value.length, ref->items[i].data, ref->items[i].length)) {
+                fprintf(stderr, "backward mismatch at %zu\n", i);
+                ok = 0;
+            }
+        }
+        if (ok && gr_list_iter_next(&iter, &value)) { fprintf(stderr, "backward iteration ran past 0\n"); ok = 0; }
+        for (int probe = 0; probe < 4 && ok; probe++) {
+            size_t i = below(ref->length);
+            if (gr_list_get(list, i, &value) != 0 || !same(value.data, value.length, ref->items[i].data, ref->items[i].length)) {
+                fprintf(stderr, "get mismatch at %zu\n", i);
+                ok = 0;
+            }
+        }
+    }
+    if (gr_list_get(list, ref->length, &value) != -1) { fprintf(stderr, "get past the end succeeded\n"); ok = 0; }
+    if ((int64_t)gr_list_allocated_bytes(list) != gr_mem_used_by(GR_MEM_LIST)) {   /* the only list alive */
+        fprintf(stderr, "allocated_bytes %zu, allocator says %lld\n", gr_list_allocated_bytes(list),
+                (long long)gr_mem_used_by(GR_MEM_LIST));
+        ok = 0;
+    }
+    if (!ok) fprintf(stderr, "  after step %zu (%s), encoding %s, length %zu\n", current_step, current_op,
+                     gr_list_encoding_name(list), gr_list_length(list));
+    return ok;
+}
+
+/* ---- the differential random test --------------------------------------------------- */
+
+static void random_test(const char *name, const gr_list_config_t *config, size_t operations, size_t max_target) {
+    ref_t ref = {0};
+    gr_list_t *list = gr_list_new(config);
+    CHECK(list != NULL, "%s: gr_list_new", name);
+    size_t target = below(max_target);
+    int converted = 0, ok = 1;
+    size_t plain_pushes = 0, max_length = 0, max_leaves = 0, lists = 1;
+    for (size_t step = 0; step < operations && ok; step++) {
+        current_step = step;
+        if (step % 500 == 0) target = below(max_target) + 1;
+        size_t length = ref.length;
+        int grow = length < target;
+        uint64_t op = below(100);
+        /* while below the target size, most shrinking operations become pushes or inserts */
+        if (grow && ((op >= 22 && op < 34) || (op >= 68 && op < 87)) && below(10) < 8) op = below(2) ? 0 : 60;
+        if (!grow && length > target + target / 2 && below(3) == 0) op = 70;
+        gr_value_t value;
+        if (op < 22 || length == 0) {   /* push, one or many, either end */
+            current_op = "push";
+            gr_list_end_t end = below(2) ? GR_LIST_TAIL : GR_LIST_HEAD;
+            if (grow && below(4) == 0) {
+                current_op = "push_many";
+                size_t count = 1 + below(12);
+                gr_value_t values[12];
+                uint8_t *copies[12];
+                for (size_t i = 0; i < count; i++) {
+                    size_t n = make_value(config->leaf_bytes, SIZE_MAX);
+                    copies[i] = malloc(n ? n : 1);
+                    memcpy(copies[i], value_buffer, n);
+                    values[i].data = copies[i];
+                    values[i].length = n;
+                }
+                ok &= gr_list_push_many(list, end, values, count) == 0;
+                for (size_t i = 0; i < count; i++) {
+                    ref_insert(&ref, end == GR_LIST_TAIL ? ref.length : 0, values[i].data, values[i].length);
+                    free(copies[i]);
+                }
+            } else if (grow || below(3) == 0) {
+                size_t n = make_value(config->leaf_bytes, SIZE_MAX);
+                plain_pushes += n > config->leaf_bytes / 2;
+                ok &= gr_list_push(list, end, value_buffer, n) == 0;
+                ref_insert(&ref, end == GR_LIST_TAIL ? ref.length : 0, value_buffer, n);
+            } else {
+                current_op = "pop";
+                ok &= gr_list_peek(list, end, &value) == 0;
+                size_t at = end == GR_LIST_TAIL ? length - 1 : 0;
+                ok &= same(value.data, value.length, ref.items[at].data, ref.items[at].length);
+                ok &= gr_list_pop(list, end) == 0;
+                ref_delete(&ref, at, 1);
+            }
+        } else if (op < 34) {   /* pop, from either end */
+            current_op = "pop";
+            gr_list_end_t end = below(2) ? GR_LIST_TAIL : GR_LIST_HEAD;
+            size_t at = end == GR_LIST_TAIL ? length - 1 : 0;
+            ok &= gr_list_peek(list, end, &value) == 0;
+            ok &= same(value.data, value.length, ref.items[at].data, ref.items[at].length);
+            ok &= gr_list_pop(list, end) == 0;
+            ref_delete(&ref, at, 1);
+        } else if (op < 42) {   /* get */
+            current_op = "get";
+            size_t at = below(length);
+            ok &= gr_list_get(list, at, &value) == 0;
+            ok &= same(value.data, value.length, ref.items[at].data, ref.items[at].length);
+        } else if (op < 54) {   /* set: equal size half of the time */
+            current_op = "set";
+            size_t at = below(length);
+            size_t n = below(2) ? make_value(config->leaf_bytes, ref.items[at].length)
+                                : make_value(config->leaf_bytes, SIZE_MAX);
+            ok &= gr_list_set(list, at, value_buffer, n) == 0;
+            ref_set(&ref, at, value_buffer, n);
+        } else if (op < 68) {   /* insert anywhere, the end included */
+            current_op = "insert";
+            size_t at = below(length + 1);
+            size_t n = make_value(config->leaf_bytes, SIZE_MAX);
+            ok &= gr_list_insert(list, at, value_buffer, n) == 0;
+            ref_insert(&ref, at, value_buffer, n);
+        } else if (op < 76) {   /* delete a range: small mostly, now and then large */
+            current_op = "delete_range";
+            size_t start = below(length + 1);
+            size_t count = below(8) ? below(8) + below(3) * below(40) : below(length + 2);
+            if (below(8) == 0) start = 0;
+            ok &= gr_list_delete_range(list, start, count) == 0;
+            ref_delete(&ref, start, count);
+        } else if (op < 83) {   /* LREM with a value that is in the list, or not */
+            current_op = "remove_matching";
+            size_t n;
+            if (below(4)) {
+                ref_value_t *pick = &ref.items[below(length)];
+                n = pick->length;
+                memcpy(value_buffer, pick->data, n);
+            } else {
+                n = make_value(config->leaf_bytes, SIZE_MAX);
+            }
+            int64_t count = (int64_t)below(5) - 2;
+            if (below(5) == 0) count *= 7;
+            int64_t got = gr_list_remove_matching(list, value_buffer, n, count);
+            int64_t expected = ref_remove_matching(&ref, value_buffer, n, count);
+            if (got != expected) fprintf(stderr, "remove_matching returned %lld, expected %lld\n", (long long)got, (long long)expected);
+            ok &= got == expected;
+        } else if (op < 87) {   /* trim */
+            current_op = "trim";
+            size_t start = below(4) ? below(length / 4 + 1) : below(length + 1);
+            size_t stop = start + below(length + 1);
+            if (below(10) == 0) stop = start > 0 ? start - 1 : 0;   /* sometimes empty */
+            ok &= gr_list_trim(list, start, stop) == 0;
+            if (start > stop || start >= length) {
+                ref_clear(&ref);
+            } else {
+                if (stop < length - 1) ref_delete(&ref, stop + 1, length - 1 - stop);
+                ref_delete(&ref, 0, start);
+            }
+        } else {   /* iterate from a random start, either way, a random number of steps */
+            current_op = "iterate";
+            size_t start = below(length + 2);   /* sometimes past the end */
+            int backward = below(2);
+            size_t steps = below(40);
+            gr_list_iter_t iter;
+            gr_list_iter_init(&iter, list, start, backward ? GR_LIST_TAIL : GR_LIST_HEAD);
+            size_t at = start;
+            for (size_t i = 0; i < steps && ok; i++) {
+                int expected_more = start < length && (backward ? i <= start : at < length);
+                int got = gr_list_iter_next(&iter, &value);
+                ok &= got == expected_more;
+                if (!got || !expected_more) break;
+                ok &= same(value.data, value.length, ref.items[at].data, ref.items[at].length);
+                at = backward ? at - 1 : at + 1;
+            }
+        }
+        if (!ok) fprintf(stderr, "%s: step %zu (%s) returned a wrong result\n", name, step, current_op);
+        ok &= compare(list, &ref);
+        if (gr_list_encoding(list) == GR_LIST_SEGMENTED) converted = 1;
+        if (ref.length > max_length) max_length = ref.length;
+        if (gr_list_encoding(list) == GR_LIST_SEGMENTED && gr_list_leaf_count(list) > max_leaves)
+            max_leaves = gr_list_leaf_count(list);
+        if (ref.length == 0 && below(2)) {   /* the caller frees empty lists: start over */
+            gr_list_free(list);
+            list = gr_list_new(config);
+            lists++;
+        }
+    }
+    CHECK(ok, "%s: differential test (seed and step above)", name);
+    CHECK(converted, "%s: the list reached the segmented encoding", name);
+    printf("%s: %zu operations, %zu lists, longest %zu values, most leaves %zu, %zu pushes of values over half a leaf\n",
+           name, operations, lists, max_length, max_leaves, plain_pushes);
+    gr_list_free(list);
+    ref_clear(&ref);
+    free(ref.items);
+}
+
+/* ---- fixed cases -------------------------------------------------------------------- */
+
+static const uint8_t *text(const char *s) { return (const uint8_t *)s; }
+
+static void test_encodings_and_thresholds(void) {
+    gr_list_config_t config;
+    gr_list_config_default(&config);
+    CHECK(config.compact_max_entries == 128 && config.compact_max_bytes == 8192 && config.compact_max_value == 64,
+          "default thresholds");
+    gr_list_t *list = gr_list_new(&config);
+    CHECK(strcmp(gr_list_encoding_name(list), "listpack") == 0, "a new list is compact");
+    for (int i = 0; i < 128; i++) gr_list_push(list, GR_LIST_TAIL, text("0123456789abcdef"), 16);
+    CHECK(gr_list_encoding(list) == GR_LIST_COMPACT, "128 entries stay compact");
+    gr_list_push(list, GR_LIST_TAIL, text("x"), 1);
+    CHECK(strcmp(gr_list_encoding_name(list), "quicklist") == 0, "the 129th entry converts");
+    CHECK(gr_list_check(list) == 0 && gr_list_length(list) == 129, "converted list is sound");
+    gr_list_free(list);
+
+    list = gr_list_new(&config);
+    uint8_t big[65];
+    memset(big, 'v', sizeof big);
+    gr_list_push(list, GR_LIST_TAIL, big, 64);
+    CHECK(gr_list_encoding(list) == GR_LIST_COMPACT, "a 64-byte value stays compact");
+    gr_list_set(list, 0, big, 65);
+    CHECK(gr_list_encoding(list) == GR_LIST_SEGMENTED, "LSET with a 65-byte value converts");
+    gr_value_t value;
+    CHECK(gr_list_get(list, 0, &value) == 0 && value.length == 65, "the value survives the conversion");
+    gr_list_free(list);
+
+    list = gr_list_new(&config);   /* bytes: 60-byte values take 62 bytes, 8192/62 = 132 > 128 */
+    config.compact_max_entries = 1000;
+    gr_list_t *by_bytes = gr_list_new(&config);
+    size_t pushed = 0;
+    while (gr_list_encoding(by_bytes) == GR_LIST_COMPACT) { gr_list_push(by_bytes, GR_LIST_HEAD, big, 60); pushed++; }
+    CHECK(pushed == 8192 / 62 + 1, "compact_max_bytes converts (%zu pushes)", pushed);
+    CHECK(gr_list_check(by_bytes) == 0, "byte-converted list is sound");
+    gr_list_free(by_bytes);
+    gr_list_free(list);
+}
+
+static void test_push_many_order_and_lrem(void) {
+    gr_list_t *list = gr_list_new(NULL);
+    gr_value_t values[3] = {{text("a"), 1}, {text("b"), 1}, {text("c"), 1}};
+    CHECK(gr_list_push_many(list, GR_LIST_HEAD, values, 3) == 0, "push_many");
+    gr_value_t value;
+    gr_list_get(list, 0, &value);
+    CHECK(value.length == 1 && value.data[0] == 'c', "LPUSH a b c leaves c first");
+    gr_list_push_many(list, GR_LIST_TAIL, values, 3);   /* c b a a b c */
+    CHECK(gr_list_remove_matching(list, text("a"), 1, -1) == 1, "LREM -1 removes one");
+    gr_list_get(list, 2, &value);
+    CHECK(value.data[0] == 'a' && gr_list_length(list) == 5, "LREM -1 removed the last a");   /* c b a b c */
+    CHECK(gr_list_remove_matching(list, text("c"), 1, 0) == 2, "LREM 0 removes all");
+    CHECK(gr_list_remove_matching(list, text("zz"), 2, 0) == 0, "LREM of an absent value");
+    CHECK(gr_list_remove_matching(list, text("b"), 1, 1) == 1, "LREM 1");
+    gr_list_get(list, 0, &value);
+    CHECK(value.data[0] == 'a' && gr_list_length(list) == 2, "LREM 1 removed the first b");
+    gr_list_iter_t iter;
+    gr_list_iter_init(&iter, list, 2, GR_LIST_HEAD);
+    CHECK(gr_list_iter_next(&iter, &value) == 0, "an iterator past the end yields nothing");
+    CHECK(gr_list_set(list, 2, text("x"), 1) == -1 && gr_list_insert(list, 3, text("x"), 1) == -1,
+          "set/insert out of range fail");
+    CHECK(gr_list_insert(list, 2, text("x"), 1) == 0 && gr_list_length(list) == 3, "insert at length appends");
+    gr_list_free(list);
+}
+
+static void test_oversize_values_get_their_own_leaf(void) {
+    gr_list_t *list = gr_list_new(NULL);
+    static uint8_t huge[100000];
+    for (size_t i = 0; i < sizeof huge; i++) huge[i] = (uint8_t)(i * 7);
+    for (int i = 0; i < 200; i++) gr_list_push(list, GR_LIST_TAIL, text("small"), 5);
+    size_t before = gr_list_leaf_count(list);
+    CHECK(gr_list_insert(list, 100, huge, sizeof huge) == 0, "insert a 100 KB value in the middle");
+    CHECK(gr_list_leaf_count(list) == before + 2, "it split a leaf and got its own (%zu -> %zu leaves)",
+          before, gr_list_leaf_count(list));
+    gr_value_t value;
+    CHECK(gr_list_get(list, 100, &value) == 0 && value.length == sizeof huge && memcmp(value.data, huge, sizeof huge) == 0,
+          "the big value reads back");
+    CHECK(gr_list_set(list, 100, huge + 1, sizeof huge - 1) == 0 && gr_list_check(list) == 0, "replace it with another big one");
+    CHECK(gr_list_set(list, 100, text("tiny"), 4) == 0 && gr_list_check(list) == 0, "replace it with a small one");
+    CHECK(gr_list_get(list, 100, &value) == 0 && value.length == 4, "the small one reads back");
+    CHECK(gr_list_push(list, GR_LIST_HEAD, huge, sizeof huge) == 0 && gr_list_push(list, GR_LIST_TAIL, huge, 9000) == 0,
+          "big values at both ends");
+    CHECK(gr_list_check(list) == 0 && gr_list_length(list) == 203, "still sound");
+    gr_list_free(list);
+}
+
+static void test_inserting_tiny_values_grows_the_checkpoint_table(void) {
+    gr_list_config_t config = {2, 64, 64, 256};
+    gr_list_t *list = gr_list_new(&config);
+    uint8_t wide[50];
+    memset(wide, 'w', sizeof wide);
+    for (int i = 0; i < 3; i++) gr_list_push(list, GR_LIST_TAIL, wide, sizeof wide);   /* sized for ~4 values */
+    int ok = 1;
+    for (int i = 0; i < 150 && ok; i++) {
+        ok &= gr_list_insert(list, 1 + (size_t)i % (gr_list_length(list) - 1), NULL, 0) == 0;
+        ok &= gr_list_check(list) == 0;
+    }
+    CHECK(ok && gr_list_length(list) == 153, "150 empty values inserted between wide ones");
+    CHECK(gr_list_remove_matching(list, NULL, 0, 0) == 150 && gr_list_length(list) == 3 && gr_list_check(list) == 0,
+          "and removed again");
+    gr_list_free(list);
+
+    list = gr_list_new(NULL);
+    gr_list_push(list, GR_LIST_TAIL, wide, 10);
+    CHECK(gr_list_allocated_bytes(list) == (size_t)gr_mem_used_by(GR_MEM_LIST), "compact allocated_bytes is exact");
+    gr_list_free(list);
+}
+
+static void test_queue_patterns_stay_bounded(void) {
+    gr_list_t *list = gr_list_new(NULL);
+    uint8_t v[16] = "queue-value-0000";
+    for (int i = 0; i < 300; i++) gr_list_push(list, GR_LIST_TAIL, v, 16);
+    size_t bytes = gr_list_allocated_bytes(list);
+    int ok = 1;
+    for (int i = 0; i < 300000 && ok; i++) {   /* RPUSH + LPOP, then LPUSH + RPOP */
+        v[15] = (uint8_t)i;
+        gr_list_end_t in = i < 150000 ? GR_LIST_TAIL : GR_LIST_HEAD;
+        ok &= gr_list_push(list, in, v, 16) == 0;
+        ok &= gr_list_pop(list, in == GR_LIST_TAIL ? GR_LIST_HEAD : GR_LIST_TAIL) == 0;
+        if (i % 9973 == 0) ok &= gr_list_check(list) == 0;
+    }
+    CHECK(ok && gr_list_check(list) == 0 && gr_list_length(list) == 300, "300k queue operations");
+    CHECK(gr_list_allocated_bytes(list) <= 2 * bytes + 16384, "queue memory stays bounded (%zu -> %zu)", bytes,
+          gr_list_allocated_bytes(list));
+    gr_list_free(list);
+}
+
+/* ---- memory and timing -------------------------------------------------------------- */
+
+static double now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static gr_list_t *build_16_byte_list(uint32_t leaf_bytes, gr_list_end_t end, size_t n, double *bytes_per_item) {
+    gr_list_config_t config;
+    gr_list_config_default(&config);
+    if (leaf_bytes) config.leaf_bytes = leaf_bytes;
+    int64_t before = gr_mem_used_by(GR_MEM_LIST);
+    gr_list_t *list = gr_list_new(&config);
+    uint8_t v[16];
+    for (size_t i = 0; i < n; i++) {
+        size_t digits = i;   /* "v" and 15 decimal digits: 16 bytes */
+        v[0] = 'v';
+        for (int d = 15; d >= 1; d--) { v[d] = (uint8_t)('0' + digits % 10); digits /= 10; }
+        if (gr_list_push(list, end, v, 16) != 0) break;
+    }
+    *bytes_per_item = (double)(gr_mem_used_by(GR_MEM_LIST) - before) / (double)n;
+    return list;
+}
+
+static void test_memory_and_speed(void) {
+    const size_t n = 100000;
+    double per_item;
+    gr_list_t *list = build_16_byte_list(0, GR_LIST_TAIL, n, &per_item);
+    CHECK(gr_list_length(list) == n && gr_list_check(list) == 0, "100k tail pushes");
+    CHECK((double)gr_list_allocated_bytes(list) / (double)n == per_item, "allocated_bytes agrees with the allocator");
+    printf("memory: 100000 x 16 B tail pushes, 8 KiB leaves: %.2f bytes/item (%zu leaves)\n", per_item,
+           gr_list_leaf_count(list));
+    CHECK(per_item <= 18.0, "<= 18 bytes/item (got %.2f)", per_item);
+
+    gr_value_t value;
+    volatile size_t sink = 0;
+    const int rounds = 2000000;
+    double t0 = now_ns();
+    for (int i = 0; i < rounds; i++) { gr_list_get(list, 50000, &value); sink += value.length; }
+    double lindex_mid = (now_ns() - t0) / rounds;
+    t0 = now_ns();
+    for (int i = 0; i < rounds; i++) { gr_list_get(list, 0, &value); sink += value.length; }
+    double lindex_head = (now_ns() - t0) / rounds;
+    t0 = now_ns();
+    for (int i = 0; i < rounds; i++) { gr_list_get(list, n - 1, &value); sink += value.length; }
+    double lindex_tail = (now_ns() - t0) / rounds;
+    size_t *indexes = malloc(4096 * sizeof *indexes);
+    for (int i = 0; i < 4096; i++) indexes[i] = below(n);
+    t0 = now_ns();
+    for (int i = 0; i < rounds; i++) { gr_list_get(list, indexes[i & 4095], &value); sink += value.length; }
+    double lindex_random = (now_ns() - t0) / rounds;
+    free(indexes);
+    t0 = now_ns();
+    for (int i = 0; i < rounds / 4; i++) {
+        gr_list_iter_t iter;
+        gr_list_iter_init(&iter, list, 49992, GR_LIST_HEAD);
+        for (int k = 0; k < 16 && gr_list_iter_next(&iter, &value); k++) sink += value.length;
+    }
+    double lrange16 = (now_ns() - t0) / (rounds / 4);
+    uint8_t v[16];
+    memcpy(v, "0000000000xxxxxx", 16);
+    t0 = now_ns();
+    for (int i = 0; i < rounds; i++) { v[0] = (uint8_t)i; gr_list_set(list, 50000, v, 16); }
+    double lset = (now_ns() - t0) / rounds;
+    t0 = now_ns();
+    for (int i = 0; i < rounds; i++) { gr_list_push(list, GR_LIST_TAIL, v, 16); gr_list_pop(list, GR_LIST_TAIL); }
+    double pair = (now_ns() - t0) / rounds;
+    printf("speed: LINDEX 50000 %.1f ns/op, LINDEX 0 %.1f, LINDEX -1 %.1f, LINDEX random %.1f, "
+           "LRANGE 49992 50007 %.1f ns, LSET 50000 %.1f ns, RPUSH+RPOP %.1f ns\n",
+           lindex_mid, lindex_head, lindex_tail, lindex_random, lrange16, lset, pair);
+    CHECK(gr_list_check(list) == 0, "list sound after the timing loops");
+    (void)sink;
+    gr_list_free(list);
+
+    list = build_16_byte_list(4096, GR_LIST_TAIL, n, &per_item);
+    t0 = now_ns();
+    for (int i = 0; i < rounds; i++) { gr_list_get(list, 50000, &value); sink += value.length; }
+    printf("compare: 4 KiB leaves: %.2f bytes/item, LINDEX 50000 %.1f ns/op\n", per_item, (now_ns() - t0) / rounds);
+    gr_list_free(list);
+    list = build_16_byte_list(0, GR_LIST_HEAD, n, &per_item);
+    CHECK(gr_list_check(list) == 0, "100k head pushes");
+    printf("compare: 100000 x 16 B head pushes, 8 KiB leaves: %.2f bytes/item\n", per_item);
+    CHECK(per_item <= 18.0, "head-built list also <= 18 bytes/item (got %.2f)", per_item);
+    gr_list_free(list);
+}
+
+int main(int argc, char **argv) {
+    uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 20240601;
+    size_t operations = argc > 2 ? strtoull(argv[2], NULL, 10) : 10000;
+    rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
+    int64_t allocations = gr_mem_allocations();
+    printf("seed %llu, %zu operations per configuration\n", (unsigned long long)seed, operations);
+
+    test_encodings_and_thresholds();
+    test_push_many_order_and_lrem();
+    test_oversize_values_get_their_own_leaf();
+    test_inserting_tiny_values_grows_the_checkpoint_table();
+    test_queue_patterns_stay_bounded();
+
+    gr_list_config_t tiny = {8, 128, 64, 256};     /* many small leaves: splits, merges, plain leaves */
+    gr_list_config_t small = {32, 1024, 64, 512};
+    gr_list_config_t standard;
+    gr_list_config_default(&standard);
+    random_test("tiny leaves", &tiny, operations, 400);
+    random_test("small leaves", &small, operations, 800);
+    random_test("default config", &standard, operations, 2500);
+
+    test_memory_and_speed();
+
+    CHECK(gr_mem_used_by(GR_MEM_LIST) == 0, "every list byte freed (%lld left)", (long long)gr_mem_used_by(GR_MEM_LIST));
+    CHECK(gr_mem_allocations() == allocations, "every allocation freed (%lld left)",
+          (long long)(gr_mem_allocations() - allocations));
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
