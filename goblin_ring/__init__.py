@@ -10,7 +10,10 @@ from .errors import (
     ResponseError, RingFullError, TimeoutError, WrongTypeError,
 )
 
-__all__ = [
+from .client import RespClient, RingClient, connect  # noqa: E402
+
+__all__ = ["RespClient", "RingClient", "connect",
+           
     "__version__", "CodecError", "ConnectionError", "GoblinError", "MessageTooLargeError",
     "ProtocolError", "ResponseError", "RingFullError", "TimeoutError", "WrongTypeError",
 ]

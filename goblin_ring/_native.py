@@ -71,7 +71,7 @@ def _bytes_of(view: Any) -> bytes:
 
 
 def _set_bytes(target: Any, value: bytes, keep: list) -> None:
-    buffer = ffi.from_buffer(value)
+    buffer = ffi.from_buffer("uint8_t[]", value)
     keep.append(buffer)
     target.data = ffi.cast("const uint8_t *", buffer)
     target.length = len(value)
@@ -202,3 +202,313 @@ def decode_attach(data: bytes) -> dict:
     for name in _ATTACH_BYTES_FIELDS:
         decoded[name] = _bytes_of(getattr(attach, name))
     return decoded
+
+
+# ---- shared-memory segments -------------------------------------------------------------
+
+class Segment:
+    """One POSIX shared-memory segment (posix_ipc), mapped, with a C pointer to it.
+
+    The server creates segments (mode 0600, O_CREX); the client opens them by name. Either
+    side unlinks the name once both have mapped it, so nothing is left in /dev/shm.
+    """
+
+    def __init__(self, name: str, size: int = 0, create: bool = False):
+        import mmap
+        import os
+
+        import posix_ipc
+
+        self.name = name
+        if create:
+            shm = posix_ipc.SharedMemory(name, posix_ipc.O_CREX, mode=0o600, size=size)
+            os.fchmod(shm.fd, 0o600)
+        else:
+            shm = posix_ipc.SharedMemory(name)
+            size = shm.size
+        try:
+            self.size = size
+            self.map = mmap.mmap(shm.fd, size)
+        finally:
+            shm.close_fd()
+        self.pointer = ffi.from_buffer(self.map)
+
+    def unlink(self) -> None:
+        import posix_ipc
+
+        try:
+            posix_ipc.unlink_shared_memory(self.name)
+        except posix_ipc.ExistentialError:
+            pass
+
+    def close(self) -> None:
+        if self.map is not None:
+            ffi.release(self.pointer)
+            self.map.close()
+            self.map = None
+
+
+def ring_segment_bytes(capacity: int) -> int:
+    return lib.gr_ring_segment_bytes(capacity)
+
+
+# ---- server side ------------------------------------------------------------------------
+
+class Database:
+    """The one keyspace and its counters (native/db.h)."""
+
+    def __init__(self, seed: int):
+        self.pointer = ffi.gc(lib.gr_db_new(seed), lib.gr_db_free)
+        if self.pointer == ffi.NULL:
+            raise MemoryError("gr_db_new failed")
+
+    def set_list_implementation(self, name: str) -> None:
+        if lib.gr_db_set_list_implementation(self.pointer, name.encode()) != 0:
+            raise ValueError(f"unknown list implementation {name!r}")
+
+    def set_info(self, field: str, value: "str | int") -> None:
+        if isinstance(value, int):
+            lib.gr_db_set_info_number(self.pointer, field.encode(), value)
+        else:
+            lib.gr_db_set_info_text(self.pointer, field.encode(), value.encode())
+
+    def key_count(self) -> int:
+        return lib.gr_db_key_count(self.pointer)
+
+
+class RingSessions:
+    """Every ring session's rings, drained in C (native/session.h)."""
+
+    def __init__(self, database: Database):
+        self._database = database  # keeps the db alive as long as the sessions
+        self.pointer = ffi.gc(lib.gr_rings_new(database.pointer), lib.gr_rings_free)
+
+    def add(self, session_id: int, requests: Segment, replies: Segment, capacity: int) -> None:
+        error = ffi.new("char[]", 256)
+        if lib.gr_rings_add_session(self.pointer, session_id, requests.pointer, requests.size,
+                                    replies.pointer, replies.size, capacity, error, 256) != 0:
+            raise RuntimeError(ffi.string(error).decode())
+
+    def remove(self, session_id: int) -> None:
+        lib.gr_rings_remove_session(self.pointer, session_id)
+
+    def count(self) -> int:
+        return lib.gr_rings_session_count(self.pointer)
+
+    def run(self, spin_ns: int, max_ns: int) -> int:
+        return lib.gr_rings_run(self.pointer, spin_ns, max_ns)
+
+    def prepare_sleep(self) -> int:
+        """0: work arrived; 1: safe to sleep; 2: safe to sleep briefly (replies wait for room)."""
+        return lib.gr_rings_prepare_sleep(self.pointer)
+
+    def corrupt_session(self) -> int:
+        return lib.gr_rings_corrupt_session(self.pointer)
+
+    def end_sleep(self) -> None:
+        lib.gr_rings_end_sleep(self.pointer)
+
+
+class RespConnection:
+    """One RESP client connection, parsed and executed in C (native/resp_conn.h)."""
+
+    def __init__(self, database: Database, client_id: int):
+        self._database = database
+        self.pointer = ffi.gc(lib.gr_resp_conn_new(database.pointer, client_id), lib.gr_resp_conn_free)
+
+    def read(self, fd: int) -> bool:
+        """Read and execute what arrived; False when the peer closed or the socket failed."""
+        n = lib.gr_resp_conn_read(self.pointer, fd)
+        return n > 0 or n == -2
+
+    def flush(self, fd: int) -> int:
+        return lib.gr_resp_conn_flush(self.pointer, fd)
+
+    def should_close(self) -> bool:
+        return bool(lib.gr_resp_conn_should_close(self.pointer))
+
+
+# ---- client side ------------------------------------------------------------------------
+
+from .errors import (  # noqa: E402 - grouped with the client code that uses them
+    ConnectionError as _ConnectionError, MessageTooLargeError, ProtocolError, RingFullError,
+    TimeoutError as _TimeoutError, error_from_reply,
+)
+
+_T_INTEGER, _T_BULK, _T_ARRAY = lib.GR_T_INTEGER_REPLY, lib.GR_T_BULK_REPLY, lib.GR_T_ARRAY_REPLY
+_T_STATUS, _T_ERROR = lib.GR_T_STATUS_REPLY, lib.GR_T_ERROR_REPLY
+_BYTES_FIELDS = frozenset(_REQUEST_BYTES_FIELDS)
+_CLIENT_ERRORS = {
+    lib.GR_CLIENT_RING_FULL: (RingFullError, "the request ring stayed full"),
+    lib.GR_CLIENT_TOO_LARGE: (MessageTooLargeError, "the request is larger than the ring's largest message"),
+    lib.GR_CLIENT_PEER_GONE: (_ConnectionError, "the server closed the session"),
+    lib.GR_CLIENT_TIMEOUT: (_TimeoutError, "no reply within the timeout"),
+    lib.GR_CLIENT_PROTOCOL: (ProtocolError, "a reply did not decode or did not match its request"),
+    lib.GR_CLIENT_ENCODE: (ProtocolError, "the request could not be encoded"),
+    lib.GR_CLIENT_NO_MEMORY: (MemoryError, "out of memory"),
+}
+
+
+class ClientCore:
+    """gr_client_t: one cffi call per command (native/client.h)."""
+
+    def __init__(self, requests: Segment, replies: Segment, doorbell_fd: int, control_fd: int):
+        error = ffi.new("char[]", 256)
+        pointer = lib.gr_client_new(requests.pointer, requests.size, replies.pointer, replies.size,
+                                    doorbell_fd, control_fd, error, 256)
+        if pointer == ffi.NULL:
+            raise _ConnectionError(f"ring attach refused: {ffi.string(error).decode()}")
+        self.pointer = pointer
+        self.result = ffi.new("gr_result_t *")
+        self.request = ffi.new("gr_request_t *")
+        self.items = ffi.new("gr_bytes_t[]", MAX_ITEMS)
+        self.gone = False
+        self.max_message = lib.gr_client_max_message(pointer)
+
+    def close(self) -> None:
+        if self.pointer is not None:
+            lib.gr_client_free(self.pointer)
+            self.pointer = None
+
+    def set_wait(self, spin_iterations: int, timeout_s: float | None) -> None:
+        lib.gr_client_set_wait(self.pointer, spin_iterations, -1 if timeout_s is None else int(timeout_s * 1e9))
+
+    def check(self, status: int) -> None:
+        if status:
+            if self.pointer is None:
+                raise _ConnectionError("the client is closed")
+            exception, message = _CLIENT_ERRORS.get(status, (ProtocolError, f"client status {status}"))
+            if status == lib.GR_CLIENT_PEER_GONE:
+                self.gone = True
+            raise exception(message)
+
+    def value(self, r: Any) -> Any:
+        """The Python value of a gr_result_t, or the ResponseError it carries (raised)."""
+        template = r.template_id
+        if template == _T_BULK:
+            return None if r.is_nil else ffi.buffer(r.data, r.length)[:]
+        if template == _T_INTEGER:
+            return r.integer
+        if template == _T_STATUS:
+            return ffi.buffer(r.data, r.length)[:]
+        if template == _T_ERROR:
+            raise error_from_reply(ffi.buffer(r.data, r.length)[:].decode(errors="replace"), r.error_code)
+        if template == _T_ARRAY:
+            if r.shape == 2:
+                return None
+            elements = []
+            append = elements.append
+            for i in range(r.count):
+                element = r.elements[i]
+                kind = element.kind
+                if kind == 0:
+                    append(ffi.buffer(element.bytes.data, element.bytes.length)[:])
+                elif kind == 2:
+                    append(element.integer)
+                else:
+                    append(None)
+            if r.shape == 1:
+                return [ffi.buffer(r.data, r.length)[:], elements]
+            return elements
+        raise ProtocolError(f"unexpected reply template {template}")
+
+    def fill(self, template: int, fields: dict | None, argv: tuple, keep: list) -> Any:
+        request = self.request
+        ffi.memmove(request, b"\0" * ffi.sizeof("gr_request_t"), ffi.sizeof("gr_request_t"))
+        request.items = self.items
+        if fields is None:          # any command as argv: a CommandRequest
+            template = lib.GR_T_COMMAND
+            fields = {"items": argv}
+        request.template_id = template
+        for name, value in fields.items():
+            if name in _BYTES_FIELDS:
+                buffer = ffi.from_buffer("uint8_t[]", value)
+                keep.append(buffer)
+                target = getattr(request, name)
+                target.data = buffer
+                target.length = len(value)
+            elif name == "items":
+                if len(value) > MAX_ITEMS - 1:
+                    raise MessageTooLargeError(f"{len(value)} arguments in one request (max {MAX_ITEMS - 1})")
+                items = self.items
+                for i, item in enumerate(value):
+                    buffer = ffi.from_buffer("uint8_t[]", item)
+                    keep.append(buffer)
+                    items[i].data = buffer
+                    items[i].length = len(item)
+                request.item_count = len(value)
+            elif name == "timeout":
+                request.timeout = value
+            else:
+                setattr(request, name, value)
+        return request
+
+    def call(self, template: int, fields: dict | None, argv: tuple) -> Any:
+        keep: list = []
+        request = self.fill(template, fields, argv, keep)
+        self.check(lib.gr_client_call(self.pointer, request, self.result))
+        return self.value(self.result)
+
+    def send(self, template: int, fields: dict | None, argv: tuple) -> int:
+        keep: list = []
+        request = self.fill(template, fields, argv, keep)
+        return lib.gr_client_send(self.pointer, request)
+
+    def receive(self) -> Any:
+        """The next reply's value; a ResponseError is returned (not raised) for pipelines."""
+        self.check(lib.gr_client_receive(self.pointer, self.result))
+        try:
+            return self.value(self.result)
+        except Exception as error:  # noqa: BLE001 - pipelines collect per-command errors
+            return error
+
+    def in_flight(self) -> int:
+        return lib.gr_client_in_flight(self.pointer)
+
+    def key_int(self, template: int, key: bytes, value: int) -> Any:
+        self.check(lib.gr_client_key_int(self.pointer, template, key, len(key), value, self.result))
+        return self.value(self.result)
+
+    def ping(self) -> Any:
+        self.check(lib.gr_client_ping(self.pointer, self.result))
+        return self.value(self.result)
+
+    def lindex_many(self, key: bytes, indexes: Any) -> list:
+        import numpy
+
+        array = numpy.ascontiguousarray(indexes, dtype=numpy.int64)
+        count = len(array)
+        offsets = numpy.empty(count, dtype=numpy.int64)
+        lengths = numpy.empty(count, dtype=numpy.int64)
+        self.check(lib.gr_client_lindex_many(
+            self.pointer, key, len(key), ffi.cast("const int64_t *", ffi.from_buffer(array)), count,
+            ffi.cast("int64_t *", ffi.from_buffer(offsets)), ffi.cast("int64_t *", ffi.from_buffer(lengths)),
+            self.result))
+        if self.result.template_id == _T_ERROR:
+            self.value(self.result)
+        arena = ffi.buffer(lib.gr_client_arena(self.pointer), int(offsets.max(initial=0) + lengths.max(initial=0)) + 1)
+        return [None if length < 0 else arena[offset:offset + length]
+                for offset, length in zip(offsets.tolist(), lengths.tolist())]
+
+    def push_many(self, end: int, key: bytes, values: Any, per_message: int) -> int:
+        import numpy
+
+        if isinstance(values, numpy.ndarray) and values.dtype.kind == "S":
+            width = values.dtype.itemsize
+            data = numpy.ascontiguousarray(values).tobytes()
+            count = len(values)
+            offsets = numpy.arange(count, dtype=numpy.int64) * width
+            lengths = numpy.full(count, width, dtype=numpy.int64)
+        else:
+            encoded = [v if isinstance(v, bytes) else bytes(v) for v in values]
+            count = len(encoded)
+            lengths = numpy.fromiter((len(v) for v in encoded), dtype=numpy.int64, count=count)
+            offsets = numpy.zeros(count, dtype=numpy.int64)
+            if count > 1:
+                numpy.cumsum(lengths[:-1], out=offsets[1:])
+            data = b"".join(encoded)
+        self.check(lib.gr_client_push_many(
+            self.pointer, end, key, len(key), ffi.from_buffer("uint8_t[]", data) if data else ffi.NULL,
+            ffi.cast("const int64_t *", ffi.from_buffer(offsets)),
+            ffi.cast("const int64_t *", ffi.from_buffer(lengths)), count, per_message, self.result))
+        return self.value(self.result)

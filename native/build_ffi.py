@@ -25,12 +25,32 @@ CDEF_HEADERS = [
     "alloc.h",
     "version.h",
     "codec.h",
+    "ring.h",
+    "db.h",
+    "session.h",
+    "client.h",
+    "resp_conn.h",
 ]
 
 SOURCES = [
     "alloc.c",
     "version.c",
     "codec.c",
+    "ring.c",
+    "list_compact.c",
+    "list_seg.c",
+    "list.c",
+    "keyspace.c",
+    "glob.c",
+    "db.c",
+    "cmd_list.c",
+    "cmd_keys.c",
+    "cmd_server.c",
+    "resp_commands.c",
+    "sbe_reply.c",
+    "session.c",
+    "client.c",
+    "resp_conn.c",
 ]
 
 CDEF_REGION = re.compile(r"/\* cffi-cdef-begin[^*]*\*/(.*?)/\* cffi-cdef-end \*/", re.S)

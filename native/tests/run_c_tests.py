@@ -11,6 +11,7 @@ sources each one links; arguments keep the default runs short (stress sizes are 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -18,8 +19,13 @@ from pathlib import Path
 
 NATIVE = Path(__file__).resolve().parent.parent
 
+# Stress sizes: GOBLIN_RING_STRESS_MESSAGES (default 200000; the full run is 5000000),
+# GOBLIN_LIST_OPS, GOBLIN_CODEC_FUZZ.
 PROGRAMS: dict[str, dict] = {
-    "test_codec": {"sources": ["codec.c"], "args": []},
+    "test_codec": {"sources": ["codec.c"], "args": [os.environ.get("GOBLIN_CODEC_FUZZ", "200000")]},
+    "test_ring": {"sources": ["ring.c"], "args": [os.environ.get("GOBLIN_RING_STRESS_MESSAGES", "200000")]},
+    "test_list": {"sources": ["alloc.c", "list_compact.c", "list_seg.c", "list.c"], "args": []},
+    "test_keyspace": {"sources": ["alloc.c", "keyspace.c", "glob.c"], "args": []},
 }
 
 COMMON_FLAGS = ["-std=gnu11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", f"-I{NATIVE}"]

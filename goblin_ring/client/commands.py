@@ -1,0 +1,280 @@
+"""commands.py — the typed command API shared by RingClient, RespClient and their pipelines.
+
+One lowercase method per command, with redis-py's names, signatures and return types
+(bytes or None for a bulk, int for an integer, list for an array, True for an OK that
+redis-py turns into True), so code written for redis-py moves over unchanged.
+
+Each method describes its command once: the RESP argv, and the typed fields of the SBE
+request (native/codec.h's table). A transport implements `_execute(template, argv,
+fields, convert)`: RespClient sends argv, RingClient fills a gr_request_t.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Iterator
+
+from .._native import lib
+
+LEFT, RIGHT = 0, 1
+T = lib  # template ids: T.GR_T_LINDEX, ...
+
+
+def encode(value: Any) -> bytes:
+    """redis-py's rules: bytes as they are, str as UTF-8, numbers as their decimal text."""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode()
+    if isinstance(value, bool):
+        raise TypeError("bool is not a valid value; convert it to bytes, str or a number first")
+    if isinstance(value, (int, float)):
+        return repr(value).encode()
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"invalid value type {type(value).__name__}; use bytes, str, int or float")
+
+
+def end_of(word: str, argument: str = "direction") -> int:
+    upper = word.upper() if isinstance(word, str) else encode(word).decode().upper()
+    if upper == "LEFT":
+        return LEFT
+    if upper == "RIGHT":
+        return RIGHT
+    raise ValueError(f"{argument} must be LEFT or RIGHT, not {word!r}")
+
+
+def bool_ok(reply: Any) -> bool:
+    return reply == b"OK" or reply == "OK"
+
+
+def parse_info(reply: bytes) -> dict:
+    """INFO's text as redis-py returns it: a dict of field -> int, float or str."""
+    info: dict[str, Any] = {}
+    for line in reply.decode(errors="replace").splitlines():
+        if not line or line.startswith("#") or ":" not in line:
+            continue
+        key, _, value = line.partition(":")
+        if key.startswith("db") and "=" in value:
+            info[key] = {k: _number(v) for k, _, v in (p.partition("=") for p in value.split(","))}
+        else:
+            info[key] = _number(value)
+    return info
+
+
+def _number(text: str) -> Any:
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+
+def parse_scan(reply: list) -> tuple[int, list]:
+    cursor, keys = reply
+    return int(cursor), keys
+
+
+class Commands:
+    """The command methods. Subclasses provide _execute."""
+
+    def _execute(self, template: int, argv: tuple, fields: dict,
+                 convert: Callable[[Any], Any] | None = None) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    # ---- connection and server ----
+
+    def ping(self, message: Any = None) -> Any:
+        if message is None:
+            return self._execute(T.GR_T_PING, (b"PING",), {}, lambda r: r == b"PONG")
+        value = encode(message)
+        return self._execute(T.GR_T_PING, (b"PING", value), {"arg1": value})
+
+    def echo(self, value: Any) -> bytes:
+        return self._execute(T.GR_T_COMMAND, (b"ECHO", encode(value)), None)
+
+    def info(self, section: str | None = None) -> dict:
+        argv = (b"INFO",) if section is None else (b"INFO", encode(section))
+        return self._execute(T.GR_T_COMMAND, argv, None, parse_info)
+
+    def dbsize(self) -> int:
+        return self._execute(T.GR_T_DBSIZE, (b"DBSIZE",), {})
+
+    def flushdb(self, asynchronous: bool = False) -> bool:
+        argv = (b"FLUSHDB", b"ASYNC") if asynchronous else (b"FLUSHDB",)
+        return self._execute(T.GR_T_FLUSHDB, argv, {}, bool_ok)
+
+    def flushall(self, asynchronous: bool = False) -> bool:
+        argv = (b"FLUSHALL", b"ASYNC") if asynchronous else (b"FLUSHALL",)
+        return self._execute(T.GR_T_FLUSHDB, argv, {"flag": 1}, bool_ok)
+
+    def execute_command(self, *args: Any) -> Any:
+        """Any command as argv (over the ring: a CommandRequest)."""
+        return self._execute(T.GR_T_COMMAND, tuple(encode(a) for a in args), None)
+
+    def memory_usage(self, key: Any, samples: int | None = None) -> int | None:
+        k = encode(key)
+        argv = (b"MEMORY", b"USAGE", k) if samples is None else (b"MEMORY", b"USAGE", k, b"SAMPLES", encode(samples))
+        return self._execute(T.GR_T_MEMORY_USAGE, argv, {"key": k})
+
+    def goblin_memory(self) -> dict:
+        """GOBLIN.MEMORY: the allocator's totals, overall and per data type, in bytes."""
+        def to_dict(reply: list) -> dict:
+            return {reply[i].decode(): reply[i + 1] for i in range(0, len(reply), 2)}
+        return self._execute(T.GR_T_COMMAND, (b"GOBLIN.MEMORY",), None, to_dict)
+
+    # ---- generic keys ----
+
+    def delete(self, *names: Any) -> int:
+        keys = [encode(n) for n in names]
+        return self._execute(T.GR_T_DEL, (b"DEL", *keys), {"items": keys})
+
+    def unlink(self, *names: Any) -> int:
+        keys = [encode(n) for n in names]
+        return self._execute(T.GR_T_DEL, (b"UNLINK", *keys), {"items": keys, "flag": 1})
+
+    def exists(self, *names: Any) -> int:
+        keys = [encode(n) for n in names]
+        return self._execute(T.GR_T_EXISTS, (b"EXISTS", *keys), {"items": keys})
+
+    def type(self, name: Any) -> bytes:
+        k = encode(name)
+        return self._execute(T.GR_T_TYPE, (b"TYPE", k), {"key": k})
+
+    def keys(self, pattern: Any = "*") -> list:
+        p = encode(pattern)
+        return self._execute(T.GR_T_KEYS, (b"KEYS", p), {"arg1": p})
+
+    def scan(self, cursor: int = 0, match: Any = None, count: int | None = None,
+             _type: str | None = None) -> tuple[int, list]:
+        argv: list = [b"SCAN", encode(cursor)]
+        fields: dict = {"cursor": int(cursor)}
+        if match is not None:
+            argv += [b"MATCH", encode(match)]
+            fields["arg1"] = encode(match)
+        if count is not None:
+            argv += [b"COUNT", encode(count)]
+            fields["count"] = int(count)
+        if _type is not None:
+            argv += [b"TYPE", encode(_type)]
+            fields["arg2"] = encode(_type)
+        return self._execute(T.GR_T_SCAN, tuple(argv), fields, parse_scan)
+
+    def scan_iter(self, match: Any = None, count: int | None = None, _type: str | None = None) -> Iterator[bytes]:
+        cursor = None
+        while cursor != 0:
+            cursor, keys = self.scan(cursor or 0, match=match, count=count, _type=_type)
+            yield from keys
+
+    def rename(self, src: Any, dst: Any) -> bool:
+        s, d = encode(src), encode(dst)
+        return self._execute(T.GR_T_RENAME, (b"RENAME", s, d), {"key": s, "arg1": d}, bool_ok)
+
+    # ---- lists ----
+
+    def _push(self, word: bytes, end: int, only_if_exists: int, name: Any, values: tuple) -> int:
+        k = encode(name)
+        items = [encode(v) for v in values]
+        return self._execute(T.GR_T_PUSH, (word, k, *items),
+                             {"key": k, "items": items, "end": end, "flag": only_if_exists})
+
+    def lpush(self, name: Any, *values: Any) -> int:
+        return self._push(b"LPUSH", LEFT, 0, name, values)
+
+    def rpush(self, name: Any, *values: Any) -> int:
+        return self._push(b"RPUSH", RIGHT, 0, name, values)
+
+    def lpushx(self, name: Any, *values: Any) -> int:
+        return self._push(b"LPUSHX", LEFT, 1, name, values)
+
+    def rpushx(self, name: Any, *values: Any) -> int:
+        return self._push(b"RPUSHX", RIGHT, 1, name, values)
+
+    def _pop(self, word: bytes, end: int, name: Any, count: int | None) -> Any:
+        k = encode(name)
+        if count is None:
+            return self._execute(T.GR_T_POP, (word, k), {"key": k, "end": end})
+        if count < 0:
+            # the server's own error text, as redis-py would see it
+            return self._execute(T.GR_T_COMMAND, (word, k, encode(count)), None)
+        return self._execute(T.GR_T_POP, (word, k, encode(count)),
+                             {"key": k, "end": end, "flag": 1, "count": min(int(count), 2 ** 32 - 1)})
+
+    def lpop(self, name: Any, count: int | None = None) -> Any:
+        return self._pop(b"LPOP", LEFT, name, count)
+
+    def rpop(self, name: Any, count: int | None = None) -> Any:
+        return self._pop(b"RPOP", RIGHT, name, count)
+
+    def llen(self, name: Any) -> int:
+        k = encode(name)
+        return self._execute(T.GR_T_LLEN, (b"LLEN", k), {"key": k})
+
+    def lindex(self, name: Any, index: int) -> bytes | None:
+        k = encode(name)
+        return self._execute(T.GR_T_LINDEX, (b"LINDEX", k, encode(index)), {"key": k, "index": int(index)})
+
+    def lrange(self, name: Any, start: int, end: int) -> list:
+        k = encode(name)
+        return self._execute(T.GR_T_LRANGE, (b"LRANGE", k, encode(start), encode(end)),
+                             {"key": k, "index": int(start), "index2": int(end)})
+
+    def lset(self, name: Any, index: int, value: Any) -> bool:
+        k, v = encode(name), encode(value)
+        return self._execute(T.GR_T_LSET, (b"LSET", k, encode(index), v),
+                             {"key": k, "index": int(index), "arg1": v}, bool_ok)
+
+    def linsert(self, name: Any, where: str, refvalue: Any, value: Any) -> int:
+        k, pivot, v = encode(name), encode(refvalue), encode(value)
+        upper = where.upper() if isinstance(where, str) else encode(where).decode().upper()
+        if upper not in ("BEFORE", "AFTER"):
+            return self._execute(T.GR_T_COMMAND, (b"LINSERT", k, encode(where), pivot, v), None)
+        return self._execute(T.GR_T_LINSERT, (b"LINSERT", k, upper.encode(), pivot, v),
+                             {"key": k, "flag": 0 if upper == "BEFORE" else 1, "arg1": pivot, "arg2": v})
+
+    def lrem(self, name: Any, count: int, value: Any) -> int:
+        k, v = encode(name), encode(value)
+        return self._execute(T.GR_T_LREM, (b"LREM", k, encode(count), v), {"key": k, "index": int(count), "arg1": v})
+
+    def ltrim(self, name: Any, start: int, end: int) -> bool:
+        k = encode(name)
+        return self._execute(T.GR_T_LTRIM, (b"LTRIM", k, encode(start), encode(end)),
+                             {"key": k, "index": int(start), "index2": int(end)}, bool_ok)
+
+    def lpos(self, name: Any, value: Any, rank: int | None = None, count: int | None = None,
+             maxlen: int | None = None) -> Any:
+        k, v = encode(name), encode(value)
+        argv: list = [b"LPOS", k, v]
+        if rank is not None:
+            argv += [b"RANK", encode(rank)]
+        if count is not None:
+            argv += [b"COUNT", encode(count)]
+        if maxlen is not None:
+            argv += [b"MAXLEN", encode(maxlen)]
+        typed_ok = (rank is None or (rank != 0 and -2 ** 63 < rank < 2 ** 63)) and \
+            (count is None or 0 <= count < 2 ** 32) and (maxlen is None or 0 <= maxlen < 2 ** 32)
+        if not typed_ok:   # let the server word the error
+            return self._execute(T.GR_T_COMMAND, tuple(argv), None)
+        fields = {"key": k, "arg1": v, "index": 1 if rank is None else int(rank),
+                  "flag": 0 if count is None else 1, "count": count or 0, "max_len": maxlen or 0}
+        return self._execute(T.GR_T_LPOS, tuple(argv), fields)
+
+    def lmove(self, first_list: Any, second_list: Any, src: str = "LEFT", dest: str = "RIGHT") -> bytes | None:
+        s, d = encode(first_list), encode(second_list)
+        return self._execute(T.GR_T_LMOVE, (b"LMOVE", s, d, encode(src), encode(dest)),
+                             {"key": s, "arg1": d, "end": end_of(src, "src"), "to_end": end_of(dest, "dest")})
+
+    def rpoplpush(self, src: Any, dst: Any) -> bytes | None:
+        s, d = encode(src), encode(dst)
+        return self._execute(T.GR_T_LMOVE, (b"RPOPLPUSH", s, d), {"key": s, "arg1": d, "end": RIGHT, "to_end": LEFT})
+
+    def lmpop(self, num_keys: int, *args: Any, direction: str, count: int | None = 1) -> list | None:
+        keys = [encode(a) for a in args]
+        argv: list = [b"LMPOP", encode(num_keys), *keys, encode(direction)]
+        if count != 1 and count is not None:
+            argv += [b"COUNT", encode(count)]
+        if num_keys != len(keys) or not keys or (count is not None and not 0 < count < 2 ** 32):
+            return self._execute(T.GR_T_COMMAND, tuple(argv), None)
+        return self._execute(T.GR_T_LMPOP, tuple(argv),
+                             {"items": keys, "end": end_of(direction), "count": count or 1})

@@ -1,0 +1,211 @@
+"""resp.py — RespClient: the same typed API over RESP2, on TCP or a Unix socket.
+
+It works against goblin-ring's RESP listener and equally against redis-server or
+valkey-server, so code written for one machine can later point at Redis. Replies are
+parsed by hiredis when it is installed (the [test] and [bench] extras bring it), else by
+a small pure-Python parser.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+from ..errors import ConnectionError, ProtocolError, ResponseError, TimeoutError, error_from_reply
+from .commands import Commands
+
+try:
+    import hiredis
+except ImportError:  # pragma: no cover - exercised only without the extras
+    hiredis = None
+
+
+class _ServerError(Exception):
+    """hiredis builds this for a '-' reply; turned into ResponseError/WrongTypeError."""
+
+
+def pack_command(argv: tuple) -> bytes:
+    parts = [b"*%d\r\n" % len(argv)]
+    for arg in argv:
+        parts.append(b"$%d\r\n" % len(arg))
+        parts.append(arg)
+        parts.append(b"\r\n")
+    return b"".join(parts)
+
+
+class _PythonReader:
+    """Minimal RESP2 reader with hiredis.Reader's feed/gets interface."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> None:
+        self._buffer.extend(data)
+
+    def gets(self) -> Any:
+        result = self._parse(0)
+        if result is None:
+            return False
+        value, end = result
+        del self._buffer[:end]
+        return value
+
+    def _line(self, start: int) -> tuple[bytes, int] | None:
+        end = self._buffer.find(b"\r\n", start)
+        if end < 0:
+            return None
+        return bytes(self._buffer[start:end]), end + 2
+
+    def _parse(self, start: int) -> tuple[Any, int] | None:
+        line = self._line(start)
+        if line is None:
+            return None
+        text, after = line
+        kind, rest = text[:1], text[1:]
+        if kind == b"+":
+            return rest, after
+        if kind == b"-":
+            return _ServerError(rest.decode(errors="replace")), after
+        if kind == b":":
+            return int(rest), after
+        if kind == b"$":
+            length = int(rest)
+            if length < 0:
+                return None, after
+            if len(self._buffer) < after + length + 2:
+                return None
+            return bytes(self._buffer[after:after + length]), after + length + 2
+        if kind == b"*":
+            count = int(rest)
+            if count < 0:
+                return None, after
+            items = []
+            position = after
+            for _ in range(count):
+                parsed = self._parse(position)
+                if parsed is None:
+                    return None
+                item, position = parsed
+                items.append(item)
+            return items, position
+        raise ProtocolError(f"unexpected RESP type byte {kind!r}")
+
+
+def _reader() -> Any:
+    if hiredis is not None:
+        return hiredis.Reader(replyError=_ServerError, protocolError=ProtocolError)
+    return _PythonReader()
+
+
+def _check(value: Any) -> Any:
+    if isinstance(value, _ServerError):
+        raise error_from_reply(str(value))
+    if isinstance(value, list):
+        for item in value:
+            if isinstance(item, _ServerError):
+                raise error_from_reply(str(item))
+    return value
+
+
+class RespClient(Commands):
+    """A RESP2 connection to goblin-ring (or Redis, or Valkey)."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 6379, unix_socket_path: str | None = None,
+                 socket_timeout: float | None = None):
+        try:
+            if unix_socket_path:
+                self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self._sock.settimeout(socket_timeout)
+                self._sock.connect(unix_socket_path)
+            else:
+                self._sock = socket.create_connection((host, port), timeout=socket_timeout)
+                self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError as error:
+            where = unix_socket_path or f"{host}:{port}"
+            raise ConnectionError(f"cannot connect to {where}: {error}") from error
+        self._reader = _reader()
+        self._closed = False
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._sock.close()
+
+    def __enter__(self) -> "RespClient":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def _send(self, payload: bytes) -> None:
+        if self._closed:
+            raise ConnectionError("the client is closed")
+        try:
+            self._sock.sendall(payload)
+        except socket.timeout as error:
+            raise TimeoutError("timed out sending") from error
+        except OSError as error:
+            raise ConnectionError(f"send failed: {error}") from error
+
+    def _read_reply(self) -> Any:
+        while True:
+            value = self._reader.gets()
+            if value is not False:
+                return value
+            try:
+                data = self._sock.recv(65536)
+            except socket.timeout as error:
+                raise TimeoutError("timed out waiting for a reply") from error
+            except OSError as error:
+                raise ConnectionError(f"receive failed: {error}") from error
+            if not data:
+                raise ConnectionError("the server closed the connection")
+            self._reader.feed(data)
+
+    def _execute(self, template: int, argv: tuple, fields: dict | None, convert=None) -> Any:
+        self._send(pack_command(argv))
+        value = _check(self._read_reply())
+        return convert(value) if convert else value
+
+    def pipeline(self, transaction: bool = False) -> "RespPipeline":
+        if transaction:
+            raise NotImplementedError("MULTI/EXEC transactions are not supported; use pipeline()")
+        return RespPipeline(self)
+
+
+class RespPipeline(Commands):
+    def __init__(self, client: RespClient):
+        self._client = client
+        self._queue: list[tuple[tuple, Any]] = []
+
+    def _execute(self, template: int, argv: tuple, fields: dict | None, convert=None) -> "RespPipeline":
+        self._queue.append((argv, convert))
+        return self
+
+    def __enter__(self) -> "RespPipeline":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self._queue.clear()
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def execute(self, raise_on_error: bool = True) -> list:
+        queue, self._queue = self._queue, []
+        self._client._send(b"".join(pack_command(argv) for argv, _ in queue))
+        results = []
+        for _argv, convert in queue:
+            value = self._client._read_reply()
+            try:
+                value = _check(value)
+                if convert is not None:
+                    value = convert(value)
+            except ResponseError as error:
+                value = error
+            results.append(value)
+        if raise_on_error:
+            for value in results:
+                if isinstance(value, ResponseError):
+                    raise value
+        return results

@@ -1,0 +1,210 @@
+"""ring.py — RingClient: the typed client over a session's shared-memory rings.
+
+Attach: connect to <runtime-dir>/<name>.sock, send an AttachRequest, receive the two
+segment names and the server's eventfd doorbell, map both segments, confirm (the server
+then unlinks the names). The control socket stays open: the server's EOF on it is how a
+waiting call learns the server is gone (ConnectionError, within one 10 ms sleep slice).
+Every command is then one cffi call into native/client.c.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from typing import Any, Sequence
+
+from .. import _native, control
+from ..errors import ConnectionError, ResponseError
+from .commands import LEFT, RIGHT, Commands, encode
+
+_T = _native.lib
+
+
+class RingClient(Commands):
+    """A session over shared memory with a goblin-ring server on this machine."""
+
+    def __init__(self, name: str = "goblin", runtime_dir: str | os.PathLike | None = None,
+                 ring_size: int = 0, timeout: float | None = None, spin_iterations: int = 20000,
+                 client_name: str = ""):
+        directory = Path(runtime_dir) if runtime_dir else control.default_runtime_dir()
+        path = control.socket_path(directory, name)
+        self._closed = True
+        self._segments: list[_native.Segment] = []
+        self._doorbell = -1
+        self._core: _native.ClientCore | None = None
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._sock.connect(str(path))
+        except OSError as error:
+            self._sock.close()
+            raise ConnectionError(f"no goblin-ring server named {name!r} at {path}: {error}") from error
+        try:
+            self._attach(ring_size, client_name)
+        except BaseException:
+            self._release()
+            raise
+        self._closed = False
+        self._core.set_wait(spin_iterations, timeout)
+        self.session_id: int
+
+    def _attach(self, ring_size: int, client_name: str) -> None:
+        request = _native.encode_attach(
+            _T.GR_T_ATTACH_REQUEST, protocol_version=control.PROTOCOL_VERSION,
+            ring_capacity=ring_size, pid=os.getpid(), client_name=client_name.encode())
+        self._sock.sendall(control.frame(request))
+        try:
+            message, fds = control.receive_frame(self._sock, max_fds=1)
+        except EOFError as error:
+            raise ConnectionError("the server closed the control socket during attach") from error
+        reply = _native.decode_attach(message)
+        if reply["error_code"]:
+            for fd in fds:
+                os.close(fd)
+            raise ConnectionError(f"attach refused: {reply['error_message'].decode(errors='replace')}")
+        if len(fds) != 1:
+            raise ConnectionError("attach reply came without the doorbell descriptor")
+        self._doorbell = fds[0]
+        self.session_id = reply["session_id"]
+        self.ring_size = reply["ring_capacity"]
+        self.server_pid = reply["pid"]
+        requests = _native.Segment(reply["request_ring_name"].decode())
+        self._segments.append(requests)
+        replies = _native.Segment(reply["reply_ring_name"].decode())
+        self._segments.append(replies)
+        # Both sides have mapped both segments now: unlink the names at once, so nothing stays
+        # in /dev/shm whoever dies next. (The server also unlinks on the confirm, as a fallback.)
+        requests.unlink()
+        replies.unlink()
+        self._core = _native.ClientCore(requests, replies, self._doorbell, self._sock.fileno())
+        self._sock.sendall(control.frame(_native.encode_attach(_T.GR_T_ATTACH_CONFIRM,
+                                                               session_id=self.session_id)))
+
+    # ---- lifecycle ----
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._release()
+
+    def _release(self) -> None:
+        if self._core is not None:
+            self._core.close()
+            self._core = None
+        for segment in self._segments:
+            segment.close()
+        self._segments.clear()
+        if self._doorbell >= 0:
+            os.close(self._doorbell)
+            self._doorbell = -1
+        self._sock.close()
+
+    def __enter__(self) -> "RingClient":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # pragma: no cover - best effort
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    @property
+    def max_message(self) -> int:
+        return self._live().max_message
+
+    def _live(self) -> _native.ClientCore:
+        if self._closed or self._core is None:
+            raise ConnectionError("the client is closed")
+        if self._core.gone:
+            raise ConnectionError("the server closed the session")
+        return self._core
+
+    # ---- execution ----
+
+    def _execute(self, template: int, argv: tuple, fields: dict | None, convert=None) -> Any:
+        value = self._live().call(template, fields, argv)
+        return convert(value) if convert else value
+
+    # Hot paths: no field dicts, one cffi call.
+    def ping(self, message: Any = None) -> Any:
+        if message is not None:
+            return super().ping(message)
+        return self._live().ping() == b"PONG"
+
+    def lindex(self, name: Any, index: int) -> bytes | None:
+        key = name if type(name) is bytes else encode(name)
+        return self._live().key_int(_T.GR_T_LINDEX, key, index)
+
+    def llen(self, name: Any) -> int:
+        key = name if type(name) is bytes else encode(name)
+        return self._live().key_int(_T.GR_T_LLEN, key, 0)
+
+    # ---- batches: one C call ----
+
+    def lindex_many(self, name: Any, indexes: Sequence[int]) -> list:
+        """LINDEX at every index (a sequence or numpy array), pipelined in one C call."""
+        return self._live().lindex_many(encode(name), indexes)
+
+    def rpush_many(self, name: Any, values: Sequence[bytes], per_message: int = 128) -> int:
+        """RPUSH every value (a sequence of bytes or a numpy 'S' array) in one C call,
+        per_message values to a request; returns the list's final length."""
+        return self._live().push_many(RIGHT, encode(name), values, per_message)
+
+    def lpush_many(self, name: Any, values: Sequence[bytes], per_message: int = 128) -> int:
+        return self._live().push_many(LEFT, encode(name), values, per_message)
+
+    def pipeline(self, transaction: bool = False) -> "RingPipeline":
+        if transaction:
+            raise NotImplementedError("MULTI/EXEC transactions are not supported; use pipeline()")
+        return RingPipeline(self)
+
+
+class RingPipeline(Commands):
+    """Commands queued, then sent with up to a full ring in flight; execute() returns the
+    replies in order (a command's error is raised after all replies are read, or returned
+    in place with raise_on_error=False, as in redis-py)."""
+
+    def __init__(self, client: RingClient):
+        self._client = client
+        self._queue: list[tuple[int, dict | None, tuple, Any]] = []
+
+    def _execute(self, template: int, argv: tuple, fields: dict | None, convert=None) -> "RingPipeline":
+        self._queue.append((template, fields, argv, convert))
+        return self
+
+    def __enter__(self) -> "RingPipeline":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self._queue.clear()
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+    def execute(self, raise_on_error: bool = True) -> list:
+        core = self._client._live()
+        queue, self._queue = self._queue, []
+        results: list = []
+        lib = _native.lib
+        for template, fields, argv, _convert in queue:
+            while True:
+                status = core.send(template, fields, argv)
+                if status != lib.GR_CLIENT_RING_FULL:
+                    break
+                results.append(core.receive())   # make room: the server waits for us to read
+            core.check(status)
+        while core.in_flight():
+            results.append(core.receive())
+        converted = []
+        for (_template, _fields, _argv, convert), value in zip(queue, results):
+            if convert is not None and not isinstance(value, Exception):
+                value = convert(value)
+            converted.append(value)
+        if raise_on_error:
+            for value in converted:
+                if isinstance(value, ResponseError):
+                    raise value
+        return converted

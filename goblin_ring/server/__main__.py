@@ -1,0 +1,21 @@
+"""`python -m goblin_ring.server` and the `goblin-ring-server` console script."""
+
+from __future__ import annotations
+
+import sys
+
+from .config import ConfigError, config_from_args
+from .loop import run
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        config = config_from_args(argv)
+    except ConfigError as error:
+        print(f"goblin-ring-server: {error}", file=sys.stderr)
+        return 2
+    return run(config)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""config.py — the server's command line and the embedded default configuration.
+
+Every flag has a default, so `goblin-ring-server` with no arguments is a working server:
+name `goblin`, RESP on 127.0.0.1:6379, rings of 2 MiB, adaptive polling, segmented lists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..control import default_runtime_dir
+
+DEFAULT_RING_SIZE = 2 * 1024 * 1024
+MIN_RING_SIZE = 64 * 1024
+MAX_RING_SIZE = 1024 * 1024 * 1024
+LIST_IMPLEMENTATIONS = ("segmented",)
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+class ConfigError(ValueError):
+    """A configuration the server refuses to start with; the message says why."""
+
+
+@dataclass
+class ServerConfig:
+    name: str = "goblin"
+    runtime_dir: str | None = None
+    bind: str = "127.0.0.1"
+    port: int = 6379
+    unixsocket: str | None = None
+    list_implementation: str = "segmented"
+    server_core: int | None = None
+    poll: str = "adaptive"
+    ring_size: int = DEFAULT_RING_SIZE
+    spin_us: int = 200
+
+    def validate(self) -> None:
+        if not NAME_PATTERN.match(self.name):
+            raise ConfigError(f"--name {self.name!r}: use 1-64 letters, digits, '_', '.' or '-'")
+        if self.list_implementation not in LIST_IMPLEMENTATIONS:
+            raise ConfigError(
+                f"--list-implementation {self.list_implementation!r} is not available; "
+                f"choose one of: {', '.join(LIST_IMPLEMENTATIONS)}")
+        if self.poll not in ("busy", "adaptive"):
+            raise ConfigError(f"--poll {self.poll!r}: choose busy or adaptive")
+        size = self.ring_size
+        if size < MIN_RING_SIZE or size > MAX_RING_SIZE or size & (size - 1):
+            raise ConfigError(f"--ring-size {size}: a power of two from {MIN_RING_SIZE} to {MAX_RING_SIZE}")
+        if not 0 <= self.port <= 65535:
+            raise ConfigError(f"--port {self.port}: 0 (disabled) to 65535")
+        if self.server_core is not None and self.server_core not in os.sched_getaffinity(0):
+            raise ConfigError(f"--server-core {self.server_core}: not one of this process's cores "
+                              f"{sorted(os.sched_getaffinity(0))}")
+
+
+def prepare_runtime_dir(path: str | os.PathLike | None) -> Path:
+    """Create the runtime directory 0700, or check an existing one is ours and private."""
+    directory = Path(path) if path else default_runtime_dir()
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = directory.lstat()
+    if not stat.S_ISDIR(info.st_mode):
+        raise ConfigError(f"runtime dir {directory} is not a directory")
+    if info.st_uid != os.getuid():
+        raise ConfigError(f"runtime dir {directory} belongs to uid {info.st_uid}, not {os.getuid()}")
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        os.chmod(directory, 0o700)
+    return directory
+
+
+def parse_size(text: str) -> int:
+    units = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
+    text = text.strip().lower().removesuffix("b").removesuffix("i")
+    if text and text[-1] in units:
+        return int(text[:-1]) * units[text[-1]]
+    return int(text)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="goblin-ring-server",
+        description="goblin-ring server: SBE over shared-memory rings, RESP over TCP, one keyspace.")
+    parser.add_argument("--name", default="goblin", help="ring and control socket name (default: goblin)")
+    parser.add_argument("--runtime-dir", help="directory of the control socket "
+                        "(default: $XDG_RUNTIME_DIR/goblin-ring, else /tmp/goblin-ring-<uid>)")
+    parser.add_argument("--bind", default="127.0.0.1", help="RESP listen address (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=6379, help="RESP TCP port; 0 disables (default: 6379)")
+    parser.add_argument("--unixsocket", help="also serve RESP on this Unix socket path (mode 0600)")
+    parser.add_argument("--list-implementation", default="segmented", help="list engine (default: segmented)")
+    parser.add_argument("--server-core", type=int, help="pin the serving thread to this CPU core")
+    parser.add_argument("--poll", default="adaptive", choices=("busy", "adaptive"),
+                        help="busy: spin on the rings (use with --server-core); adaptive: spin, then sleep")
+    parser.add_argument("--ring-size", type=parse_size, default=DEFAULT_RING_SIZE,
+                        help="bytes per ring, a power of two (default: 2MiB)")
+    parser.add_argument("--spin-us", type=int, default=200,
+                        help="adaptive mode: microseconds of idle spinning before sleeping (default: 200)")
+    return parser
+
+
+def config_from_args(argv: list[str] | None = None) -> ServerConfig:
+    arguments = build_parser().parse_args(argv)
+    config = ServerConfig(
+        name=arguments.name, runtime_dir=arguments.runtime_dir, bind=arguments.bind,
+        port=arguments.port, unixsocket=arguments.unixsocket,
+        list_implementation=arguments.list_implementation, server_core=arguments.server_core,
+        poll=arguments.poll, ring_size=arguments.ring_size, spin_us=arguments.spin_us)
+    config.validate()
+    return config

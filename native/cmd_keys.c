@@ -1,0 +1,149 @@
+/* cmd_keys.c — the generic key commands: DEL, UNLINK, EXISTS, TYPE, DBSIZE, FLUSHDB,
+ * FLUSHALL, KEYS, SCAN, RENAME and MEMORY USAGE.
+ *
+ * The keyspace itself (hash table, incremental rehash, the SCAN cursor) is keyspace.c and
+ * the pattern matcher glob.c; this file is their command layer, typed requests in, Redis
+ * replies out.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "db.h"
+#include "glob.h"
+
+static const char *type_name(uint8_t type) {
+    switch (type) {
+    case GR_TYPE_STRING: return "string";
+    case GR_TYPE_LIST: return "list";
+    default: return "none";
+    }
+}
+
+static void del(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    int64_t deleted = 0;
+    for (uint32_t i = 0; i < r->item_count; i++)
+        deleted += gr_ks_delete(db->keyspace, r->items[i].data, r->items[i].length);
+    gr_reply_integer(reply, deleted);
+}
+
+static void exists(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    int64_t count = 0;
+    for (uint32_t i = 0; i < r->item_count; i++) count += gr_db_lookup(db, r->items[i]) != NULL;
+    gr_reply_integer(reply, count);
+}
+
+static void type(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    gr_ks_entry_t *entry = gr_db_lookup(db, r->key);
+    const char *name = entry ? type_name(entry->type) : "none";
+    gr_reply_status(reply, name, strlen(name));
+}
+
+/* Entries collected for a reply whose count must be known before the first element. */
+typedef struct collected_keys {
+    gr_ks_entry_t **entries;
+    size_t count, capacity;
+    int failed;
+    gr_bytes_t pattern;      /* empty: match everything */
+    int filter_type;         /* 0: no TYPE filter, -1: a type that matches nothing */
+} collected_keys_t;
+
+static void collect(collected_keys_t *keys, gr_ks_entry_t *entry) {
+    if (keys->failed) return;
+    if (keys->filter_type && entry->type != keys->filter_type) return;
+    if (keys->pattern.length &&
+        !(keys->pattern.length == 1 && keys->pattern.data[0] == '*') &&
+        !gr_glob_match(keys->pattern.data, keys->pattern.length, entry->key, entry->key_length, 0))
+        return;
+    if (keys->count == keys->capacity) {
+        size_t capacity = keys->capacity ? keys->capacity * 2 : 64;
+        gr_ks_entry_t **grown = realloc(keys->entries, capacity * sizeof *grown);
+        if (!grown) { keys->failed = 1; return; }
+        keys->entries = grown;
+        keys->capacity = capacity;
+    }
+    keys->entries[keys->count++] = entry;
+}
+
+static int collect_visit(void *context, gr_ks_entry_t *entry) {
+    collect(context, entry);
+    return 0;
+}
+
+static void collect_scan_visit(void *context, gr_ks_entry_t *entry) { collect(context, entry); }
+
+static void keys_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    collected_keys_t keys = {0};
+    keys.pattern = r->arg1;
+    gr_ks_iterate(db->keyspace, collect_visit, &keys);
+    if (keys.failed) {
+        free(keys.entries);
+        gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+        return;
+    }
+    gr_reply_array_begin(reply, keys.count);
+    for (size_t i = 0; i < keys.count; i++) gr_reply_bulk(reply, keys.entries[i]->key, keys.entries[i]->key_length);
+    free(keys.entries);
+}
+
+static int type_from_name(gr_bytes_t name) {
+    if (name.length == 6 && strncasecmp((const char *)name.data, "string", 6) == 0) return GR_TYPE_STRING;
+    if (name.length == 4 && strncasecmp((const char *)name.data, "list", 4) == 0) return GR_TYPE_LIST;
+    return -1;
+}
+
+static void scan(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    collected_keys_t keys = {0};
+    keys.pattern = r->arg1;
+    keys.filter_type = r->arg2.length ? type_from_name(r->arg2) : 0;
+    size_t wanted = r->count ? r->count : 10;
+    uint64_t cursor = r->cursor;
+    /* Like Redis, visit buckets until COUNT keys were examined (a bounded amount of work). */
+    size_t visited_buckets = 0;
+    do {
+        cursor = gr_ks_scan(db->keyspace, cursor, collect_scan_visit, &keys);
+        visited_buckets++;
+    } while (cursor != 0 && keys.count < wanted && visited_buckets < wanted * 10);
+    if (keys.failed) {
+        free(keys.entries);
+        gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+        return;
+    }
+    char cursor_text[24];
+    size_t cursor_length = 0;
+    uint64_t value = cursor;
+    char reversed[24];
+    do { reversed[cursor_length++] = (char)('0' + value % 10); value /= 10; } while (value);
+    for (size_t i = 0; i < cursor_length; i++) cursor_text[i] = reversed[cursor_length - 1 - i];
+    gr_reply_keyed_array_begin(reply, (const uint8_t *)cursor_text, cursor_length, keys.count);
+    for (size_t i = 0; i < keys.count; i++) gr_reply_bulk(reply, keys.entries[i]->key, keys.entries[i]->key_length);
+    free(keys.entries);
+}
+
+static void rename_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    int result = gr_ks_rename(db->keyspace, r->key.data, r->key.length, r->arg1.data, r->arg1.length);
+    if (result == -1) gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key");
+    else if (result == -2) gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+    else gr_reply_ok(reply);
+}
+
+static void memory_usage(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    gr_ks_entry_t *entry = gr_db_lookup(db, r->key);
+    if (!entry) { gr_reply_nil(reply); return; }
+    gr_reply_integer(reply, (int64_t)(gr_ks_entry_bytes(entry) + gr_value_allocated_bytes(entry->type, entry->value)));
+}
+
+void gr_cmd_keys(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    switch (request->template_id) {
+    case GR_T_DEL: del(db, request, reply); return;
+    case GR_T_EXISTS: exists(db, request, reply); return;
+    case GR_T_TYPE: type(db, request, reply); return;
+    case GR_T_DBSIZE: gr_reply_integer(reply, (int64_t)gr_ks_size(db->keyspace)); return;
+    case GR_T_FLUSHDB: gr_ks_clear(db->keyspace); gr_reply_ok(reply); return;
+    case GR_T_KEYS: keys_command(db, request, reply); return;
+    case GR_T_SCAN: scan(db, request, reply); return;
+    case GR_T_RENAME: rename_command(db, request, reply); return;
+    case GR_T_MEMORY_USAGE: memory_usage(db, request, reply); return;
+    default: gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
+    }
+}

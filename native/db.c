@@ -1,0 +1,188 @@
+/* db.c — the execution context (db.h): keyspace lifecycle, request dispatch by template
+ * family, and the small helpers every command file shares (error replies, integer text).
+ */
+#include "db.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+
+#define SCRATCH_ITEMS 65536
+
+void gr_free_value(uint8_t type, void *value, void *context) {
+    (void)context;
+    if (type == GR_TYPE_LIST) gr_list_free(value);
+    else gr_mem_free(value, GR_MEM_STRING);
+}
+
+size_t gr_value_allocated_bytes(uint8_t type, const void *value) {
+    if (type == GR_TYPE_LIST) return gr_list_allocated_bytes(value);
+    return gr_mem_usable(value);
+}
+
+static int64_t now_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+gr_db_t *gr_db_new(uint64_t seed) {
+    gr_db_t *db = calloc(1, sizeof *db);
+    if (!db) return NULL;
+    db->keyspace = gr_ks_new(gr_free_value, db, seed);
+    db->scratch_items = calloc(SCRATCH_ITEMS, sizeof *db->scratch_items);
+    db->scratch_capacity = SCRATCH_ITEMS - 1;
+    if (!db->keyspace || !db->scratch_items) {
+        gr_db_free(db);
+        return NULL;
+    }
+    gr_list_config_default(&db->list_config);
+    db->stats.start_time_ms = now_ms();
+    strcpy(db->info.list_implementation, "segmented");
+    strcpy(db->info.mode, "adaptive");
+    return db;
+}
+
+void gr_db_free(gr_db_t *db) {
+    if (!db) return;
+    if (db->keyspace) gr_ks_free(db->keyspace);
+    free(db->scratch_items);
+    free(db);
+}
+
+int gr_db_set_list_implementation(gr_db_t *db, const char *name) {
+    if (strcmp(name, "segmented") != 0) return -1;
+    strcpy(db->info.list_implementation, name);
+    return 0;
+}
+
+static void copy_text(char *target, size_t size, const char *value) {
+    strncpy(target, value, size - 1);
+    target[size - 1] = '\0';
+}
+
+void gr_db_set_info_text(gr_db_t *db, const char *field, const char *value) {
+    if (!strcmp(field, "version")) copy_text(db->info.version, sizeof db->info.version, value);
+    else if (!strcmp(field, "name")) copy_text(db->info.name, sizeof db->info.name, value);
+    else if (!strcmp(field, "mode")) copy_text(db->info.mode, sizeof db->info.mode, value);
+    else if (!strcmp(field, "executable")) copy_text(db->info.executable, sizeof db->info.executable, value);
+    else if (!strcmp(field, "config_file")) copy_text(db->info.config_file, sizeof db->info.config_file, value);
+    else if (!strcmp(field, "run_id")) copy_text(db->info.run_id, sizeof db->info.run_id, value);
+}
+
+void gr_db_set_info_number(gr_db_t *db, const char *field, int64_t value) {
+    if (!strcmp(field, "tcp_port")) db->info.tcp_port = value;
+    else if (!strcmp(field, "process_id")) db->info.process_id = value;
+    else if (!strcmp(field, "ring_capacity")) db->info.ring_capacity = value;
+    else if (!strcmp(field, "connected_ring_sessions")) db->stats.connected_ring_sessions = value;
+    else if (!strcmp(field, "connected_resp_clients")) db->stats.connected_resp_clients = value;
+    else if (!strcmp(field, "connections_received")) db->stats.connections_received = value;
+}
+
+int64_t gr_db_key_count(gr_db_t *db) { return (int64_t)gr_ks_size(db->keyspace); }
+
+gr_ks_entry_t *gr_db_lookup(gr_db_t *db, gr_bytes_t key) {
+    gr_ks_entry_t *entry = gr_ks_find(db->keyspace, key.data, key.length);
+    if (entry) db->stats.keyspace_hits++;
+    else db->stats.keyspace_misses++;
+    return entry;
+}
+
+/* ---- shared reply helpers ---- */
+
+void gr_reply_error_text(gr_reply_t *reply, gr_error_code_t code, const char *text) {
+    gr_reply_error(reply, code, text, strlen(text));
+}
+
+void gr_reply_arity_error(gr_reply_t *reply, const char *command) {
+    char text[160];
+    size_t n = (size_t)snprintf(text, sizeof text, "ERR wrong number of arguments for '%s' command", command);
+    gr_reply_error(reply, GR_ERR_WRONG_ARITY, text, n < sizeof text ? n : sizeof text - 1);
+}
+
+void gr_reply_wrongtype(gr_reply_t *reply) {
+    gr_reply_error_text(reply, GR_ERR_WRONGTYPE, "WRONGTYPE Operation against a key holding the wrong kind of value");
+}
+
+void gr_reply_ok(gr_reply_t *reply) { gr_reply_status(reply, "OK", 2); }
+
+/* Redis's string2ll: optional '-', digits, no leading zeros or spaces, fits int64. */
+int gr_bytes_to_int64(const uint8_t *data, size_t length, int64_t *out) {
+    if (length == 0 || length > 20) return -1;
+    size_t i = 0;
+    int negative = 0;
+    if (data[0] == '-') {
+        negative = 1;
+        i = 1;
+        if (length == 1) return -1;
+    }
+    if (length - i > 1 && data[i] == '0') return -1;
+    uint64_t value = 0;
+    for (; i < length; i++) {
+        if (data[i] < '0' || data[i] > '9') return -1;
+        uint64_t digit = (uint64_t)(data[i] - '0');
+        if (value > (UINT64_MAX - digit) / 10) return -1;
+        value = value * 10 + digit;
+    }
+    if (negative) {
+        if (value > (uint64_t)INT64_MAX + 1) return -1;
+        *out = value == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)value;
+    } else {
+        if (value > (uint64_t)INT64_MAX) return -1;
+        *out = (int64_t)value;
+    }
+    return 0;
+}
+
+size_t gr_int64_to_text(int64_t value, char *out) {
+    char reversed[21];
+    size_t n = 0;
+    uint64_t magnitude = value < 0 ? (uint64_t)0 - (uint64_t)value : (uint64_t)value;
+    do { reversed[n++] = (char)('0' + magnitude % 10); magnitude /= 10; } while (magnitude);
+    size_t length = 0;
+    if (value < 0) out[length++] = '-';
+    while (n) out[length++] = reversed[--n];
+    return length;
+}
+
+/* ---- dispatch ---- */
+
+static void execute_command_envelope(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    enum { MAX_ARGS = 1024 };
+    if (request->item_count == 0) {
+        gr_reply_error_text(reply, GR_ERR_MALFORMED, "ERR empty command");
+        return;
+    }
+    if (request->item_count > MAX_ARGS) {
+        gr_reply_error_text(reply, GR_ERR_TOO_LARGE, "ERR too many arguments in one CommandRequest");
+        return;
+    }
+    const uint8_t *argv[MAX_ARGS];
+    size_t argv_length[MAX_ARGS];
+    for (uint32_t i = 0; i < request->item_count; i++) {
+        argv[i] = request->items[i].data;
+        argv_length[i] = request->items[i].length;
+    }
+    gr_db_execute_argv(db, request->item_count, argv, argv_length, reply);
+}
+
+void gr_db_execute(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    db->stats.commands_processed++;
+    uint16_t template_id = request->template_id;
+    if (template_id == GR_T_PING) {
+        if (request->arg1.length) gr_reply_bulk(reply, request->arg1.data, request->arg1.length);
+        else gr_reply_status(reply, "PONG", 4);
+    } else if (template_id == GR_T_COMMAND) {
+        db->stats.commands_processed--;   /* counted by the inner execute */
+        execute_command_envelope(db, request, reply);
+    } else if (template_id >= 200 && template_id < 300) {
+        gr_cmd_list(db, request, reply);
+    } else if (template_id >= 100 && template_id < 200) {
+        gr_cmd_keys(db, request, reply);
+    } else {
+        gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
+    }
+}

@@ -1,0 +1,67 @@
+"""Shared fixtures: a goblin server per test module, clients over both transports, and a
+check after every test that no goblin segment was left in /dev/shm."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from goblin_ring import RespClient, RingClient
+from servers import GoblinServer, RedisServer
+
+
+@pytest.fixture(scope="module")
+def goblin(tmp_path_factory):
+    runtime_dir = tmp_path_factory.mktemp("runtime")
+    server = GoblinServer(runtime_dir).start()
+    yield server
+    code = server.stop()
+    assert code == 0, "".join(server.log)
+    assert server.leftover_segments() == []
+
+
+def make_client(server: GoblinServer, transport: str):
+    if transport == "ring":
+        return RingClient(name=server.name, runtime_dir=server.runtime_dir, timeout=10.0)
+    return RespClient(port=server.port, socket_timeout=10.0)
+
+
+@pytest.fixture(params=["ring", "resp"])
+def client(request, goblin):
+    c = make_client(goblin, request.param)
+    c.flushall()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def ring(goblin):
+    c = make_client(goblin, "ring")
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def resp(goblin):
+    c = make_client(goblin, "resp")
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def redis_server():
+    if not shutil.which("redis-server"):
+        pytest.fail("redis-server is not installed; .ci/run installs it (apt-get install redis-server)")
+    server = RedisServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(autouse=True)
+def no_goblin_segments_leak():
+    before = {p.name for p in Path("/dev/shm").iterdir() if p.name.startswith("goblin-")}
+    yield
+    after = {p.name for p in Path("/dev/shm").iterdir() if p.name.startswith("goblin-")}
+    assert after - before == set(), f"segments left in /dev/shm: {sorted(after - before)}"

@@ -1,0 +1,132 @@
+"""servers.py — start and stop real server processes for the tests.
+
+Each server gets a free port, its own ring name and its own runtime directory, and is
+considered ready when it prints its own "started" (goblin) or "Ready to accept" (redis)
+line — no sleeps. stop() sends SIGTERM, waits for the exit and checks what it left.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+READY_TIMEOUT = 20.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_line(process: subprocess.Popen, stream, marker: str, timeout: float = READY_TIMEOUT) -> list[str]:
+    """Read the process's output until a line containing marker; return the lines seen."""
+    selector = selectors.DefaultSelector()
+    selector.register(stream, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    lines: list[str] = []
+    buffer = b""
+    try:
+        while time.monotonic() < deadline:
+            if not selector.select(deadline - time.monotonic()):
+                continue
+            chunk = os.read(stream.fileno(), 65536)
+            if not chunk:
+                raise RuntimeError(f"process exited before {marker!r}: {''.join(lines)}{buffer.decode()}")
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                lines.append(line.decode(errors="replace") + "\n")
+                if marker in lines[-1]:
+                    return lines
+        raise RuntimeError(f"no {marker!r} within {timeout}s: {''.join(lines)}")
+    finally:
+        selector.close()
+
+
+class GoblinServer:
+    def __init__(self, runtime_dir: Path, *extra: str, port: int | None = None, name: str | None = None):
+        self.name = name or f"t{uuid.uuid4().hex[:10]}"
+        self.runtime_dir = Path(runtime_dir)
+        self.port = free_port() if port is None else port
+        self.args = [sys.executable, "-m", "goblin_ring.server", "--name", self.name,
+                     "--runtime-dir", str(self.runtime_dir), "--port", str(self.port), *extra]
+        self.process: subprocess.Popen | None = None
+        self.log: list[str] = []
+
+    def start(self) -> "GoblinServer":
+        self.process = subprocess.Popen(self.args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.PIPE)
+        self.log += wait_for_line(self.process, self.process.stderr, "started:")
+        return self
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def wait_for_log(self, marker: str, timeout: float = 5.0) -> list[str]:
+        lines = wait_for_line(self.process, self.process.stderr, marker, timeout)
+        self.log += lines
+        return lines
+
+    def stop(self) -> int:
+        if self.process is None:
+            return 0
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            code = self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+        self.log.append(self.process.stderr.read().decode(errors="replace"))
+        self.process.stderr.close()
+        self.process = None
+        return code
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait()
+        self.process.stderr.close()
+        self.process = None
+
+    def leftover_segments(self) -> list[str]:
+        prefix = f"goblin-{self.name}-"
+        return sorted(p.name for p in Path("/dev/shm").iterdir() if p.name.startswith(prefix))
+
+
+class RedisServer:
+    def __init__(self, executable: str = "redis-server"):
+        self.executable = shutil.which(executable)
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> "RedisServer":
+        if not self.executable:
+            raise FileNotFoundError("redis-server is not installed (apt-get install redis-server)")
+        self.process = subprocess.Popen(
+            [self.executable, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--daemonize", "no", "--loglevel", "notice", "--dir", "/tmp"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        wait_for_line(self.process, self.process.stdout, "Ready to accept connections")
+        return self
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
+        self.process = None
