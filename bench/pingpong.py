@@ -78,9 +78,9 @@ def main() -> int:
         parser.error("--server-core and --client-core must differ")
     n = arguments.n
     rows = [c_ring_floor(n, arguments.server_core, arguments.client_core)]
-    os.sched_setaffinity(0, {arguments.client_core})
     with tempfile.TemporaryDirectory(prefix="goblin-bench-") as runtime:
         server = GoblinServer(Path(runtime), "--server-core", str(arguments.server_core), "--poll", "busy").start()
+        os.sched_setaffinity(0, {arguments.client_core})
         try:
             with RingClient(name=server.name, runtime_dir=runtime) as ring:
                 for _ in range(1000):

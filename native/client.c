@@ -33,6 +33,7 @@ struct gr_client {
     gr_element_t *elements;           /* reassembled array elements */
     size_t element_capacity;
     /* reassembly state of the reply being received */
+    int wake_pending;                 /* requests published since the last doorbell check */
     int receiving_done;
     int protocol_error;
     size_t result_key_offset;
@@ -106,8 +107,11 @@ static int server_gone(const gr_client_t *client) {
     return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
+static void wake_server_if_sleeping(gr_client_t *client);
+
 /* Wait until the reply ring has a record: spin, then sleep on its futex in slices. */
 static int wait_for_reply(gr_client_t *client) {
+    wake_server_if_sleeping(client);
     for (uint32_t i = 0; i < client->spin_iterations; i++) {
         if (!gr_ring_is_empty(&client->replies)) return GR_CLIENT_OK;
         __builtin_ia32_pause();
@@ -251,10 +255,9 @@ static int publish(gr_client_t *client, uint16_t template_id, size_t length) {
         if (status == GR_RING_TOO_LARGE) return GR_CLIENT_TOO_LARGE;
         if (status != GR_RING_FULL) return GR_CLIENT_PROTOCOL;
         /* A sleeping server must be told there is something to read before we wait for room. */
-        if (attempt == 0 && gr_ring_producer_should_wake(&client->requests)) {
-            uint64_t one = 1;
-            ssize_t ignored = write(client->doorbell_fd, &one, sizeof one);
-            (void)ignored;
+        if (attempt == 0) {
+            client->wake_pending = 1;
+            wake_server_if_sleeping(client);
         }
         /* Full: with replies outstanding the caller must read them first (the server may be
          * waiting for reply-ring room); with none, the server is just behind: wait a while. */
@@ -265,14 +268,21 @@ static int publish(gr_client_t *client, uint16_t template_id, size_t length) {
         __builtin_ia32_pause();
     }
     client->next_request_id++;
-    /* The producer side of the sleeper-flag protocol: should_wake fences after our release
-     * store of the record, then reads the server's flag; only a sleeping server costs a syscall. */
+    client->wake_pending = 1;     /* checked once before the next wait, not once per message */
+    return GR_CLIENT_OK;
+}
+
+/* The producer side of the sleeper-flag protocol, once per batch of published requests:
+ * should_wake fences after our release stores of the records, then reads the server's flag;
+ * only a sleeping server costs a syscall. Called before any wait for a reply. */
+static void wake_server_if_sleeping(gr_client_t *client) {
+    if (!client->wake_pending) return;
+    client->wake_pending = 0;
     if (gr_ring_producer_should_wake(&client->requests)) {
         uint64_t one = 1;
         ssize_t ignored = write(client->doorbell_fd, &one, sizeof one);
         (void)ignored;
     }
-    return GR_CLIENT_OK;
 }
 
 int gr_client_send_raw(gr_client_t *client, int32_t type, const uint8_t *message, size_t length) {
@@ -451,6 +461,67 @@ int gr_client_ping_loop(gr_client_t *client, size_t n, int64_t *latencies_ns) {
         int status = gr_client_ping(client, &result);
         if (status != GR_CLIENT_OK) return status;
         latencies_ns[i] = monotonic_ns() - start;
+    }
+    return GR_CLIENT_OK;
+}
+
+typedef struct simple_batch {
+    uint8_t *kinds;
+    int64_t *integers, *offsets, *lengths;
+    size_t next;
+} simple_batch_t;
+
+static void simple_sink(gr_client_t *client, gr_result_t *reply, void *context) {
+    simple_batch_t *batch = context;
+    size_t i = batch->next++;
+    batch->integers[i] = reply->integer;
+    batch->offsets[i] = reply->data ? reply->data - client->arena : 0;
+    batch->lengths[i] = (int64_t)reply->length;
+    switch (reply->template_id) {
+    case GR_T_BULK_REPLY: batch->kinds[i] = reply->is_nil ? 1 : 0; break;
+    case GR_T_INTEGER_REPLY: batch->kinds[i] = 2; break;
+    case GR_T_STATUS_REPLY: batch->kinds[i] = 3; break;
+    case GR_T_ERROR_REPLY: batch->kinds[i] = 4; break;
+    default: batch->kinds[i] = 5; break;
+    }
+}
+
+int gr_client_execute_simple(gr_client_t *client, size_t count, const uint16_t *templates,
+                             const uint8_t *ends, const uint8_t *flags, const int64_t *a,
+                             const uint8_t *blob, const int64_t *key_offsets, const int64_t *key_lengths,
+                             const int64_t *value_offsets, const int64_t *value_lengths,
+                             uint8_t *kinds, int64_t *integers, int64_t *offsets, int64_t *lengths) {
+    if (gr_client_in_flight(client)) return GR_CLIENT_PROTOCOL;
+    client->arena_length = 0;
+    simple_batch_t batch = {kinds, integers, offsets, lengths, 0};
+    gr_result_t scratch;
+    gr_bytes_t value;
+    gr_request_t request;
+    for (size_t i = 0; i < count; i++) {
+        memset(&request, 0, sizeof request);
+        request.template_id = templates[i];
+        request.end = ends[i];
+        request.flag = flags[i];
+        request.index = a[i];
+        request.key.data = blob + key_offsets[i];
+        request.key.length = (uint32_t)key_lengths[i];
+        if (value_lengths[i] >= 0) {
+            value.data = blob + value_offsets[i];
+            value.length = (uint32_t)value_lengths[i];
+            if (templates[i] == GR_T_PUSH) {
+                request.items = &value;
+                request.item_count = 1;
+            } else {
+                request.arg1 = value;
+            }
+        }
+        int status = pipelined_send(client, &request, &scratch, simple_sink, &batch);
+        if (status != GR_CLIENT_OK) return status;
+    }
+    while (gr_client_in_flight(client)) {
+        int status = receive_into(client, &scratch);
+        if (status != GR_CLIENT_OK) return status;
+        simple_sink(client, &scratch, &batch);
     }
     return GR_CLIENT_OK;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
 
 #include "codec.h"
@@ -173,8 +174,15 @@ static int64_t monotonic_ns(void) {
     return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
-int64_t gr_rings_run(gr_rings_t *rings, int64_t spin_ns, int64_t max_ns) {
-    int64_t start = monotonic_ns(), last_work = start, executed = 0;
+/* Level-triggered epoll_wait with a zero timeout reports readiness without consuming it:
+ * the Python loop sees the same events in its own select afterwards. */
+static int sockets_ready(int watch_fd) {
+    struct epoll_event event;
+    return watch_fd >= 0 && epoll_wait(watch_fd, &event, 1, 0) > 0;
+}
+
+int64_t gr_rings_run(gr_rings_t *rings, int64_t spin_ns, int64_t max_ns, int watch_fd, int64_t watch_interval_ns) {
+    int64_t start = monotonic_ns(), last_work = start, last_watch = start, executed = 0;
     for (uint32_t pass = 0;; pass++) {
         int64_t n = gr_rings_poll(rings);
         if (n) executed += n;
@@ -183,6 +191,10 @@ int64_t gr_rings_run(gr_rings_t *rings, int64_t spin_ns, int64_t max_ns) {
             int64_t now = monotonic_ns();
             if (n) last_work = now;
             if (now - start >= max_ns || now - last_work >= spin_ns) break;
+            if (now - last_watch >= watch_interval_ns) {
+                last_watch = now;
+                if (sockets_ready(watch_fd)) break;
+            }
         }
         if (!n) __builtin_ia32_pause();
     }

@@ -40,8 +40,10 @@ size_t gr_ring_segment_bytes(uint64_t capacity);
 
 /* One pass over every session; returns the requests executed. */
 int64_t gr_rings_poll(gr_rings_t *rings);
-/* Poll until idle for spin_ns, or until max_ns have passed; returns requests executed. */
-int64_t gr_rings_run(gr_rings_t *rings, int64_t spin_ns, int64_t max_ns);
+/* Poll until idle for spin_ns, until max_ns have passed, or until the epoll set watch_fd
+ * (the server's selector; -1 for none) has a ready event, looked at every watch_interval_ns
+ * without consuming it. Returns the requests executed. */
+int64_t gr_rings_run(gr_rings_t *rings, int64_t spin_ns, int64_t max_ns, int watch_fd, int64_t watch_interval_ns);
 /* 1: every request ring is empty with its sleeper flag set, safe to sleep; 2: the same, but
  * some replies wait for room in a reply ring (sleep briefly); 0: work arrived. */
 int gr_rings_prepare_sleep(gr_rings_t *rings);

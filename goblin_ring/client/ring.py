@@ -16,9 +16,12 @@ from typing import Any, Sequence
 
 from .. import _native, control
 from ..errors import ConnectionError, ResponseError
-from .commands import LEFT, RIGHT, Commands, encode
+from .commands import LEFT, RIGHT, Commands, bool_ok, encode
 
 _T = _native.lib
+_ping, _key_int, _buffer = _T.gr_client_ping, _T.gr_client_key_int, _native.ffi.buffer
+_LINDEX, _LLEN, _BULK, _INTEGER = _T.GR_T_LINDEX, _T.GR_T_LLEN, _T.GR_T_BULK_REPLY, _T.GR_T_INTEGER_REPLY
+_STATUS = _T.GR_T_STATUS_REPLY
 
 
 class RingClient(Commands):
@@ -128,19 +131,46 @@ class RingClient(Commands):
         value = self._live().call(template, fields, argv)
         return convert(value) if convert else value
 
-    # Hot paths: no field dicts, one cffi call.
+    # Hot paths: no field dicts, one cffi call, the reply read straight from the result.
     def ping(self, message: Any = None) -> Any:
         if message is not None:
             return super().ping(message)
-        return self._live().ping() == b"PONG"
+        core = self._core
+        if core is None or core.gone:
+            core = self._live()
+        result = core.result
+        status = _ping(core.pointer, result)
+        if status:
+            core.check(status)
+        if result.template_id == _STATUS and result.length == 4:    # +PONG, the only status PING gets
+            return True
+        return core.value(result) == b"PONG"
 
     def lindex(self, name: Any, index: int) -> bytes | None:
+        core = self._core
+        if core is None or core.gone:
+            core = self._live()
         key = name if type(name) is bytes else encode(name)
-        return self._live().key_int(_T.GR_T_LINDEX, key, index)
+        result = core.result
+        status = _key_int(core.pointer, _LINDEX, key, len(key), index, result)
+        if status:
+            core.check(status)
+        if result.template_id == _BULK:
+            return None if result.is_nil else _buffer(result.data, result.length)[:]
+        return core.value(result)
 
     def llen(self, name: Any) -> int:
+        core = self._core
+        if core is None or core.gone:
+            core = self._live()
         key = name if type(name) is bytes else encode(name)
-        return self._live().key_int(_T.GR_T_LLEN, key, 0)
+        result = core.result
+        status = _key_int(core.pointer, _LLEN, key, len(key), 0, result)
+        if status:
+            core.check(status)
+        if result.template_id == _INTEGER:
+            return result.integer
+        return core.value(result)
 
     # ---- batches: one C call ----
 
@@ -162,17 +192,51 @@ class RingClient(Commands):
         return RingPipeline(self)
 
 
+_SIMPLE = object()   # marks a queued command the one-call batch path can carry
+
+
 class RingPipeline(Commands):
     """Commands queued, then sent with up to a full ring in flight; execute() returns the
     replies in order (a command's error is raised after all replies are read, or returned
-    in place with raise_on_error=False, as in redis-py)."""
+    in place with raise_on_error=False, as in redis-py).
+
+    A pipeline made only of the hot scalar commands (PING, LLEN, LINDEX, LSET, single-value
+    pushes, count-less pops) is executed by one C call (gr_client_execute_simple); any other
+    command makes the whole pipeline take the general path, one cffi call per command."""
 
     def __init__(self, client: RingClient):
         self._client = client
-        self._queue: list[tuple[int, dict | None, tuple, Any]] = []
+        self._queue: list[tuple] = []
 
     def _execute(self, template: int, argv: tuple, fields: dict | None, convert=None) -> "RingPipeline":
         self._queue.append((template, fields, argv, convert))
+        return self
+
+    # the hot commands, queued as (_SIMPLE, template, end, flag, a, key, value, convert)
+    def lindex(self, name: Any, index: int) -> "RingPipeline":
+        kind = type(name)
+        key = name if kind is bytes else name.encode() if kind is str else encode(name)
+        self._queue.append((_SIMPLE, _LINDEX, 0, 0, index, key, None, None))
+        return self
+
+    def llen(self, name: Any) -> "RingPipeline":
+        self._queue.append((_SIMPLE, _T.GR_T_LLEN, 0, 0, 0, encode(name), None, None))
+        return self
+
+    def lset(self, name: Any, index: int, value: Any) -> "RingPipeline":
+        self._queue.append((_SIMPLE, _T.GR_T_LSET, 0, 0, index, encode(name), encode(value), bool_ok))
+        return self
+
+    def _push(self, word: bytes, end: int, only_if_exists: int, name: Any, values: tuple) -> "RingPipeline":
+        if len(values) != 1:
+            return super()._push(word, end, only_if_exists, name, values)
+        self._queue.append((_SIMPLE, _T.GR_T_PUSH, end, only_if_exists, 0, encode(name), encode(values[0]), None))
+        return self
+
+    def _pop(self, word: bytes, end: int, name: Any, count: int | None) -> "RingPipeline":
+        if count is not None:
+            return super()._pop(word, end, name, count)
+        self._queue.append((_SIMPLE, _T.GR_T_POP, end, 0, 0, encode(name), None, None))
         return self
 
     def __enter__(self) -> "RingPipeline":
@@ -187,6 +251,16 @@ class RingPipeline(Commands):
     def execute(self, raise_on_error: bool = True) -> list:
         core = self._client._live()
         queue, self._queue = self._queue, []
+        if not queue:
+            return []
+        if all(entry[0] is _SIMPLE for entry in queue):
+            converted = core.execute_simple(queue)
+            if raise_on_error:
+                for value in converted:
+                    if isinstance(value, ResponseError):
+                        raise value
+            return converted
+        queue = [self._general(entry) for entry in queue]
         results: list = []
         lib = _native.lib
         for template, fields, argv, _convert in queue:
@@ -208,3 +282,19 @@ class RingPipeline(Commands):
                 if isinstance(value, ResponseError):
                     raise value
         return converted
+
+    @staticmethod
+    def _general(entry: tuple) -> tuple:
+        """A queued hot command in the general path's (template, fields, argv, convert) form."""
+        if entry[0] is not _SIMPLE:
+            return entry
+        _mark, template, end, flag, a, key, value, convert = entry
+        fields: dict = {"key": key, "end": end, "flag": flag, "index": a}
+        if value is not None:
+            if template == _T.GR_T_PUSH:
+                fields["items"] = [value]
+            else:
+                fields["arg1"] = value
+        if template == _T.GR_T_PING:
+            fields = {}
+        return (template, fields, (), convert)

@@ -30,7 +30,9 @@ from .. import __version__, _native, control
 from ..errors import CodecError
 from .config import ServerConfig, prepare_runtime_dir
 
-SLICE_NS = 200_000          # longest the rings run before sockets are looked at
+SLICE_NS = 200_000          # adaptive mode: longest the rings run before Python looks at sockets
+BUSY_SLICE_NS = 50_000_000  # busy mode: the C loop returns at least this often (signals)
+WATCH_NS = 10_000           # how often the C loop peeks at the epoll set for ready sockets
 IDLE_SLEEP_S = 0.1          # epoll timeout when asleep: short, so no wakeup is ever lost for long
 BACKLOG_SLEEP_S = 0.001     # when replies wait for a client to make room in its reply ring
 MAX_RESP_CLIENTS = 10_000
@@ -196,7 +198,10 @@ class Server:
         while not self.stopping:
             executed = 0
             if self.sessions:
-                executed = self.rings.run(SLICE_NS if busy else spin_ns, SLICE_NS)
+                # Busy: spin on the rings until a socket is ready (checked every WATCH_NS) or a
+                # slice ends (so signals are handled); adaptive: also stop after spin_ns idle.
+                executed = self.rings.run(BUSY_SLICE_NS if busy else spin_ns, BUSY_SLICE_NS if busy else SLICE_NS,
+                                          self.selector.fileno(), WATCH_NS)
             sleeping = False
             if executed or (busy and self.sessions):
                 timeout = 0.0
