@@ -26,6 +26,9 @@ PROGRAMS: dict[str, dict] = {
     "test_ring": {"sources": ["ring.c"], "args": [os.environ.get("GOBLIN_RING_STRESS_MESSAGES", "200000")]},
     "test_list": {"sources": ["alloc.c", "list_compact.c", "list_seg.c", "list.c"], "args": []},
     "test_keyspace": {"sources": ["alloc.c", "keyspace.c", "glob.c"], "args": []},
+    "test_commands": {"sources": ["alloc.c", "codec.c", "keyspace.c", "glob.c", "list_compact.c", "list_seg.c",
+                                  "list.c", "db.c", "cmd_list.c", "cmd_keys.c", "cmd_server.c",
+                                  "resp_commands.c", "resp_conn.c"], "args": []},
 }
 
 COMMON_FLAGS = ["-std=gnu11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", f"-I{NATIVE}"]

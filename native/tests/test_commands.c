@@ -1,0 +1,88 @@
+/* test_commands.c — the command layer against a key of another type (WRONGTYPE), driven
+ * through the RESP connection (resp_conn.c) so the exact reply bytes are checked.
+ *
+ * Until the string commands exist no client can create a non-list key, so this test puts
+ * one into the keyspace directly and checks that every list command refuses it with
+ * Redis's WRONGTYPE error and leaves it intact, and that the connection goes on serving.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "db.h"
+#include "resp_conn.h"
+
+static int passed, failed;
+
+static void expect_reply(gr_resp_conn_t *conn, const char *command, const char *expected) {
+    gr_resp_conn_feed(conn, (const uint8_t *)command, strlen(command));
+    size_t length = 0;
+    const uint8_t *out = gr_resp_conn_output(conn, &length);
+    if (length == strlen(expected) && (length == 0 || memcmp(out, expected, length) == 0)) {
+        passed++;
+    } else {
+        failed++;
+        fprintf(stderr, "FAIL: %s -> %.*s (expected %s)\n", command, (int)length, (const char *)out, expected);
+    }
+    gr_resp_conn_consume_output(conn, length);
+}
+
+int main(void) {
+    const char *wrongtype = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
+    gr_db_t *db = gr_db_new(42);
+    gr_resp_conn_t *conn = gr_resp_conn_new(db, 1);
+    char *text = gr_mem_alloc(6, GR_MEM_STRING);
+    memcpy(text, "hello", 6);
+    gr_ks_add(db->keyspace, (const uint8_t *)"s", 1, GR_TYPE_STRING, text);
+
+    const char *list_commands[] = {
+        "LPUSH s a\r\n", "RPUSH s a\r\n", "LPUSHX s a\r\n", "RPUSHX s a\r\n", "LPOP s\r\n", "RPOP s 2\r\n",
+        "LLEN s\r\n", "LINDEX s 0\r\n", "LRANGE s 0 -1\r\n", "LSET s 0 x\r\n", "LINSERT s BEFORE a b\r\n",
+        "LREM s 0 a\r\n", "LTRIM s 0 1\r\n", "LPOS s a\r\n", "LMOVE s d LEFT RIGHT\r\n", "RPOPLPUSH s d\r\n",
+        "LMPOP 1 s LEFT\r\n", "LMOVE l2 s LEFT RIGHT\r\n",
+    };
+    expect_reply(conn, "RPUSH l2 v\r\n", ":1\r\n");
+    for (size_t i = 0; i < sizeof list_commands / sizeof list_commands[0]; i++)
+        expect_reply(conn, list_commands[i], wrongtype);
+    expect_reply(conn, "TYPE s\r\n", "+string\r\n");
+    expect_reply(conn, "LRANGE l2 0 -1\r\n", "*1\r\n$1\r\nv\r\n");   /* LMOVE l2 -> s popped nothing */
+    expect_reply(conn, "EXISTS d\r\n", ":0\r\n");
+    expect_reply(conn, "PING\r\n", "+PONG\r\n");
+    gr_ks_entry_t *entry = gr_ks_find(db->keyspace, (const uint8_t *)"s", 1);
+    if (entry && entry->type == GR_TYPE_STRING && strcmp(entry->value, "hello") == 0) passed++;
+    else { failed++; fprintf(stderr, "FAIL: the string value changed\n"); }
+
+    /* protocol errors: Redis's texts, then the connection asks to close */
+    gr_resp_conn_t *bad = gr_resp_conn_new(db, 2);
+    expect_reply(bad, "*1\r\n$-5\r\n", "-ERR Protocol error: invalid bulk length\r\n");
+    if (gr_resp_conn_should_close(bad)) passed++; else failed++;
+    gr_resp_conn_free(bad);
+    bad = gr_resp_conn_new(db, 3);
+    expect_reply(bad, "*2000000\r\n", "-ERR Protocol error: invalid multibulk length\r\n");
+    gr_resp_conn_free(bad);
+    bad = gr_resp_conn_new(db, 4);
+    expect_reply(bad, "*1\r\nx\r\n", "-ERR Protocol error: expected '$', got 'x'\r\n");
+    gr_resp_conn_free(bad);
+    bad = gr_resp_conn_new(db, 5);
+    expect_reply(bad, "SET \"unbalanced\r\n", "-ERR Protocol error: unbalanced quotes in request\r\n");
+    gr_resp_conn_free(bad);
+    bad = gr_resp_conn_new(db, 6);
+    expect_reply(bad, "*1\r\n$600000000\r\n", "-ERR Protocol error: invalid bulk length\r\n");
+    gr_resp_conn_free(bad);
+    /* a truncated frame waits, and completes */
+    bad = gr_resp_conn_new(db, 7);
+    expect_reply(bad, "*2\r\n$4\r\nECHO\r\n$5\r\nhel", "");
+    expect_reply(bad, "lo\r\n", "$5\r\nhello\r\n");
+    expect_reply(bad, "ECHO \"a\\x41\\n\"\r\n", "$3\r\naA\n\r\n");
+    expect_reply(bad, "ECHO 'it\\'s'\r\n", "$4\r\nit's\r\n");
+    expect_reply(bad, "ECHO 'it''s'\r\n", "-ERR Protocol error: unbalanced quotes in request\r\n");
+    gr_resp_conn_free(bad);
+
+    gr_resp_conn_free(conn);
+    gr_db_free(db);
+    if (gr_mem_used_total() != 0) { failed++; fprintf(stderr, "FAIL: %lld bytes left\n", (long long)gr_mem_used_total()); }
+    else passed++;
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
