@@ -513,41 +513,20 @@ class ClientCore:
             ffi.cast("const int64_t *", ffi.from_buffer(lengths)), count, per_message, self.result))
         return self.value(self.result)
 
-    def execute_simple(self, queue: list) -> list:
-        """Run a pipeline of hot scalar commands in one C call (gr_client_execute_simple)."""
-        import itertools
+    def execute_packed(self, packed: bytes, converts: list) -> list:
+        """Run a packed pipeline of hot scalar commands in one C call (gr_client_execute_packed)."""
         from array import array
 
-        _marks, templates, ends, flags, a, keys, values, converts = zip(*queue)
-        count = len(queue)
-        key_lengths = array("q", map(len, keys))
-        key_offsets = array("q", itertools.accumulate(key_lengths, initial=0))
-        keys_total = key_offsets.pop()
-        if values.count(None) == count:          # no command carries a value (LINDEX, LLEN, POP...)
-            value_lengths = array("q", [-1]) * count
-            value_offsets = array("q", [0]) * count
-            blob = b"".join(keys)
-        else:
-            value_list = [b"" if v is None else v for v in values]
-            value_lengths = array("q", (-1 if v is None else len(v) for v in values))
-            value_offsets = array("q", itertools.accumulate(map(len, value_list), initial=keys_total))
-            value_offsets.pop()
-            blob = b"".join(keys) + b"".join(value_list)
+        count = len(converts)
         kinds = bytearray(count)
         integers, offsets, lengths = array("q", bytes(8 * count)), array("q", bytes(8 * count)), array("q", bytes(8 * count))
         cast, from_buffer = ffi.cast, ffi.from_buffer
-        # every buffer stays bound to a local until the call returns: a cast does not keep it alive
-        template_array, end_bytes, flag_bytes, a_array = array("H", templates), bytes(ends), bytes(flags), array("q", a)
-        blob = blob or b"\0"
-        self.check(lib.gr_client_execute_simple(
-            self.pointer, count, cast("uint16_t *", from_buffer(template_array)),
-            cast("uint8_t *", from_buffer(end_bytes)), cast("uint8_t *", from_buffer(flag_bytes)),
-            cast("int64_t *", from_buffer(a_array)), cast("uint8_t *", from_buffer(blob)),
-            cast("int64_t *", from_buffer(key_offsets)), cast("int64_t *", from_buffer(key_lengths)),
-            cast("int64_t *", from_buffer(value_offsets)), cast("int64_t *", from_buffer(value_lengths)),
+        self.check(lib.gr_client_execute_packed(
+            self.pointer, cast("uint8_t *", from_buffer(packed)), len(packed), count,
             cast("uint8_t *", from_buffer(kinds)), cast("int64_t *", from_buffer(integers)),
             cast("int64_t *", from_buffer(offsets)), cast("int64_t *", from_buffer(lengths))))
-        arena = ffi.buffer(lib.gr_client_arena(self.pointer), max(offsets) + max(lengths) + 1)
+        # one copy of the arena into a bytes object; slicing bytes is cheaper than slicing cffi buffers
+        arena = ffi.buffer(lib.gr_client_arena(self.pointer), max(offsets) + max(lengths) + 1)[:]
         if kinds.count(0) == count and converts.count(None) == count:   # all bulk values: the common case
             return [arena[o:o + n] for o, n in zip(offsets, lengths)]
         results = []
@@ -562,7 +541,7 @@ class ClientCore:
             elif kind == 4:
                 value = error_from_reply(arena[offset:offset + length].decode(errors="replace"))
             else:
-                value = ProtocolError("unexpected reply shape in a simple pipeline")
+                value = ProtocolError("unexpected reply shape in a packed pipeline")
             if convert is not None and not isinstance(value, Exception):
                 value = convert(value)
             append(value)

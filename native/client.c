@@ -486,35 +486,58 @@ static void simple_sink(gr_client_t *client, gr_result_t *reply, void *context) 
     }
 }
 
-int gr_client_execute_simple(gr_client_t *client, size_t count, const uint16_t *templates,
-                             const uint8_t *ends, const uint8_t *flags, const int64_t *a,
-                             const uint8_t *blob, const int64_t *key_offsets, const int64_t *key_lengths,
-                             const int64_t *value_offsets, const int64_t *value_lengths,
+int gr_client_execute_packed(gr_client_t *client, const uint8_t *packed, size_t length, size_t count,
                              uint8_t *kinds, int64_t *integers, int64_t *offsets, int64_t *lengths) {
+    enum { HEADER = 20 };
     if (gr_client_in_flight(client)) return GR_CLIENT_PROTOCOL;
+    /* Check the whole buffer before sending anything, so a bad one leaves nothing in flight. */
+    size_t at = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (length - at < HEADER) return GR_CLIENT_ENCODE;
+        uint32_t key_length;
+        int32_t value_length;
+        memcpy(&key_length, packed + at + 12, 4);
+        memcpy(&value_length, packed + at + 16, 4);
+        size_t body = (size_t)key_length + (value_length > 0 ? (size_t)value_length : 0);
+        if (length - at - HEADER < body) return GR_CLIENT_ENCODE;
+        at += HEADER + body;
+    }
+    if (at != length) return GR_CLIENT_ENCODE;
     client->arena_length = 0;
     simple_batch_t batch = {kinds, integers, offsets, lengths, 0};
     gr_result_t scratch;
     gr_bytes_t value;
     gr_request_t request;
+    at = 0;
     for (size_t i = 0; i < count; i++) {
+        const uint8_t *h = packed + at;
+        uint16_t template_id;
+        int64_t a;
+        uint32_t key_length;
+        int32_t value_length;
+        memcpy(&template_id, h, 2);
+        memcpy(&a, h + 4, 8);
+        memcpy(&key_length, h + 12, 4);
+        memcpy(&value_length, h + 16, 4);
+        size_t body = (size_t)key_length + (value_length > 0 ? (size_t)value_length : 0);
         memset(&request, 0, sizeof request);
-        request.template_id = templates[i];
-        request.end = ends[i];
-        request.flag = flags[i];
-        request.index = a[i];
-        request.key.data = blob + key_offsets[i];
-        request.key.length = (uint32_t)key_lengths[i];
-        if (value_lengths[i] >= 0) {
-            value.data = blob + value_offsets[i];
-            value.length = (uint32_t)value_lengths[i];
-            if (templates[i] == GR_T_PUSH) {
+        request.template_id = template_id;
+        request.end = h[2];
+        request.flag = h[3];
+        request.index = a;
+        request.key.data = h + HEADER;
+        request.key.length = key_length;
+        if (value_length >= 0) {
+            value.data = h + HEADER + key_length;
+            value.length = (uint32_t)value_length;
+            if (template_id == GR_T_PUSH) {
                 request.items = &value;
                 request.item_count = 1;
             } else {
                 request.arg1 = value;
             }
         }
+        at += HEADER + body;
         int status = pipelined_send(client, &request, &scratch, simple_sink, &batch);
         if (status != GR_CLIENT_OK) return status;
     }

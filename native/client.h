@@ -56,16 +56,16 @@ int gr_client_key_int(gr_client_t *client, uint16_t template_id, const uint8_t *
                       int64_t value, gr_result_t *result);
 int gr_client_ping(gr_client_t *client, gr_result_t *result);
 
-/* Pipelines of simple commands in one C call: PING, LLEN, LINDEX (a = index), LSET (a =
- * index, value), PUSH (end, flag = only-if-exists, one value), POP (end, no count).
- * Command i: templates[i], ends[i], flags[i], a[i], key blob[key_offsets[i]..+key_lengths[i]],
- * value blob[value_offsets[i]..+value_lengths[i]]. Reply i: kinds[i] (0 bulk, 1 nil,
- * 2 integer, 3 status, 4 error, 5 a shape this call does not carry), integers[i], and for
- * bulk, status and error the bytes gr_client_arena()[offsets[i]..+lengths[i]]. */
-int gr_client_execute_simple(gr_client_t *client, size_t count, const uint16_t *templates,
-                             const uint8_t *ends, const uint8_t *flags, const int64_t *a,
-                             const uint8_t *blob, const int64_t *key_offsets, const int64_t *key_lengths,
-                             const int64_t *value_offsets, const int64_t *value_lengths,
+/* Pipelines of the hot scalar commands in one C call: PING, LLEN, LINDEX (a = index),
+ * LSET (a = index, value), PUSH (end, flag = only-if-exists, one value), POP (end, no count),
+ * packed by Python into one buffer, each as a 20-byte
+ * little-endian header {u16 template, u8 end, u8 flag, i64 a, u32 key_length,
+ * i32 value_length (-1: none)} followed by the key and value bytes. Returns
+ * GR_CLIENT_ENCODE (and sends nothing) if the buffer does not hold exactly `count`
+ * well-formed commands. Reply i: kinds[i] (0 bulk, 1 nil, 2 integer, 3 status, 4 error,
+ * 5 a shape this call does not carry), integers[i], and for bulk, status and error the
+ * bytes gr_client_arena()[offsets[i]..+lengths[i]]. */
+int gr_client_execute_packed(gr_client_t *client, const uint8_t *packed, size_t length, size_t count,
                              uint8_t *kinds, int64_t *integers, int64_t *offsets, int64_t *lengths);
 
 /* Benchmark floor: n PINGs from C, one in flight, each round trip's nanoseconds into latencies. */

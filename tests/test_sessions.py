@@ -233,3 +233,23 @@ def test_sigterm_stops_the_server_cleanly_and_tells_sessions(tmp_path):
     client.close()
     assert server.leftover_segments() == []
     assert not control.socket_path(tmp_path, server.name).exists()
+
+
+def test_an_unknown_list_implementation_is_a_clear_startup_error(tmp_path):
+    server = GoblinServer(tmp_path, "--port", "0", "--list-implementation", "btree")
+    with pytest.raises(RuntimeError, match="--list-implementation 'btree' is not available"):
+        server.start()
+    assert server.process.wait() == 2
+    server.process.stderr.close()
+
+
+def test_batch_calls_make_one_c_call_for_many_values(ring):
+    import numpy
+
+    values = numpy.array([b"%016d" % i for i in range(5000)], dtype="S16")
+    assert ring.rpush_many("batch", values) == 5000
+    assert ring.lpush_many("batch", [b"front"]) == 5001
+    indexes = numpy.array([0, 1, 2500, -1, 6000], dtype=numpy.int64)
+    assert ring.lindex_many("batch", indexes) == [b"front", b"0000000000000000", b"0000000000002499",
+                                                  b"0000000000004999", None]
+    ring.delete("batch")

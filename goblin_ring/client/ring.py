@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import socket
+import struct
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -192,7 +193,8 @@ class RingClient(Commands):
         return RingPipeline(self)
 
 
-_SIMPLE = object()   # marks a queued command the one-call batch path can carry
+_PACKED_HEADER = struct.Struct("<HBBqIi")   # template, end, flag, a, key length, value length (-1: none)
+_pack_header = _PACKED_HEADER.pack
 
 
 class RingPipeline(Commands):
@@ -200,43 +202,98 @@ class RingPipeline(Commands):
     replies in order (a command's error is raised after all replies are read, or returned
     in place with raise_on_error=False, as in redis-py).
 
-    A pipeline made only of the hot scalar commands (PING, LLEN, LINDEX, LSET, single-value
-    pushes, count-less pops) is executed by one C call (gr_client_execute_simple); any other
-    command makes the whole pipeline take the general path, one cffi call per command."""
+    While a pipeline holds only the hot scalar commands (PING, LLEN, LINDEX, LSET,
+    single-value pushes, count-less pops) they are packed into one buffer as they are
+    queued and executed by one C call (gr_client_execute_packed); the first other command
+    turns the pipeline into the general path, one cffi call per command, order kept."""
 
     def __init__(self, client: RingClient):
         self._client = client
-        self._queue: list[tuple] = []
+        self._queue: list[tuple] = []        # general entries: (template, fields, argv, convert)
+        self._packed = bytearray()            # hot commands while _queue is empty
+        self._packed_converts: list = []
+        self._last_name: Any = None
+        self._last_key = b""
 
     def _execute(self, template: int, argv: tuple, fields: dict | None, convert=None) -> "RingPipeline":
+        if self._packed_converts:
+            self._queue = self._unpack()
         self._queue.append((template, fields, argv, convert))
         return self
 
-    # the hot commands, queued as (_SIMPLE, template, end, flag, a, key, value, convert)
+    def _pack(self, template: int, end: int, flag: int, a: int, key: bytes, value: bytes | None,
+              convert: Any) -> bool:
+        if self._queue:
+            return False
+        try:
+            header = _PACKED_HEADER.pack(template, end, flag, a, len(key), -1 if value is None else len(value))
+        except struct.error:
+            return False                      # an index beyond int64: let the server word the error
+        packed = self._packed
+        packed += header
+        packed += key
+        if value is not None:
+            packed += value
+        self._packed_converts.append(convert)
+        return True
+
+    def _unpack(self) -> list[tuple]:
+        entries, at, packed = [], 0, bytes(self._packed)
+        for convert in self._packed_converts:
+            template, end, flag, a, key_length, value_length = _PACKED_HEADER.unpack_from(packed, at)
+            at += _PACKED_HEADER.size
+            key = packed[at:at + key_length]
+            at += key_length
+            fields: dict = {} if template == _T.GR_T_PING else {"key": key, "end": end, "flag": flag, "index": a}
+            if value_length >= 0:
+                value = packed[at:at + value_length]
+                at += value_length
+                fields["items" if template == _T.GR_T_PUSH else "arg1"] = [value] if template == _T.GR_T_PUSH else value
+            entries.append((template, fields, (), convert))
+        self._packed.clear()
+        self._packed_converts.clear()
+        return entries
+
+    # the hot commands
     def lindex(self, name: Any, index: int) -> "RingPipeline":
-        kind = type(name)
-        key = name if kind is bytes else name.encode() if kind is str else encode(name)
-        self._queue.append((_SIMPLE, _LINDEX, 0, 0, index, key, None, None))
+        # _pack inlined, and the last key's encoding reused: this is the per-call cost of the
+        # pipelined hot path (a pipeline often reads one list many times)
+        if name is self._last_name:
+            key = self._last_key
+        else:
+            kind = type(name)
+            key = name if kind is bytes else name.encode() if kind is str else encode(name)
+            self._last_name, self._last_key = name, key
+        if not self._queue:
+            try:
+                self._packed += _pack_header(_LINDEX, 0, 0, index, len(key), -1) + key
+            except struct.error:          # an index beyond int64: let the server word the error
+                super().lindex(name, index)
+                return self
+            self._packed_converts.append(None)
+        else:
+            super().lindex(name, index)
         return self
 
     def llen(self, name: Any) -> "RingPipeline":
-        self._queue.append((_SIMPLE, _T.GR_T_LLEN, 0, 0, 0, encode(name), None, None))
+        if not self._pack(_LLEN, 0, 0, 0, encode(name), None, None):
+            super().llen(name)
         return self
 
     def lset(self, name: Any, index: int, value: Any) -> "RingPipeline":
-        self._queue.append((_SIMPLE, _T.GR_T_LSET, 0, 0, index, encode(name), encode(value), bool_ok))
+        if not self._pack(_T.GR_T_LSET, 0, 0, index, encode(name), encode(value), bool_ok):
+            super().lset(name, index, value)
         return self
 
     def _push(self, word: bytes, end: int, only_if_exists: int, name: Any, values: tuple) -> "RingPipeline":
-        if len(values) != 1:
-            return super()._push(word, end, only_if_exists, name, values)
-        self._queue.append((_SIMPLE, _T.GR_T_PUSH, end, only_if_exists, 0, encode(name), encode(values[0]), None))
+        if len(values) != 1 or not self._pack(_T.GR_T_PUSH, end, only_if_exists, 0, encode(name),
+                                              encode(values[0]), None):
+            super()._push(word, end, only_if_exists, name, values)
         return self
 
     def _pop(self, word: bytes, end: int, name: Any, count: int | None) -> "RingPipeline":
-        if count is not None:
-            return super()._pop(word, end, name, count)
-        self._queue.append((_SIMPLE, _T.GR_T_POP, end, 0, 0, encode(name), None, None))
+        if count is not None or not self._pack(_T.GR_T_POP, end, 0, 0, encode(name), None, None):
+            super()._pop(word, end, name, count)
         return self
 
     def __enter__(self) -> "RingPipeline":
@@ -244,23 +301,25 @@ class RingPipeline(Commands):
 
     def __exit__(self, *exc_info: Any) -> None:
         self._queue.clear()
+        self._packed.clear()
+        self._packed_converts.clear()
 
     def __len__(self) -> int:
-        return len(self._queue)
+        return len(self._queue) + len(self._packed_converts)
 
     def execute(self, raise_on_error: bool = True) -> list:
         core = self._client._live()
-        queue, self._queue = self._queue, []
-        if not queue:
-            return []
-        if all(entry[0] is _SIMPLE for entry in queue):
-            converted = core.execute_simple(queue)
+        if self._packed_converts:
+            packed, converts = bytes(self._packed), self._packed_converts
+            self._packed.clear()
+            self._packed_converts = []
+            converted = core.execute_packed(packed, converts)
             if raise_on_error:
                 for value in converted:
                     if isinstance(value, ResponseError):
                         raise value
             return converted
-        queue = [self._general(entry) for entry in queue]
+        queue, self._queue = self._queue, []
         results: list = []
         lib = _native.lib
         for template, fields, argv, _convert in queue:
@@ -282,19 +341,3 @@ class RingPipeline(Commands):
                 if isinstance(value, ResponseError):
                     raise value
         return converted
-
-    @staticmethod
-    def _general(entry: tuple) -> tuple:
-        """A queued hot command in the general path's (template, fields, argv, convert) form."""
-        if entry[0] is not _SIMPLE:
-            return entry
-        _mark, template, end, flag, a, key, value, convert = entry
-        fields: dict = {"key": key, "end": end, "flag": flag, "index": a}
-        if value is not None:
-            if template == _T.GR_T_PUSH:
-                fields["items"] = [value]
-            else:
-                fields["arg1"] = value
-        if template == _T.GR_T_PING:
-            fields = {}
-        return (template, fields, (), convert)
