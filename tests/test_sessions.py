@@ -253,3 +253,17 @@ def test_batch_calls_make_one_c_call_for_many_values(ring):
     assert ring.lindex_many("batch", indexes) == [b"front", b"0000000000000000", b"0000000000002499",
                                                   b"0000000000004999", None]
     ring.delete("batch")
+
+
+def test_an_idle_adaptive_server_and_client_use_almost_no_cpu(goblin, ring):
+    import psutil
+
+    ring.ping()
+    server = psutil.Process(goblin.pid)
+    me = psutil.Process()
+    server_before, me_before = sum(server.cpu_times()[:2]), sum(me.cpu_times()[:2])
+    time.sleep(1.0)          # a measurement window, not synchronisation: nothing happens in it
+    server_used = sum(server.cpu_times()[:2]) - server_before
+    client_used = sum(me.cpu_times()[:2]) - me_before
+    assert server_used < 0.1, f"idle server used {server_used:.3f} s of CPU in 1 s"
+    assert client_used < 0.1, f"idle client used {client_used:.3f} s of CPU in 1 s"
