@@ -78,7 +78,7 @@ static void keys_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) 
     gr_ks_iterate(db->keyspace, collect_visit, &keys);
     if (keys.failed) {
         free(keys.entries);
-        gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+        gr_reply_oom(reply);
         return;
     }
     gr_reply_array_begin(reply, keys.count);
@@ -106,7 +106,7 @@ static void scan(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     } while (cursor != 0 && keys.count < wanted && visited_buckets < wanted * 10);
     if (keys.failed) {
         free(keys.entries);
-        gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+        gr_reply_oom(reply);
         return;
     }
     char cursor_text[24];
@@ -123,7 +123,7 @@ static void scan(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 static void rename_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     int result = gr_ks_rename(db->keyspace, r->key.data, r->key.length, r->arg1.data, r->arg1.length);
     if (result == -1) gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key");
-    else if (result == -2) gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+    else if (result == -2) gr_reply_oom(reply);
     else gr_reply_ok(reply);
 }
 

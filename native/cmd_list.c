@@ -38,7 +38,7 @@ static gr_list_t *create_list_or_reply(gr_db_t *db, gr_bytes_t key, gr_reply_t *
     gr_list_t *list = gr_list_new(&db->list_config);
     if (list && gr_ks_add(db->keyspace, key.data, key.length, GR_TYPE_LIST, list)) return list;
     if (list) gr_list_free(list);
-    gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+    gr_reply_oom(reply);
     return NULL;
 }
 
@@ -72,7 +72,7 @@ static void push(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     }
     if (failed) {
         delete_if_empty(db, r->key, list);
-        gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+        gr_reply_oom(reply);
         return;
     }
     gr_reply_integer(reply, (int64_t)gr_list_length(list));
@@ -173,7 +173,7 @@ static void lset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     int64_t index = normalise_index(r->index, gr_list_length(list));
     if (index < 0) { gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, "ERR index out of range"); return; }
     if (gr_list_set(list, (size_t)index, r->arg1.data, r->arg1.length) != 0) {
-        gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+        gr_reply_oom(reply);
         return;
     }
     gr_reply_ok(reply);
@@ -200,7 +200,7 @@ static void linsert(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (!matched) { gr_reply_integer(reply, -1); return; }
     size_t at = r->flag == 0 ? index : index + 1;   /* BEFORE : AFTER */
     if (gr_list_insert(list, at, r->arg2.data, r->arg2.length) != 0) {
-        gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+        gr_reply_oom(reply);
         return;
     }
     gr_reply_integer(reply, (int64_t)gr_list_length(list));
@@ -283,7 +283,7 @@ static void lpos(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         index = direction == GR_LIST_HEAD ? index + 1 : index - 1;
     }
     if (!positions) {
-        gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+        gr_reply_oom(reply);
         return;
     }
     if (r->flag) {
@@ -311,7 +311,7 @@ static void lmove(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     /* The value lives in the source's storage, which the pop invalidates: copy it first. */
     uint8_t *copy = malloc(value.length ? value.length : 1);
     if (!copy) {
-        gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+        gr_reply_oom(reply);
         return;
     }
     memcpy(copy, value.data, value.length);
@@ -325,7 +325,7 @@ static void lmove(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_list_push(source, engine_end(r->end), copy, copy_length);   /* put it back: lose nothing */
         free(copy);
         delete_if_empty(db, r->arg1, destination);
-        gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+        gr_reply_oom(reply);
         return;
     }
     gr_reply_bulk(reply, copy, copy_length);

@@ -109,6 +109,10 @@ void gr_reply_wrongtype(gr_reply_t *reply) {
 
 void gr_reply_ok(gr_reply_t *reply) { gr_reply_status(reply, "OK", 2); }
 
+void gr_reply_oom(gr_reply_t *reply) {
+    gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+}
+
 /* Redis's string2ll: optional '-', digits, no leading zeros or spaces, fits int64. */
 int gr_bytes_to_int64(const uint8_t *data, size_t length, int64_t *out) {
     if (length == 0 || length > 20) return -1;

@@ -84,6 +84,7 @@ void gr_reply_error_text(gr_reply_t *reply, gr_error_code_t code, const char *te
 void gr_reply_arity_error(gr_reply_t *reply, const char *command);
 void gr_reply_wrongtype(gr_reply_t *reply);
 void gr_reply_ok(gr_reply_t *reply);
+void gr_reply_oom(gr_reply_t *reply);   /* an allocation failed: Redis's OOM error, nothing changed */
 gr_ks_entry_t *gr_db_lookup(gr_db_t *db, gr_bytes_t key);
 void gr_free_value(uint8_t type, void *value, void *context);
 size_t gr_value_allocated_bytes(uint8_t type, const void *value);

@@ -71,6 +71,16 @@ def _number(text: str) -> Any:
             return text
 
 
+def raise_first_error(results: list) -> list:
+    """A pipeline's raise_on_error=True, as in redis-py: the first command error is raised."""
+    from ..errors import ResponseError
+
+    for value in results:
+        if isinstance(value, ResponseError):
+            raise value
+    return results
+
+
 def parse_scan(reply: list) -> tuple[int, list]:
     cursor, keys = reply
     return int(cursor), keys

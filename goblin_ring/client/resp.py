@@ -12,7 +12,7 @@ import socket
 from typing import Any
 
 from ..errors import ConnectionError, ProtocolError, ResponseError, TimeoutError, error_from_reply
-from .commands import Commands
+from .commands import Commands, raise_first_error
 
 try:
     import hiredis
@@ -204,8 +204,4 @@ class RespPipeline(Commands):
             except ResponseError as error:
                 value = error
             results.append(value)
-        if raise_on_error:
-            for value in results:
-                if isinstance(value, ResponseError):
-                    raise value
-        return results
+        return raise_first_error(results) if raise_on_error else results

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .. import _native, control
-from ..errors import ConnectionError, ResponseError
-from .commands import LEFT, RIGHT, Commands, bool_ok, encode
+from ..errors import ConnectionError
+from .commands import LEFT, RIGHT, Commands, bool_ok, encode, raise_first_error
 
 _T = _native.lib
 _ping, _key_int, _buffer = _T.gr_client_ping, _T.gr_client_key_int, _native.ffi.buffer
@@ -314,11 +314,7 @@ class RingPipeline(Commands):
             self._packed.clear()
             self._packed_converts = []
             converted = core.execute_packed(packed, converts)
-            if raise_on_error:
-                for value in converted:
-                    if isinstance(value, ResponseError):
-                        raise value
-            return converted
+            return raise_first_error(converted) if raise_on_error else converted
         queue, self._queue = self._queue, []
         results: list = []
         lib = _native.lib
@@ -336,8 +332,4 @@ class RingPipeline(Commands):
             if convert is not None and not isinstance(value, Exception):
                 value = convert(value)
             converted.append(value)
-        if raise_on_error:
-            for value in converted:
-                if isinstance(value, ResponseError):
-                    raise value
-        return converted
+        return raise_first_error(converted) if raise_on_error else converted
