@@ -10,6 +10,7 @@ plain Python.
 from __future__ import annotations
 
 import hashlib
+import socket
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -275,6 +276,10 @@ class Database:
     def key_count(self) -> int:
         return lib.gr_db_key_count(self.pointer)
 
+    def take_killed(self) -> int:
+        """The id of a connection CLIENT KILL asked to close (each reported once), or 0."""
+        return lib.gr_db_take_killed(self.pointer)
+
 
 class RingSessions:
     """Every ring session's rings, drained in C (native/session.h)."""
@@ -291,6 +296,9 @@ class RingSessions:
 
     def remove(self, session_id: int) -> None:
         lib.gr_rings_remove_session(self.pointer, session_id)
+
+    def set_peer(self, session_id: int, address: str, name: str) -> None:
+        lib.gr_rings_set_session_peer(self.pointer, session_id, address.encode(), name.encode(errors="replace"))
 
     def count(self) -> int:
         return lib.gr_rings_session_count(self.pointer)
@@ -323,6 +331,15 @@ class RespConnection:
 
     def flush(self, fd: int) -> int:
         return lib.gr_resp_conn_flush(self.pointer, fd)
+
+    def set_peer(self, sock) -> None:
+        """Record the socket's addresses for CLIENT LIST."""
+        if sock.family == socket.AF_UNIX:
+            lib.gr_resp_conn_set_peer(self.pointer, 1, b"/unixsocket:0", str(sock.getsockname()).encode())
+            return
+        def text(address) -> bytes:
+            return f"{address[0]}:{address[1]}".encode()
+        lib.gr_resp_conn_set_peer(self.pointer, 0, text(sock.getpeername()), text(sock.getsockname()))
 
     def should_close(self) -> bool:
         return bool(lib.gr_resp_conn_should_close(self.pointer))

@@ -139,7 +139,11 @@ void gr_cmd_keys(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
     case GR_T_EXISTS: exists(db, request, reply); return;
     case GR_T_TYPE: type(db, request, reply); return;
     case GR_T_DBSIZE: gr_reply_integer(reply, (int64_t)gr_ks_size(db->keyspace)); return;
-    case GR_T_FLUSHDB: gr_ks_clear(db->keyspace); gr_reply_ok(reply); return;
+    case GR_T_FLUSHDB:
+        if (request->flag) for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_clear(db->keyspaces[i]);   /* FLUSHALL */
+        else gr_ks_clear(db->keyspace);
+        gr_reply_ok(reply);
+        return;
     case GR_T_KEYS: keys_command(db, request, reply); return;
     case GR_T_SCAN: scan(db, request, reply); return;
     case GR_T_RENAME: rename_command(db, request, reply); return;

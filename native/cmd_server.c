@@ -201,7 +201,7 @@ int gr_cmd_server_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv,
             request.template_id = GR_T_MEMORY_USAGE;
             request.key.data = argv[2];
             request.key.length = (uint32_t)argv_length[2];
-            gr_db_execute(db, &request, reply);
+            gr_db_run(db, &request, reply);
             db->stats.commands_processed--;
         } else {
             reply_unknown_subcommand(reply, argv[1], argv_length[1], "MEMORY");

@@ -1,5 +1,6 @@
-/* db.c — the execution context (db.h): keyspace lifecycle, request dispatch by template
- * family, and the small helpers every command file shares (error replies, integer text).
+/* db.c — the execution context (db.h): the databases' lifecycle, the connection registry,
+ * the two execute entry points, request dispatch by template family, and the small helpers
+ * every command file shares (error replies, integer text).
  */
 #include "db.h"
 
@@ -32,10 +33,14 @@ static int64_t now_ms(void) {
 gr_db_t *gr_db_new(uint64_t seed) {
     gr_db_t *db = calloc(1, sizeof *db);
     if (!db) return NULL;
-    db->keyspace = gr_ks_new(gr_free_value, db, seed);
+    for (int i = 0; i < GR_DB_COUNT; i++) {
+        db->keyspaces[i] = gr_ks_new(gr_free_value, db, seed + (uint64_t)i);
+        if (!db->keyspaces[i]) { gr_db_free(db); return NULL; }
+    }
+    db->keyspace = db->keyspaces[0];
     db->scratch_items = calloc(SCRATCH_ITEMS, sizeof *db->scratch_items);
     db->scratch_capacity = SCRATCH_ITEMS - 1;
-    if (!db->keyspace || !db->scratch_items) {
+    if (!db->scratch_items) {
         gr_db_free(db);
         return NULL;
     }
@@ -48,7 +53,7 @@ gr_db_t *gr_db_new(uint64_t seed) {
 
 void gr_db_free(gr_db_t *db) {
     if (!db) return;
-    if (db->keyspace) gr_ks_free(db->keyspace);
+    for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_free(db->keyspaces[i]);
     free(db->scratch_items);
     free(db);
 }
@@ -82,7 +87,54 @@ void gr_db_set_info_number(gr_db_t *db, const char *field, int64_t value) {
     else if (!strcmp(field, "connections_received")) db->stats.connections_received = value;
 }
 
-int64_t gr_db_key_count(gr_db_t *db) { return (int64_t)gr_ks_size(db->keyspace); }
+int64_t gr_db_key_count(gr_db_t *db) {
+    int64_t keys = 0;
+    for (int i = 0; i < GR_DB_COUNT; i++) keys += (int64_t)gr_ks_size(db->keyspaces[i]);
+    return keys;
+}
+
+/* ---- connections ---- */
+
+void gr_connection_register(gr_db_t *db, gr_connection_t *conn, int64_t id, gr_connection_kind_t kind) {
+    conn->id = id;
+    conn->kind = (uint8_t)kind;
+    conn->protocol = 2;
+    conn->authenticated = kind == GR_CONN_RING || db->requirepass[0] == '\0';
+    conn->created_ms = conn->last_command_ms = now_ms();
+    conn->prev = NULL;
+    conn->next = db->connections;
+    if (db->connections) db->connections->prev = conn;
+    db->connections = conn;
+}
+
+void gr_connection_unregister(gr_db_t *db, gr_connection_t *conn) {
+    if (conn->prev) conn->prev->next = conn->next;
+    else if (db->connections == conn) db->connections = conn->next;
+    if (conn->next) conn->next->prev = conn->prev;
+    if (conn->kill_requested && !conn->kill_reported) db->kills_pending--;
+    conn->prev = conn->next = NULL;
+    if (db->current == conn) db->current = NULL;
+}
+
+int64_t gr_db_take_killed(gr_db_t *db) {
+    for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
+        if (conn->kill_requested && !conn->kill_reported) {
+            conn->kill_reported = 1;
+            db->kills_pending--;
+            return conn->id;
+        }
+    }
+    return 0;
+}
+
+/* Make conn the context of the command about to run. */
+static void enter(gr_db_t *db, gr_connection_t *conn) {
+    db->current = conn;
+    db->keyspace = db->keyspaces[conn->db_index];
+    db->now_ms = now_ms();
+    conn->last_command_ms = db->now_ms;
+    gr_ks_set_clock(db->keyspace, (uint64_t)db->now_ms);
+}
 
 gr_ks_entry_t *gr_db_lookup(gr_db_t *db, gr_bytes_t key) {
     gr_ks_entry_t *entry = gr_ks_find(db->keyspace, key.data, key.length);
@@ -170,10 +222,21 @@ static void execute_command_envelope(gr_db_t *db, const gr_request_t *request, g
         argv[i] = request->items[i].data;
         argv_length[i] = request->items[i].length;
     }
-    gr_db_execute_argv(db, request->item_count, argv, argv_length, reply);
+    gr_db_run_argv(db, request->item_count, argv, argv_length, reply);
 }
 
-void gr_db_execute(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply) {
+    enter(db, conn);
+    gr_db_run(db, request, reply);
+}
+
+void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
+                        const size_t *argv_length, gr_reply_t *reply) {
+    enter(db, conn);
+    gr_db_run_argv(db, argc, argv, argv_length, reply);
+}
+
+void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
     db->stats.commands_processed++;
     uint16_t template_id = request->template_id;
     if (template_id == GR_T_PING) {

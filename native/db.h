@@ -1,7 +1,13 @@
-/* db.h — the one keyspace and the execution context every command runs in.
+/* db.h — the server's databases, its connections, and the execution context every
+ * command runs in.
  *
- * A gr_db_t owns the keyspace (keyspace.c), the list engine configuration and the
- * server-wide counters that INFO reports. Both transports execute through it on one
+ * A gr_db_t owns the 16 keyspaces (keyspace.c) SELECT chooses between, the list engine
+ * configuration, the server-wide counters that INFO reports, and the registry of
+ * connections (gr_connection_t: one per RESP connection and per ring session) that CLIENT
+ * LIST and CLIENT KILL walk. Every command runs on behalf of one connection: the two
+ * execute entry points make it db->current and point db->keyspace at its selected
+ * database, so command code reads db->keyspace and never looks at the db index. (One
+ * thread executes everything, so "the current connection" is well defined.) Both transports execute through it on one
  * thread: the ring path decodes an SBE request into a gr_request_t (codec.c) and calls
  * gr_db_execute; the RESP path turns argv into the same gr_request_t (resp_commands.c) or,
  * for commands without a typed message, calls gr_db_execute_argv. The per-type command
@@ -20,6 +26,31 @@
 
 /* Value types stored in keyspace entries. */
 enum { GR_TYPE_STRING = 1, GR_TYPE_LIST = 2 };
+
+#define GR_DB_COUNT 16
+
+/* What the server knows about one client, whichever transport it came by. The transport
+ * owns the struct (embedded in its connection or session) and registers it. */
+typedef enum gr_connection_kind { GR_CONN_TCP = 0, GR_CONN_UNIX = 1, GR_CONN_RING = 2 } gr_connection_kind_t;
+
+typedef struct gr_connection {
+    int64_t id;
+    uint8_t kind;             /* gr_connection_kind_t */
+    uint8_t protocol;         /* RESP protocol: 2, or 3 after HELLO 3 (ring sessions: 2) */
+    uint8_t authenticated;    /* ring sessions always (their socket is owner-only) */
+    uint8_t kill_requested;   /* CLIENT KILL: the transport closes it after this command */
+    uint8_t kill_reported;
+    int32_t db_index;
+    int64_t created_ms;
+    int64_t last_command_ms;
+    char name[128];
+    char lib_name[64];
+    char lib_ver[64];
+    char addr[64];
+    char laddr[64];
+    char last_command[32];
+    struct gr_connection *prev, *next;   /* the db's registry */
+} gr_connection_t;
 
 /* Text fields INFO reports; set by the Python server at startup. */
 typedef struct gr_db_info {
@@ -49,7 +80,13 @@ typedef struct gr_db_stats {
 } gr_db_stats_t;
 
 typedef struct gr_db {
-    gr_keyspace_t *keyspace;
+    gr_keyspace_t *keyspace;                  /* the current connection's selected database */
+    gr_keyspace_t *keyspaces[GR_DB_COUNT];
+    gr_connection_t *current;                 /* the connection the running command came from */
+    gr_connection_t *connections;             /* registry, newest first */
+    int64_t kills_pending;                    /* killed connections not yet taken by the server */
+    int64_t now_ms;                           /* unix ms, read once per command */
+    char requirepass[256];                    /* empty: no AUTH needed */
     gr_list_config_t list_config;
     gr_db_stats_t stats;
     gr_db_info_t info;
@@ -67,14 +104,26 @@ void gr_db_free(gr_db_t *db);
 int gr_db_set_list_implementation(gr_db_t *db, const char *name);
 void gr_db_set_info_text(gr_db_t *db, const char *field, const char *value);
 void gr_db_set_info_number(gr_db_t *db, const char *field, int64_t value);
-int64_t gr_db_key_count(gr_db_t *db);
+int64_t gr_db_key_count(gr_db_t *db);   /* keys in every database */
+/* A connection CLIENT KILL asked to close that the server has not been told of yet: its
+ * id (reported once), or 0. */
+int64_t gr_db_take_killed(gr_db_t *db);
 /* cffi-cdef-end */
 
-/* Execute one typed request (from either transport) and write its reply. */
-void gr_db_execute(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-/* Execute one command given as argv (RESP, or the ring's CommandRequest). */
-void gr_db_execute_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv,
+/* Connections: the transport zeroes the struct, sets id and kind, then registers it. */
+void gr_connection_register(gr_db_t *db, gr_connection_t *conn, int64_t id, gr_connection_kind_t kind);
+void gr_connection_unregister(gr_db_t *db, gr_connection_t *conn);
+
+/* Execute one typed request (from either transport) for conn and write its reply. */
+void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply);
+/* Execute one command given as argv (RESP, or the ring's CommandRequest) for conn. */
+void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
                         const size_t *argv_length, gr_reply_t *reply);
+/* The same, inside a command already running (MEMORY USAGE, the CommandRequest envelope):
+ * the context is already set. */
+void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                    gr_reply_t *reply);
 
 /* Number of commands in the command table (COMMAND COUNT). */
 size_t gr_command_count(void);

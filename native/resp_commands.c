@@ -346,8 +346,8 @@ static void reply_unknown_command(gr_reply_t *reply, size_t argc, const uint8_t 
     gr_reply_error(reply, GR_ERR_UNKNOWN_COMMAND, text, strlen(text));
 }
 
-void gr_db_execute_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv,
-                        const size_t *argv_length, gr_reply_t *reply) {
+void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                    gr_reply_t *reply) {
     if (argc == 0) return;
     const command_spec_t *spec = find_command(argv[0], argv_length[0]);
     if (!spec) {
@@ -373,5 +373,5 @@ void gr_db_execute_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv,
     }
     parse_context_t ctx = {argc, argv, argv_length, request, reply};
     if (spec->build(&ctx) != 0) return;
-    gr_db_execute(db, request, reply);
+    gr_db_run(db, request, reply);
 }

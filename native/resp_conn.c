@@ -33,7 +33,7 @@ typedef struct resp_writer {
 
 struct gr_resp_conn {
     gr_db_t *db;
-    int64_t id;
+    gr_connection_t state;                   /* id, selected db, protocol, name: registered with db */
     byte_buffer_t in, out;
     resp_writer_t writer;
     const uint8_t **argv;
@@ -139,7 +139,7 @@ gr_resp_conn_t *gr_resp_conn_new(gr_db_t *db, int64_t client_id) {
     if (!conn) return NULL;
     memset(conn, 0, sizeof *conn);
     conn->db = db;
-    conn->id = client_id;
+    gr_connection_register(db, &conn->state, client_id, GR_CONN_TCP);
     conn->writer.base.ops = &resp_ops;
     conn->writer.out = &conn->out;
     return conn;
@@ -147,6 +147,7 @@ gr_resp_conn_t *gr_resp_conn_new(gr_db_t *db, int64_t client_id) {
 
 void gr_resp_conn_free(gr_resp_conn_t *conn) {
     if (!conn) return;
+    gr_connection_unregister(conn->db, &conn->state);
     gr_mem_free(conn->in.data, GR_MEM_SESSION);
     gr_mem_free(conn->out.data, GR_MEM_SESSION);
     gr_mem_free(conn->argv, GR_MEM_SESSION);
@@ -155,7 +156,15 @@ void gr_resp_conn_free(gr_resp_conn_t *conn) {
     gr_mem_free(conn, GR_MEM_SESSION);
 }
 
-int gr_resp_conn_should_close(const gr_resp_conn_t *conn) { return conn->close_after_write; }
+int gr_resp_conn_should_close(const gr_resp_conn_t *conn) {
+    return conn->close_after_write || conn->state.kill_requested;
+}
+
+void gr_resp_conn_set_peer(gr_resp_conn_t *conn, int is_unix, const char *addr, const char *laddr) {
+    conn->state.kind = is_unix ? GR_CONN_UNIX : GR_CONN_TCP;
+    snprintf(conn->state.addr, sizeof conn->state.addr, "%s", addr);
+    snprintf(conn->state.laddr, sizeof conn->state.laddr, "%s", laddr);
+}
 
 /* ---- parsing ---- */
 
@@ -338,7 +347,7 @@ static int is_quit(const gr_resp_conn_t *conn, size_t argc) {
 /* Execute every complete command in the input buffer. */
 static void process_input(gr_resp_conn_t *conn) {
     byte_buffer_t *in = &conn->in;
-    while (in->start < in->length && !conn->close_after_write) {
+    while (in->start < in->length && !conn->close_after_write && !conn->state.kill_requested) {
         const uint8_t *start = in->data + in->start, *end = in->data + in->length;
         size_t argc = 0, consumed = 0;
         const char *error = NULL;
@@ -355,7 +364,7 @@ static void process_input(gr_resp_conn_t *conn) {
                 gr_reply_ok(&conn->writer.base);
                 conn->close_after_write = 1;
             } else {
-                gr_db_execute_argv(conn->db, argc, conn->argv, conn->argv_length, &conn->writer.base);
+                gr_db_execute_argv(conn->db, &conn->state, argc, conn->argv, conn->argv_length, &conn->writer.base);
             }
         }
         in->start += consumed;

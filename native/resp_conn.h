@@ -25,6 +25,8 @@ typedef struct gr_resp_conn gr_resp_conn_t;
 
 gr_resp_conn_t *gr_resp_conn_new(gr_db_t *db, int64_t client_id);
 void gr_resp_conn_free(gr_resp_conn_t *conn);
+/* For CLIENT LIST: the peer's address and ours ("127.0.0.1:5000", or a socket path). */
+void gr_resp_conn_set_peer(gr_resp_conn_t *conn, int is_unix, const char *addr, const char *laddr);
 /* One recv and everything it completes. Returns bytes read (> 0), 0 on EOF, -1 on a socket
  * error, -2 when the socket had nothing (EAGAIN). */
 int64_t gr_resp_conn_read(gr_resp_conn_t *conn, int fd);
@@ -35,7 +37,7 @@ int64_t gr_resp_conn_flush(gr_resp_conn_t *conn, int fd);
 /* Output not yet written (for feed-based tests): pointer and length; consume after use. */
 const uint8_t *gr_resp_conn_output(const gr_resp_conn_t *conn, size_t *length);
 void gr_resp_conn_consume_output(gr_resp_conn_t *conn, size_t length);
-/* 1 once QUIT or a protocol error asks for the connection to close (after its output). */
+/* 1 once QUIT, CLIENT KILL or a protocol error asks for the connection to close (after its output). */
 int gr_resp_conn_should_close(const gr_resp_conn_t *conn);
 /* cffi-cdef-end */
 

@@ -17,6 +17,7 @@
 
 typedef struct gr_session {
     uint64_t id;
+    gr_connection_t state;    /* selected db, name: registered with the db */
     gr_ring_t requests;       /* client produces, server consumes */
     gr_ring_t replies;        /* server produces, client consumes */
     gr_sbe_reply_t writer;    /* staged replies not yet in the reply ring */
@@ -42,14 +43,15 @@ gr_rings_t *gr_rings_new(gr_db_t *db) {
     return rings;
 }
 
-static void session_free(gr_session_t *session) {
+static void session_free(gr_rings_t *rings, gr_session_t *session) {
+    gr_connection_unregister(rings->db, &session->state);
     gr_sbe_reply_free(&session->writer);
     free(session);
 }
 
 void gr_rings_free(gr_rings_t *rings) {
     if (!rings) return;
-    for (size_t i = 0; i < rings->count; i++) session_free(rings->sessions[i]);
+    for (size_t i = 0; i < rings->count; i++) session_free(rings, rings->sessions[i]);
     free(rings->sessions);
     free(rings->request.items);
     free(rings);
@@ -78,11 +80,12 @@ int gr_rings_add_session(gr_rings_t *rings, uint64_t session_id,
     if (rings->count == rings->capacity) {
         size_t grown_capacity = rings->capacity ? rings->capacity * 2 : 8;
         gr_session_t **grown = realloc(rings->sessions, grown_capacity * sizeof *grown);
-        if (!grown) { session_free(session); snprintf(error, error_size, "out of memory"); return -1; }
+        if (!grown) { gr_sbe_reply_free(&session->writer); free(session); snprintf(error, error_size, "out of memory"); return -1; }
         rings->sessions = grown;
         rings->capacity = grown_capacity;
     }
     rings->sessions[rings->count++] = session;
+    gr_connection_register(rings->db, &session->state, (int64_t)session_id, GR_CONN_RING);
     rings->db->stats.connected_ring_sessions = (int64_t)rings->count;
     return 0;
 }
@@ -90,7 +93,7 @@ int gr_rings_add_session(gr_rings_t *rings, uint64_t session_id,
 void gr_rings_remove_session(gr_rings_t *rings, uint64_t session_id) {
     for (size_t i = 0; i < rings->count; i++) {
         if (rings->sessions[i]->id != session_id) continue;
-        session_free(rings->sessions[i]);
+        session_free(rings, rings->sessions[i]);
         rings->sessions[i] = rings->sessions[--rings->count];
         break;
     }
@@ -98,6 +101,16 @@ void gr_rings_remove_session(gr_rings_t *rings, uint64_t session_id) {
 }
 
 size_t gr_rings_session_count(const gr_rings_t *rings) { return rings->count; }
+
+void gr_rings_set_session_peer(gr_rings_t *rings, uint64_t session_id, const char *addr, const char *name) {
+    for (size_t i = 0; i < rings->count; i++) {
+        if (rings->sessions[i]->id != session_id) continue;
+        gr_connection_t *state = &rings->sessions[i]->state;
+        snprintf(state->addr, sizeof state->addr, "%s", addr);
+        snprintf(state->laddr, sizeof state->laddr, "ring");
+        snprintf(state->name, sizeof state->name, "%s", name);
+    }
+}
 
 /* Copy staged replies into the reply ring, as many as fit; wake a sleeping client. */
 static void flush_replies(gr_session_t *session) {
@@ -137,6 +150,7 @@ static int handle_request(void *context, int32_t type, const uint8_t *payload, s
     drain_context_t *drain = context;
     gr_session_t *session = drain->session;
     if (session->writer.stage_length > session->backlog_limit) return -1;   /* back-pressure: leave it */
+    if (session->state.kill_requested) return -1;                          /* killed: leave the rest */
     gr_request_t *request = &drain->rings->request;
     request->item_capacity = GR_GROUP_MAX_ITEMS;
     gr_codec_status_t status = gr_decode_request(payload, length, request);
@@ -147,7 +161,7 @@ static int handle_request(void *context, int32_t type, const uint8_t *payload, s
     }
     drain->rings->db->stats.ring_messages++;
     session->writer.request_id = request->request_id;
-    gr_db_execute(drain->rings->db, request, &session->writer.base);
+    gr_db_execute(drain->rings->db, &session->state, request, &session->writer.base);
     return 0;
 }
 
@@ -156,6 +170,7 @@ int64_t gr_rings_poll(gr_rings_t *rings) {
     for (size_t i = 0; i < rings->count; i++) {
         gr_session_t *session = rings->sessions[i];
         if (gr_ring_is_corrupt(&session->requests)) continue;   /* waiting for the server to close it */
+        if (session->state.kill_requested) continue;            /* CLIENT KILL: likewise */
         if (session->writer.stage_length) flush_replies(session);
         if (session->writer.stage_length > session->backlog_limit) continue;
         drain_context_t drain = {rings, session};
@@ -186,6 +201,7 @@ int64_t gr_rings_run(gr_rings_t *rings, int64_t spin_ns, int64_t max_ns, int wat
     for (uint32_t pass = 0;; pass++) {
         int64_t n = gr_rings_poll(rings);
         if (n) executed += n;
+        if (rings->db->kills_pending) break;   /* CLIENT KILL: let the server close the connection */
         /* Reading the clock costs ~20 ns; check it every 64 idle passes, or after work. */
         if (n || (pass & 63) == 0) {
             int64_t now = monotonic_ns();

@@ -36,6 +36,8 @@ int gr_rings_add_session(gr_rings_t *rings, uint64_t session_id,
 /* Stop serving a session; after this returns the server no longer touches its memory. */
 void gr_rings_remove_session(gr_rings_t *rings, uint64_t session_id);
 size_t gr_rings_session_count(const gr_rings_t *rings);
+/* For CLIENT LIST: the client's description ("pid=123") and the name it attached with. */
+void gr_rings_set_session_peer(gr_rings_t *rings, uint64_t session_id, const char *addr, const char *name);
 size_t gr_ring_segment_bytes(uint64_t capacity);
 
 /* One pass over every session; returns the requests executed. */

@@ -70,8 +70,8 @@ class Server:
         self.doorbells: dict[int, Session] = {}         # by eventfd
         self.resp_connections: dict[int, tuple[socket.socket, _native.RespConnection]] = {}
         self.listeners: list[socket.socket] = []
-        self.next_session_id = 1
-        self.next_client_id = 1
+        self.resp_by_id: dict[int, socket.socket] = {}   # client id -> socket, for CLIENT KILL
+        self.next_client_id = 1     # one id space for ring sessions and RESP clients (CLIENT ID)
         self.connections_received = 0
         self.stopping = False
         self.control_socket: socket.socket | None = None
@@ -232,6 +232,17 @@ class Server:
                     self._accept_resp(key.fileobj)
                 elif kind == "control-listener":
                     self._accept_control()
+            while killed := self.database.take_killed():
+                self._close_killed(killed)
+
+    def _close_killed(self, client_id: int) -> None:
+        """CLIENT KILL named this connection: write what it has (its own OK), then close it."""
+        if (session := self.sessions.get(client_id)) is not None:
+            self._close_session(session, "killed by CLIENT KILL")
+        elif (sock := self.resp_by_id.get(client_id)) is not None:
+            _sock, connection = self.resp_connections[sock.fileno()]
+            connection.flush(sock.fileno())
+            self._close_resp(sock)
 
     # ---- ring sessions ------------------------------------------------------------------
 
@@ -242,8 +253,8 @@ class Server:
             except BlockingIOError:
                 return
             sock.setblocking(False)
-            session = Session(self.next_session_id, sock)
-            self.next_session_id += 1
+            session = Session(self.next_client_id, sock)
+            self.next_client_id += 1
             self.sessions[session.session_id] = session
             self.selector.register(sock, selectors.EVENT_READ, ("control", session))
 
@@ -296,6 +307,7 @@ class Server:
             session.replies = _native.Segment(reply_name, size, create=True)
             session.doorbell = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
             self.rings.add(session.session_id, session.requests, session.replies, capacity)
+            self.rings.set_peer(session.session_id, f"ring:pid={session.client_pid}", session.client_name)
         except Exception as error:  # noqa: BLE001 - any failure refuses this client only
             self._refuse(session, 1, f"could not create the session's rings: {error}")
             return
@@ -372,6 +384,9 @@ class Server:
             if sock.family != socket.AF_UNIX:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             connection = _native.RespConnection(self.database, self.next_client_id)
+            connection.set_peer(sock)
+            self.resp_by_id[self.next_client_id] = sock
+            connection.client_id = self.next_client_id
             self.next_client_id += 1
             self.resp_connections[sock.fileno()] = (sock, connection)
             self.database.set_info("connected_resp_clients", len(self.resp_connections))
@@ -394,7 +409,9 @@ class Server:
             self.selector.modify(sock, wanted, ("resp", connection))
 
     def _close_resp(self, sock: socket.socket) -> None:
-        self.resp_connections.pop(sock.fileno(), None)
+        _sock, connection = self.resp_connections.pop(sock.fileno(), (None, None))
+        if connection is not None:
+            self.resp_by_id.pop(connection.client_id, None)
         self.database.set_info("connected_resp_clients", len(self.resp_connections))
         self.selector.unregister(sock)
         sock.close()
