@@ -276,6 +276,10 @@ class Database:
     def key_count(self) -> int:
         return lib.gr_db_key_count(self.pointer)
 
+    def cron(self, budget_us: int) -> int:
+        """Active expiry and idle rehashing; returns the keys expired."""
+        return lib.gr_db_cron(self.pointer, budget_us)
+
     def take_killed(self) -> int:
         """The id of a connection CLIENT KILL asked to close (each reported once), or 0."""
         return lib.gr_db_take_killed(self.pointer)

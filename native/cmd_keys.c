@@ -1,5 +1,6 @@
 /* cmd_keys.c — the generic key commands: DEL, UNLINK, EXISTS, TYPE, DBSIZE, FLUSHDB,
- * FLUSHALL, KEYS, SCAN, RENAME and MEMORY USAGE.
+ * FLUSHALL, KEYS, SCAN, RENAME and MEMORY USAGE. KEYS and SCAN skip keys whose expiry has
+ * passed (the cron or the next lookup deletes them).
  *
  * The keyspace itself (hash table, incremental rehash, the SCAN cursor) is keyspace.c and
  * the pattern matcher glob.c; this file is their command layer, typed requests in, Redis
@@ -23,7 +24,8 @@ static const char *type_name(uint8_t type) {
 static void del(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     int64_t deleted = 0;
     for (uint32_t i = 0; i < r->item_count; i++)
-        deleted += gr_ks_delete(db->keyspace, r->items[i].data, r->items[i].length);
+        if (gr_db_find_live(db, r->items[i]))   /* an expired key is deleted, but does not count */
+            deleted += gr_ks_delete(db->keyspace, r->items[i].data, r->items[i].length);
     gr_reply_integer(reply, deleted);
 }
 
@@ -41,6 +43,7 @@ static void type(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 /* Entries collected for a reply whose count must be known before the first element. */
 typedef struct collected_keys {
+    const gr_db_t *db;       /* for the clock: expired keys are skipped */
     gr_ks_entry_t **entries;
     size_t count, capacity;
     int failed;
@@ -49,7 +52,7 @@ typedef struct collected_keys {
 } collected_keys_t;
 
 static void collect(collected_keys_t *keys, gr_ks_entry_t *entry) {
-    if (keys->failed) return;
+    if (keys->failed || gr_db_is_expired(keys->db, entry)) return;
     if (keys->filter_type && entry->type != keys->filter_type) return;
     if (keys->pattern.length &&
         !(keys->pattern.length == 1 && keys->pattern.data[0] == '*') &&
@@ -74,6 +77,7 @@ static void collect_scan_visit(void *context, gr_ks_entry_t *entry) { collect(co
 
 static void keys_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     collected_keys_t keys = {0};
+    keys.db = db;
     keys.pattern = r->arg1;
     gr_ks_iterate(db->keyspace, collect_visit, &keys);
     if (keys.failed) {
@@ -94,6 +98,7 @@ static int type_from_name(gr_bytes_t name) {
 
 static void scan(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     collected_keys_t keys = {0};
+    keys.db = db;
     keys.pattern = r->arg1;
     keys.filter_type = r->arg2.length ? type_from_name(r->arg2) : 0;
     size_t wanted = r->count ? r->count : 10;
@@ -121,6 +126,8 @@ static void scan(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 }
 
 static void rename_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    gr_db_find_live(db, r->key);    /* an expired source is no such key */
+    gr_db_find_live(db, r->arg1);   /* an expired target is gone before the rename */
     int result = gr_ks_rename(db->keyspace, r->key.data, r->key.length, r->arg1.data, r->arg1.length);
     if (result == -1) gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key");
     else if (result == -2) gr_reply_oom(reply);

@@ -52,6 +52,24 @@
 #include "generated/goblin/bPopRequest.h"
 #include "generated/goblin/bLMoveRequest.h"
 #include "generated/goblin/bLMPopRequest.h"
+#include "generated/goblin/selectRequest.h"
+#include "generated/goblin/moveRequest.h"
+#include "generated/goblin/swapDbRequest.h"
+#include "generated/goblin/setRequest.h"
+#include "generated/goblin/getRequest.h"
+#include "generated/goblin/getDelRequest.h"
+#include "generated/goblin/getExRequest.h"
+#include "generated/goblin/mSetRequest.h"
+#include "generated/goblin/mGetRequest.h"
+#include "generated/goblin/incrByRequest.h"
+#include "generated/goblin/incrByFloatRequest.h"
+#include "generated/goblin/appendRequest.h"
+#include "generated/goblin/strLenRequest.h"
+#include "generated/goblin/getRangeRequest.h"
+#include "generated/goblin/setRangeRequest.h"
+#include "generated/goblin/expireRequest.h"
+#include "generated/goblin/ttlRequest.h"
+#include "generated/goblin/persistRequest.h"
 
 /* The hand-written template numbers in codec.h must be the schema's. */
 _Static_assert(GR_T_PING == GOBLIN_PING_SBE_TEMPLATE_ID, "template ids drifted from schema/goblin.xml");
@@ -61,6 +79,12 @@ _Static_assert(GR_T_MEMORY_USAGE == GOBLIN_MEMORY_USAGE_REQUEST_SBE_TEMPLATE_ID,
 _Static_assert(GR_T_LMPOP == GOBLIN_L_M_POP_REQUEST_SBE_TEMPLATE_ID, "template ids drifted");
 _Static_assert(GR_T_BLMPOP == GOBLIN_B_L_M_POP_REQUEST_SBE_TEMPLATE_ID, "template ids drifted");
 _Static_assert(GR_T_ATTACH_CONFIRM == GOBLIN_ATTACH_CONFIRM_SBE_TEMPLATE_ID, "template ids drifted");
+_Static_assert(GR_T_SELECT == GOBLIN_SELECT_REQUEST_SBE_TEMPLATE_ID, "template ids drifted");
+_Static_assert(GR_T_SWAPDB == GOBLIN_SWAP_DB_REQUEST_SBE_TEMPLATE_ID, "template ids drifted");
+_Static_assert(GR_T_SET == GOBLIN_SET_REQUEST_SBE_TEMPLATE_ID, "template ids drifted");
+_Static_assert(GR_T_SETRANGE == GOBLIN_SET_RANGE_REQUEST_SBE_TEMPLATE_ID, "template ids drifted");
+_Static_assert(GR_T_EXPIRE == GOBLIN_EXPIRE_REQUEST_SBE_TEMPLATE_ID, "template ids drifted");
+_Static_assert(GR_T_PERSIST == GOBLIN_PERSIST_REQUEST_SBE_TEMPLATE_ID, "template ids drifted");
 
 const char *gr_codec_status_text(gr_codec_status_t status) {
     switch (status) {
@@ -180,6 +204,18 @@ static gr_codec_status_t put_var_data(char *buffer, uint64_t buffer_length, uint
     return GR_CODEC_OK
 
 static int valid_end(uint8_t value) { return value <= 1; }
+
+/* Enum fields travel in end, to_end, flag (and SET's variant in count); the largest valid
+ * value of each depends on the template. */
+static int valid_enums(const gr_request_t *r) {
+    switch (r->template_id) {
+    case GR_T_SET:    return r->count <= 3 && r->end <= 2 && r->to_end <= 6 && r->flag <= 1;
+    case GR_T_GETEX:  return r->to_end <= 6;
+    case GR_T_EXPIRE: return r->end <= 5 && r->to_end <= 1 && r->flag <= 1;
+    case GR_T_TTL:    return r->end <= 3;
+    default:          return valid_end(r->end) && valid_end(r->to_end) && r->flag <= 1;
+    }
+}
 
 /* ---- requests ------------------------------------------------------------------------ */
 
@@ -391,11 +427,143 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
         DECODE_BYTES_GROUP(bLMPopRequest, keys, key, m, r);
         break;
     }
+    case GR_T_SELECT: {
+        DECODE_BEGIN(selectRequest, m);
+        r->request_id = goblin_selectRequest_requestId(&m);
+        r->index = goblin_selectRequest_db(&m);
+        break;
+    }
+    case GR_T_MOVE: {
+        DECODE_BEGIN(moveRequest, m);
+        r->request_id = goblin_moveRequest_requestId(&m);
+        r->index = goblin_moveRequest_db(&m);
+        VAR(moveRequest, m, r->key);
+        break;
+    }
+    case GR_T_SWAPDB: {
+        DECODE_BEGIN(swapDbRequest, m);
+        r->request_id = goblin_swapDbRequest_requestId(&m);
+        r->index = goblin_swapDbRequest_first(&m);
+        r->index2 = goblin_swapDbRequest_second(&m);
+        break;
+    }
+    case GR_T_SET: {
+        DECODE_BEGIN(setRequest, m);
+        r->request_id = goblin_setRequest_requestId(&m);
+        r->count = ((const uint8_t *)m.buffer)[m.offset + goblin_setRequest_variant_encoding_offset()];
+        r->end = ((const uint8_t *)m.buffer)[m.offset + goblin_setRequest_condition_encoding_offset()];
+        r->to_end = ((const uint8_t *)m.buffer)[m.offset + goblin_setRequest_expireMode_encoding_offset()];
+        r->flag = ((const uint8_t *)m.buffer)[m.offset + goblin_setRequest_get_encoding_offset()];
+        r->index = goblin_setRequest_expireValue(&m);
+        VAR(setRequest, m, r->key);
+        VAR(setRequest, m, r->arg1);
+        break;
+    }
+    case GR_T_GET: {
+        DECODE_BEGIN(getRequest, m);
+        r->request_id = goblin_getRequest_requestId(&m);
+        VAR(getRequest, m, r->key);
+        break;
+    }
+    case GR_T_GETDEL: {
+        DECODE_BEGIN(getDelRequest, m);
+        r->request_id = goblin_getDelRequest_requestId(&m);
+        VAR(getDelRequest, m, r->key);
+        break;
+    }
+    case GR_T_GETEX: {
+        DECODE_BEGIN(getExRequest, m);
+        r->request_id = goblin_getExRequest_requestId(&m);
+        r->to_end = ((const uint8_t *)m.buffer)[m.offset + goblin_getExRequest_expireMode_encoding_offset()];
+        r->index = goblin_getExRequest_expireValue(&m);
+        VAR(getExRequest, m, r->key);
+        break;
+    }
+    case GR_T_MSET: {
+        DECODE_BEGIN(mSetRequest, m);
+        r->request_id = goblin_mSetRequest_requestId(&m);
+        r->flag = ((const uint8_t *)m.buffer)[m.offset + goblin_mSetRequest_onlyIfNoneExist_encoding_offset()];
+        DECODE_BYTES_GROUP(mSetRequest, arguments, argument, m, r);
+        break;
+    }
+    case GR_T_MGET: {
+        DECODE_BEGIN(mGetRequest, m);
+        r->request_id = goblin_mGetRequest_requestId(&m);
+        DECODE_BYTES_GROUP(mGetRequest, keys, key, m, r);
+        break;
+    }
+    case GR_T_INCRBY: {
+        DECODE_BEGIN(incrByRequest, m);
+        r->request_id = goblin_incrByRequest_requestId(&m);
+        r->index = goblin_incrByRequest_delta(&m);
+        r->flag = ((const uint8_t *)m.buffer)[m.offset + goblin_incrByRequest_isDecrBy_encoding_offset()];
+        VAR(incrByRequest, m, r->key);
+        break;
+    }
+    case GR_T_INCRBYFLOAT: {
+        DECODE_BEGIN(incrByFloatRequest, m);
+        r->request_id = goblin_incrByFloatRequest_requestId(&m);
+        VAR(incrByFloatRequest, m, r->key);
+        VAR(incrByFloatRequest, m, r->arg1);
+        break;
+    }
+    case GR_T_APPEND: {
+        DECODE_BEGIN(appendRequest, m);
+        r->request_id = goblin_appendRequest_requestId(&m);
+        VAR(appendRequest, m, r->key);
+        VAR(appendRequest, m, r->arg1);
+        break;
+    }
+    case GR_T_STRLEN: {
+        DECODE_BEGIN(strLenRequest, m);
+        r->request_id = goblin_strLenRequest_requestId(&m);
+        VAR(strLenRequest, m, r->key);
+        break;
+    }
+    case GR_T_GETRANGE: {
+        DECODE_BEGIN(getRangeRequest, m);
+        r->request_id = goblin_getRangeRequest_requestId(&m);
+        r->index = goblin_getRangeRequest_start(&m);
+        r->index2 = goblin_getRangeRequest_end(&m);
+        VAR(getRangeRequest, m, r->key);
+        break;
+    }
+    case GR_T_SETRANGE: {
+        DECODE_BEGIN(setRangeRequest, m);
+        r->request_id = goblin_setRangeRequest_requestId(&m);
+        r->index = goblin_setRangeRequest_byteOffset(&m);
+        VAR(setRangeRequest, m, r->key);
+        VAR(setRangeRequest, m, r->arg1);
+        break;
+    }
+    case GR_T_EXPIRE: {
+        DECODE_BEGIN(expireRequest, m);
+        r->request_id = goblin_expireRequest_requestId(&m);
+        r->to_end = ((const uint8_t *)m.buffer)[m.offset + goblin_expireRequest_unit_encoding_offset()];
+        r->flag = ((const uint8_t *)m.buffer)[m.offset + goblin_expireRequest_absolute_encoding_offset()];
+        r->end = ((const uint8_t *)m.buffer)[m.offset + goblin_expireRequest_condition_encoding_offset()];
+        r->index = goblin_expireRequest_value(&m);
+        VAR(expireRequest, m, r->key);
+        break;
+    }
+    case GR_T_TTL: {
+        DECODE_BEGIN(ttlRequest, m);
+        r->request_id = goblin_ttlRequest_requestId(&m);
+        r->end = ((const uint8_t *)m.buffer)[m.offset + goblin_ttlRequest_kind_encoding_offset()];
+        VAR(ttlRequest, m, r->key);
+        break;
+    }
+    case GR_T_PERSIST: {
+        DECODE_BEGIN(persistRequest, m);
+        r->request_id = goblin_persistRequest_requestId(&m);
+        VAR(persistRequest, m, r->key);
+        break;
+    }
     default:
         return GR_CODEC_UNKNOWN_TEMPLATE;
     }
     /* Enum fields are validated here once, for every template that has them. */
-    if (!valid_end(r->end) || !valid_end(r->to_end) || r->flag > 1) return GR_CODEC_BAD_ENUM;
+    if (!valid_enums(r)) return GR_CODEC_BAD_ENUM;
     return GR_CODEC_OK;
 }
 
@@ -410,7 +578,7 @@ size_t gr_request_encoded_size(const gr_request_t *r) {
 }
 
 gr_codec_status_t gr_encode_request(const gr_request_t *r, uint8_t *buffer, size_t capacity, size_t *length) {
-    if (!valid_end(r->end) || !valid_end(r->to_end) || r->flag > 1) return GR_CODEC_BAD_ENUM;
+    if (!valid_enums(r)) return GR_CODEC_BAD_ENUM;
     switch (r->template_id) {
     case GR_T_PING: {
         ENCODE_BEGIN(ping, m);
@@ -608,6 +776,138 @@ gr_codec_status_t gr_encode_request(const gr_request_t *r, uint8_t *buffer, size
         goblin_bLMPopRequest_set_timeoutSeconds(&m, r->timeout);
         ENCODE_BYTES_GROUP(bLMPopRequest, keys, m, r);
         ENCODE_END(bLMPopRequest, m);
+    }
+    case GR_T_SELECT: {
+        ENCODE_BEGIN(selectRequest, m);
+        goblin_selectRequest_set_requestId(&m, r->request_id);
+        goblin_selectRequest_set_db(&m, r->index);
+        ENCODE_END(selectRequest, m);
+    }
+    case GR_T_MOVE: {
+        ENCODE_BEGIN(moveRequest, m);
+        goblin_moveRequest_set_requestId(&m, r->request_id);
+        goblin_moveRequest_set_db(&m, r->index);
+        PUT(moveRequest, m, r->key);
+        ENCODE_END(moveRequest, m);
+    }
+    case GR_T_SWAPDB: {
+        ENCODE_BEGIN(swapDbRequest, m);
+        goblin_swapDbRequest_set_requestId(&m, r->request_id);
+        goblin_swapDbRequest_set_first(&m, r->index);
+        goblin_swapDbRequest_set_second(&m, r->index2);
+        ENCODE_END(swapDbRequest, m);
+    }
+    case GR_T_SET: {
+        ENCODE_BEGIN(setRequest, m);
+        goblin_setRequest_set_requestId(&m, r->request_id);
+        goblin_setRequest_set_variant(&m, (enum goblin_setVariant)r->count);
+        goblin_setRequest_set_condition(&m, (enum goblin_setCondition)r->end);
+        goblin_setRequest_set_expireMode(&m, (enum goblin_expireMode)r->to_end);
+        goblin_setRequest_set_get(&m, (enum goblin_booleanType)r->flag);
+        goblin_setRequest_set_expireValue(&m, r->index);
+        PUT(setRequest, m, r->key);
+        PUT(setRequest, m, r->arg1);
+        ENCODE_END(setRequest, m);
+    }
+    case GR_T_GET: {
+        ENCODE_BEGIN(getRequest, m);
+        goblin_getRequest_set_requestId(&m, r->request_id);
+        PUT(getRequest, m, r->key);
+        ENCODE_END(getRequest, m);
+    }
+    case GR_T_GETDEL: {
+        ENCODE_BEGIN(getDelRequest, m);
+        goblin_getDelRequest_set_requestId(&m, r->request_id);
+        PUT(getDelRequest, m, r->key);
+        ENCODE_END(getDelRequest, m);
+    }
+    case GR_T_GETEX: {
+        ENCODE_BEGIN(getExRequest, m);
+        goblin_getExRequest_set_requestId(&m, r->request_id);
+        goblin_getExRequest_set_expireMode(&m, (enum goblin_expireMode)r->to_end);
+        goblin_getExRequest_set_expireValue(&m, r->index);
+        PUT(getExRequest, m, r->key);
+        ENCODE_END(getExRequest, m);
+    }
+    case GR_T_MSET: {
+        ENCODE_BEGIN(mSetRequest, m);
+        goblin_mSetRequest_set_requestId(&m, r->request_id);
+        goblin_mSetRequest_set_onlyIfNoneExist(&m, (enum goblin_booleanType)r->flag);
+        ENCODE_BYTES_GROUP(mSetRequest, arguments, m, r);
+        ENCODE_END(mSetRequest, m);
+    }
+    case GR_T_MGET: {
+        ENCODE_BEGIN(mGetRequest, m);
+        goblin_mGetRequest_set_requestId(&m, r->request_id);
+        ENCODE_BYTES_GROUP(mGetRequest, keys, m, r);
+        ENCODE_END(mGetRequest, m);
+    }
+    case GR_T_INCRBY: {
+        ENCODE_BEGIN(incrByRequest, m);
+        goblin_incrByRequest_set_requestId(&m, r->request_id);
+        goblin_incrByRequest_set_delta(&m, r->index);
+        goblin_incrByRequest_set_isDecrBy(&m, (enum goblin_booleanType)r->flag);
+        PUT(incrByRequest, m, r->key);
+        ENCODE_END(incrByRequest, m);
+    }
+    case GR_T_INCRBYFLOAT: {
+        ENCODE_BEGIN(incrByFloatRequest, m);
+        goblin_incrByFloatRequest_set_requestId(&m, r->request_id);
+        PUT(incrByFloatRequest, m, r->key);
+        PUT(incrByFloatRequest, m, r->arg1);
+        ENCODE_END(incrByFloatRequest, m);
+    }
+    case GR_T_APPEND: {
+        ENCODE_BEGIN(appendRequest, m);
+        goblin_appendRequest_set_requestId(&m, r->request_id);
+        PUT(appendRequest, m, r->key);
+        PUT(appendRequest, m, r->arg1);
+        ENCODE_END(appendRequest, m);
+    }
+    case GR_T_STRLEN: {
+        ENCODE_BEGIN(strLenRequest, m);
+        goblin_strLenRequest_set_requestId(&m, r->request_id);
+        PUT(strLenRequest, m, r->key);
+        ENCODE_END(strLenRequest, m);
+    }
+    case GR_T_GETRANGE: {
+        ENCODE_BEGIN(getRangeRequest, m);
+        goblin_getRangeRequest_set_requestId(&m, r->request_id);
+        goblin_getRangeRequest_set_start(&m, r->index);
+        goblin_getRangeRequest_set_end(&m, r->index2);
+        PUT(getRangeRequest, m, r->key);
+        ENCODE_END(getRangeRequest, m);
+    }
+    case GR_T_SETRANGE: {
+        ENCODE_BEGIN(setRangeRequest, m);
+        goblin_setRangeRequest_set_requestId(&m, r->request_id);
+        goblin_setRangeRequest_set_byteOffset(&m, r->index);
+        PUT(setRangeRequest, m, r->key);
+        PUT(setRangeRequest, m, r->arg1);
+        ENCODE_END(setRangeRequest, m);
+    }
+    case GR_T_EXPIRE: {
+        ENCODE_BEGIN(expireRequest, m);
+        goblin_expireRequest_set_requestId(&m, r->request_id);
+        goblin_expireRequest_set_unit(&m, (enum goblin_timeUnit)r->to_end);
+        goblin_expireRequest_set_absolute(&m, (enum goblin_booleanType)r->flag);
+        goblin_expireRequest_set_condition(&m, (enum goblin_expireCondition)r->end);
+        goblin_expireRequest_set_value(&m, r->index);
+        PUT(expireRequest, m, r->key);
+        ENCODE_END(expireRequest, m);
+    }
+    case GR_T_TTL: {
+        ENCODE_BEGIN(ttlRequest, m);
+        goblin_ttlRequest_set_requestId(&m, r->request_id);
+        goblin_ttlRequest_set_kind(&m, (enum goblin_ttlKind)r->end);
+        PUT(ttlRequest, m, r->key);
+        ENCODE_END(ttlRequest, m);
+    }
+    case GR_T_PERSIST: {
+        ENCODE_BEGIN(persistRequest, m);
+        goblin_persistRequest_set_requestId(&m, r->request_id);
+        PUT(persistRequest, m, r->key);
+        ENCODE_END(persistRequest, m);
     }
     default:
         return GR_CODEC_UNKNOWN_TEMPLATE;

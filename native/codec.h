@@ -29,6 +29,20 @@
  *   BPopRequest    end, timeout, items [keys]
  *   BLMoveRequest  end [from], to_end [to], timeout, key [source], arg1 [destination]
  *   BLMPopRequest  end, count, timeout, items [keys]
+ *   SelectRequest  index [db]                       MoveRequest    index [db], key
+ *   SwapDbRequest  index [first], index2 [second]
+ *   SetRequest     count [variant], end [condition], to_end [expireMode], flag [get],
+ *                  index [expireValue], key, arg1 [value]
+ *   GetRequest, GetDelRequest, StrLenRequest, PersistRequest   key
+ *   GetExRequest   to_end [expireMode], index [expireValue], key
+ *   MSetRequest    flag [onlyIfNoneExist], items [keys and values alternating]
+ *   MGetRequest    items [keys]
+ *   IncrByRequest  index [delta], flag [isDecrBy], key
+ *   IncrByFloatRequest, AppendRequest   key, arg1 [increment | value]
+ *   GetRangeRequest index [start], index2 [end], key
+ *   SetRangeRequest index [offset], key, arg1 [value]
+ *   ExpireRequest  to_end [unit], flag [absolute], end [condition], index [value], key
+ *   TtlRequest     end [kind], key
  */
 #ifndef GR_CODEC_H
 #define GR_CODEC_H
@@ -53,7 +67,12 @@ enum gr_template {
     GR_T_PUSH = 200, GR_T_POP = 201, GR_T_LLEN = 202, GR_T_LINDEX = 203, GR_T_LRANGE = 204,
     GR_T_LSET = 205, GR_T_LINSERT = 206, GR_T_LREM = 207, GR_T_LTRIM = 208, GR_T_LPOS = 209,
     GR_T_LMOVE = 210, GR_T_LMPOP = 211,
-    GR_T_BPOP = 220, GR_T_BLMOVE = 221, GR_T_BLMPOP = 222
+    GR_T_BPOP = 220, GR_T_BLMOVE = 221, GR_T_BLMPOP = 222,
+    GR_T_SELECT = 110, GR_T_MOVE = 111, GR_T_SWAPDB = 112,
+    GR_T_SET = 300, GR_T_GET = 301, GR_T_GETDEL = 302, GR_T_GETEX = 303, GR_T_MSET = 304,
+    GR_T_MGET = 305, GR_T_INCRBY = 306, GR_T_INCRBYFLOAT = 307, GR_T_APPEND = 308,
+    GR_T_STRLEN = 309, GR_T_GETRANGE = 310, GR_T_SETRANGE = 311,
+    GR_T_EXPIRE = 320, GR_T_TTL = 321, GR_T_PERSIST = 322
 };
 
 /* What decoding can say. Never a crash, never a read past the buffer's end. */

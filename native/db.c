@@ -10,18 +10,19 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "string_value.h"
 
 #define SCRATCH_ITEMS 65536
 
 void gr_free_value(uint8_t type, void *value, void *context) {
     (void)context;
     if (type == GR_TYPE_LIST) gr_list_free(value);
-    else gr_mem_free(value, GR_MEM_STRING);
+    else gr_string_free(value);
 }
 
 size_t gr_value_allocated_bytes(uint8_t type, const void *value) {
     if (type == GR_TYPE_LIST) return gr_list_allocated_bytes(value);
-    return gr_mem_usable(value);
+    return gr_string_allocated_bytes(value);
 }
 
 static int64_t now_ms(void) {
@@ -136,11 +137,78 @@ static void enter(gr_db_t *db, gr_connection_t *conn) {
     gr_ks_set_clock(db->keyspace, (uint64_t)db->now_ms);
 }
 
-gr_ks_entry_t *gr_db_lookup(gr_db_t *db, gr_bytes_t key) {
+int gr_db_is_expired(const gr_db_t *db, const gr_ks_entry_t *entry) {
+    return entry->expire_at_ms >= 0 && entry->expire_at_ms <= db->now_ms;
+}
+
+gr_ks_entry_t *gr_db_find_live(gr_db_t *db, gr_bytes_t key) {
     gr_ks_entry_t *entry = gr_ks_find(db->keyspace, key.data, key.length);
-    if (entry) db->stats.keyspace_hits++;
-    else db->stats.keyspace_misses++;
+    if (entry && gr_db_is_expired(db, entry)) {
+        gr_ks_delete(db->keyspace, key.data, key.length);
+        db->stats.expired_keys++;
+        return NULL;
+    }
     return entry;
+}
+
+gr_ks_entry_t *gr_db_lookup(gr_db_t *db, gr_bytes_t key) {
+    gr_ks_entry_t *entry = gr_db_find_live(db, key);
+    if (entry) {
+        db->stats.keyspace_hits++;
+        gr_ks_touch(db->keyspace, entry);
+    } else {
+        db->stats.keyspace_misses++;
+    }
+    return entry;
+}
+
+/* ---- active expiry ---- */
+
+#define EXPIRE_BATCH 64
+
+typedef struct expire_scan {
+    const gr_db_t *db;
+    gr_ks_entry_t *expired[EXPIRE_BATCH];
+    size_t count;
+} expire_scan_t;
+
+static void collect_expired(void *context, gr_ks_entry_t *entry) {
+    expire_scan_t *scan = context;
+    if (scan->count < EXPIRE_BATCH && gr_db_is_expired(scan->db, entry)) scan->expired[scan->count++] = entry;
+}
+
+static int64_t monotonic_us(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+}
+
+/* Keys with an expiry are not indexed apart from the others, so active expiry walks each
+ * database that has any with the SCAN cursor (resize-safe), a few buckets at a time, and
+ * deletes what has expired: every expired key is found within one full pass, whatever the
+ * share of volatile keys, and lazy expiry covers the keys in between. */
+int64_t gr_db_cron(gr_db_t *db, int64_t budget_us) {
+    int64_t start = monotonic_us(), expired = 0;
+    db->now_ms = now_ms();
+    for (int i = 0; i < GR_DB_COUNT; i++) {
+        gr_keyspace_t *ks = db->keyspaces[i];
+        gr_ks_rehash(ks, 100);
+        if (gr_ks_expires_count(ks) == 0) continue;
+        for (int step = 0; step < 4096; step++) {
+            expire_scan_t scan = {db, {0}, 0};
+            db->expire_cursor[i] = gr_ks_scan(ks, db->expire_cursor[i], collect_expired, &scan);
+            for (size_t k = 0; k < scan.count; k++) {   /* the scan is over: deleting is allowed */
+                gr_ks_entry_t *entry = gr_ks_unlink(ks, scan.expired[k]->key, scan.expired[k]->key_length);
+                if (entry) gr_ks_entry_free(ks, entry, 1);
+            }
+            expired += (int64_t)scan.count;
+            if (db->expire_cursor[i] == 0 || gr_ks_expires_count(ks) == 0) break;
+            if ((step & 63) == 63 && monotonic_us() - start >= budget_us) break;
+        }
+        if (monotonic_us() - start >= budget_us) break;
+    }
+    db->stats.expired_keys += expired;
+    return expired;
 }
 
 /* ---- shared reply helpers ---- */
@@ -247,6 +315,12 @@ void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
         execute_command_envelope(db, request, reply);
     } else if (template_id >= 200 && template_id < 300) {
         gr_cmd_list(db, request, reply);
+    } else if (template_id >= 300 && template_id < 320) {
+        gr_cmd_string(db, request, reply);
+    } else if (template_id >= 320 && template_id < 340) {
+        gr_cmd_expire(db, request, reply);
+    } else if (template_id >= 110 && template_id < 113) {
+        gr_cmd_db(db, request, reply);
     } else if (template_id >= 100 && template_id < 200) {
         gr_cmd_keys(db, request, reply);
     } else {

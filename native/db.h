@@ -77,6 +77,7 @@ typedef struct gr_db_stats {
     int64_t ring_malformed;
     int64_t keyspace_hits;
     int64_t keyspace_misses;
+    int64_t expired_keys;
 } gr_db_stats_t;
 
 typedef struct gr_db {
@@ -91,6 +92,7 @@ typedef struct gr_db {
     gr_db_stats_t stats;
     gr_db_info_t info;
     /* scratch shared by the argv path: a request and its items */
+    uint64_t expire_cursor[GR_DB_COUNT];      /* where active expiry's scan of each db stands */
     gr_request_t scratch_request;
     gr_bytes_t *scratch_items;
     uint32_t scratch_capacity;
@@ -108,6 +110,10 @@ int64_t gr_db_key_count(gr_db_t *db);   /* keys in every database */
 /* A connection CLIENT KILL asked to close that the server has not been told of yet: its
  * id (reported once), or 0. */
 int64_t gr_db_take_killed(gr_db_t *db);
+/* The server's periodic work (call it ~10 times a second, like Redis's serverCron):
+ * active expiry, a scan of each database with expiring keys for at most budget_us
+ * microseconds in all, and a step of any table resize. Returns the keys expired. */
+int64_t gr_db_cron(gr_db_t *db, int64_t budget_us);
 /* cffi-cdef-end */
 
 /* Connections: the transport zeroes the struct, sets id and kind, then registers it. */
@@ -134,7 +140,15 @@ void gr_reply_arity_error(gr_reply_t *reply, const char *command);
 void gr_reply_wrongtype(gr_reply_t *reply);
 void gr_reply_ok(gr_reply_t *reply);
 void gr_reply_oom(gr_reply_t *reply);   /* an allocation failed: Redis's OOM error, nothing changed */
+/* The entry for key in the current database, or NULL. An entry whose expiry has passed is
+ * deleted first (lazy expiry) and counts as absent. gr_db_lookup also counts a keyspace
+ * hit or miss and stamps the access time; gr_db_find_live does neither (OBJECT, writes). */
 gr_ks_entry_t *gr_db_lookup(gr_db_t *db, gr_bytes_t key);
+gr_ks_entry_t *gr_db_find_live(gr_db_t *db, gr_bytes_t key);
+/* 1 if the entry's expiry has passed (KEYS and SCAN skip such entries). */
+int gr_db_is_expired(const gr_db_t *db, const gr_ks_entry_t *entry);
+/* Current time in unix ms, as read at the start of the running command. */
+static inline int64_t gr_db_now_ms(const gr_db_t *db) { return db->now_ms; }
 void gr_free_value(uint8_t type, void *value, void *context);
 size_t gr_value_allocated_bytes(uint8_t type, const void *value);
 int gr_bytes_to_int64(const uint8_t *data, size_t length, int64_t *out);
@@ -143,6 +157,9 @@ size_t gr_int64_to_text(int64_t value, char *out);  /* out >= 21 bytes; returns 
 /* Command families (typed requests) */
 void gr_cmd_list(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_keys(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_string(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_expire(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_db(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);   /* SELECT, MOVE, SWAPDB */
 /* Argv-only commands: return 1 when handled */
 int gr_cmd_server_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv,
                        const size_t *argv_length, gr_reply_t *reply);

@@ -250,6 +250,138 @@ invalid:
 
 static int build_rename(parse_context_t *ctx) { ctx->request->arg1 = arg(ctx, 2); return 0; }
 
+/* ---- strings ---- */
+
+enum { SET_ALWAYS = 0, SET_NX = 1, SET_XX = 2 };
+enum { EXPIRE_NONE = 0, EXPIRE_EX = 1, EXPIRE_PX = 2, EXPIRE_EXAT = 3, EXPIRE_PXAT = 4,
+       EXPIRE_KEEPTTL = 5, EXPIRE_PERSIST = 6 };
+
+/* Redis's parseExtendedStringArgumentsOrReply for SET (is_getex 0) and GETEX (1). */
+static int parse_string_options(parse_context_t *ctx, size_t first, int is_getex) {
+    gr_request_t *r = ctx->request;
+    static const char *const timed[] = {NULL, "ex", "px", "exat", "pxat"};
+    for (size_t i = first; i < ctx->argc; i++) {
+        int has_next = i + 1 < ctx->argc;
+        int mode = 0;
+        for (int m = EXPIRE_EX; m <= EXPIRE_PXAT; m++) if (arg_is(ctx, i, timed[m])) mode = m;
+        if (mode && has_next && r->to_end == EXPIRE_NONE) {
+            r->to_end = (uint8_t)mode;
+            if (int64_or_reply(ctx, i + 1, &r->index) != 0) return -1;
+            i++;
+        } else if (!is_getex && arg_is(ctx, i, "nx") && r->end == SET_ALWAYS) {
+            r->end = SET_NX;
+        } else if (!is_getex && arg_is(ctx, i, "xx") && r->end == SET_ALWAYS) {
+            r->end = SET_XX;
+        } else if (!is_getex && arg_is(ctx, i, "get") && !r->flag) {
+            r->flag = 1;
+        } else if (!is_getex && arg_is(ctx, i, "keepttl") && r->to_end == EXPIRE_NONE) {
+            r->to_end = EXPIRE_KEEPTTL;
+        } else if (is_getex && arg_is(ctx, i, "persist") && r->to_end == EXPIRE_NONE) {
+            r->to_end = EXPIRE_PERSIST;
+        } else {
+            return syntax_error(ctx);
+        }
+    }
+    return 0;
+}
+
+static int build_set(parse_context_t *ctx) {
+    ctx->request->arg1 = arg(ctx, 2);
+    return parse_string_options(ctx, 3, 0);
+}
+static int build_setnx(parse_context_t *ctx) { ctx->request->count = 1; ctx->request->arg1 = arg(ctx, 2); return 0; }
+static int build_setex_variant(parse_context_t *ctx, uint32_t variant) {
+    ctx->request->count = variant;
+    ctx->request->arg1 = arg(ctx, 3);
+    return int64_or_reply(ctx, 2, &ctx->request->index);
+}
+static int build_setex(parse_context_t *ctx) { return build_setex_variant(ctx, 2); }
+static int build_psetex(parse_context_t *ctx) { return build_setex_variant(ctx, 3); }
+static int build_getex(parse_context_t *ctx) { return parse_string_options(ctx, 2, 1); }
+
+static int build_mset_pairs(parse_context_t *ctx, uint8_t only_if_none_exist) {
+    if (ctx->argc % 2 == 0) {
+        gr_reply_arity_error(ctx->reply, only_if_none_exist ? "msetnx" : "mset");
+        return -1;
+    }
+    ctx->request->flag = only_if_none_exist;
+    return items_from(ctx, 1, ctx->argc - 1);
+}
+static int build_mset(parse_context_t *ctx) { return build_mset_pairs(ctx, 0); }
+static int build_msetnx(parse_context_t *ctx) { return build_mset_pairs(ctx, 1); }
+
+static int build_incr(parse_context_t *ctx) { ctx->request->index = 1; return 0; }
+static int build_decr(parse_context_t *ctx) { ctx->request->index = -1; return 0; }
+static int build_incrby(parse_context_t *ctx) { return int64_or_reply(ctx, 2, &ctx->request->index); }
+static int build_decrby(parse_context_t *ctx) { ctx->request->flag = 1; return build_incrby(ctx); }
+static int build_value_arg(parse_context_t *ctx) { ctx->request->arg1 = arg(ctx, 2); return 0; }
+static int build_setrange(parse_context_t *ctx) {
+    ctx->request->arg1 = arg(ctx, 3);
+    return int64_or_reply(ctx, 2, &ctx->request->index);
+}
+
+/* ---- expiry ---- */
+
+enum { EXPIRE_IF_ALWAYS = 0, EXPIRE_IF_NX = 1, EXPIRE_IF_XX = 2, EXPIRE_IF_GT = 3, EXPIRE_IF_LT = 4,
+       EXPIRE_IF_XX_LT = 5 };
+
+/* Redis's parseExtendedExpireArgumentsOrReply: any of NX XX GT LT, then the checks. */
+static int build_expire_variant(parse_context_t *ctx, uint8_t milliseconds, uint8_t absolute) {
+    gr_request_t *r = ctx->request;
+    r->to_end = milliseconds;
+    r->flag = absolute;
+    if (int64_or_reply(ctx, 2, &r->index) != 0) return -1;
+    int nx = 0, xx = 0, gt = 0, lt = 0;
+    for (size_t i = 3; i < ctx->argc; i++) {
+        if (arg_is(ctx, i, "nx")) nx = 1;
+        else if (arg_is(ctx, i, "xx")) xx = 1;
+        else if (arg_is(ctx, i, "gt")) gt = 1;
+        else if (arg_is(ctx, i, "lt")) lt = 1;
+        else {
+            char text[128];
+            snprintf(text, sizeof text, "ERR Unsupported option %.*s",
+                     (int)(ctx->argv_length[i] > 64 ? 64 : ctx->argv_length[i]), (const char *)ctx->argv[i]);
+            gr_reply_error_text(ctx->reply, GR_ERR_SYNTAX, text);
+            return -1;
+        }
+    }
+    if (nx && (xx || gt || lt)) {
+        gr_reply_error_text(ctx->reply, GR_ERR_SYNTAX, "ERR NX and XX, GT or LT options at the same time are not compatible");
+        return -1;
+    }
+    if (gt && lt) {
+        gr_reply_error_text(ctx->reply, GR_ERR_SYNTAX, "ERR GT and LT options at the same time are not compatible");
+        return -1;
+    }
+    r->end = nx ? EXPIRE_IF_NX : gt ? EXPIRE_IF_GT : (lt && xx) ? EXPIRE_IF_XX_LT : lt ? EXPIRE_IF_LT
+           : xx ? EXPIRE_IF_XX : EXPIRE_IF_ALWAYS;   /* XX GT is GT: no expiry never passes GT */
+    return 0;
+}
+static int build_expire(parse_context_t *ctx) { return build_expire_variant(ctx, 0, 0); }
+static int build_pexpire(parse_context_t *ctx) { return build_expire_variant(ctx, 1, 0); }
+static int build_expireat(parse_context_t *ctx) { return build_expire_variant(ctx, 0, 1); }
+static int build_pexpireat(parse_context_t *ctx) { return build_expire_variant(ctx, 1, 1); }
+static int build_ttl(parse_context_t *ctx) { ctx->request->end = 0; return 0; }
+static int build_pttl(parse_context_t *ctx) { ctx->request->end = 1; return 0; }
+static int build_expiretime(parse_context_t *ctx) { ctx->request->end = 2; return 0; }
+static int build_pexpiretime(parse_context_t *ctx) { ctx->request->end = 3; return 0; }
+
+/* ---- databases ---- */
+
+static int build_select(parse_context_t *ctx) { return int64_or_reply(ctx, 1, &ctx->request->index); }
+static int build_move(parse_context_t *ctx) { return int64_or_reply(ctx, 2, &ctx->request->index); }
+static int build_swapdb(parse_context_t *ctx) {
+    if (gr_bytes_to_int64(ctx->argv[1], ctx->argv_length[1], &ctx->request->index) != 0) {
+        gr_reply_error_text(ctx->reply, GR_ERR_GENERIC, "ERR invalid first DB index");
+        return -1;
+    }
+    if (gr_bytes_to_int64(ctx->argv[2], ctx->argv_length[2], &ctx->request->index2) != 0) {
+        gr_reply_error_text(ctx->reply, GR_ERR_GENERIC, "ERR invalid second DB index");
+        return -1;
+    }
+    return 0;
+}
+
 /* The table. Typed commands take argv[1] as the key unless their builder says otherwise. */
 static const command_spec_t commands[] = {
     {"lpush", -3, GR_T_PUSH, build_push_left},
@@ -279,6 +411,38 @@ static const command_spec_t commands[] = {
     {"keys", 2, GR_T_KEYS, build_keys},
     {"scan", -2, GR_T_SCAN, build_scan},
     {"rename", 3, GR_T_RENAME, build_rename},
+    {"set", -3, GR_T_SET, build_set},
+    {"setnx", 3, GR_T_SET, build_setnx},
+    {"setex", 4, GR_T_SET, build_setex},
+    {"psetex", 4, GR_T_SET, build_psetex},
+    {"get", 2, GR_T_GET, build_key_only},
+    {"getdel", 2, GR_T_GETDEL, build_key_only},
+    {"getex", -2, GR_T_GETEX, build_getex},
+    {"mset", -3, GR_T_MSET, build_mset},
+    {"msetnx", -3, GR_T_MSET, build_msetnx},
+    {"mget", -2, GR_T_MGET, build_keys_list},
+    {"incr", 2, GR_T_INCRBY, build_incr},
+    {"decr", 2, GR_T_INCRBY, build_decr},
+    {"incrby", 3, GR_T_INCRBY, build_incrby},
+    {"decrby", 3, GR_T_INCRBY, build_decrby},
+    {"incrbyfloat", 3, GR_T_INCRBYFLOAT, build_value_arg},
+    {"append", 3, GR_T_APPEND, build_value_arg},
+    {"strlen", 2, GR_T_STRLEN, build_key_only},
+    {"getrange", 4, GR_T_GETRANGE, build_range},
+    {"substr", 4, GR_T_GETRANGE, build_range},
+    {"setrange", 4, GR_T_SETRANGE, build_setrange},
+    {"expire", -3, GR_T_EXPIRE, build_expire},
+    {"pexpire", -3, GR_T_EXPIRE, build_pexpire},
+    {"expireat", -3, GR_T_EXPIRE, build_expireat},
+    {"pexpireat", -3, GR_T_EXPIRE, build_pexpireat},
+    {"ttl", 2, GR_T_TTL, build_ttl},
+    {"pttl", 2, GR_T_TTL, build_pttl},
+    {"expiretime", 2, GR_T_TTL, build_expiretime},
+    {"pexpiretime", 2, GR_T_TTL, build_pexpiretime},
+    {"persist", 2, GR_T_PERSIST, build_key_only},
+    {"select", 2, GR_T_SELECT, build_select},
+    {"move", 3, GR_T_MOVE, build_move},
+    {"swapdb", 3, GR_T_SWAPDB, build_swapdb},
     /* argv commands (cmd_server.c) */
     {"ping", -1, 0, NULL},
     {"echo", 2, 0, NULL},
@@ -287,7 +451,6 @@ static const command_spec_t commands[] = {
     {"goblin.memory", 1, 0, NULL},
     {"config", -2, 0, NULL},
     {"client", -2, 0, NULL},
-    {"select", 2, 0, NULL},
     {"command", -1, 0, NULL},
     {"hello", -1, 0, NULL},
     {"time", 1, 0, NULL},
@@ -297,7 +460,7 @@ static const command_spec_t commands[] = {
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 size_t gr_command_count(void) { return COMMAND_COUNT; }
 
-#define LOOKUP_SLOTS 256   /* power of two, well above COMMAND_COUNT */
+#define LOOKUP_SLOTS 512   /* power of two, well above COMMAND_COUNT */
 
 static const command_spec_t *lookup_table[LOOKUP_SLOTS];
 static int lookup_ready;

@@ -34,6 +34,8 @@ SLICE_NS = 200_000          # adaptive mode: longest the rings run before Python
 BUSY_SLICE_NS = 50_000_000  # busy mode: the C loop returns at least this often (signals)
 WATCH_NS = 10_000           # how often the C loop peeks at the epoll set for ready sockets
 IDLE_SLEEP_S = 0.1          # epoll timeout when asleep: short, so no wakeup is ever lost for long
+CRON_INTERVAL_S = 0.1        # active expiry and idle rehash, ten times a second (Redis's hz 10)
+CRON_BUDGET_US = 1000        # at most this long per cron
 BACKLOG_SLEEP_S = 0.001     # when replies wait for a client to make room in its reply ring
 MAX_RESP_CLIENTS = 10_000
 
@@ -195,7 +197,11 @@ class Server:
     def serve_forever(self) -> None:
         spin_ns = self.config.spin_us * 1000
         busy = self.config.poll == "busy"
+        next_cron = time.monotonic() + CRON_INTERVAL_S
         while not self.stopping:
+            if (now := time.monotonic()) >= next_cron:
+                self.database.cron(CRON_BUDGET_US)
+                next_cron = now + CRON_INTERVAL_S
             executed = 0
             if self.sessions:
                 # Busy: spin on the rings until a socket is ready (checked every WATCH_NS) or a

@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "db.h"
 #include "resp_conn.h"
+#include "string_value.h"
 
 static int passed, failed;
 
@@ -32,9 +33,7 @@ int main(void) {
     const char *wrongtype = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
     gr_db_t *db = gr_db_new(42);
     gr_resp_conn_t *conn = gr_resp_conn_new(db, 1);
-    char *text = gr_mem_alloc(6, GR_MEM_STRING);
-    memcpy(text, "hello", 6);
-    gr_ks_add(db->keyspace, (const uint8_t *)"s", 1, GR_TYPE_STRING, text);
+    expect_reply(conn, "SET s hello\r\n", "+OK\r\n");
 
     const char *list_commands[] = {
         "LPUSH s a\r\n", "RPUSH s a\r\n", "LPUSHX s a\r\n", "RPUSHX s a\r\n", "LPOP s\r\n", "RPOP s 2\r\n",
@@ -50,7 +49,8 @@ int main(void) {
     expect_reply(conn, "EXISTS d\r\n", ":0\r\n");
     expect_reply(conn, "PING\r\n", "+PONG\r\n");
     gr_ks_entry_t *entry = gr_ks_find(db->keyspace, (const uint8_t *)"s", 1);
-    if (entry && entry->type == GR_TYPE_STRING && strcmp(entry->value, "hello") == 0) passed++;
+    const gr_string_t *value = entry ? entry->value : NULL;
+    if (entry && entry->type == GR_TYPE_STRING && value->length == 5 && memcmp(value->data, "hello", 5) == 0) passed++;
     else { failed++; fprintf(stderr, "FAIL: the string value changed\n"); }
 
     /* protocol errors: Redis's texts, then the connection asks to close */

@@ -17,13 +17,19 @@
 
 #include "elementKind.h"
 #include "messageHeader.h"
+#include "booleanType.h"
+#include "expireCondition.h"
+#include "groupSizeEncoding.h"
+#include "setCondition.h"
+#include "listEnd.h"
+#include "setVariant.h"
+#include "varDataEncoding.h"
+#include "expireMode.h"
+#include "ttlKind.h"
 #include "insertPosition.h"
 #include "arrayShape.h"
-#include "booleanType.h"
+#include "timeUnit.h"
 #include "errorCode.h"
-#include "groupSizeEncoding.h"
-#include "listEnd.h"
-#include "varDataEncoding.h"
 
 #ifdef __cplusplus
 #define SBE_ONE_DEF inline
