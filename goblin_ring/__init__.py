@@ -6,7 +6,7 @@ compatibility path is RESP over TCP. See README.md and ARCHITECTURE.md.
 
 from ._version import __version__
 from .errors import (
-    CodecError, ConnectionError, GoblinError, MessageTooLargeError, ProtocolError,
+    CodecError, ConnectionError, DataError, GoblinError, MessageTooLargeError, ProtocolError,
     ResponseError, RingFullError, TimeoutError, WrongTypeError,
 )
 
@@ -14,6 +14,6 @@ from .client import RespClient, RingClient, connect  # noqa: E402
 
 __all__ = ["RespClient", "RingClient", "connect",
            
-    "__version__", "CodecError", "ConnectionError", "GoblinError", "MessageTooLargeError",
+    "__version__", "CodecError", "ConnectionError", "DataError", "GoblinError", "MessageTooLargeError",
     "ProtocolError", "ResponseError", "RingFullError", "TimeoutError", "WrongTypeError",
 ]

@@ -25,6 +25,10 @@ class WrongTypeError(ResponseError):
     """WRONGTYPE: the key holds another kind of value."""
 
 
+class DataError(GoblinError):
+    """Arguments the client refuses before sending (redis-py's DataError), e.g. both nx and xx."""
+
+
 class ProtocolError(GoblinError):
     """A frame or message the other side could not parse."""
 

@@ -61,7 +61,7 @@ static void ttl_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     switch (r->end) {
     case TTL_SECONDS: gr_reply_integer(reply, (ttl + 500) / 1000); break;
     case TTL_MILLISECONDS: gr_reply_integer(reply, ttl); break;
-    case EXPIRETIME_SECONDS: gr_reply_integer(reply, at / 1000); break;
+    case EXPIRETIME_SECONDS: gr_reply_integer(reply, (at + 500) / 1000); break;   /* rounded, as Redis */
     default: gr_reply_integer(reply, at); break;
     }
 }

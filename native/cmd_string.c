@@ -119,8 +119,9 @@ static void set_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     }
     if (expire_at >= 0) {
         gr_ks_entry_t *stored = gr_ks_find(db->keyspace, r->key.data, r->key.length);
-        if (expire_at <= db->now_ms) gr_ks_delete(db->keyspace, r->key.data, r->key.length);   /* EXAT in the past */
-        else gr_ks_set_expire(db->keyspace, stored, expire_at);
+        /* An EXAT/PXAT in the past is stored as it is (Redis 7.0 does the same): the key is
+         * gone for every reader, and DBSIZE counts it until expiry reclaims it. */
+        gr_ks_set_expire(db->keyspace, stored, expire_at);
     }
 }
 

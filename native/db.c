@@ -243,7 +243,7 @@ int gr_bytes_to_int64(const uint8_t *data, size_t length, int64_t *out) {
         i = 1;
         if (length == 1) return -1;
     }
-    if (length - i > 1 && data[i] == '0') return -1;
+    if (data[i] == '0' && (length - i > 1 || negative)) return -1;   /* "01" and "-0" are not integers */
     uint64_t value = 0;
     for (; i < length; i++) {
         if (data[i] < '0' || data[i] > '9') return -1;

@@ -43,6 +43,33 @@ REQUEST_FIELDS = {
     "GR_T_BPOP": {"end", "timeout", "items"},
     "GR_T_BLMOVE": {"end", "to_end", "timeout", "key", "arg1"},
     "GR_T_BLMPOP": {"end", "count", "timeout", "items"},
+    "GR_T_SELECT": {"index"},
+    "GR_T_MOVE": {"index", "key"},
+    "GR_T_SWAPDB": {"index", "index2"},
+    "GR_T_SET": {"count", "end", "to_end", "flag", "index", "key", "arg1"},
+    "GR_T_GET": {"key"},
+    "GR_T_GETDEL": {"key"},
+    "GR_T_GETEX": {"to_end", "index", "key"},
+    "GR_T_MSET": {"flag", "items"},
+    "GR_T_MGET": {"items"},
+    "GR_T_INCRBY": {"index", "flag", "key"},
+    "GR_T_INCRBYFLOAT": {"key", "arg1"},
+    "GR_T_APPEND": {"key", "arg1"},
+    "GR_T_STRLEN": {"key"},
+    "GR_T_GETRANGE": {"index", "index2", "key"},
+    "GR_T_SETRANGE": {"index", "key", "arg1"},
+    "GR_T_EXPIRE": {"to_end", "flag", "end", "index", "key"},
+    "GR_T_TTL": {"end", "key"},
+    "GR_T_PERSIST": {"key"},
+}
+
+# Enum-typed fields hold the largest value their template's enum lists (SetVariant,
+# SetCondition, ExpireMode, ExpireCondition, TtlKind), so the edges round-trip too.
+ENUM_SAMPLES = {
+    "GR_T_SET": {"count": 3, "end": 2, "to_end": 6},
+    "GR_T_GETEX": {"to_end": 6},
+    "GR_T_EXPIRE": {"end": 5},
+    "GR_T_TTL": {"end": 3},
 }
 
 SAMPLE_VALUES = {
@@ -55,6 +82,7 @@ SAMPLE_VALUES = {
 
 def sample_request(name):
     fields = {field: SAMPLE_VALUES[field] for field in REQUEST_FIELDS[name]}
+    fields.update(ENUM_SAMPLES.get(name, {}))
     return fields
 
 

@@ -11,7 +11,8 @@ fields, convert)`: RespClient sends argv, RingClient fills a gr_request_t.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator
+import datetime
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from .._native import lib
 
@@ -79,6 +80,64 @@ def raise_first_error(results: list) -> list:
         if isinstance(value, ResponseError):
             raise value
     return results
+
+
+def seconds_of(value: Any) -> int:
+    """redis-py accepts a timedelta wherever it takes seconds."""
+    if isinstance(value, datetime.timedelta):
+        return int(value.total_seconds())
+    return int(value)
+
+
+def milliseconds_of(value: Any) -> int:
+    if isinstance(value, datetime.timedelta):
+        return int(value.total_seconds() * 1000)
+    return int(value)
+
+
+def unix_seconds_of(value: Any) -> int:
+    """... and a datetime wherever it takes a unix time."""
+    if isinstance(value, datetime.datetime):
+        return int(value.timestamp())
+    return int(value)
+
+
+def unix_milliseconds_of(value: Any) -> int:
+    if isinstance(value, datetime.datetime):
+        return int(value.timestamp() * 1000)
+    return int(value)
+
+
+def as_bool(reply: Any) -> bool:
+    return bool(reply)
+
+
+def as_float(reply: Any) -> float:
+    return float(reply)
+
+
+# SetRequest variants and ExpireMode (schema/goblin.xml)
+SET, SETNX, SETEX, PSETEX = 0, 1, 2, 3
+MODE_NONE, MODE_EX, MODE_PX, MODE_EXAT, MODE_PXAT, MODE_KEEPTTL, MODE_PERSIST = range(7)
+INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
+
+
+def int64(value: int) -> bool:
+    return INT64_MIN <= value <= INT64_MAX
+
+
+def expire_option(ex: Any, px: Any, exat: Any, pxat: Any) -> tuple[int, int, list]:
+    """The one expiry option of SET or GETEX: (mode, value, argv words); redis-py's checks."""
+    given = [(MODE_EX, b"EX", ex, seconds_of), (MODE_PX, b"PX", px, milliseconds_of),
+             (MODE_EXAT, b"EXAT", exat, unix_seconds_of), (MODE_PXAT, b"PXAT", pxat, unix_milliseconds_of)]
+    chosen = [(mode, word, convert(value)) for mode, word, value, convert in given if value is not None]
+    if len(chosen) > 1:
+        from ..errors import DataError
+        raise DataError("``ex``, ``px``, ``exat`` and ``pxat`` are mutually exclusive.")
+    if not chosen:
+        return MODE_NONE, 0, []
+    mode, word, value = chosen[0]
+    return mode, value, [word, encode(value)]
 
 
 def parse_scan(reply: list) -> tuple[int, list]:
@@ -180,6 +239,194 @@ class Commands:
     def rename(self, src: Any, dst: Any) -> bool:
         s, d = encode(src), encode(dst)
         return self._execute(T.GR_T_RENAME, (b"RENAME", s, d), {"key": s, "arg1": d}, bool_ok)
+
+    # ---- strings ----
+
+    def set(self, name: Any, value: Any, ex: Any = None, px: Any = None, nx: bool = False, xx: bool = False,
+            keepttl: bool = False, get: bool = False, exat: Any = None, pxat: Any = None) -> Any:
+        """SET; True (or None when NX/XX stopped it), or with get=True the old value."""
+        k, v = encode(name), encode(value)
+        mode, expire_value, words = expire_option(ex, px, exat, pxat)
+        if keepttl:
+            if words:
+                from ..errors import DataError
+                raise DataError("``keepttl`` can't be combined with ``ex``, ``px``, ``exat`` or ``pxat``.")
+            mode, words = MODE_KEEPTTL, [b"KEEPTTL"]
+        if nx and xx:
+            from ..errors import DataError
+            raise DataError("``nx`` and ``xx`` are mutually exclusive.")
+        argv = [b"SET", k, v, *words]
+        if nx:
+            argv.append(b"NX")
+        if xx:
+            argv.append(b"XX")
+        if get:
+            argv.append(b"GET")
+        fields = {"key": k, "arg1": v, "count": SET, "end": 1 if nx else 2 if xx else 0, "to_end": mode,
+                  "flag": 1 if get else 0, "index": expire_value}
+        if not int64(expire_value):
+            fields = None   # let the server word the error
+        convert = None if get else (lambda r: True if bool_ok(r) else None)
+        return self._execute(T.GR_T_SET, tuple(argv), fields, convert)
+
+    def setnx(self, name: Any, value: Any) -> bool:
+        k, v = encode(name), encode(value)
+        return self._execute(T.GR_T_SET, (b"SETNX", k, v), {"key": k, "arg1": v, "count": SETNX}, as_bool)
+
+    def setex(self, name: Any, time: Any, value: Any) -> bool:
+        k, v, t = encode(name), encode(value), seconds_of(time)
+        fields = {"key": k, "arg1": v, "count": SETEX, "index": t} if int64(t) else None
+        return self._execute(T.GR_T_SET, (b"SETEX", k, encode(t), v), fields, bool_ok)
+
+    def psetex(self, name: Any, time_ms: Any, value: Any) -> bool:
+        k, v, t = encode(name), encode(value), milliseconds_of(time_ms)
+        fields = {"key": k, "arg1": v, "count": PSETEX, "index": t} if int64(t) else None
+        return self._execute(T.GR_T_SET, (b"PSETEX", k, encode(t), v), fields, bool_ok)
+
+    def get(self, name: Any) -> bytes | None:
+        k = encode(name)
+        return self._execute(T.GR_T_GET, (b"GET", k), {"key": k})
+
+    def getdel(self, name: Any) -> bytes | None:
+        k = encode(name)
+        return self._execute(T.GR_T_GETDEL, (b"GETDEL", k), {"key": k})
+
+    def getex(self, name: Any, ex: Any = None, px: Any = None, exat: Any = None, pxat: Any = None,
+              persist: bool = False) -> bytes | None:
+        k = encode(name)
+        mode, expire_value, words = expire_option(ex, px, exat, pxat)
+        if persist:
+            if words:
+                from ..errors import DataError
+                raise DataError("``persist`` is an exclusive option, it can't be combined with an expiry.")
+            mode, words = MODE_PERSIST, [b"PERSIST"]
+        fields = {"key": k, "to_end": mode, "index": expire_value} if int64(expire_value) else None
+        return self._execute(T.GR_T_GETEX, (b"GETEX", k, *words), fields)
+
+    def _mset(self, word: bytes, only_if_none_exist: int, mapping: Mapping, convert) -> Any:
+        items: list = []
+        for key, value in mapping.items():
+            items += [encode(key), encode(value)]
+        return self._execute(T.GR_T_MSET, (word, *items), {"items": items, "flag": only_if_none_exist}, convert)
+
+    def mset(self, mapping: Mapping) -> bool:
+        return self._mset(b"MSET", 0, mapping, bool_ok)
+
+    def msetnx(self, mapping: Mapping) -> bool:
+        return self._mset(b"MSETNX", 1, mapping, as_bool)
+
+    def mget(self, keys: Any, *args: Any) -> list:
+        names = [keys] if isinstance(keys, (bytes, str, int, float)) else list(keys)
+        items = [encode(k) for k in (*names, *args)]
+        return self._execute(T.GR_T_MGET, (b"MGET", *items), {"items": items})
+
+    def _incrby(self, word: bytes, name: Any, amount: int, decrement: bool) -> int:
+        k = encode(name)
+        fields = {"key": k, "index": int(amount), "flag": 1 if decrement else 0} if int64(int(amount)) else None
+        return self._execute(T.GR_T_INCRBY, (word, k, encode(amount)), fields)
+
+    def incr(self, name: Any, amount: int = 1) -> int:
+        return self._incrby(b"INCRBY", name, amount, False)
+
+    incrby = incr
+
+    def decr(self, name: Any, amount: int = 1) -> int:
+        return self._incrby(b"DECRBY", name, amount, True)
+
+    decrby = decr
+
+    def incrbyfloat(self, name: Any, amount: float = 1.0) -> float:
+        k, a = encode(name), encode(amount)
+        return self._execute(T.GR_T_INCRBYFLOAT, (b"INCRBYFLOAT", k, a), {"key": k, "arg1": a}, as_float)
+
+    def append(self, key: Any, value: Any) -> int:
+        k, v = encode(key), encode(value)
+        return self._execute(T.GR_T_APPEND, (b"APPEND", k, v), {"key": k, "arg1": v})
+
+    def strlen(self, name: Any) -> int:
+        k = encode(name)
+        return self._execute(T.GR_T_STRLEN, (b"STRLEN", k), {"key": k})
+
+    def getrange(self, key: Any, start: int, end: int) -> bytes:
+        k = encode(key)
+        fields = {"key": k, "index": int(start), "index2": int(end)} if int64(start) and int64(end) else None
+        return self._execute(T.GR_T_GETRANGE, (b"GETRANGE", k, encode(start), encode(end)), fields)
+
+    def substr(self, name: Any, start: int, end: int = -1) -> bytes:
+        return self.getrange(name, start, end)
+
+    def setrange(self, name: Any, offset: int, value: Any) -> int:
+        k, v = encode(name), encode(value)
+        fields = {"key": k, "index": int(offset), "arg1": v} if int64(offset) else None
+        return self._execute(T.GR_T_SETRANGE, (b"SETRANGE", k, encode(offset), v), fields)
+
+    # ---- expiry ----
+
+    def _expire(self, word: bytes, milliseconds: int, absolute: int, name: Any, value: int,
+                nx: bool, xx: bool, gt: bool, lt: bool) -> bool:
+        k = encode(name)
+        argv = [word, k, encode(value)]
+        for flag, option in ((nx, b"NX"), (xx, b"XX"), (gt, b"GT"), (lt, b"LT")):
+            if flag:
+                argv.append(option)
+        conflicting = (nx and (xx or gt or lt)) or (gt and lt)
+        if conflicting or not int64(value):
+            return self._execute(T.GR_T_COMMAND, tuple(argv), None, as_bool)   # the server's error text
+        condition = 1 if nx else 3 if gt else 5 if (lt and xx) else 4 if lt else 2 if xx else 0
+        fields = {"key": k, "index": value, "to_end": milliseconds, "flag": absolute, "end": condition}
+        return self._execute(T.GR_T_EXPIRE, tuple(argv), fields, as_bool)
+
+    def expire(self, name: Any, time: Any, nx: bool = False, xx: bool = False, gt: bool = False,
+               lt: bool = False) -> bool:
+        return self._expire(b"EXPIRE", 0, 0, name, seconds_of(time), nx, xx, gt, lt)
+
+    def pexpire(self, name: Any, time: Any, nx: bool = False, xx: bool = False, gt: bool = False,
+                lt: bool = False) -> bool:
+        return self._expire(b"PEXPIRE", 1, 0, name, milliseconds_of(time), nx, xx, gt, lt)
+
+    def expireat(self, name: Any, when: Any, nx: bool = False, xx: bool = False, gt: bool = False,
+                 lt: bool = False) -> bool:
+        return self._expire(b"EXPIREAT", 0, 1, name, unix_seconds_of(when), nx, xx, gt, lt)
+
+    def pexpireat(self, name: Any, when: Any, nx: bool = False, xx: bool = False, gt: bool = False,
+                  lt: bool = False) -> bool:
+        return self._expire(b"PEXPIREAT", 1, 1, name, unix_milliseconds_of(when), nx, xx, gt, lt)
+
+    def _ttl(self, word: bytes, kind: int, name: Any) -> int:
+        k = encode(name)
+        return self._execute(T.GR_T_TTL, (word, k), {"key": k, "end": kind})
+
+    def ttl(self, name: Any) -> int:
+        return self._ttl(b"TTL", 0, name)
+
+    def pttl(self, name: Any) -> int:
+        return self._ttl(b"PTTL", 1, name)
+
+    def expiretime(self, key: Any) -> int:
+        return self._ttl(b"EXPIRETIME", 2, key)
+
+    def pexpiretime(self, key: Any) -> int:
+        return self._ttl(b"PEXPIRETIME", 3, key)
+
+    def persist(self, name: Any) -> bool:
+        k = encode(name)
+        return self._execute(T.GR_T_PERSIST, (b"PERSIST", k), {"key": k}, as_bool)
+
+    # ---- databases ----
+
+    def select(self, index: int) -> bool:
+        """SELECT for this connection (a pooled RESP client: for its one connection)."""
+        fields = {"index": int(index)} if int64(int(index)) else None
+        return self._execute(T.GR_T_SELECT, (b"SELECT", encode(index)), fields, bool_ok)
+
+    def move(self, name: Any, db: int) -> bool:
+        k = encode(name)
+        fields = {"key": k, "index": int(db)} if int64(int(db)) else None
+        return self._execute(T.GR_T_MOVE, (b"MOVE", k, encode(db)), fields, as_bool)
+
+    def swapdb(self, first: int, second: int) -> bool:
+        fields = {"index": int(first), "index2": int(second)} if int64(int(first)) and int64(int(second)) else None
+        return self._execute(T.GR_T_SWAPDB, (b"SWAPDB", encode(first), encode(second)), fields, bool_ok)
 
     # ---- lists ----
 
