@@ -46,6 +46,7 @@ SOURCES = [
     "cmd_list.c",
     "cmd_keys.c",
     "cmd_server.c",
+    "command_docs.c",
     "string_value.c",
     "cmd_string.c",
     "cmd_expire.c",

@@ -225,14 +225,8 @@ int gr_cmd_server_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv,
         if (argv_is(argv[1], argv_length[1], "setinfo") || argv_is(argv[1], argv_length[1], "setname")) gr_reply_ok(reply);
         else if (argv_is(argv[1], argv_length[1], "getname")) gr_reply_nil(reply);
         else reply_unknown_subcommand(reply, argv[1], argv_length[1], "CLIENT");
-    } else if (argv_is(name, name_length, "select")) {
-        if (argv_length[1] == 1 && argv[1][0] == '0') gr_reply_ok(reply);
-        else gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, "ERR DB index is out of range");
     } else if (argv_is(name, name_length, "command")) {
-        if (argc >= 2 && argv_is(argv[1], argv_length[1], "docs")) gr_reply_array_begin(reply, 0);
-        else if (argc == 2 && argv_is(argv[1], argv_length[1], "count")) gr_reply_integer(reply, (int64_t)gr_command_count());
-        else if (argc == 1) gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR COMMAND without a subcommand is not supported yet; COMMAND COUNT and COMMAND DOCS are");
-        else reply_unknown_subcommand(reply, argv[1], argv_length[1], "COMMAND");
+        gr_cmd_command(db, argc, argv, argv_length, reply);
     } else if (argv_is(name, name_length, "hello")) {
         if (argc >= 2 && !(argv_length[1] == 1 && argv[1][0] == '2')) {
             gr_reply_error_text(reply, GR_ERR_GENERIC, "NOPROTO sorry, this protocol version is not supported.");

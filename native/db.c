@@ -4,6 +4,7 @@
  */
 #include "db.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,6 +271,17 @@ size_t gr_int64_to_text(int64_t value, char *out) {
     if (value < 0) out[length++] = '-';
     while (n) out[length++] = reversed[--n];
     return length;
+}
+
+size_t gr_double_to_text(double value, char *out, size_t size) {
+    if (isinf(value)) return (size_t)snprintf(out, size, value > 0 ? "inf" : "-inf");
+    if (isnan(value)) return (size_t)snprintf(out, size, "nan");
+    int n = 0;
+    for (int precision = 15; precision <= 17; precision++) {   /* the shortest text that round-trips */
+        n = snprintf(out, size, "%.*g", precision, value);
+        if (strtod(out, NULL) == value) break;
+    }
+    return n < 0 ? 0 : (size_t)n;
 }
 
 /* ---- dispatch ---- */

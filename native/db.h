@@ -133,6 +133,8 @@ void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
 
 /* Number of commands in the command table (COMMAND COUNT). */
 size_t gr_command_count(void);
+/* The index-th entry of the RESP command table (NULL past the end) and its arity. */
+const char *gr_command_name(size_t index, int *arity);
 
 /* Shared helpers for the command files */
 void gr_reply_error_text(gr_reply_t *reply, gr_error_code_t code, const char *text);
@@ -153,6 +155,7 @@ void gr_free_value(uint8_t type, void *value, void *context);
 size_t gr_value_allocated_bytes(uint8_t type, const void *value);
 int gr_bytes_to_int64(const uint8_t *data, size_t length, int64_t *out);
 size_t gr_int64_to_text(int64_t value, char *out);  /* out >= 21 bytes; returns length */
+size_t gr_double_to_text(double value, char *out, size_t size);  /* shortest round-trip text */
 
 /* Command families (typed requests) */
 void gr_cmd_list(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
@@ -160,6 +163,9 @@ void gr_cmd_keys(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_string(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_expire(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_db(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);   /* SELECT, MOVE, SWAPDB */
+/* COMMAND [COUNT|LIST|INFO|DOCS|GETKEYS ...] (command_docs.c) */
+void gr_cmd_command(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                    gr_reply_t *reply);
 /* Argv-only commands: return 1 when handled */
 int gr_cmd_server_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv,
                        const size_t *argv_length, gr_reply_t *reply);

@@ -11,6 +11,12 @@
  *   keyed_array_begin(key, n) followed by n bulk elements: the [key, [elements...]] shape
  *   of LMPOP/BLMPOP, and of SCAN with the cursor as the key.
  *   pair(key, value): the [key, value] shape of BLPOP/BRPOP.
+ *   map_begin(n) followed by n key/value pairs (2n elements): RESP3's map, RESP2's flat
+ *   array of 2n, the ring's flat ArrayReply (HELLO, CONFIG GET, COMMAND DOCS).
+ *   verbatim(text): RESP3's verbatim "txt" string, a bulk elsewhere (INFO, CLIENT LIST).
+ *   double_value(d): RESP3's double, a bulk of the shortest round-trip text elsewhere.
+ * Nested arrays (COMMAND INFO, COMMAND DOCS) exist only over RESP; the ring answers them
+ * with an error naming the shape.
  */
 #ifndef GR_REPLY_H
 #define GR_REPLY_H
@@ -51,6 +57,9 @@ typedef struct gr_reply_ops {
     void (*keyed_array_begin)(gr_reply_t *reply, const uint8_t *key, size_t key_length, size_t count);
     void (*pair)(gr_reply_t *reply, const uint8_t *key, size_t key_length,
                  const uint8_t *value, size_t value_length);
+    void (*map_begin)(gr_reply_t *reply, size_t pairs);
+    void (*verbatim)(gr_reply_t *reply, const uint8_t *text, size_t length);
+    void (*double_value)(gr_reply_t *reply, double value);
 } gr_reply_ops_t;
 
 /* Each transport embeds this as its first member and casts back in its ops. */
@@ -68,6 +77,9 @@ static inline void gr_reply_status(gr_reply_t *r, const char *t, size_t n) { r->
 static inline void gr_reply_error(gr_reply_t *r, gr_error_code_t c, const char *t, size_t n) { r->ops->error(r, c, t, n); }
 static inline void gr_reply_array_begin(gr_reply_t *r, size_t n) { r->ops->array_begin(r, n); }
 static inline void gr_reply_keyed_array_begin(gr_reply_t *r, const uint8_t *k, size_t kn, size_t n) { r->ops->keyed_array_begin(r, k, kn, n); }
+static inline void gr_reply_map_begin(gr_reply_t *r, size_t pairs) { r->ops->map_begin(r, pairs); }
+static inline void gr_reply_verbatim(gr_reply_t *r, const uint8_t *t, size_t n) { r->ops->verbatim(r, t, n); }
+static inline void gr_reply_double(gr_reply_t *r, double v) { r->ops->double_value(r, v); }
 static inline void gr_reply_pair(gr_reply_t *r, const uint8_t *k, size_t kn, const uint8_t *v, size_t vn) { r->ops->pair(r, k, kn, v, vn); }
 
 #endif

@@ -460,6 +460,12 @@ static const command_spec_t commands[] = {
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 size_t gr_command_count(void) { return COMMAND_COUNT; }
 
+const char *gr_command_name(size_t index, int *arity) {
+    if (index >= COMMAND_COUNT) return NULL;
+    if (arity) *arity = commands[index].arity;
+    return commands[index].name;
+}
+
 #define LOOKUP_SLOTS 512   /* power of two, well above COMMAND_COUNT */
 
 static const command_spec_t *lookup_table[LOOKUP_SLOTS];

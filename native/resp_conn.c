@@ -29,6 +29,7 @@ typedef struct byte_buffer {
 typedef struct resp_writer {
     gr_reply_t base;
     byte_buffer_t *out;
+    const gr_connection_t *state;            /* state->protocol picks RESP2 or RESP3 shapes */
 } resp_writer_t;
 
 struct gr_resp_conn {
@@ -69,7 +70,9 @@ static void buffer_append(resp_writer_t *w, const void *data, size_t length) {
     w->out->length += length;
 }
 
-/* ---- the RESP2 reply writer ---- */
+/* ---- the RESP2/RESP3 reply writer ---- */
+
+static int resp3(const resp_writer_t *w) { return w->state->protocol == 3; }
 
 static size_t format_int(char *out, int64_t value) { return gr_int64_to_text(value, out); }
 
@@ -92,8 +95,17 @@ static void op_bulk(gr_reply_t *r, const uint8_t *data, size_t length) {
     buffer_append(w, "\r\n", 2);
 }
 
-static void op_nil(gr_reply_t *r) { buffer_append((resp_writer_t *)r, "$-1\r\n", 5); }
-static void op_nil_array(gr_reply_t *r) { buffer_append((resp_writer_t *)r, "*-1\r\n", 5); }
+static void op_nil(gr_reply_t *r) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    if (resp3(w)) buffer_append(w, "_\r\n", 3);
+    else buffer_append(w, "$-1\r\n", 5);
+}
+
+static void op_nil_array(gr_reply_t *r) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    if (resp3(w)) buffer_append(w, "_\r\n", 3);
+    else buffer_append(w, "*-1\r\n", 5);
+}
 
 static void write_line(resp_writer_t *w, char prefix, const char *text, size_t length) {
     if (buffer_reserve(w->out, length + 3) != 0) { w->base.failed = 1; return; }
@@ -127,9 +139,36 @@ static void op_pair(gr_reply_t *r, const uint8_t *key, size_t key_length, const 
     op_bulk(r, value, value_length);
 }
 
+static void op_map_begin(gr_reply_t *r, size_t pairs) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    if (resp3(w)) write_prefixed_number(w, '%', (int64_t)pairs);
+    else write_prefixed_number(w, '*', 2 * (int64_t)pairs);
+}
+
+static void op_verbatim(gr_reply_t *r, const uint8_t *text, size_t length) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    if (!resp3(w)) { op_bulk(r, text, length); return; }
+    if (buffer_reserve(w->out, length + 40) != 0) { w->base.failed = 1; return; }
+    write_prefixed_number(w, '=', (int64_t)length + 4);
+    buffer_append(w, "txt:", 4);
+    buffer_append(w, text, length);
+    buffer_append(w, "\r\n", 2);
+}
+
+static void op_double(gr_reply_t *r, double value) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    char text[48];
+    size_t n = gr_double_to_text(value, text + 1, sizeof text - 3);
+    if (!resp3(w)) { op_bulk(r, (const uint8_t *)text + 1, n); return; }
+    text[0] = ',';
+    text[n + 1] = '\r';
+    text[n + 2] = '\n';
+    buffer_append(w, text, n + 3);
+}
+
 static const gr_reply_ops_t resp_ops = {
     op_integer, op_bulk, op_nil, op_nil_array, op_status, op_error,
-    op_array_begin, op_keyed_array_begin, op_pair,
+    op_array_begin, op_keyed_array_begin, op_pair, op_map_begin, op_verbatim, op_double,
 };
 
 /* ---- lifecycle ---- */
@@ -142,6 +181,7 @@ gr_resp_conn_t *gr_resp_conn_new(gr_db_t *db, int64_t client_id) {
     gr_connection_register(db, &conn->state, client_id, GR_CONN_TCP);
     conn->writer.base.ops = &resp_ops;
     conn->writer.out = &conn->out;
+    conn->writer.state = &conn->state;
     return conn;
 }
 

@@ -241,9 +241,19 @@ static void op_pair(gr_reply_t *base, const uint8_t *key, size_t key_length, con
     add_element(w, 0, 0, value, value_length);
 }
 
+static void op_map_begin(gr_reply_t *base, size_t pairs) { begin_array(writer_of(base), 0, 2 * pairs, NULL, 0); }
+
+static void op_verbatim(gr_reply_t *base, const uint8_t *text, size_t length) { op_bulk(base, text, length); }
+
+static void op_double(gr_reply_t *base, double value) {
+    char text[40];
+    size_t n = gr_double_to_text(value, text, sizeof text);
+    op_bulk(base, (const uint8_t *)text, n);
+}
+
 static const gr_reply_ops_t sbe_reply_ops = {
     op_integer, op_bulk, op_nil, op_nil_array, op_status, op_error,
-    op_array_begin, op_keyed_array_begin, op_pair,
+    op_array_begin, op_keyed_array_begin, op_pair, op_map_begin, op_verbatim, op_double,
 };
 
 int gr_sbe_reply_init(gr_sbe_reply_t *reply, size_t max_message) {
