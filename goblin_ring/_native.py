@@ -280,6 +280,24 @@ class Database:
         """Active expiry and idle rehashing; returns the keys expired."""
         return lib.gr_db_cron(self.pointer, budget_us)
 
+    def configure(self, name: str, value: "str | int | bool") -> None:
+        """Set a CONFIG parameter at startup (immutable ones too); ValueError says why not."""
+        if isinstance(value, bool):
+            value = "yes" if value else "no"
+        error = ffi.new("char[]", 256)
+        if lib.gr_db_config_set(self.pointer, name.encode(), str(value).encode(), error, 256) != 0:
+            raise ValueError(f"{name}: {ffi.string(error).decode()}")
+
+    def count_connection(self, rejected: bool) -> None:
+        lib.gr_db_count_connection(self.pointer, int(rejected))
+
+    def config_number(self, name: str) -> int:
+        return lib.gr_db_config_number(self.pointer, name.encode())
+
+    def accepts_peer(self, is_loopback: bool) -> bool:
+        """Protected mode: may a client from this kind of address be served?"""
+        return bool(lib.gr_db_accepts_peer(self.pointer, int(is_loopback)))
+
     def take_killed(self) -> int:
         """The id of a connection CLIENT KILL asked to close (each reported once), or 0."""
         return lib.gr_db_take_killed(self.pointer)

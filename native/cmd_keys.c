@@ -1,17 +1,20 @@
 /* cmd_keys.c — the generic key commands: DEL, UNLINK, EXISTS, TYPE, DBSIZE, FLUSHDB,
- * FLUSHALL, KEYS, SCAN, RENAME and MEMORY USAGE. KEYS and SCAN skip keys whose expiry has
+ * FLUSHALL, KEYS, SCAN, RENAME, MEMORY USAGE and OBJECT. KEYS and SCAN skip keys whose expiry has
  * passed (the cron or the next lookup deletes them).
  *
  * The keyspace itself (hash table, incremental rehash, the SCAN cursor) is keyspace.c and
  * the pattern matcher glob.c; this file is their command layer, typed requests in, Redis
  * replies out.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "db.h"
 #include "glob.h"
+#include "server_text.h"
+#include "string_value.h"
 
 static const char *type_name(uint8_t type) {
     switch (type) {
@@ -156,5 +159,57 @@ void gr_cmd_keys(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
     case GR_T_RENAME: rename_command(db, request, reply); return;
     case GR_T_MEMORY_USAGE: memory_usage(db, request, reply); return;
     default: gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
+    }
+}
+
+/* ---- OBJECT (argv only: no typed message) ---- */
+
+void gr_cmd_object(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                   gr_reply_t *reply) {
+    const uint8_t *sub = argv[1];
+    size_t length = argv_length[1];
+    if (gr_word_is(sub, length, "help") && argc == 2) {
+        static const char *lines[] = {
+            "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "ENCODING <key>", "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "FREQ <key>", "    Return the access frequency index of the <key> (needs an LFU maxmemory-policy,",
+            "    which goblin-ring does not have).",
+            "IDLETIME <key>", "    Return the idle time of the <key>, that is the approximated number of",
+            "    seconds elapsed since the last access to the key.",
+            "REFCOUNT <key>", "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+            "HELP", "    Print this help.",
+        };
+        gr_reply_help(reply, lines, sizeof lines / sizeof lines[0]);
+        return;
+    }
+    int known = gr_word_is(sub, length, "encoding") || gr_word_is(sub, length, "refcount") ||
+                gr_word_is(sub, length, "idletime") || gr_word_is(sub, length, "freq");
+    if (!known) { gr_reply_unknown_subcommand(reply, sub, length, "OBJECT"); return; }
+    if (argc != 3) {
+        char name[32];
+        snprintf(name, sizeof name, "object|%.*s", (int)(length > 16 ? 16 : length), (const char *)sub);
+        for (char *c = name; *c; c++) *c = (char)((*c >= 'A' && *c <= 'Z') ? *c + 32 : *c);
+        gr_reply_arity_error(reply, name);
+        return;
+    }
+    gr_bytes_t key = {argv[2], (uint32_t)argv_length[2]};
+    gr_ks_entry_t *entry = gr_db_find_live(db, key);   /* OBJECT does not count as an access */
+    if (!entry) { gr_reply_nil(reply); return; }
+    if (gr_word_is(sub, length, "encoding")) {
+        const char *encoding = entry->type == GR_TYPE_LIST ? gr_list_encoding_name(entry->value)
+                                                           : gr_string_encoding(entry->value);
+        gr_reply_bulk(reply, (const uint8_t *)encoding, strlen(encoding));
+    } else if (gr_word_is(sub, length, "refcount")) {
+        gr_reply_integer(reply, 1);
+    } else if (gr_word_is(sub, length, "idletime")) {
+        int64_t idle = (gr_db_now_ms(db) - (int64_t)entry->access_ms) / 1000;
+        gr_reply_integer(reply, idle < 0 ? 0 : idle);
+    } else {
+        gr_reply_error_text(reply, GR_ERR_GENERIC,
+                            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. "
+                            "Please note that when switching between policies at runtime LRU and LFU data "
+                            "will take some time to adjust.");
     }
 }

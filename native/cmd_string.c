@@ -148,13 +148,13 @@ static void getdel_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply
 static void getex_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     int mode = r->to_end;
     if (mode == MODE_KEEPTTL) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
+    gr_ks_entry_t *entry = readable_string(db, r->key, reply);   /* Redis looks up before the expiry */
+    if (!entry) return;
     int64_t expire_at = -1;
     if (mode >= MODE_EX && mode <= MODE_PXAT && expire_time(db, mode, r->index, &expire_at) != 0) {
         reply_invalid_expire(reply, "getex");
         return;
     }
-    gr_ks_entry_t *entry = readable_string(db, r->key, reply);
-    if (!entry) return;
     gr_reply_bulk(reply, string_bytes(entry).data, string_bytes(entry).length);
     if (mode == MODE_PERSIST) gr_ks_set_expire(db->keyspace, entry, -1);
     else if (expire_at >= 0 && expire_at <= db->now_ms) gr_ks_delete(db->keyspace, r->key.data, r->key.length);
@@ -281,13 +281,10 @@ static size_t format_long_double(long double value, char *out, size_t size) {
 
 static void incrbyfloat_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     long double increment, value = 0;
-    if (parse_long_double(r->arg1.data, r->arg1.length, &increment) != 0) {
-        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR value is not a valid float");
-        return;
-    }
-    gr_ks_entry_t *entry = gr_db_find_live(db, r->key);
+    gr_ks_entry_t *entry = gr_db_find_live(db, r->key);   /* Redis: type, then value, then increment */
     if (entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return; }
-    if (entry && parse_long_double(string_bytes(entry).data, string_bytes(entry).length, &value) != 0) {
+    if ((entry && parse_long_double(string_bytes(entry).data, string_bytes(entry).length, &value) != 0) ||
+        parse_long_double(r->arg1.data, r->arg1.length, &increment) != 0) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR value is not a valid float");
         return;
     }

@@ -48,6 +48,10 @@ gr_db_t *gr_db_new(uint64_t seed) {
     }
     gr_list_config_default(&db->list_config);
     db->stats.start_time_ms = now_ms();
+    db->config.proto_max_bulk_len = 512LL * 1024 * 1024;
+    db->config.maxclients = 10000;
+    db->config.protected_mode = 1;
+    strcpy(db->config.bind, "127.0.0.1");
     strcpy(db->info.list_implementation, "segmented");
     strcpy(db->info.mode, "adaptive");
     return db;
@@ -86,7 +90,12 @@ void gr_db_set_info_number(gr_db_t *db, const char *field, int64_t value) {
     else if (!strcmp(field, "ring_capacity")) db->info.ring_capacity = value;
     else if (!strcmp(field, "connected_ring_sessions")) db->stats.connected_ring_sessions = value;
     else if (!strcmp(field, "connected_resp_clients")) db->stats.connected_resp_clients = value;
-    else if (!strcmp(field, "connections_received")) db->stats.connections_received = value;
+
+}
+
+void gr_db_count_connection(gr_db_t *db, int rejected) {
+    db->stats.connections_received++;
+    if (rejected) db->stats.rejected_connections++;
 }
 
 int64_t gr_db_key_count(gr_db_t *db) {
@@ -188,9 +197,36 @@ static int64_t monotonic_us(void) {
  * database that has any with the SCAN cursor (resize-safe), a few buckets at a time, and
  * deletes what has expired: every expired key is found within one full pass, whatever the
  * share of volatile keys, and lazy expiry covers the keys in between. */
+/* instantaneous_ops_per_sec over the last cron interval, and the memory peak */
+static void sample_stats(gr_db_t *db) {
+    int64_t elapsed = db->now_ms - db->stats.ops_sample_ms;
+    if (elapsed >= 100) {
+        if (db->stats.ops_sample_ms)
+            db->stats.ops_per_sec = (db->stats.commands_processed - db->stats.ops_sample_commands) * 1000 / elapsed;
+        db->stats.ops_sample_ms = db->now_ms;
+        db->stats.ops_sample_commands = db->stats.commands_processed;
+    }
+    int64_t used = gr_mem_used_total();
+    if (used > db->stats.peak_memory) db->stats.peak_memory = used;
+}
+
+/* CONFIG timeout: RESP clients idle longer are closed (ring sessions have heartbeats). */
+static void close_idle_clients(gr_db_t *db) {
+    if (db->config.timeout_s <= 0) return;
+    for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
+        if (conn->kind == GR_CONN_RING || conn->kill_requested) continue;
+        if (db->now_ms - conn->last_command_ms > db->config.timeout_s * 1000) {
+            conn->kill_requested = 1;
+            db->kills_pending++;
+        }
+    }
+}
+
 int64_t gr_db_cron(gr_db_t *db, int64_t budget_us) {
     int64_t start = monotonic_us(), expired = 0;
     db->now_ms = now_ms();
+    close_idle_clients(db);
+    sample_stats(db);
     for (int i = 0; i < GR_DB_COUNT; i++) {
         gr_keyspace_t *ks = db->keyspaces[i];
         gr_ks_rehash(ks, 100);
@@ -316,14 +352,96 @@ void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const u
     gr_db_run_argv(db, argc, argv, argv_length, reply);
 }
 
-void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+/* ---- admission and accounting (INFO commandstats, errorstats) ---- */
+
+static int64_t monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+static void count_error(gr_db_t *db, const char *prefix) {
+    db->total_error_replies++;
+    for (int i = 0; i < GR_ERROR_STAT_SLOTS; i++) {
+        gr_error_stat_t *stat = &db->error_stats[i];
+        if (stat->prefix[0] == '\0') snprintf(stat->prefix, sizeof stat->prefix, "%s", prefix);
+        if (strcmp(stat->prefix, prefix) == 0) { stat->count++; return; }
+    }
+}
+
+static gr_command_stat_t *stat_of(gr_db_t *db, int index) {
+    return index >= 0 && index < GR_COMMAND_STAT_SLOTS ? &db->command_stats[index] : NULL;
+}
+
+int gr_db_admit(gr_db_t *db, int index, int no_auth, gr_reply_t *reply) {
+    const char *refusal = NULL;
+    gr_error_code_t code = GR_ERR_GENERIC;
+    if (db->current && !db->current->authenticated && !no_auth) {
+        refusal = "NOAUTH Authentication required.";
+    } else if (db->config.maxmemory > 0 && gr_command_denies_oom(index) && gr_mem_used_total() > db->config.maxmemory) {
+        refusal = "OOM command not allowed when used memory > 'maxmemory'.";
+        code = GR_ERR_OUT_OF_MEMORY;
+    }
+    if (!refusal) return 0;
+    gr_reply_error_text(reply, code, refusal);
+    gr_db_reject(db, index, reply);
+    return -1;
+}
+
+void gr_db_reject(gr_db_t *db, int index, gr_reply_t *reply) {
+    gr_command_stat_t *stat = stat_of(db, index);
+    if (stat) stat->rejected_calls++;
+    count_error(db, reply->last_error_prefix);
+}
+
+int64_t gr_db_account_start(void) { return monotonic_ns(); }
+
+void gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start_ns) {
     db->stats.commands_processed++;
+    gr_command_stat_t *stat = stat_of(db, index);
+    int failed = reply->errors != errors_before;
+    if (failed) count_error(db, reply->last_error_prefix);
+    if (!stat) return;
+    stat->calls++;
+    stat->usec += (monotonic_ns() - start_ns + 500) / 1000;
+    if (failed) stat->failed_calls++;
+}
+
+void gr_db_reset_stats(gr_db_t *db) {
+    memset(db->command_stats, 0, sizeof db->command_stats);
+    memset(db->error_stats, 0, sizeof db->error_stats);
+    db->total_error_replies = 0;
+    db->stats.commands_processed = 0;
+    db->stats.keyspace_hits = db->stats.keyspace_misses = 0;
+    db->stats.expired_keys = 0;
+    db->stats.rejected_connections = 0;
+    db->stats.connections_received = 0;
+    db->stats.net_input_bytes = db->stats.net_output_bytes = 0;
+    db->stats.ring_malformed = 0;
+    db->stats.ops_sample_commands = 0;
+}
+
+/* A typed request from the ring: admitted, executed, counted under its Redis command. */
+void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    if (request->template_id == GR_T_COMMAND) {   /* accounted by the argv path inside */
+        execute_command_envelope(db, request, reply);
+        return;
+    }
+    int index = gr_command_index_of_request(request);
+    if (db->current && index >= 0) db->current->last_command = gr_command_name((size_t)index, NULL);
+    if (gr_db_admit(db, index, 0, reply) != 0) return;
+    uint32_t errors_before = reply->errors;
+    int64_t start = monotonic_ns();
+    gr_db_dispatch(db, request, reply);
+    gr_db_account(db, index, reply, errors_before, start);
+}
+
+void gr_db_dispatch(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
     uint16_t template_id = request->template_id;
     if (template_id == GR_T_PING) {
         if (request->arg1.length) gr_reply_bulk(reply, request->arg1.data, request->arg1.length);
         else gr_reply_status(reply, "PONG", 4);
     } else if (template_id == GR_T_COMMAND) {
-        db->stats.commands_processed--;   /* counted by the inner execute */
         execute_command_envelope(db, request, reply);
     } else if (template_id >= 200 && template_id < 300) {
         gr_cmd_list(db, request, reply);

@@ -48,7 +48,7 @@ typedef struct gr_connection {
     char lib_ver[64];
     char addr[64];
     char laddr[64];
-    char last_command[32];
+    const char *last_command;  /* the table's name of the last command (CLIENT LIST cmd=) */
     struct gr_connection *prev, *next;   /* the db's registry */
 } gr_connection_t;
 
@@ -78,7 +78,38 @@ typedef struct gr_db_stats {
     int64_t keyspace_hits;
     int64_t keyspace_misses;
     int64_t expired_keys;
+    int64_t net_input_bytes;
+    int64_t net_output_bytes;
+    int64_t peak_memory;
+    int64_t ops_per_sec;          /* instantaneous_ops_per_sec, from the cron's samples */
+    int64_t ops_sample_commands;
+    int64_t ops_sample_ms;
 } gr_db_stats_t;
+
+/* The settings CONFIG GET/SET reach (cmd_config.c); the server sets them at startup. */
+typedef struct gr_db_config {
+    int64_t maxmemory;              /* bytes; 0: no limit. Over it, commands that grow data get OOM */
+    int64_t proto_max_bulk_len;     /* RESP bulk limit */
+    int64_t timeout_s;              /* close RESP clients idle this long; 0: never */
+    int64_t maxclients;             /* RESP clients at once (the server refuses more) */
+    uint8_t protected_mode;         /* no requirepass: serve loopback clients only */
+    char bind[256];
+    char unixsocket[256];
+    char dir[256];
+} gr_db_config_t;
+
+/* Per-command counters for INFO commandstats (indexed like resp_commands.c's table). */
+#define GR_COMMAND_STAT_SLOTS 512
+typedef struct gr_command_stat {
+    int64_t calls, usec, rejected_calls, failed_calls;
+} gr_command_stat_t;
+
+/* INFO errorstats: replies per error prefix ("ERR", "WRONGTYPE", ...). */
+#define GR_ERROR_STAT_SLOTS 32
+typedef struct gr_error_stat {
+    char prefix[24];
+    int64_t count;
+} gr_error_stat_t;
 
 typedef struct gr_db {
     gr_keyspace_t *keyspace;                  /* the current connection's selected database */
@@ -88,6 +119,10 @@ typedef struct gr_db {
     int64_t kills_pending;                    /* killed connections not yet taken by the server */
     int64_t now_ms;                           /* unix ms, read once per command */
     char requirepass[256];                    /* empty: no AUTH needed */
+    gr_db_config_t config;
+    gr_command_stat_t command_stats[GR_COMMAND_STAT_SLOTS];
+    gr_error_stat_t error_stats[GR_ERROR_STAT_SLOTS];
+    int64_t total_error_replies;
     gr_list_config_t list_config;
     gr_db_stats_t stats;
     gr_db_info_t info;
@@ -107,6 +142,8 @@ int gr_db_set_list_implementation(gr_db_t *db, const char *name);
 void gr_db_set_info_text(gr_db_t *db, const char *field, const char *value);
 void gr_db_set_info_number(gr_db_t *db, const char *field, int64_t value);
 int64_t gr_db_key_count(gr_db_t *db);   /* keys in every database */
+/* A RESP client was accepted (rejected = 0) or refused at once (maxclients, protected mode). */
+void gr_db_count_connection(gr_db_t *db, int rejected);
 /* A connection CLIENT KILL asked to close that the server has not been told of yet: its
  * id (reported once), or 0. */
 int64_t gr_db_take_killed(gr_db_t *db);
@@ -114,6 +151,13 @@ int64_t gr_db_take_killed(gr_db_t *db);
  * active expiry, a scan of each database with expiring keys for at most budget_us
  * microseconds in all, and a step of any table resize. Returns the keys expired. */
 int64_t gr_db_cron(gr_db_t *db, int64_t budget_us);
+/* CONFIG values the server reads or sets (cmd_config.c): "requirepass", "protected-mode",
+ * "maxclients", "bind", ... Text in, as CONFIG SET takes it; 0 on success, else -1 and a
+ * Redis-style message in error. */
+int gr_db_config_set(gr_db_t *db, const char *name, const char *value, char *error, size_t error_size);
+int64_t gr_db_config_number(gr_db_t *db, const char *name);
+/* Whether a new RESP client from this peer may be served (protected mode). */
+int gr_db_accepts_peer(gr_db_t *db, int is_loopback);
 /* cffi-cdef-end */
 
 /* Connections: the transport zeroes the struct, sets id and kind, then registers it. */
@@ -130,6 +174,22 @@ void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const u
 void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply);
+/* Execute a typed request with no admission or accounting (a command inside a command). */
+void gr_db_dispatch(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+/* Admission (AUTH, maxmemory): 0 to go on, else the refusal is written and counted.
+ * index is the command's table index (-1 unknown); no_auth: AUTH, HELLO, RESET. */
+int gr_db_admit(gr_db_t *db, int index, int no_auth, gr_reply_t *reply);
+/* Count a refused command (unknown, wrong arity) whose error is already written. */
+void gr_db_reject(gr_db_t *db, int index, gr_reply_t *reply);
+/* Count an executed command: calls, time since start_ns, failed if it replied an error. */
+int64_t gr_db_account_start(void);
+void gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start_ns);
+
+/* Index of a command in the table (commandstats), or -1: by name, or for a typed request. */
+int gr_command_index(const uint8_t *name, size_t length);
+int gr_command_index_of_request(const gr_request_t *request);
+/* 1 if the command may grow memory (refused with OOM over maxmemory) */
+int gr_command_denies_oom(int index);
 
 /* Number of commands in the command table (COMMAND COUNT). */
 size_t gr_command_count(void);
@@ -166,6 +226,17 @@ void gr_cmd_db(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);   /
 /* COMMAND [COUNT|LIST|INFO|DOCS|GETKEYS ...] (command_docs.c) */
 void gr_cmd_command(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply);
+/* CONFIG GET/SET/RESETSTAT/HELP (cmd_config.c) */
+void gr_cmd_config(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                   gr_reply_t *reply);
+/* HELLO, AUTH, CLIENT ..., RESET (cmd_connection.c) */
+void gr_cmd_connection(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                       gr_reply_t *reply);
+/* OBJECT ENCODING|REFCOUNT|IDLETIME|FREQ|HELP (cmd_keys.c) */
+void gr_cmd_object(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                   gr_reply_t *reply);
+/* Reset the counters CONFIG RESETSTAT clears */
+void gr_db_reset_stats(gr_db_t *db);
 /* Argv-only commands: return 1 when handled */
 int gr_cmd_server_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv,
                        const size_t *argv_length, gr_reply_t *reply);

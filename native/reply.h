@@ -66,6 +66,8 @@ typedef struct gr_reply_ops {
 struct gr_reply {
     const gr_reply_ops_t *ops;
     int failed;   /* set by a writer that ran out of memory; the transport then drops the session */
+    uint32_t errors;            /* error replies written (INFO commandstats failed_calls) */
+    char last_error_prefix[24]; /* the first word of the last error ("ERR", "WRONGTYPE") */
 };
 
 /* Convenience wrappers so command code reads naturally. */
@@ -74,7 +76,13 @@ static inline void gr_reply_bulk(gr_reply_t *r, const uint8_t *d, size_t n) { r-
 static inline void gr_reply_nil(gr_reply_t *r) { r->ops->nil(r); }
 static inline void gr_reply_nil_array(gr_reply_t *r) { r->ops->nil_array(r); }
 static inline void gr_reply_status(gr_reply_t *r, const char *t, size_t n) { r->ops->status(r, t, n); }
-static inline void gr_reply_error(gr_reply_t *r, gr_error_code_t c, const char *t, size_t n) { r->ops->error(r, c, t, n); }
+static inline void gr_reply_error(gr_reply_t *r, gr_error_code_t c, const char *t, size_t n) {
+    size_t i = 0;
+    while (i < n && i + 1 < sizeof r->last_error_prefix && t[i] != ' ') { r->last_error_prefix[i] = t[i]; i++; }
+    r->last_error_prefix[i] = '\0';
+    r->errors++;
+    r->ops->error(r, c, t, n);
+}
 static inline void gr_reply_array_begin(gr_reply_t *r, size_t n) { r->ops->array_begin(r, n); }
 static inline void gr_reply_keyed_array_begin(gr_reply_t *r, const uint8_t *k, size_t kn, size_t n) { r->ops->keyed_array_begin(r, k, kn, n); }
 static inline void gr_reply_map_begin(gr_reply_t *r, size_t pairs) { r->ops->map_begin(r, pairs); }

@@ -453,6 +453,11 @@ static const command_spec_t commands[] = {
     {"client", -2, 0, NULL},
     {"command", -1, 0, NULL},
     {"hello", -1, 0, NULL},
+    {"auth", -2, 0, NULL},
+    {"reset", 1, 0, NULL},
+    {"object", -2, 0, NULL},
+    {"function", -2, 0, NULL},
+    {"lastsave", 1, 0, NULL},
     {"time", 1, 0, NULL},
     {"quit", -1, 0, NULL},
 };
@@ -515,32 +520,126 @@ static void reply_unknown_command(gr_reply_t *reply, size_t argc, const uint8_t 
     gr_reply_error(reply, GR_ERR_UNKNOWN_COMMAND, text, strlen(text));
 }
 
+int gr_command_index(const uint8_t *name, size_t length) {
+    const command_spec_t *spec = find_command(name, length);
+    return spec ? (int)(spec - commands) : -1;
+}
+
+int gr_command_denies_oom(int index) {
+    if (index < 0 || (size_t)index >= COMMAND_COUNT) return 0;
+    switch (commands[index].template_id) {
+    case GR_T_PUSH: case GR_T_LSET: case GR_T_LINSERT: case GR_T_LMOVE: case GR_T_BLMOVE:
+    case GR_T_SET: case GR_T_MSET: case GR_T_INCRBY: case GR_T_INCRBYFLOAT: case GR_T_APPEND:
+    case GR_T_SETRANGE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The Redis command a typed request is, for commandstats: the template's own name, or
+ * the variant its fields select (LPUSH/RPUSH, TTL/PTTL, ...). */
+static const char *request_command_name(const gr_request_t *r) {
+    switch (r->template_id) {
+    case GR_T_PING: return "ping";
+    case GR_T_DEL: return r->flag ? "unlink" : "del";
+    case GR_T_EXISTS: return "exists";
+    case GR_T_TYPE: return "type";
+    case GR_T_DBSIZE: return "dbsize";
+    case GR_T_FLUSHDB: return r->flag ? "flushall" : "flushdb";
+    case GR_T_KEYS: return "keys";
+    case GR_T_SCAN: return "scan";
+    case GR_T_RENAME: return "rename";
+    case GR_T_MEMORY_USAGE: return "memory";
+    case GR_T_PUSH: return r->end ? (r->flag ? "rpushx" : "rpush") : (r->flag ? "lpushx" : "lpush");
+    case GR_T_POP: return r->end ? "rpop" : "lpop";
+    case GR_T_LLEN: return "llen";
+    case GR_T_LINDEX: return "lindex";
+    case GR_T_LRANGE: return "lrange";
+    case GR_T_LSET: return "lset";
+    case GR_T_LINSERT: return "linsert";
+    case GR_T_LREM: return "lrem";
+    case GR_T_LTRIM: return "ltrim";
+    case GR_T_LPOS: return "lpos";
+    case GR_T_LMOVE: return "lmove";
+    case GR_T_LMPOP: return "lmpop";
+    case GR_T_BPOP: return r->end ? "brpop" : "blpop";
+    case GR_T_BLMOVE: return "blmove";
+    case GR_T_BLMPOP: return "blmpop";
+    case GR_T_SELECT: return "select";
+    case GR_T_MOVE: return "move";
+    case GR_T_SWAPDB: return "swapdb";
+    case GR_T_SET: return "set";
+    case GR_T_GET: return "get";
+    case GR_T_GETDEL: return "getdel";
+    case GR_T_GETEX: return "getex";
+    case GR_T_MSET: return r->flag ? "msetnx" : "mset";
+    case GR_T_MGET: return "mget";
+    case GR_T_INCRBY: return r->flag ? "decrby" : "incrby";
+    case GR_T_INCRBYFLOAT: return "incrbyfloat";
+    case GR_T_APPEND: return "append";
+    case GR_T_STRLEN: return "strlen";
+    case GR_T_GETRANGE: return "getrange";
+    case GR_T_SETRANGE: return "setrange";
+    case GR_T_EXPIRE: return r->flag ? (r->to_end ? "pexpireat" : "expireat") : (r->to_end ? "pexpire" : "expire");
+    case GR_T_TTL: return r->end == 0 ? "ttl" : r->end == 1 ? "pttl" : r->end == 2 ? "expiretime" : "pexpiretime";
+    case GR_T_PERSIST: return "persist";
+    default: return NULL;
+    }
+}
+
+int gr_command_index_of_request(const gr_request_t *request) {
+    /* cached per name pointer: the ring path pays one switch and one compare */
+    static const char *cached_name[8];
+    static int cached_index[8];
+    const char *name = request_command_name(request);
+    if (!name) return -1;
+    unsigned slot = (unsigned)(((uintptr_t)name >> 3) & 7);
+    if (cached_name[slot] != name) {
+        cached_index[slot] = gr_command_index((const uint8_t *)name, strlen(name));
+        cached_name[slot] = name;
+    }
+    return cached_index[slot];
+}
+
+static int is_no_auth_command(const command_spec_t *spec) {
+    return !strcmp(spec->name, "auth") || !strcmp(spec->name, "hello") || !strcmp(spec->name, "reset");
+}
+
 void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply) {
     if (argc == 0) return;
     const command_spec_t *spec = find_command(argv[0], argv_length[0]);
     if (!spec) {
         reply_unknown_command(reply, argc, argv, argv_length);
+        gr_db_reject(db, -1, reply);
         return;
     }
+    int index = (int)(spec - commands);
     if ((spec->arity > 0 && (int64_t)argc != spec->arity) || (spec->arity < 0 && (int64_t)argc < -spec->arity)) {
         gr_reply_arity_error(reply, spec->name);
+        gr_db_reject(db, index, reply);
         return;
     }
+    if (db->current) db->current->last_command = spec->name;
+    if (gr_db_admit(db, index, is_no_auth_command(spec), reply) != 0) return;
+    uint32_t errors_before = reply->errors;
+    int64_t start = gr_db_account_start();
     if (spec->template_id == 0) {
-        gr_cmd_server_argv(db, argc, argv, argv_length, reply);
-        return;
+        if (!gr_cmd_server_argv(db, argc, argv, argv_length, reply))
+            reply_unknown_command(reply, argc, argv, argv_length);
+    } else {
+        gr_request_t *request = &db->scratch_request;
+        memset(request, 0, sizeof *request);
+        request->items = db->scratch_items;
+        request->item_capacity = db->scratch_capacity;
+        request->template_id = spec->template_id;
+        if (argc > 1) {
+            request->key.data = argv[1];
+            request->key.length = (uint32_t)argv_length[1];
+        }
+        parse_context_t ctx = {argc, argv, argv_length, request, reply};
+        if (spec->build(&ctx) == 0) gr_db_dispatch(db, request, reply);
     }
-    gr_request_t *request = &db->scratch_request;
-    memset(request, 0, sizeof *request);
-    request->items = db->scratch_items;
-    request->item_capacity = db->scratch_capacity;
-    request->template_id = spec->template_id;
-    if (argc > 1) {
-        request->key.data = argv[1];
-        request->key.length = (uint32_t)argv_length[1];
-    }
-    parse_context_t ctx = {argc, argv, argv_length, request, reply};
-    if (spec->build(&ctx) != 0) return;
-    gr_db_run(db, request, reply);
+    gr_db_account(db, index, reply, errors_before, start);
 }

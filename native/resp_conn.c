@@ -19,7 +19,6 @@
 #define READ_CHUNK (16 * 1024)
 #define MAX_LINE (64 * 1024)                 /* PROTO_INLINE_MAX_SIZE */
 #define MAX_MULTIBULK (1024 * 1024)
-#define MAX_BULK (512LL * 1024 * 1024)       /* proto-max-bulk-len */
 
 typedef struct byte_buffer {
     uint8_t *data;
@@ -268,7 +267,7 @@ static parse_status_t parse_multibulk(gr_resp_conn_t *conn, const uint8_t *start
             return INCOMPLETE;
         }
         int64_t length;
-        if (parse_count(at + 1, bulk_line_end, &length) != 0 || length < 0 || length > MAX_BULK) {
+        if (parse_count(at + 1, bulk_line_end, &length) != 0 || length < 0 || length > conn->db->config.proto_max_bulk_len) {
             *error = "invalid bulk length";
             return PROTOCOL_ERROR;
         }
@@ -419,6 +418,7 @@ int64_t gr_resp_conn_read(gr_resp_conn_t *conn, int fd) {
     if (n < 0) return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? -2 : -1;
     if (n == 0) return 0;
     conn->in.length += (size_t)n;
+    conn->db->stats.net_input_bytes += n;
     process_input(conn);
     return n;
 }
@@ -440,6 +440,7 @@ int64_t gr_resp_conn_flush(gr_resp_conn_t *conn, int fd) {
             return -1;
         }
         out->start += (size_t)n;
+        conn->db->stats.net_output_bytes += n;
     }
     if (out->start == out->length) out->start = out->length = 0;
     return (int64_t)(out->length - out->start);

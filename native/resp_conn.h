@@ -7,7 +7,7 @@
  * replies to the output buffer; gr_resp_conn_flush then writes what the socket takes.
  * A whole pipeline costs one call.
  *
- * Limits, as Redis: a bulk longer than proto-max-bulk-len (512 MiB) or a multibulk of more
+ * Limits, as Redis: a bulk longer than proto-max-bulk-len (CONFIG, 512 MiB by default) or a multibulk of more
  * than 1M elements, a count line or inline request over 64 KiB, unbalanced quotes — each is
  * answered "-ERR Protocol error: ..." and the connection is closed once that is written.
  * A partial frame simply waits in this connection's buffer.

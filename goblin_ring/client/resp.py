@@ -111,7 +111,10 @@ class RespClient(Commands):
     """A RESP2 connection to goblin-ring (or Redis, or Valkey)."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 6379, unix_socket_path: str | None = None,
-                 socket_timeout: float | None = None):
+                 socket_timeout: float | None = None, password: str | None = None,
+                 username: str | None = None, db: int = 0, client_name: str | None = None):
+        """password/username: AUTH on connect (a server started with --requirepass, or Redis
+        with ACLs); db: SELECT on connect; client_name: CLIENT SETNAME on connect."""
         try:
             if unix_socket_path:
                 self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -125,6 +128,16 @@ class RespClient(Commands):
             raise ConnectionError(f"cannot connect to {where}: {error}") from error
         self._reader = _reader()
         self._closed = False
+        try:
+            if password is not None:
+                self.execute_command(*(("AUTH", username, password) if username else ("AUTH", password)))
+            if db:
+                self.execute_command("SELECT", db)
+            if client_name:
+                self.execute_command("CLIENT", "SETNAME", client_name)
+        except BaseException:
+            self.close()
+            raise
 
     def close(self) -> None:
         if not self._closed:

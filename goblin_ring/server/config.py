@@ -38,6 +38,11 @@ class ServerConfig:
     poll: str = "adaptive"
     ring_size: int = DEFAULT_RING_SIZE
     spin_us: int = 200
+    requirepass: str = ""
+    protected_mode: bool = True
+    maxclients: int = 10_000
+    timeout: int = 0
+    maxmemory: int = 0
 
     def validate(self) -> None:
         if not NAME_PATTERN.match(self.name):
@@ -53,6 +58,14 @@ class ServerConfig:
             raise ConfigError(f"--ring-size {size}: a power of two from {MIN_RING_SIZE} to {MAX_RING_SIZE}")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"--port {self.port}: 0 (disabled) to 65535")
+        if len(self.requirepass) > 255 or any(c in self.requirepass for c in "\0\r\n"):
+            raise ConfigError("--requirepass: at most 255 bytes, without NUL or newlines")
+        if not 1 <= self.maxclients <= 1_000_000:
+            raise ConfigError(f"--maxclients {self.maxclients}: 1 to 1000000")
+        if self.timeout < 0:
+            raise ConfigError(f"--timeout {self.timeout}: seconds, 0 (never) or more")
+        if self.maxmemory < 0:
+            raise ConfigError(f"--maxmemory {self.maxmemory}: bytes, 0 (no limit) or more")
         if self.server_core is not None and not 0 <= self.server_core < (os.cpu_count() or 1):
             raise ConfigError(f"--server-core {self.server_core}: this machine has cores 0 to "
                               f"{(os.cpu_count() or 1) - 1}")
@@ -73,6 +86,7 @@ def prepare_runtime_dir(path: str | os.PathLike | None) -> Path:
 
 
 def parse_size(text: str) -> int:
+    """Bytes, with an optional K/M/G suffix (powers of 1024): 2MiB, 512m, 65536."""
     units = {"k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
     text = text.strip().lower().removesuffix("b").removesuffix("i")
     if text and text[-1] in units:
@@ -98,6 +112,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="bytes per ring, a power of two (default: 2MiB)")
     parser.add_argument("--spin-us", type=int, default=200,
                         help="adaptive mode: microseconds of idle spinning before sleeping (default: 200)")
+    parser.add_argument("--requirepass", default=os.environ.get("GOBLIN_REQUIREPASS", ""),
+                        help="RESP clients must AUTH with this password (default: $GOBLIN_REQUIREPASS, else none; "
+                             "the environment keeps it out of the process list)")
+    parser.add_argument("--protected-mode", default="yes", choices=("yes", "no"),
+                        help="without a password, serve only loopback and Unix-socket clients (default: yes)")
+    parser.add_argument("--maxclients", type=int, default=10_000, help="RESP clients at once (default: 10000)")
+    parser.add_argument("--timeout", type=int, default=0,
+                        help="close RESP clients idle this many seconds; 0 never (default: 0)")
+    parser.add_argument("--maxmemory", type=parse_size, default=0,
+                        help="refuse commands that add data once used memory exceeds this (default: 0, no limit)")
     return parser
 
 
@@ -107,6 +131,8 @@ def config_from_args(argv: list[str] | None = None) -> ServerConfig:
         name=arguments.name, runtime_dir=arguments.runtime_dir, bind=arguments.bind,
         port=arguments.port, unixsocket=arguments.unixsocket,
         list_implementation=arguments.list_implementation, server_core=arguments.server_core,
-        poll=arguments.poll, ring_size=arguments.ring_size, spin_us=arguments.spin_us)
+        poll=arguments.poll, ring_size=arguments.ring_size, spin_us=arguments.spin_us,
+        requirepass=arguments.requirepass, protected_mode=arguments.protected_mode == "yes",
+        maxclients=arguments.maxclients, timeout=arguments.timeout, maxmemory=arguments.maxmemory)
     config.validate()
     return config

@@ -37,7 +37,11 @@ IDLE_SLEEP_S = 0.1          # epoll timeout when asleep: short, so no wakeup is 
 CRON_INTERVAL_S = 0.1        # active expiry and idle rehash, ten times a second (Redis's hz 10)
 CRON_BUDGET_US = 1000        # at most this long per cron
 BACKLOG_SLEEP_S = 0.001     # when replies wait for a client to make room in its reply ring
-MAX_RESP_CLIENTS = 10_000
+DENIED_REPLY = (b"-DENIED goblin-ring is running in protected mode because protected mode is enabled and no "
+                b"password is set. In this mode connections are only accepted from the loopback interface. "
+                b"Either start the server with --requirepass (or GOBLIN_REQUIREPASS), or, if you are sure the "
+                b"network is private, with --protected-mode no.\r\n")
+MAX_CLIENTS_REPLY = b"-ERR max number of clients reached\r\n"
 
 
 def log(message: str) -> None:
@@ -67,6 +71,11 @@ class Server:
         self.selector = selectors.EpollSelector()
         self.database = _native.Database(secrets.randbits(64))
         self.database.set_list_implementation(config.list_implementation)
+        for name, value in (("bind", config.bind), ("unixsocket", config.unixsocket or ""),
+                            ("dir", str(self.runtime_dir)), ("requirepass", config.requirepass),
+                            ("protected-mode", config.protected_mode), ("maxclients", config.maxclients),
+                            ("timeout", config.timeout), ("maxmemory", config.maxmemory)):
+            self.database.configure(name, value)
         self.rings = _native.RingSessions(self.database)
         self.sessions: dict[int, Session] = {}          # by session id
         self.doorbells: dict[int, Session] = {}         # by eventfd
@@ -74,7 +83,6 @@ class Server:
         self.listeners: list[socket.socket] = []
         self.resp_by_id: dict[int, socket.socket] = {}   # client id -> socket, for CLIENT KILL
         self.next_client_id = 1     # one id space for ring sessions and RESP clients (CLIENT ID)
-        self.connections_received = 0
         self.stopping = False
         self.control_socket: socket.socket | None = None
 
@@ -314,6 +322,7 @@ class Server:
             session.doorbell = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
             self.rings.add(session.session_id, session.requests, session.replies, capacity)
             self.rings.set_peer(session.session_id, f"ring:pid={session.client_pid}", session.client_name)
+            self.database.count_connection(rejected=False)
         except Exception as error:  # noqa: BLE001 - any failure refuses this client only
             self._refuse(session, 1, f"could not create the session's rings: {error}")
             return
@@ -381,9 +390,18 @@ class Server:
                     log(f"accept failed: {error}")
                     return
                 raise
-            self.connections_received += 1
-            self.database.set_info("connections_received", self.connections_received)
-            if len(self.resp_connections) >= MAX_RESP_CLIENTS:
+            refusal = None
+            if len(self.resp_connections) >= self.database.config_number("maxclients"):
+                refusal = MAX_CLIENTS_REPLY
+            elif not self.database.accepts_peer(is_loopback_peer(sock)):
+                refusal = DENIED_REPLY
+            self.database.count_connection(rejected=refusal is not None)
+            if refusal is not None:
+                try:
+                    sock.setblocking(False)
+                    sock.send(refusal)
+                except OSError:
+                    pass
                 sock.close()
                 continue
             sock.setblocking(False)
@@ -421,6 +439,17 @@ class Server:
         self.database.set_info("connected_resp_clients", len(self.resp_connections))
         self.selector.unregister(sock)
         sock.close()
+
+
+def is_loopback_peer(sock: socket.socket) -> bool:
+    """A Unix-socket client, or a TCP peer on 127.0.0.0/8 or ::1 (what protected mode serves)."""
+    if sock.family == socket.AF_UNIX:
+        return True
+    try:
+        host = sock.getpeername()[0]
+    except OSError:
+        return False
+    return host.startswith("127.") or host in ("::1", "::ffff:127.0.0.1") or host.startswith("::ffff:127.")
 
 
 def run(config: ServerConfig) -> int:

@@ -28,6 +28,7 @@ PROGRAMS: dict[str, dict] = {
     "test_keyspace": {"sources": ["alloc.c", "keyspace.c", "glob.c"], "args": []},
     "test_commands": {"sources": ["alloc.c", "codec.c", "keyspace.c", "glob.c", "list_compact.c", "list_seg.c",
                                   "list.c", "db.c", "cmd_list.c", "cmd_keys.c", "cmd_server.c", "command_docs.c",
+                                  "server_text.c", "cmd_config.c", "cmd_connection.c",
                                   "string_value.c", "cmd_string.c", "cmd_expire.c", "cmd_db.c",
                                   "resp_commands.c", "resp_conn.c"], "args": []},
 }
