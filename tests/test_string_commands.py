@@ -613,7 +613,7 @@ def fill_volatile(client, count=ACTIVE_KEYS, ms=1):
     with client.pipeline() as pipe:
         for i in range(count):
             pipe.set(f"vol:{i}", i, px=ms)
-        pipe.execute()
+        assert pipe.execute() == [True] * count
 
 
 def test_active_expiry_removes_expired_keys_nobody_reads(client):
