@@ -322,7 +322,8 @@ class Commands:
 
     def _incrby(self, word: bytes, name: Any, amount: int, decrement: bool) -> int:
         k = encode(name)
-        fields = {"key": k, "index": int(amount), "flag": 1 if decrement else 0} if int64(int(amount)) else None
+        typed = isinstance(amount, int) and int64(amount)   # else the server words the error, as for redis-py
+        fields = {"key": k, "index": amount, "flag": 1 if decrement else 0} if typed else None
         return self._execute(T.GR_T_INCRBY, (word, k, encode(amount)), fields)
 
     def incr(self, name: Any, amount: int = 1) -> int:
