@@ -329,8 +329,6 @@ KNOWN_DIFFERENCES = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="GETEX checks EX/PX before the lookup, INCRBYFLOAT parses the increment "
-                                       "before the type check (cmd_string.c); Redis does the opposite")
 def test_the_known_differences_from_redis_are_gone(reference, client):
     outcomes = []
     for c in (reference, client):

@@ -190,8 +190,6 @@ def test_getex_errors(client):
     assert client.ttl("k") == -1
 
 
-@pytest.mark.xfail(strict=True, reason="GETEX validates the expiry before the lookup: Redis 7.0 replies nil for a "
-                                       "missing key and WRONGTYPE for a list even with EX 0 (cmd_string.c getex_command)")
 def test_getex_looks_the_key_up_before_validating_the_expiry(client):
     assert client.getex("missing", ex=0) is None
     client.rpush("l", "a")
@@ -346,8 +344,6 @@ def test_incrbyfloat_refuses_nan_infinity_and_non_floats(client):
         client.execute_command("INCRBYFLOAT", "f", "one")
 
 
-@pytest.mark.xfail(strict=True, reason="INCRBYFLOAT parses the increment before checking the key's type: Redis "
-                                       "replies WRONGTYPE for a list key whatever the increment (cmd_string.c)")
 def test_incrbyfloat_checks_the_type_before_the_increment(client):
     client.rpush("l", "a")
     with pytest.raises(WrongTypeError):
@@ -623,8 +619,6 @@ def test_active_expiry_removes_expired_keys_nobody_reads(client):
     assert client.keys("*") == [b"stays"]
 
 
-@pytest.mark.xfail(strict=True, reason="INFO stats has no expired_keys field (cmd_server.c prints keyspace_hits "
-                                       "and misses but not db->stats.expired_keys)")
 def test_info_stats_counts_expired_keys(client):
     before = client.info("stats")["expired_keys"]
     fill_volatile(client)
@@ -751,8 +745,6 @@ def test_flushdb_clears_only_the_selected_db_and_flushall_clears_every_db(goblin
         other.close()
 
 
-@pytest.mark.xfail(strict=True, reason="INFO keyspace prints only the selected db, always named db0 and with "
-                                       "expires=0 (cmd_server.c); Redis lists every non-empty db with its count")
 def test_info_keyspace_lists_every_non_empty_db(client):
     client.set("a", "v", ex=100)
     client.select(3)
