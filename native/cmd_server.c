@@ -332,6 +332,13 @@ int gr_cmd_server_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv,
         gr_reply_bulk(reply, (const uint8_t *)micros, u);
     } else if (argv_is(name, name_length, "lastsave")) {
         gr_reply_integer(reply, db->stats.start_time_ms / 1000);
+    } else if (argv_is(name, name_length, "multi") || argv_is(name, name_length, "exec") ||
+               argv_is(name, name_length, "discard")) {
+        /* RESP connections handle these in resp_conn.c; a ring batch already runs in order */
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR MULTI/EXEC/DISCARD are RESP-only: a ring pipeline already "
+                                                   "executes in order with nothing in between");
+    } else if (argv_is(name, name_length, "watch") || argv_is(name, name_length, "unwatch")) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR WATCH is not supported by goblin-ring");
     } else if (argv_is(name, name_length, "quit")) {
         gr_reply_ok(reply);   /* over RESP resp_conn.c closes the connection; a ring session stays */
     } else {

@@ -187,6 +187,8 @@ void gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_be
 
 /* Index of a command in the table (commandstats), or -1: by name, or for a typed request. */
 int gr_command_index(const uint8_t *name, size_t length);
+/* MULTI's queue-time check: 0 if the command exists with a valid arity, else the error is written. */
+int gr_command_check(size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply);
 int gr_command_index_of_request(const gr_request_t *request);
 /* 1 if the command may grow memory (refused with OOM over maxmemory) */
 int gr_command_denies_oom(int index);

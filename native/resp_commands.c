@@ -458,6 +458,11 @@ static const command_spec_t commands[] = {
     {"object", -2, 0, NULL},
     {"function", -2, 0, NULL},
     {"lastsave", 1, 0, NULL},
+    {"multi", 1, 0, NULL},
+    {"exec", 1, 0, NULL},
+    {"discard", 1, 0, NULL},
+    {"watch", -2, 0, NULL},
+    {"unwatch", 1, 0, NULL},
     {"time", 1, 0, NULL},
     {"quit", -1, 0, NULL},
 };
@@ -518,6 +523,19 @@ static void reply_unknown_command(gr_reply_t *reply, size_t argc, const uint8_t 
     for (int i = 0; i < used && i < (int)sizeof text; i++)
         if (text[i] == '\r' || text[i] == '\n') text[i] = ' ';
     gr_reply_error(reply, GR_ERR_UNKNOWN_COMMAND, text, strlen(text));
+}
+
+int gr_command_check(size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    const command_spec_t *spec = find_command(argv[0], argv_length[0]);
+    if (!spec) {
+        reply_unknown_command(reply, argc, argv, argv_length);
+        return -1;
+    }
+    if ((spec->arity > 0 && (int64_t)argc != spec->arity) || (spec->arity < 0 && (int64_t)argc < -spec->arity)) {
+        gr_reply_arity_error(reply, spec->name);
+        return -1;
+    }
+    return 0;
 }
 
 int gr_command_index(const uint8_t *name, size_t length) {

@@ -130,3 +130,37 @@ def test_redis_py_asyncio_clients_and_pipelines(goblin, protocol):
             await client.aclose()
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_redis_py_transaction_pipelines_run_multi_exec(goblin, protocol):
+    with redis.Redis(port=goblin.port, protocol=protocol) as r:
+        with r.pipeline() as pipe:                       # redis-py's default: MULTI ... EXEC
+            pipe.rpush("tx", "a", "b").lpop("tx").set("after", 1).llen("tx")
+            assert pipe.execute() == [2, b"a", True, 1]
+        with r.pipeline() as pipe:                       # a runtime error fails only its own command
+            pipe.set("str", "x").lpush("str", "y").get("str")
+            results = pipe.execute(raise_on_error=False)
+            assert results[0] is True and isinstance(results[1], redis.ResponseError) and results[2] == b"x"
+        with pytest.raises(redis.ResponseError, match="EXECABORT|unknown command"):
+            with r.pipeline() as pipe:                   # a queue-time error aborts the whole transaction
+                pipe.set("never", 1).execute_command("NOSUCHCOMMAND")
+                pipe.execute()
+        assert r.exists("never") == 0
+        with pytest.raises(redis.ResponseError, match="EXEC without MULTI"):
+            r.execute_command("EXEC")
+        with pytest.raises(redis.ResponseError, match="DISCARD without MULTI"):
+            r.execute_command("DISCARD")
+
+
+def test_multi_queues_discard_drops_and_nesting_is_refused(goblin):
+    with socket.create_connection(("127.0.0.1", goblin.port), timeout=10) as sock:
+        sock.sendall(b"MULTI\r\nSET a 1\r\nMULTI\r\nDISCARD\r\nGET a\r\nMULTI\r\nINCR c\r\nINCR c\r\nEXEC\r\n")
+        expected = (b"+OK\r\n+QUEUED\r\n-ERR MULTI calls can not be nested\r\n+OK\r\n$-1\r\n"
+                    b"+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n:1\r\n:2\r\n")
+        data = b""
+        while len(data) < len(expected):
+            chunk = sock.recv(4096)
+            assert chunk, data
+            data += chunk
+        assert data == expected
