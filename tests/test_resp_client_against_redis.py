@@ -339,3 +339,26 @@ def test_the_known_differences_from_redis_are_gone(reference, client):
             recorder(method, *args, **kwargs)
         outcomes.append(recorder.results)
     assert outcomes[1] == outcomes[0]
+
+
+def transaction_outcome(c) -> list:
+    c.flushall()
+    outcome = []
+    with c.pipeline(transaction=True) as tx:
+        tx.rpush("q", "a", "b").lpop("q").set("s", "1").incr("s").get("s")
+        outcome.append(tx.execute())
+    with c.pipeline(transaction=True) as tx:      # a runtime error fails only its command
+        tx.set("str", "x").lpush("str", "y").get("str")
+        outcome.append([type(v).__name__ if isinstance(v, Exception) else v for v in tx.execute(raise_on_error=False)])
+    with c.pipeline(transaction=True) as tx:      # a queue-time error aborts the whole transaction
+        tx.set("never", 1).execute_command("NOSUCHCOMMAND")
+        try:
+            tx.execute()
+        except Exception as error:                # noqa: BLE001 - the class is what is compared
+            outcome.append(type(error).__name__)
+    outcome.append(c.exists("never"))
+    return outcome
+
+
+def test_typed_transactions_behave_like_redis(reference, resp):
+    assert transaction_outcome(resp) == transaction_outcome(reference)

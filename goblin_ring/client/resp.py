@@ -181,14 +181,15 @@ class RespClient(Commands):
         return convert(value) if convert else value
 
     def pipeline(self, transaction: bool = False) -> "RespPipeline":
-        if transaction:
-            raise NotImplementedError("MULTI/EXEC transactions are not supported; use pipeline()")
-        return RespPipeline(self)
+        """Queue commands and send them in one write. transaction=True wraps them in
+        MULTI/EXEC (goblin-ring and Redis run them with nothing in between)."""
+        return RespPipeline(self, transaction)
 
 
 class RespPipeline(Commands):
-    def __init__(self, client: RespClient):
+    def __init__(self, client: RespClient, transaction: bool = False):
         self._client = client
+        self._transaction = transaction
         self._queue: list[tuple[tuple, Any]] = []
 
     def _execute(self, template: int, argv: tuple, fields: dict | None, convert=None) -> "RespPipeline":
@@ -206,10 +207,24 @@ class RespPipeline(Commands):
 
     def execute(self, raise_on_error: bool = True) -> list:
         queue, self._queue = self._queue, []
+        if self._transaction:
+            return self._execute_transaction(queue, raise_on_error)
         self._client._send(b"".join(pack_command(argv) for argv, _ in queue))
+        return self._convert([self._client._read_reply() for _ in queue], queue, raise_on_error)
+
+    def _execute_transaction(self, queue: list, raise_on_error: bool) -> list:
+        commands = [(b"MULTI",), *(argv for argv, _ in queue), (b"EXEC",)]
+        self._client._send(b"".join(pack_command(argv) for argv in commands))
+        queued = [self._client._read_reply() for _ in range(len(queue) + 1)]   # +OK, then +QUEUED each
+        executed = self._client._read_reply()
+        if isinstance(executed, _ServerError):      # EXECABORT: say which command was refused
+            first = next((value for value in queued if isinstance(value, _ServerError)), executed)
+            raise error_from_reply(f"{executed} ({first})" if first is not executed else str(executed))
+        return self._convert(executed, queue, raise_on_error)
+
+    def _convert(self, values: list, queue: list, raise_on_error: bool) -> list:
         results = []
-        for _argv, convert in queue:
-            value = self._client._read_reply()
+        for value, (_argv, convert) in zip(values, queue):
             try:
                 value = _check(value)
                 if convert is not None:
