@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from goblin_ring import RespClient, RingClient
-from servers import GoblinServer, RedisServer
+from servers import STARTED_NAMES, GoblinServer, RedisServer
 
 
 @pytest.fixture(scope="module")
@@ -59,9 +59,14 @@ def redis_server():
     server.stop()
 
 
+def our_segments() -> set[str]:
+    prefixes = tuple(f"goblin-{name}-" for name in STARTED_NAMES)
+    return {p.name for p in Path("/dev/shm").iterdir() if prefixes and p.name.startswith(prefixes)}
+
+
 @pytest.fixture(autouse=True)
 def no_goblin_segments_leak():
-    before = {p.name for p in Path("/dev/shm").iterdir() if p.name.startswith("goblin-")}
+    before = our_segments()
     yield
-    after = {p.name for p in Path("/dev/shm").iterdir() if p.name.startswith("goblin-")}
+    after = our_segments()
     assert after - before == set(), f"segments left in /dev/shm: {sorted(after - before)}"

@@ -52,9 +52,15 @@ def wait_for_line(process: subprocess.Popen, stream, marker: str, timeout: float
         selector.close()
 
 
+# Names of every goblin server this test process started: the /dev/shm leak check looks
+# only at their segments, so other processes' servers on the same machine cannot trip it.
+STARTED_NAMES: set[str] = set()
+
+
 class GoblinServer:
     def __init__(self, runtime_dir: Path, *extra: str, port: int | None = None, name: str | None = None):
         self.name = name or f"t{uuid.uuid4().hex[:10]}"
+        STARTED_NAMES.add(self.name)
         self.runtime_dir = Path(runtime_dir)
         self.port = free_port() if port is None else port
         self.args = [sys.executable, "-m", "goblin_ring.server", "--name", self.name,
