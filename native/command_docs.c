@@ -69,14 +69,17 @@ typedef struct command_doc {
 #define SUB(n, ar, fl, acl_, grp, snc, cx, sum, args, ...) \
     {.name = (n), .arity = (ar), .flags = (fl), .acl = (acl_), .tips = NULL, .group = (grp), .since = (snc), \
      .complexity = (cx), .summary = (sum), .arguments = (args), .keys = {__VA_ARGS__}}
+#define SUBT(n, tp, ar, fl, acl_, grp, snc, cx, sum, args, ...) \
+    {.name = (n), .arity = (ar), .flags = (fl), .acl = (acl_), .tips = (tp), .group = (grp), .since = (snc), \
+     .complexity = (cx), .summary = (sum), .arguments = (args), .keys = {__VA_ARGS__}}
 
 #define KEY1_RO R(1, 0, 1, "RO access")
 #define KEY1_RW R(1, 0, 1, "RW access update")
 #define WHERE "where=(LEFT|RIGHT)"
 #define EXPIRE_CONDITION "condition=[NX|XX|GT|LT]"
 #define FLUSH_TYPE "flush-type=[ASYNC|SYNC]"
-#define SUB_HELP(container, grp, snc) \
-    SUB(container "|help", 2, "loading stale", "", grp, snc, "O(1)", "List the subcommands and what they do", "")
+#define SUB_HELP(container, acl_, grp, snc) \
+    SUB(container "|help", 2, "loading stale", acl_, grp, snc, "O(1)", "List the subcommands and what they do", "")
 
 static const command_doc_t docs[] = {
     /* lists */
@@ -117,7 +120,7 @@ static const command_doc_t docs[] = {
     DOC("lpos", "readonly", "list", "list", "6.0.6", "O(N) where N is the number of elements scanned",
         "Return the positions of the elements of a list equal to a value",
         "key:key element:string [RANK rank:integer] [COUNT num-matches:integer] [MAXLEN len:integer]",
-        R(1, 0, 1, "RO")),
+        KEY1_RO),
     DOC("lmove", "write denyoom", "list", "list", "6.2.0", "O(1)",
         "Pop an element from one end of a list and push it onto an end of another",
         "source:key destination:key wherefrom=(LEFT|RIGHT) whereto=(LEFT|RIGHT)",
@@ -170,7 +173,7 @@ static const command_doc_t docs[] = {
     DOCT("keys", "request_policy:all_shards nondeterministic_output_order", "readonly", "keyspace dangerous",
          "generic", "1.0.0", "O(N) where N is the number of keys in the database", "Return the keys matching a glob pattern",
          "pattern:pattern"),
-    DOCT("scan", "nondeterministic_output request_policy:special response_policy:special", "readonly", "keyspace",
+    DOCT("scan", "nondeterministic_output request_policy:special", "readonly", "keyspace",
          "generic", "2.8.0", "O(1) per call, O(N) for a whole iteration", "Iterate over the keys of the database with a cursor",
          "cursor:integer [MATCH pattern:pattern] [COUNT count:integer] [TYPE type:string]"),
     DOC("rename", "write", "keyspace", "generic", "1.0.0", "O(1)", "Give a key a new name, replacing any key of that name",
@@ -198,10 +201,10 @@ static const command_doc_t docs[] = {
         "PXAT unix-time-milliseconds:unix-time|PERSIST]",
         KEY1_RW),
     DOCT("mset", "request_policy:multi_shard response_policy:all_succeeded", "write denyoom", "string", "string",
-         "1.0.1", "O(N) where N is the number of keys", "Store several strings at once", "data=(key:key value:string)...",
+         "1.0.1", "O(N) where N is the number of keys", "Store several strings at once", "key_value=(key:key value:string)...",
          R(1, -1, 2, "OW update")),
-    DOC("msetnx", "write denyoom", "string", "string", "1.0.1", "O(N) where N is the number of keys",
-        "Store several strings at once, only if none of the keys exists", "data=(key:key value:string)...",
+    DOCT("msetnx", "request_policy:multi_shard response_policy:agg_min", "write denyoom", "string", "string", "1.0.1", "O(N) where N is the number of keys",
+        "Store several strings at once, only if none of the keys exists", "key_value=(key:key value:string)...",
         R(1, -1, 2, "OW insert")),
     DOCT("mget", "request_policy:multi_shard", "readonly fast", "string", "string", "1.0.0",
          "O(N) where N is the number of keys", "Return the strings stored at several keys", "key:key...",
@@ -261,7 +264,7 @@ static const command_doc_t docs[] = {
     /* connection and server */
     DOCT("ping", "request_policy:all_shards response_policy:all_succeeded", "fast", "connection", "connection",
          "1.0.0", "O(1)", "Check the server answers; echoes the message if one is given", "[message:string]"),
-    DOC("echo", "fast", "connection", "connection", "1.0.0", "O(1)", "Return the message given", "message:string"),
+    DOC("echo", "loading stale fast", "connection", "connection", "1.0.0", "O(1)", "Return the message given", "message:string"),
     DOCT("info", "nondeterministic_output request_policy:all_shards response_policy:special", "loading stale",
          "dangerous", "server", "1.0.0", "O(1)", "Report the server's state and counters, by section",
          "[section:string...]"),
@@ -269,7 +272,7 @@ static const command_doc_t docs[] = {
         "Report the bytes goblin-ring's allocator holds, by category", ""),
     DOC("hello", "noscript loading stale fast no_auth allow_busy", "connection", "connection", "6.0.0", "O(1)",
         "Pick the protocol version, optionally authenticate and name the connection",
-        "arguments=[protover:integer auth=[AUTH username:string password:string] [SETNAME clientname:string]]"),
+        "arguments=[protover:integer username_password=[AUTH username:string password:string] [SETNAME clientname:string]]"),
     DOC("auth", "noscript loading stale fast no_auth allow_busy", "connection", "connection", "1.0.0", "O(N) where N is the password length",
         "Authenticate the connection", "[username:string] password:string"),
     DOC("reset", "noscript loading stale fast no_auth allow_busy", "connection", "connection", "6.2.0", "O(1)",
@@ -282,40 +285,40 @@ static const command_doc_t docs[] = {
          "Return the unix time of the last successful save", ""),
 
     /* containers and their subcommands */
-    DOC("command", "loading stale", "connection", "server", "2.8.13", "O(N) where N is the number of commands",
+    DOCT("command", "nondeterministic_output_order", "loading stale", "connection", "server", "2.8.13", "O(N) where N is the number of commands",
         "Describe the server's commands", ""),
     SUB("command|count", 2, "loading stale", "connection", "server", "2.8.13", "O(1)", "Return the number of commands", ""),
-    SUB("command|list", -2, "loading stale", "connection", "server", "7.0.0", "O(N) where N is the number of commands",
+    SUBT("command|list", "nondeterministic_output_order", -2, "loading stale", "connection", "server", "7.0.0", "O(N) where N is the number of commands",
         "Return the command names, optionally filtered",
         "[FILTERBY filterby=(MODULE module-name:string|ACLCAT category:string|PATTERN pattern:pattern)]"),
-    SUB("command|info", -2, "loading stale", "connection", "server", "2.8.13", "O(N) where N is the number of commands asked about",
+    SUBT("command|info", "nondeterministic_output_order", -2, "loading stale", "connection", "server", "2.8.13", "O(N) where N is the number of commands asked about",
         "Return the flags, key positions and categories of commands", "[command-name:string...]"),
-    SUB("command|docs", -2, "loading stale", "connection", "server", "7.0.0", "O(N) where N is the number of commands asked about",
+    SUBT("command|docs", "nondeterministic_output_order", -2, "loading stale", "connection", "server", "7.0.0", "O(N) where N is the number of commands asked about",
         "Return the summaries and arguments of commands", "[command-name:string...]"),
     SUB("command|getkeys", -4, "loading stale", "connection", "server", "2.8.13", "O(N) where N is the number of arguments",
         "Return the keys a full command line would touch", "command:string arg:string..."),
     SUB("command|getkeysandflags", -4, "loading stale", "connection", "server", "7.0.0",
         "O(N) where N is the number of arguments", "Return the keys a full command line would touch, with their access flags",
         "command:string arg:string..."),
-    SUB_HELP("command", "server", "5.0.0"),
+    SUB_HELP("command", "connection", "server", "5.0.0"),
 
     DOC("config", "", "", "server", "2.0.0", "Depends on the subcommand", "Read or reset the server's configuration", ""),
     SUB("config|get", -3, "admin noscript loading stale", "", "server", "2.0.0", "O(N) where N is the number of parameters",
         "Return the configuration parameters matching glob patterns", "parameter:string..."),
-    SUB("config|set", -4, "admin noscript loading stale", "", "server", "2.0.0", "O(N) where N is the number of parameters",
+    SUBT("config|set", "request_policy:all_nodes response_policy:all_succeeded", -4, "admin noscript loading stale", "", "server", "2.0.0", "O(N) where N is the number of parameters",
         "Change configuration parameters", "data=(parameter:string value:string)..."),
     SUB("config|resetstat", 2, "admin noscript loading stale", "", "server", "2.0.0", "O(1)",
         "Reset the counters INFO reports", ""),
     SUB("config|rewrite", 2, "admin noscript loading stale", "", "server", "2.8.0", "O(1)",
         "Write the running configuration back to the configuration file", ""),
-    SUB_HELP("config", "server", "5.0.0"),
+    SUB_HELP("config", "", "server", "5.0.0"),
 
     DOC("client", "", "", "connection", "2.4.0", "Depends on the subcommand", "Inspect and manage client connections", ""),
     SUB("client|id", 2, "noscript loading stale", "connection", "connection", "5.0.0", "O(1)",
         "Return the connection's id", ""),
-    SUB("client|info", 2, "noscript loading stale", "connection", "connection", "6.2.0", "O(1)",
+    SUBT("client|info", "nondeterministic_output", 2, "noscript loading stale", "connection", "connection", "6.2.0", "O(1)",
         "Describe this connection", ""),
-    SUB("client|list", -2, "admin noscript loading stale", "connection", "connection", "2.4.0",
+    SUBT("client|list", "nondeterministic_output", -2, "admin noscript loading stale", "connection", "connection", "2.4.0",
         "O(N) where N is the number of connections", "Describe every connection",
         "[TYPE client-type=(NORMAL|MASTER|REPLICA|PUBSUB)] [ID client-id:integer...]"),
     SUB("client|kill", -3, "admin noscript loading stale", "connection", "connection", "2.4.0",
@@ -327,49 +330,49 @@ static const command_doc_t docs[] = {
         "Name the connection", "connection-name:string"),
     SUB("client|setinfo", 4, "noscript loading stale", "connection", "connection", "7.2.0", "O(1)",
         "Record the client library's name or version", "attr=(LIB-NAME libname:string|LIB-VER libver:string)"),
-    SUB_HELP("client", "connection", "5.0.0"),
+    SUB_HELP("client", "connection", "connection", "5.0.0"),
 
     DOC("memory", "", "", "server", "4.0.0", "Depends on the subcommand", "Report memory use", ""),
     SUB("memory|usage", -3, "readonly", "", "server", "4.0.0", "O(N) where N is the number of elements sampled",
         "Estimate the bytes a key and its value take", "key:key [SAMPLES count:integer]", R(2, 0, 1, "RO")),
-    SUB("memory|stats", 2, "", "", "server", "4.0.0", "O(1)", "Report memory use in detail", ""),
-    SUB("memory|doctor", 2, "", "", "server", "4.0.0", "O(1)", "Give advice about memory use", ""),
-    SUB("memory|malloc-stats", 2, "", "", "server", "4.0.0", "Depends on the allocator", "Report the allocator's statistics", ""),
-    SUB("memory|purge", 2, "", "", "server", "4.0.0", "Depends on the allocator", "Ask the allocator to return free memory", ""),
-    SUB_HELP("memory", "server", "4.0.0"),
+    SUBT("memory|stats", "nondeterministic_output request_policy:all_shards response_policy:special", 2, "", "", "server", "4.0.0", "O(1)", "Report memory use in detail", ""),
+    SUBT("memory|doctor", "nondeterministic_output request_policy:all_shards response_policy:special", 2, "", "", "server", "4.0.0", "O(1)", "Give advice about memory use", ""),
+    SUBT("memory|malloc-stats", "nondeterministic_output request_policy:all_shards response_policy:special", 2, "", "", "server", "4.0.0", "Depends on the allocator", "Report the allocator's statistics", ""),
+    SUBT("memory|purge", "request_policy:all_shards response_policy:all_succeeded", 2, "", "", "server", "4.0.0", "Depends on the allocator", "Ask the allocator to return free memory", ""),
+    SUB_HELP("memory", "", "server", "4.0.0"),
 
     DOC("object", "", "", "generic", "2.2.3", "Depends on the subcommand", "Inspect how a value is stored", ""),
-    SUB("object|encoding", 3, "readonly", "keyspace", "generic", "2.2.3", "O(1)",
+    SUBT("object|encoding", "nondeterministic_output", 3, "readonly", "keyspace", "generic", "2.2.3", "O(1)",
         "Return the internal encoding of the value at a key", "key:key", R(2, 0, 1, "RO")),
-    SUB("object|freq", 3, "readonly", "keyspace", "generic", "4.0.0", "O(1)",
+    SUBT("object|freq", "nondeterministic_output", 3, "readonly", "keyspace", "generic", "4.0.0", "O(1)",
         "Return the access frequency counter of a key", "key:key", R(2, 0, 1, "RO")),
-    SUB("object|idletime", 3, "readonly", "keyspace", "generic", "2.2.3", "O(1)",
+    SUBT("object|idletime", "nondeterministic_output", 3, "readonly", "keyspace", "generic", "2.2.3", "O(1)",
         "Return the seconds since a key was last read or written", "key:key", R(2, 0, 1, "RO")),
-    SUB("object|refcount", 3, "readonly", "keyspace", "generic", "2.2.3", "O(1)",
+    SUBT("object|refcount", "nondeterministic_output", 3, "readonly", "keyspace", "generic", "2.2.3", "O(1)",
         "Return the reference count of the value at a key", "key:key", R(2, 0, 1, "RO")),
     SUB("object|help", 2, "loading stale", "keyspace", "generic", "6.2.0", "O(1)",
         "List the subcommands and what they do", ""),
 
     DOC("function", "", "", "scripting", "7.0.0", "Depends on the subcommand", "Manage function libraries", ""),
-    SUB("function|load", -3, "write denyoom noscript", "scripting", "scripting", "7.0.0",
+    SUBT("function|load", "request_policy:all_shards response_policy:all_succeeded", -3, "write denyoom noscript", "scripting", "scripting", "7.0.0",
         "O(1), plus the time to compile the code", "Load a function library", "[REPLACE] function-code:string"),
-    SUB("function|delete", 3, "write noscript", "scripting", "scripting", "7.0.0", "O(1)",
+    SUBT("function|delete", "request_policy:all_shards response_policy:all_succeeded", 3, "write noscript", "scripting", "scripting", "7.0.0", "O(1)",
         "Delete a function library", "library-name:string"),
-    SUB("function|flush", -2, "write noscript", "scripting", "scripting", "7.0.0", "O(N) where N is the number of functions",
+    SUBT("function|flush", "request_policy:all_shards response_policy:all_succeeded", -2, "write noscript", "scripting", "scripting", "7.0.0", "O(N) where N is the number of functions",
         "Delete every function library", FLUSH_TYPE),
-    SUB("function|list", -2, "noscript", "scripting", "scripting", "7.0.0", "O(N) where N is the number of functions",
+    SUBT("function|list", "nondeterministic_output_order", -2, "noscript", "scripting", "scripting", "7.0.0", "O(N) where N is the number of functions",
         "Describe the loaded libraries and their functions",
         "[LIBRARYNAME library-name-pattern:pattern] [WITHCODE]"),
     SUB("function|dump", 2, "noscript", "scripting", "scripting", "7.0.0", "O(N) where N is the number of functions",
         "Serialise every library", ""),
-    SUB("function|restore", -3, "write denyoom noscript", "scripting", "scripting", "7.0.0",
+    SUBT("function|restore", "request_policy:all_shards response_policy:all_succeeded", -3, "write denyoom noscript", "scripting", "scripting", "7.0.0",
         "O(N) where N is the number of functions", "Load libraries from a FUNCTION DUMP payload",
         "serialized-value:string policy=[FLUSH|APPEND|REPLACE]"),
-    SUB("function|kill", 2, "noscript allow_busy", "scripting", "scripting", "7.0.0", "O(1)",
+    SUBT("function|kill", "request_policy:all_shards response_policy:one_succeeded", 2, "noscript allow_busy", "scripting", "scripting", "7.0.0", "O(1)",
         "Stop the function that is running", ""),
-    SUB("function|stats", 2, "noscript allow_busy", "scripting", "scripting", "7.0.0", "O(1)",
+    SUBT("function|stats", "nondeterministic_output request_policy:all_shards response_policy:special", 2, "noscript allow_busy", "scripting", "scripting", "7.0.0", "O(1)",
         "Report the running function and the engines", ""),
-    SUB_HELP("function", "scripting", "7.0.0"),
+    SUB_HELP("function", "scripting", "scripting", "7.0.0"),
 };
 
 #define DOC_COUNT (sizeof docs / sizeof docs[0])
