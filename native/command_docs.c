@@ -400,6 +400,8 @@ static int argv_is(const uint8_t *arg, size_t length, const char *word) {
 }
 
 static void reply_text(gr_reply_t *reply, const char *text) { gr_reply_bulk(reply, (const uint8_t *)text, strlen(text)); }
+/* Flags, ACL categories and tips are simple strings in Redis's replies; redis-cli asserts it. */
+static void reply_flag(gr_reply_t *reply, const char *text) { gr_reply_status(reply, text, strlen(text)); }
 
 /* Each space-separated word of list in turn: returns the word's length (0 at the end). */
 static size_t next_word(const char **list, const char **word) {
@@ -431,7 +433,7 @@ static void reply_words(gr_reply_t *reply, const char *list) {
     gr_reply_array_begin(reply, word_count(list));
     const char *word;
     size_t n;
-    while ((n = next_word(&list, &word))) gr_reply_bulk(reply, (const uint8_t *)word, n);
+    while ((n = next_word(&list, &word))) gr_reply_status(reply, word, n);   /* Redis sends flags as status */
 }
 
 static size_t key_spec_count(const command_doc_t *doc) {
@@ -628,7 +630,7 @@ static void reply_info(gr_reply_t *reply, const command_ref_t *ref) {
     size_t flags = 0;
     for (size_t i = 0; i < FLAG_COUNT; i++) flags += (size_t)command_has_flag(doc, flag_names[i]);
     gr_reply_array_begin(reply, flags);
-    for (size_t i = 0; i < FLAG_COUNT; i++) if (command_has_flag(doc, flag_names[i])) reply_text(reply, flag_names[i]);
+    for (size_t i = 0; i < FLAG_COUNT; i++) if (command_has_flag(doc, flag_names[i])) reply_flag(reply, flag_names[i]);
 
     int first = 0, last = 0, step = 0, movable = 0;
     if (doc) legacy_range(doc, &first, &last, &step, &movable);
@@ -643,7 +645,7 @@ static void reply_info(gr_reply_t *reply, const command_ref_t *ref) {
         if (!has_category(doc, acl_names[i])) continue;
         char text[32];
         int n = snprintf(text, sizeof text, "@%s", acl_names[i]);
-        gr_reply_bulk(reply, (const uint8_t *)text, (size_t)n);
+        gr_reply_status(reply, text, (size_t)n);
     }
 
     reply_words(reply, doc ? doc->tips : NULL);
@@ -907,8 +909,8 @@ static void reply_argument(gr_reply_t *reply, const arg_tree_t *t, int node) {
     if (n->optional || n->multiple) {
         reply_text(reply, "flags");
         gr_reply_array_begin(reply, (size_t)n->optional + (size_t)n->multiple);
-        if (n->optional) reply_text(reply, "optional");
-        if (n->multiple) reply_text(reply, "multiple");
+        if (n->optional) reply_flag(reply, "optional");
+        if (n->multiple) reply_flag(reply, "multiple");
     }
     if (n->first_child >= 0) {
         reply_text(reply, "arguments");

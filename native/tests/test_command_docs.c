@@ -204,24 +204,24 @@ static void test_every_reply_is_well_formed(void) {
 
 static void test_info_entries_match_redis(void) {
     expect("COMMAND INFO get",
-           "*1 *10 $get :2 *2 $readonly $fast :1 :1 :1 *3 $@read $@string $@fast *0 "
-           "*1 %3 $flags *2 $RO $access $begin_search %2 $type $index $spec %1 $index :1 "
+           "*1 *10 $get :2 *2 +readonly +fast :1 :1 :1 *3 +@read +@string +@fast *0 "
+           "*1 %3 $flags *2 +RO +access $begin_search %2 $type $index $spec %1 $index :1 "
            "$find_keys %2 $type $range $spec %3 $lastkey :0 $keystep :1 $limit :0 *0");
-    expect("COMMAND INFO nosuch GET", "*2 _ *10 $get :2 *2 $readonly $fast :1 :1 :1 *3 $@read $@string $@fast *0 "
-           "*1 %3 $flags *2 $RO $access $begin_search %2 $type $index $spec %1 $index :1 "
+    expect("COMMAND INFO nosuch GET", "*2 _ *10 $get :2 *2 +readonly +fast :1 :1 :1 *3 +@read +@string +@fast *0 "
+           "*1 %3 $flags *2 +RO +access $begin_search %2 $type $index $spec %1 $index :1 "
            "$find_keys %2 $type $range $spec %3 $lastkey :0 $keystep :1 $limit :0 *0");
     expect("COMMAND INFO config|get",
-           "*1 *10 $config|get :-3 *4 $admin $noscript $loading $stale :0 :0 :0 *3 $@admin $@slow $@dangerous *0 *0 *0");
+           "*1 *10 $config|get :-3 *4 +admin +noscript +loading +stale :0 :0 :0 *3 +@admin +@slow +@dangerous *0 *0 *0");
     expect("COMMAND INFO config|nosuch get|x", "*2 _ _");
     /* the legacy first/last/step, as Redis derives it from the key specs */
     int ok;
-    CHECK(strstr(run("COMMAND INFO rename", &ok), "$rename :3 *1 $write :1 :2 :1") != NULL, "rename: %s", recorder.log);
-    CHECK(strstr(run("COMMAND INFO mset", &ok), "$mset :-3 *2 $write $denyoom :1 :-1 :2") != NULL, "mset: %s", recorder.log);
-    CHECK(strstr(run("COMMAND INFO lmpop", &ok), "$lmpop :-4 *2 $write $movablekeys :0 :0 :0") != NULL, "lmpop: %s",
+    CHECK(strstr(run("COMMAND INFO rename", &ok), "$rename :3 *1 +write :1 :2 :1") != NULL, "rename: %s", recorder.log);
+    CHECK(strstr(run("COMMAND INFO mset", &ok), "$mset :-3 *2 +write +denyoom :1 :-1 :2") != NULL, "mset: %s", recorder.log);
+    CHECK(strstr(run("COMMAND INFO lmpop", &ok), "$lmpop :-4 *2 +write +movablekeys :0 :0 :0") != NULL, "lmpop: %s",
           recorder.log);
-    CHECK(strstr(run("COMMAND INFO lmove", &ok), ":1 :2 :1 *3 $@write $@list $@slow") != NULL, "lmove: %s", recorder.log);
+    CHECK(strstr(run("COMMAND INFO lmove", &ok), ":1 :2 :1 *3 +@write +@list +@slow") != NULL, "lmove: %s", recorder.log);
     CHECK(strstr(run("COMMAND INFO hello", &ok),
-                 "*6 $noscript $loading $stale $fast $no_auth $allow_busy :0 :0 :0 *2 $@fast $@connection") != NULL,
+                 "*6 +noscript +loading +stale +fast +no_auth +allow_busy :0 :0 :0 *2 +@fast +@connection") != NULL,
           "hello: %s", recorder.log);
 }
 
@@ -231,14 +231,14 @@ static void test_docs_describe_arguments_as_redis_does(void) {
            "$arguments *1 %3 $name $key $type $key $key_spec_index :0");
     int ok;
     const char *set = run("COMMAND DOCS set", &ok);
-    CHECK(ok && strstr(set, "%4 $name $condition $type $oneof $flags *1 $optional $arguments *2 "
+    CHECK(ok && strstr(set, "%4 $name $condition $type $oneof $flags *1 +optional $arguments *2 "
                             "%3 $name $nx $type $pure-token $token $NX %3 $name $xx $type $pure-token $token $XX") != NULL,
           "set condition: %s", set);
-    CHECK(strstr(set, "%4 $name $get $type $pure-token $token $GET $flags *1 $optional") != NULL, "set get: %s", set);
-    CHECK(strstr(set, "$name $expiration $type $oneof $flags *1 $optional $arguments *5 "
+    CHECK(strstr(set, "%4 $name $get $type $pure-token $token $GET $flags *1 +optional") != NULL, "set get: %s", set);
+    CHECK(strstr(set, "$name $expiration $type $oneof $flags *1 +optional $arguments *5 "
                       "%3 $name $seconds $type $integer $token $EX") != NULL, "set expiration: %s", set);
     const char *mset = run("COMMAND DOCS mset", &ok);
-    CHECK(ok && strstr(mset, "%4 $name $key_value $type $block $flags *1 $multiple $arguments *2 "
+    CHECK(ok && strstr(mset, "%4 $name $key_value $type $block $flags *1 +multiple $arguments *2 "
                              "%3 $name $key $type $key $key_spec_index :0 %2 $name $value $type $string") != NULL,
           "mset: %s", mset);
     const char *lmove = run("COMMAND DOCS lmove", &ok);
@@ -253,7 +253,7 @@ static void test_getkeys_follows_the_key_specs(void) {
     expect("COMMAND GETKEYS lmpop 2 a b LEFT COUNT 3", "*2 $a $b");
     expect("COMMAND GETKEYS LMOVE s d LEFT RIGHT", "*2 $s $d");
     expect("COMMAND GETKEYS memory usage k", "*1 $k");
-    expect("COMMAND GETKEYSANDFLAGS rename a b", "*2 *2 $a *3 $RW $access $delete *2 $b *2 $OW $update");
+    expect("COMMAND GETKEYSANDFLAGS rename a b", "*2 *2 $a *3 +RW +access +delete *2 $b *2 +OW +update");
     expect("COMMAND GETKEYS lmpop 0 a LEFT", "-ERR Invalid arguments specified for command");
     expect("COMMAND GETKEYS lmpop 5 a LEFT", "-ERR Invalid arguments specified for command");
     expect("COMMAND GETKEYS lmpop x a LEFT", "-ERR Invalid arguments specified for command");
@@ -296,7 +296,7 @@ static void test_commands_without_a_row_and_engine_copies_get_entries(void) {
     recorder.base.ops = &recorder_ops;
     reply_info(&recorder.base, &bare);
     CHECK(!recorder.malformed && recorder.values == 1 && recorder.log &&
-          strcmp(recorder.log, "*10 $goblin.nodoc :-2 *0 :0 :0 :0 *1 $@slow *0 *0 *0") == 0, "bare info: %s", recorder.log);
+          strcmp(recorder.log, "*10 $goblin.nodoc :-2 *0 :0 :0 :0 *1 +@slow *0 *0 *0") == 0, "bare info: %s", recorder.log);
     free(recorder.log);
     memset(&recorder, 0, sizeof recorder);
     recorder.base.ops = &recorder_ops;
@@ -315,7 +315,7 @@ static void test_commands_without_a_row_and_engine_copies_get_entries(void) {
     recorder.base.ops = &recorder_ops;
     reply_info(&recorder.base, &copy);
     CHECK(!recorder.malformed && recorder.values == 1 &&
-          strncmp(recorder.log, "*10 $goblin.pma.lpush :-3 *3 $write $denyoom $fast :1 :1 :1", 59) == 0, "pma info: %s",
+          strncmp(recorder.log, "*10 $goblin.pma.lpush :-3 *3 +write +denyoom +fast :1 :1 :1", 59) == 0, "pma info: %s",
           recorder.log);
 }
 
