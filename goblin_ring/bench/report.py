@@ -128,7 +128,11 @@ def latency_table(result: dict, what: str) -> list[str]:
                 value = row.get(key) if row and row.get("status") == "ok" else None
                 cells.append(_ratio(value, redis_row.get(key)))
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "Paths: " + "; ".join(f"{r['column']} = {r['operation']}" for r in result["rows"])]
+    operations = {r["operation"] for r in result["rows"]}
+    if len(operations) == 1:
+        lines += ["", f"Every column: {operations.pop()}."]
+    else:
+        lines += ["", "Paths: " + "; ".join(f"{r['column']} = {r['operation']}" for r in result["rows"])]
     return lines
 
 

@@ -328,8 +328,8 @@ def pingpong(method: Method, engines: list[str], progress: Callable) -> dict:
     plan = []
     for engine in engines:
         if engine == "goblin-ring-native":
-            plan += [(Column(engine, "floor"), "C ring-to-ring, no server (bench_ring.c)"),
-                     (Column(engine), "C client through the server (gr_client_ping_loop)")]
+            plan[:0] = [(Column(engine, "floor"), "C ring-to-ring, no server (bench_ring.c)"),
+                        (Column(engine), "C client through the server (gr_client_ping_loop)")]
         elif engine == "goblin-ring":
             plan.append((Column(engine, "call"), "Python RingClient.ping()"))
         else:
