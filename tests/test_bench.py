@@ -49,6 +49,7 @@ def check_document(document: dict, scenario: str) -> None:
         assert key in meta, key
     assert meta["pinning"]["server_core"] != meta["pinning"]["client_core"]
     assert "percent" in meta["steal"]
+    assert meta["other_cpu"] and all("other_cpu_percent_of_a_core" in load for load in meta["other_cpu"])
     assert document["rows"], "no rows"
     for row in document["rows"]:
         for key in ("scenario", "engine", "operation", "status"):

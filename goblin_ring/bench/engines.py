@@ -14,8 +14,10 @@ Each column gets its own server, started pinned on a free port and stopped after
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,10 +125,49 @@ def server_version(admin: RespClient, engine: str) -> str:
     return str(info.get("redis_version", ""))
 
 
+def _busy_seconds() -> float:
+    """CPU seconds all cores spent busy (user, nice, system, irq, softirq), from /proc/stat."""
+    try:
+        fields = [int(x) for x in open("/proc/stat").readline().split()[1:8]]
+    except (OSError, ValueError):
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq = fields
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuWatch:
+    """How much CPU processes other than ours (the server, this process and its reaped
+    children such as redis-benchmark) used while a column ran: the machine is shared, and
+    another session's test run on our cores shows up here rather than as a silent slowdown."""
+
+    def __init__(self, server_pid: int):
+        self.server = psutil.Process(server_pid)
+        self.me = psutil.Process()
+        self.start = time.monotonic(), _busy_seconds(), self._ours()
+
+    def _ours(self) -> float:
+        total = 0.0
+        for process in (self.server, self.me):
+            try:
+                t = process.cpu_times()
+                total += t.user + t.system + t.children_user + t.children_system
+            except psutil.Error:
+                pass
+        return total
+
+    def other_percent_of_a_core(self) -> tuple[float, float]:
+        wall0, busy0, ours0 = self.start
+        wall = time.monotonic() - wall0
+        other = (_busy_seconds() - busy0) - (self._ours() - ours0)
+        return max(other, 0.0) / max(wall, 1e-9) * 100.0, wall
+
+
 @contextmanager
-def open_session(column: Column, server_core: int | None, leftovers: list[str]) -> Iterator[Session]:
+def open_session(column: Column, server_core: int | None, leftovers: list[str],
+                 loads: list[dict] | None = None) -> Iterator[Session]:
     """Start the column's server, connect, yield the Session; stop everything afterwards.
-    Segments a goblin server left in /dev/shm are appended to `leftovers` (and removed)."""
+    Segments a goblin server left in /dev/shm are appended to `leftovers` (and removed);
+    the CPU other processes used meanwhile is appended to `loads`."""
     with tempfile.TemporaryDirectory(prefix="goblin-bench-") as scratch:
         if column.goblin:
             server: Server = GoblinServer(Path(scratch), server_core)
@@ -134,6 +175,7 @@ def open_session(column: Column, server_core: int | None, leftovers: list[str]) 
             executable = shutil.which("redis-server") if column.engine == "redis" else valkey_executable()[0]
             server = RedisLikeServer(executable, server_core, Path(scratch))
         server.start()
+        watch = CpuWatch(server.pid)
         admin = ring = pipeline = None
         try:
             admin = RespClient(port=server.port, socket_timeout=120)
@@ -151,6 +193,10 @@ def open_session(column: Column, server_core: int | None, leftovers: list[str]) 
             for client in (pipeline, ring, admin):
                 if client is not None:
                     client.close()
+            if loads is not None:
+                percent, wall = watch.other_percent_of_a_core()
+                loads.append({"column": column.name, "other_cpu_percent_of_a_core": round(percent, 1),
+                              "wall_s": round(wall, 1)})
             server.stop()
             left = server.leftovers()
             for name in left:

@@ -168,6 +168,10 @@ def markdown(results: list[dict], meta: dict) -> str:
     if versions:
         lines += ["Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()), ""]
     for result in results:
+        if result.get("load"):
+            lines += ["CPU used by other processes on this shared machine while each column ran (% of one core; "
+                      "a high figure means that column was slowed by someone else): " +
+                      ", ".join(f"{l['column']} {l['other_cpu_percent_of_a_core']:.0f}%" for l in result["load"]), ""]
         if result["scenario"] == "list100k":
             lines += throughput_table(result)
             lines += memory_table(result)
@@ -197,6 +201,7 @@ def to_json(results: list[dict], meta: dict) -> dict:
         rows += result["rows"]
         memory += result["memory"]
         checks += [{"scenario": result["scenario"], **c} for c in result["checks"]]
+    meta = {**meta, "other_cpu": [load for result in results for load in result.get("load", [])]}
     document: dict[str, Any] = {"meta": meta, "rows": rows, "memory": memory, "checks": checks}
     targets_seen = [t for r in results if r["scenario"] == "list100k" for t in targets(r)]
     if targets_seen:

@@ -219,7 +219,7 @@ def list100k(method: Method, engines: list[str], progress: Callable) -> dict:
     items = values(method.list_size, method.value_size)
     rows_spec = list_rows(method, items)
     out: dict[str, Any] = {"scenario": "list100k", "columns": [], "rows": [], "memory": [], "checks": [],
-                           "notes": [], "versions": {}}
+                           "notes": [], "versions": {}, "load": []}
     leftovers: list[str] = []
     digests = {}
     for column in columns(engines):
@@ -230,7 +230,7 @@ def list100k(method: Method, engines: list[str], progress: Callable) -> dict:
             out["notes"].append(f"{column.name}: n/a — {why}")
             continue
         progress(f"list100k {column.name}: starting the server")
-        with open_session(column, method.server_core, leftovers) as session:
+        with open_session(column, method.server_core, leftovers, out["load"]) as session:
             out["versions"][column.engine] = session.version
             offsets: dict = {}
             memory: dict = {}
@@ -323,7 +323,7 @@ def _latency_row(scenario: str, column: Column, operation: str, latencies, repli
 def pingpong(method: Method, engines: list[str], progress: Callable) -> dict:
     n = method.n
     out: dict[str, Any] = {"scenario": "pingpong", "columns": [], "rows": [], "memory": [], "checks": [],
-                           "notes": [], "versions": {}}
+                           "notes": [], "versions": {}, "load": []}
     leftovers: list[str] = []
     plan = []
     for engine in engines:
@@ -354,7 +354,7 @@ def pingpong(method: Method, engines: list[str], progress: Callable) -> dict:
             out["checks"].append({"column": column.name, "check": "every ping answered",
                                   "ok": figures["replies"] == n, "detail": f"{figures['replies']} of {n}"})
             continue
-        with open_session(column, method.server_core, leftovers) as session:
+        with open_session(column, method.server_core, leftovers, out["load"]) as session:
             out["versions"][column.engine] = session.version
             if column.engine == "goblin-ring-native":
                 core = session.ring._live()
@@ -384,7 +384,7 @@ def latency(method: Method, engines: list[str], progress: Callable) -> dict:
     n = method.n
     items = values(n, method.value_size)
     out: dict[str, Any] = {"scenario": "latency", "columns": [], "rows": [], "memory": [], "checks": [],
-                           "notes": [], "versions": {}}
+                           "notes": [], "versions": {}, "load": []}
     leftovers: list[str] = []
     digests = {}
     operation = f"RPUSH of one {method.value_size}-byte value to a fresh list, depth 1"
@@ -396,7 +396,7 @@ def latency(method: Method, engines: list[str], progress: Callable) -> dict:
             out["rows"].append(_na("latency", column, operation, why))
             continue
         progress(f"latency {column.name}: {n} RPUSH, one in flight")
-        with open_session(column, method.server_core, leftovers) as session:
+        with open_session(column, method.server_core, leftovers, out["load"]) as session:
             out["versions"][column.engine] = session.version
             cycle = [[("RPUSH", LATENCY_KEY, item)] for item in items]
             warm_cycle = [[("RPUSH", WARM_KEY, item)] for item in items[:method.warmup]]
