@@ -298,6 +298,19 @@ class Database:
         """Protected mode: may a client from this kind of address be served?"""
         return bool(lib.gr_db_accepts_peer(self.pointer, int(is_loopback)))
 
+    def take_woken(self) -> int:
+        """The id of a RESP connection whose blocking command was just answered, or 0."""
+        return lib.gr_db_take_woken(self.pointer)
+
+    def expire_blocked(self) -> int:
+        """Answer blocked clients whose timeout passed; returns how many."""
+        return lib.gr_db_expire_blocked(self.pointer)
+
+    def next_block_timeout(self) -> float | None:
+        """Seconds until the earliest blocked client's timeout, or None."""
+        milliseconds = lib.gr_db_next_block_timeout_ms(self.pointer)
+        return None if milliseconds < 0 else milliseconds / 1000.0
+
     def take_killed(self) -> int:
         """The id of a connection CLIENT KILL asked to close (each reported once), or 0."""
         return lib.gr_db_take_killed(self.pointer)
@@ -319,8 +332,9 @@ class RingSessions:
     def remove(self, session_id: int) -> None:
         lib.gr_rings_remove_session(self.pointer, session_id)
 
-    def set_peer(self, session_id: int, address: str, name: str) -> None:
-        lib.gr_rings_set_session_peer(self.pointer, session_id, address.encode(), name.encode(errors="replace"))
+    def set_peer(self, session_id: int, control_fd: int, pid: int, address: str, name: str) -> None:
+        lib.gr_rings_set_session_peer(self.pointer, session_id, control_fd, pid, address.encode(),
+                                      name.encode(errors="replace"))
 
     def count(self) -> int:
         return lib.gr_rings_session_count(self.pointer)
@@ -357,11 +371,15 @@ class RespConnection:
     def set_peer(self, sock) -> None:
         """Record the socket's addresses for CLIENT LIST."""
         if sock.family == socket.AF_UNIX:
-            lib.gr_resp_conn_set_peer(self.pointer, 1, b"/unixsocket:0", str(sock.getsockname()).encode())
+            lib.gr_resp_conn_set_peer(self.pointer, sock.fileno(), 1, b"/unixsocket:0", str(sock.getsockname()).encode())
             return
         def text(address) -> bytes:
             return f"{address[0]}:{address[1]}".encode()
-        lib.gr_resp_conn_set_peer(self.pointer, 0, text(sock.getpeername()), text(sock.getsockname()))
+        lib.gr_resp_conn_set_peer(self.pointer, sock.fileno(), 0, text(sock.getpeername()), text(sock.getsockname()))
+
+    def resume(self) -> None:
+        """Its blocking command was answered: parse what it sent meanwhile."""
+        lib.gr_resp_conn_resume(self.pointer)
 
     def should_close(self) -> bool:
         return bool(lib.gr_resp_conn_should_close(self.pointer))

@@ -45,6 +45,7 @@ SOURCES = [
     "glob.c",
     "db.c",
     "cmd_list.c",
+    "blocking.c",
     "cmd_keys.c",
     "cmd_server.c",
     "server_text.c",

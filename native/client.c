@@ -25,6 +25,10 @@ struct gr_client {
     uint64_t next_reply_id;           /* id of the next reply expected */
     uint32_t spin_iterations;
     int64_t timeout_ns;               /* < 0: wait forever (the server's EOF still ends a wait) */
+    /* Blocking commands in flight (BLPOP ...): their own timeout is the server's, so a wait
+     * lasts that long plus timeout_ns, or forever for timeout 0. Cleared when none is in flight. */
+    int blocking_forever;
+    int64_t blocking_extra_ns;
     uint8_t *encode_buffer;
     size_t encode_capacity;
     gr_reply_message_t decoded;       /* decode scratch */
@@ -116,7 +120,8 @@ static int wait_for_reply(gr_client_t *client) {
         if (!gr_ring_is_empty(&client->replies)) return GR_CLIENT_OK;
         __builtin_ia32_pause();
     }
-    int64_t deadline = client->timeout_ns >= 0 ? monotonic_ns() + client->timeout_ns : INT64_MAX;
+    int64_t deadline = client->timeout_ns >= 0 && !client->blocking_forever
+                       ? monotonic_ns() + client->timeout_ns + client->blocking_extra_ns : INT64_MAX;
     for (;;) {
         uint32_t seq = gr_ring_prepare_sleep(&client->replies);
         if (!gr_ring_still_empty_after_prepare(&client->replies)) {
@@ -235,6 +240,7 @@ static int receive_into(gr_client_t *client, gr_result_t *result) {
         }
     }
     client->next_reply_id++;
+    if (gr_client_in_flight(client) == 0) client->blocking_forever = 0, client->blocking_extra_ns = 0;
     if (client->protocol_error) return GR_CLIENT_PROTOCOL;
     fix_up_pointers(client, result);
     return GR_CLIENT_OK;
@@ -297,7 +303,14 @@ int gr_client_send(gr_client_t *client, gr_request_t *request) {
     gr_codec_status_t status = gr_encode_request(request, client->encode_buffer, client->encode_capacity, &length);
     if (status == GR_CODEC_NO_SPACE) return GR_CLIENT_TOO_LARGE;
     if (status != GR_CODEC_OK) return GR_CLIENT_ENCODE;
-    return publish(client, request->template_id, length);
+    int published = publish(client, request->template_id, length);
+    if (published == GR_CLIENT_OK && (request->template_id == GR_T_BPOP || request->template_id == GR_T_BLMOVE ||
+                                      request->template_id == GR_T_BLMPOP)) {
+        if (request->timeout <= 0) client->blocking_forever = 1;   /* sleeps on the futex, not spinning */
+        else if ((int64_t)(request->timeout * 1e9) > client->blocking_extra_ns)
+            client->blocking_extra_ns = (int64_t)(request->timeout * 1e9);
+    }
+    return published;
 }
 
 int gr_client_call(gr_client_t *client, gr_request_t *request, gr_result_t *result) {

@@ -3,6 +3,7 @@
  * db.h keeps GR_DB_COUNT keyspaces; each connection's selected index is in its
  * gr_connection_t, and db->keyspace points at the running command's database.
  */
+#include "blocking.h"
 #include "db.h"
 
 static void reply_out_of_range(gr_reply_t *reply) {
@@ -40,6 +41,7 @@ static void move_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) 
     if (entry->expire_at_ms >= 0) gr_ks_set_expire(target, moved, entry->expire_at_ms);
     gr_ks_entry_t *source = gr_ks_unlink(db->keyspace, r->key.data, r->key.length);
     gr_ks_entry_free(db->keyspace, source, 0);   /* the value now belongs to the target */
+    gr_blocking_signal(db, (int32_t)r->index, r->key.data, r->key.length);
     gr_reply_integer(reply, 1);
 }
 
@@ -52,6 +54,8 @@ static void swapdb_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply
     db->expire_cursor[r->index] = db->expire_cursor[r->index2];
     db->expire_cursor[r->index2] = cursor;
     if (db->current) db->keyspace = db->keyspaces[db->current->db_index];
+    gr_blocking_signal_db(db, (int32_t)r->index);     /* waiters now see the other database's lists */
+    gr_blocking_signal_db(db, (int32_t)r->index2);
     gr_reply_ok(reply);
 }
 

@@ -12,6 +12,7 @@
 
 #include "alloc.h"
 #include "db.h"
+#include "blocking.h"
 #include "glob.h"
 #include "server_text.h"
 #include "string_value.h"
@@ -134,7 +135,10 @@ static void rename_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply
     int result = gr_ks_rename(db->keyspace, r->key.data, r->key.length, r->arg1.data, r->arg1.length);
     if (result == -1) gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key");
     else if (result == -2) gr_reply_oom(reply);
-    else gr_reply_ok(reply);
+    else {
+        gr_blocking_signal(db, db->current ? db->current->db_index : 0, r->arg1.data, r->arg1.length);
+        gr_reply_ok(reply);
+    }
 }
 
 static void memory_usage(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {

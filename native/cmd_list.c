@@ -4,12 +4,14 @@
  * this file validates every argument of a typed request first, then mutates, then replies,
  * with Redis's reply shapes and error texts. Both transports arrive here with the same
  * gr_request_t (field use per template in codec.h). A list that becomes empty is deleted,
- * as in Redis.
+ * as in Redis. The blocking commands' ready path is here too; parking and waking a client
+ * is blocking.c.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "blocking.h"
 #include "db.h"
 
 #define END_LEFT 0
@@ -36,7 +38,11 @@ static void delete_if_empty(gr_db_t *db, gr_bytes_t key, gr_list_t *list) {
 
 static gr_list_t *create_list_or_reply(gr_db_t *db, gr_bytes_t key, gr_reply_t *reply) {
     gr_list_t *list = gr_list_new(&db->list_config);
-    if (list && gr_ks_add(db->keyspace, key.data, key.length, GR_TYPE_LIST, list)) return list;
+    if (list && gr_ks_add(db->keyspace, key.data, key.length, GR_TYPE_LIST, list)) {
+        /* a new list may be what a blocked client waits for (served after this command) */
+        gr_blocking_signal(db, db->current ? db->current->db_index : 0, key.data, key.length);
+        return list;
+    }
     if (list) gr_list_free(list);
     gr_reply_oom(reply);
     return NULL;
@@ -354,6 +360,67 @@ static void lmpop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_nil_array(reply);
 }
 
+/* ---- BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP ---- */
+
+/* The ready path of a blocking command: 1 when it replied (a value, or an error such as
+ * WRONGTYPE), 0 when every key is empty. Keys are tried in argument order. */
+static int blocking_ready(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    if (r->template_id == GR_T_BLMOVE) {
+        gr_list_t *source = NULL;
+        int found = find_list_or_reply(db, r->key, &source, NULL, reply);
+        if (found < 0) return 1;
+        if (!found) return 0;
+        lmove(db, r, reply);
+        return 1;
+    }
+    for (uint32_t i = 0; i < r->item_count; i++) {
+        gr_list_t *list = NULL;
+        int found = find_list_or_reply(db, r->items[i], &list, NULL, reply);
+        if (found < 0) return 1;
+        if (!found) continue;
+        if (r->template_id == GR_T_BPOP) {
+            gr_value_t value;
+            gr_list_peek(list, engine_end(r->end), &value);
+            gr_reply_pair(reply, r->items[i].data, r->items[i].length, value.data, value.length);
+            gr_list_pop(list, engine_end(r->end));
+        } else {
+            size_t count = r->count ? r->count : 1;
+            size_t taken = count < gr_list_length(list) ? count : gr_list_length(list);
+            gr_reply_keyed_array_begin(reply, r->items[i].data, r->items[i].length, taken);
+            reply_and_remove_from_end(list, engine_end(r->end), taken, reply);
+        }
+        delete_if_empty(db, r->items[i], list);
+        return 1;
+    }
+    return 0;
+}
+
+static void reply_blocking_nil(const gr_request_t *r, gr_reply_t *reply) {
+    if (r->template_id == GR_T_BLMOVE) gr_reply_nil(reply);
+    else gr_reply_nil_array(reply);
+}
+
+static void blocking_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    if (!(r->timeout >= 0) || r->timeout > 1e12) {   /* also NaN */
+        gr_reply_error_text(reply, GR_ERR_GENERIC, r->timeout < 0 ? "ERR timeout is negative"
+                                                                  : "ERR timeout is not a float or out of range");
+        return;
+    }
+    if (r->template_id != GR_T_BLMOVE && r->item_count == 0) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, r->template_id == GR_T_BLMPOP ? "ERR numkeys should be greater than 0"
+                                                                                 : "ERR wrong number of arguments");
+        return;
+    }
+    if (blocking_ready(db, r, reply)) return;
+    /* Inside EXEC (or with no connection to park) a blocking command does not block. */
+    if (db->serve_deferred || !db->current || !db->current->reply) { reply_blocking_nil(r, reply); return; }
+    if (gr_blocking_park(db, r, r->timeout) != 0) gr_reply_oom(reply);
+}
+
+void gr_cmd_list_serve_blocked(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    if (!blocking_ready(db, request, reply)) reply_blocking_nil(request, reply);
+}
+
 void gr_cmd_list(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
     switch (request->template_id) {
     case GR_T_PUSH: push(db, request, reply); return;
@@ -368,6 +435,7 @@ void gr_cmd_list(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
     case GR_T_LPOS: lpos(db, request, reply); return;
     case GR_T_LMOVE: lmove(db, request, reply); return;
     case GR_T_LMPOP: lmpop(db, request, reply); return;
+    case GR_T_BPOP: case GR_T_BLMOVE: case GR_T_BLMPOP: blocking_command(db, request, reply); return;
     default:
         gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
     }

@@ -100,10 +100,10 @@ static void info_server(gr_db_t *db, gr_text_t *text) {
 static void info_clients(gr_db_t *db, gr_text_t *text) {
     gr_text_append(text,
         "connected_clients:%lld\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
-        "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:0\r\n"
+        "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:%lld\r\n"
         "tracking_clients:0\r\nclients_in_timeout_table:0\r\ngoblin_ring_sessions:%lld\r\n",
         (long long)(db->stats.connected_resp_clients + db->stats.connected_ring_sessions),
-        (long long)db->config.maxclients, (long long)db->stats.connected_ring_sessions);
+        (long long)db->config.maxclients, (long long)db->blocked_count, (long long)db->stats.connected_ring_sessions);
 }
 
 static void info_memory(gr_db_t *db, gr_text_t *text) {

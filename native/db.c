@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "blocking.h"
 #include "string_value.h"
 
 #define SCRATCH_ITEMS 65536
@@ -59,6 +60,7 @@ gr_db_t *gr_db_new(uint64_t seed) {
 
 void gr_db_free(gr_db_t *db) {
     if (!db) return;
+    gr_blocking_free_all(db);
     for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_free(db->keyspaces[i]);
     free(db->scratch_items);
     free(db);
@@ -112,6 +114,7 @@ void gr_connection_register(gr_db_t *db, gr_connection_t *conn, int64_t id, gr_c
     conn->protocol = 2;
     conn->authenticated = kind == GR_CONN_RING || db->requirepass[0] == '\0';
     conn->created_ms = conn->last_command_ms = now_ms();
+    conn->fd = -1;
     conn->prev = NULL;
     conn->next = db->connections;
     if (db->connections) db->connections->prev = conn;
@@ -119,6 +122,7 @@ void gr_connection_register(gr_db_t *db, gr_connection_t *conn, int64_t id, gr_c
 }
 
 void gr_connection_unregister(gr_db_t *db, gr_connection_t *conn) {
+    gr_blocking_forget(db, conn);
     if (conn->prev) conn->prev->next = conn->next;
     else if (db->connections == conn) db->connections = conn->next;
     if (conn->next) conn->next->prev = conn->prev;
@@ -344,12 +348,14 @@ static void execute_command_envelope(gr_db_t *db, const gr_request_t *request, g
 void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply) {
     enter(db, conn);
     gr_db_run(db, request, reply);
+    if (db->blocked_count) gr_blocking_serve(db);   /* a push this command made goes to waiters first */
 }
 
 void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
                         const size_t *argv_length, gr_reply_t *reply) {
     enter(db, conn);
     gr_db_run_argv(db, argc, argv, argv_length, reply);
+    if (db->blocked_count) gr_blocking_serve(db);
 }
 
 /* ---- admission and accounting (INFO commandstats, errorstats) ---- */

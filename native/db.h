@@ -49,6 +49,14 @@ typedef struct gr_connection {
     char addr[64];
     char laddr[64];
     const char *last_command;  /* the table's name of the last command (CLIENT LIST cmd=) */
+    /* Set by the transport at registration, for replies written later (blocking.c): */
+    gr_reply_t *reply;               /* this connection's reply writer */
+    uint64_t *reply_request_id;      /* the ring writer's request id field; NULL over RESP */
+    int fd;                          /* RESP socket or ring control socket (liveness); -1 unknown */
+    int32_t pid;                     /* ring client's process (liveness); 0 unknown */
+    uint8_t blocked;                 /* parked in a blocking command: read nothing more */
+    uint8_t woken;                   /* unblocked, not yet taken by gr_db_take_woken */
+    struct gr_waiter *waiter;        /* while blocked */
     struct gr_connection *prev, *next;   /* the db's registry */
 } gr_connection_t;
 
@@ -123,6 +131,12 @@ typedef struct gr_db {
     gr_command_stat_t command_stats[GR_COMMAND_STAT_SLOTS];
     gr_error_stat_t error_stats[GR_ERROR_STAT_SLOTS];
     int64_t total_error_replies;
+    /* blocking.c: waiters, the keys they wait on, the keys made ready by this command */
+    struct gr_blocking *blocking;
+    int64_t blocked_count;                    /* INFO blocked_clients */
+    int64_t woken_pending;                    /* woken RESP connections not yet taken */
+    int64_t next_block_deadline_ms;           /* earliest waiter deadline (monotonic ms); INT64_MAX none */
+    int32_t serve_deferred;                   /* > 0 inside EXEC: serve waiters after it */
     gr_list_config_t list_config;
     gr_db_stats_t stats;
     gr_db_info_t info;
@@ -147,6 +161,13 @@ void gr_db_count_connection(gr_db_t *db, int rejected);
 /* A connection CLIENT KILL asked to close that the server has not been told of yet: its
  * id (reported once), or 0. */
 int64_t gr_db_take_killed(gr_db_t *db);
+/* A RESP connection a blocking command just answered (served or timed out): its id, each
+ * reported once, or 0. The server flushes it and parses the input it held back. */
+int64_t gr_db_take_woken(gr_db_t *db);
+/* Answer blocked clients whose timeout has passed; returns how many. */
+int64_t gr_db_expire_blocked(gr_db_t *db);
+/* Milliseconds until the earliest blocked client's timeout, or -1 when none is waiting. */
+int64_t gr_db_next_block_timeout_ms(gr_db_t *db);
 /* The server's periodic work (call it ~10 times a second, like Redis's serverCron):
  * active expiry, a scan of each database with expiring keys for at most budget_us
  * microseconds in all, and a step of any table resize. Returns the keys expired. */
@@ -221,6 +242,8 @@ size_t gr_double_to_text(double value, char *out, size_t size);  /* shortest rou
 
 /* Command families (typed requests) */
 void gr_cmd_list(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+/* A woken blocking command on its ready key: the value, or the nil reply (blocking.c). */
+void gr_cmd_list_serve_blocked(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_keys(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_string(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_expire(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);

@@ -8,7 +8,9 @@
  * cmd_server.c as argv.
  */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -179,11 +181,12 @@ static int build_rpoplpush(parse_context_t *ctx) {
     return 0;
 }
 
-static int build_lmpop(parse_context_t *ctx) {
+/* LMPOP's numkeys key... LEFT|RIGHT [COUNT n], starting at argv[first] (BLMPOP: after the timeout). */
+static int lmpop_from(parse_context_t *ctx, size_t first) {
     gr_request_t *r = ctx->request;
     int64_t numkeys;
-    if (range_or_reply(ctx, 1, 1, INT64_MAX, &numkeys, "ERR numkeys should be greater than 0") != 0) return -1;
-    size_t where = 2 + (size_t)numkeys;
+    if (range_or_reply(ctx, first, 1, INT64_MAX, &numkeys, "ERR numkeys should be greater than 0") != 0) return -1;
+    size_t where = first + 1 + (size_t)numkeys;
     if (numkeys > (int64_t)ctx->argc || where >= ctx->argc) return syntax_error(ctx);
     if (end_or_reply(ctx, where, &r->end) != 0) return -1;
     int has_count = 0;
@@ -198,7 +201,59 @@ static int build_lmpop(parse_context_t *ctx) {
             return syntax_error(ctx);
         }
     }
-    return items_from(ctx, 2, (size_t)numkeys);
+    return items_from(ctx, first + 1, (size_t)numkeys);
+}
+
+static int build_lmpop(parse_context_t *ctx) { return lmpop_from(ctx, 1); }
+
+/* Redis's getTimeoutFromObjectOrReply: seconds as a float, not negative, within range. */
+static int timeout_or_reply(parse_context_t *ctx, size_t i) {
+    char text[64];
+    size_t length = ctx->argv_length[i];
+    char *end = NULL;
+    double seconds = 0;
+    if (length > 0 && length < sizeof text) {
+        memcpy(text, ctx->argv[i], length);
+        text[length] = '\0';
+        seconds = strtod(text, &end);
+    }
+    if (!end || *end || length == 0 || isspace((unsigned char)text[0]) || seconds != seconds || isinf(seconds)) {
+        gr_reply_error_text(ctx->reply, GR_ERR_GENERIC, "ERR timeout is not a float or out of range");
+        return -1;
+    }
+    if (seconds < 0) {
+        gr_reply_error_text(ctx->reply, GR_ERR_GENERIC, "ERR timeout is negative");
+        return -1;
+    }
+    if (seconds > 9.2e15) {   /* milliseconds past INT64_MAX */
+        gr_reply_error_text(ctx->reply, GR_ERR_GENERIC, "ERR timeout is out of range");
+        return -1;
+    }
+    ctx->request->timeout = seconds;
+    return 0;
+}
+
+static int build_bpop(parse_context_t *ctx, uint8_t end) {
+    ctx->request->end = end;
+    if (timeout_or_reply(ctx, ctx->argc - 1) != 0) return -1;
+    return items_from(ctx, 1, ctx->argc - 2);
+}
+static int build_blpop(parse_context_t *ctx) { return build_bpop(ctx, 0); }
+static int build_brpop(parse_context_t *ctx) { return build_bpop(ctx, 1); }
+
+static int build_blmove(parse_context_t *ctx) {
+    if (build_lmove(ctx) != 0) return -1;
+    return timeout_or_reply(ctx, 5);
+}
+
+static int build_brpoplpush(parse_context_t *ctx) {
+    build_rpoplpush(ctx);
+    return timeout_or_reply(ctx, 3);
+}
+
+static int build_blmpop(parse_context_t *ctx) {
+    if (timeout_or_reply(ctx, 1) != 0) return -1;
+    return lmpop_from(ctx, 2);
 }
 
 static int build_keys_list(parse_context_t *ctx) { return items_from(ctx, 1, ctx->argc - 1); }
@@ -401,6 +456,11 @@ static const command_spec_t commands[] = {
     {"lmove", 5, GR_T_LMOVE, build_lmove},
     {"rpoplpush", 3, GR_T_LMOVE, build_rpoplpush},
     {"lmpop", -4, GR_T_LMPOP, build_lmpop},
+    {"blpop", -3, GR_T_BPOP, build_blpop},
+    {"brpop", -3, GR_T_BPOP, build_brpop},
+    {"blmove", 6, GR_T_BLMOVE, build_blmove},
+    {"brpoplpush", 4, GR_T_BLMOVE, build_brpoplpush},
+    {"blmpop", -5, GR_T_BLMPOP, build_blmpop},
     {"del", -2, GR_T_DEL, build_keys_list},
     {"unlink", -2, GR_T_DEL, build_unlink},
     {"exists", -2, GR_T_EXISTS, build_keys_list},

@@ -18,10 +18,12 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "blocking.h"
 
 #define READ_CHUNK (16 * 1024)
 #define MAX_LINE (64 * 1024)                 /* PROTO_INLINE_MAX_SIZE */
 #define MAX_MULTIBULK (1024 * 1024)
+#define MAX_HELD_INPUT (1024u * 1024 * 1024)   /* client-query-buffer-limit: unparsed input held */
 
 typedef struct byte_buffer {
     uint8_t *data;
@@ -190,6 +192,7 @@ gr_resp_conn_t *gr_resp_conn_new(gr_db_t *db, int64_t client_id) {
     conn->writer.base.ops = &resp_ops;
     conn->writer.out = &conn->out;
     conn->writer.state = &conn->state;
+    conn->state.reply = &conn->writer.base;
     return conn;
 }
 
@@ -209,8 +212,9 @@ int gr_resp_conn_should_close(const gr_resp_conn_t *conn) {
     return conn->close_after_write || conn->state.kill_requested;
 }
 
-void gr_resp_conn_set_peer(gr_resp_conn_t *conn, int is_unix, const char *addr, const char *laddr) {
+void gr_resp_conn_set_peer(gr_resp_conn_t *conn, int fd, int is_unix, const char *addr, const char *laddr) {
     conn->state.kind = is_unix ? GR_CONN_UNIX : GR_CONN_TCP;
+    conn->state.fd = fd;
     snprintf(conn->state.addr, sizeof conn->state.addr, "%s", addr);
     snprintf(conn->state.laddr, sizeof conn->state.laddr, "%s", laddr);
 }
@@ -478,7 +482,12 @@ static int handle_transaction(gr_resp_conn_t *conn, size_t argc) {
         return 0;
     }
     if (argv_word(conn, 0, "reset")) { end_multi(conn); return 0; }   /* RESET runs now and ends MULTI */
-    if (is_exec && argc == 1) exec_queue(conn);
+    if (is_exec && argc == 1) {
+        conn->db->serve_deferred++;      /* waiters see the transaction's pushes after it, as in Redis */
+        exec_queue(conn);
+        conn->db->serve_deferred--;
+        if (conn->db->blocked_count) gr_blocking_serve(conn->db);
+    }
     else if (is_discard && argc == 1) { end_multi(conn); gr_reply_ok(reply); }
     else if (is_multi) { gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR MULTI calls can not be nested"); }
     else if (argv_word(conn, 0, "watch")) { gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR WATCH inside MULTI is not allowed"); }
@@ -489,7 +498,7 @@ static int handle_transaction(gr_resp_conn_t *conn, size_t argc) {
 /* Execute every complete command in the input buffer. */
 static void process_input(gr_resp_conn_t *conn) {
     byte_buffer_t *in = &conn->in;
-    while (in->start < in->length && !conn->close_after_write && !conn->state.kill_requested) {
+    while (in->start < in->length && !conn->close_after_write && !conn->state.kill_requested && !conn->state.blocked) {
         const uint8_t *start = in->data + in->start, *end = in->data + in->length;
         size_t argc = 0, consumed = 0;
         const char *error = NULL;
@@ -517,7 +526,11 @@ static void process_input(gr_resp_conn_t *conn) {
     if (conn->writer.base.failed) conn->close_after_write = 1;
 }
 
+void gr_resp_conn_resume(gr_resp_conn_t *conn) { process_input(conn); }
+
 int64_t gr_resp_conn_read(gr_resp_conn_t *conn, int fd) {
+    /* A parked (blocked) connection keeps reading; what it sends waits, up to a bound. */
+    if (conn->in.length - conn->in.start > MAX_HELD_INPUT) return -1;
     if (buffer_reserve(&conn->in, READ_CHUNK) != 0) return -1;
     ssize_t n = recv(fd, conn->in.data + conn->in.length, conn->in.capacity - conn->in.length, 0);
     if (n < 0) return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? -2 : -1;

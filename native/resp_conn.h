@@ -10,7 +10,8 @@
  * Limits, as Redis: a bulk longer than proto-max-bulk-len (CONFIG, 512 MiB by default) or a multibulk of more
  * than 1M elements, a count line or inline request over 64 KiB, unbalanced quotes — each is
  * answered "-ERR Protocol error: ..." and the connection is closed once that is written.
- * A partial frame simply waits in this connection's buffer.
+ * A partial frame simply waits in this connection's buffer. A connection blocked in BLPOP
+ * (blocking.h) parses nothing more until it is answered; its later input waits.
  */
 #ifndef GR_RESP_CONN_H
 #define GR_RESP_CONN_H
@@ -26,7 +27,10 @@ typedef struct gr_resp_conn gr_resp_conn_t;
 gr_resp_conn_t *gr_resp_conn_new(gr_db_t *db, int64_t client_id);
 void gr_resp_conn_free(gr_resp_conn_t *conn);
 /* For CLIENT LIST: the peer's address and ours ("127.0.0.1:5000", or a socket path). */
-void gr_resp_conn_set_peer(gr_resp_conn_t *conn, int is_unix, const char *addr, const char *laddr);
+void gr_resp_conn_set_peer(gr_resp_conn_t *conn, int fd, int is_unix, const char *addr, const char *laddr);
+/* After a blocking command of this connection was answered (gr_db_take_woken): parse and
+ * execute the input it held back meanwhile. */
+void gr_resp_conn_resume(gr_resp_conn_t *conn);
 /* One recv and everything it completes. Returns bytes read (> 0), 0 on EOF, -1 on a socket
  * error, -2 when the socket had nothing (EAGAIN). */
 int64_t gr_resp_conn_read(gr_resp_conn_t *conn, int fd);

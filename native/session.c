@@ -86,6 +86,8 @@ int gr_rings_add_session(gr_rings_t *rings, uint64_t session_id,
     }
     rings->sessions[rings->count++] = session;
     gr_connection_register(rings->db, &session->state, (int64_t)session_id, GR_CONN_RING);
+    session->state.reply = &session->writer.base;
+    session->state.reply_request_id = &session->writer.request_id;
     rings->db->stats.connected_ring_sessions = (int64_t)rings->count;
     return 0;
 }
@@ -102,10 +104,13 @@ void gr_rings_remove_session(gr_rings_t *rings, uint64_t session_id) {
 
 size_t gr_rings_session_count(const gr_rings_t *rings) { return rings->count; }
 
-void gr_rings_set_session_peer(gr_rings_t *rings, uint64_t session_id, const char *addr, const char *name) {
+void gr_rings_set_session_peer(gr_rings_t *rings, uint64_t session_id, int control_fd, int32_t pid,
+                               const char *addr, const char *name) {
     for (size_t i = 0; i < rings->count; i++) {
         if (rings->sessions[i]->id != session_id) continue;
         gr_connection_t *state = &rings->sessions[i]->state;
+        state->fd = control_fd;
+        state->pid = pid;
         snprintf(state->addr, sizeof state->addr, "%s", addr);
         snprintf(state->laddr, sizeof state->laddr, "ring");
         snprintf(state->name, sizeof state->name, "%s", name);
@@ -151,6 +156,7 @@ static int handle_request(void *context, int32_t type, const uint8_t *payload, s
     gr_session_t *session = drain->session;
     if (session->writer.stage_length > session->backlog_limit) return -1;   /* back-pressure: leave it */
     if (session->state.kill_requested) return -1;                          /* killed: leave the rest */
+    if (session->state.blocked) return -1;                                 /* parked behind a BLPOP */
     gr_request_t *request = &drain->rings->request;
     request->item_capacity = GR_GROUP_MAX_ITEMS;
     gr_codec_status_t status = gr_decode_request(payload, length, request);
@@ -172,6 +178,7 @@ int64_t gr_rings_poll(gr_rings_t *rings) {
         if (gr_ring_is_corrupt(&session->requests)) continue;   /* waiting for the server to close it */
         if (session->state.kill_requested) continue;            /* CLIENT KILL: likewise */
         if (session->writer.stage_length) flush_replies(session);
+        if (session->state.blocked) continue;                   /* its later requests wait */
         if (session->writer.stage_length > session->backlog_limit) continue;
         drain_context_t drain = {rings, session};
         size_t n = gr_ring_read(&session->requests, handle_request, &drain, BATCH_LIMIT);
@@ -201,11 +208,12 @@ int64_t gr_rings_run(gr_rings_t *rings, int64_t spin_ns, int64_t max_ns, int wat
     for (uint32_t pass = 0;; pass++) {
         int64_t n = gr_rings_poll(rings);
         if (n) executed += n;
-        if (rings->db->kills_pending) break;   /* CLIENT KILL: let the server close the connection */
+        if (rings->db->kills_pending || rings->db->woken_pending) break;   /* the server closes / flushes them */
         /* Reading the clock costs ~20 ns; check it every 64 idle passes, or after work. */
         if (n || (pass & 63) == 0) {
             int64_t now = monotonic_ns();
             if (n) last_work = now;
+            if (rings->db->blocked_count && gr_db_expire_blocked(rings->db)) last_work = now;
             if (now - start >= max_ns || now - last_work >= spin_ns) break;
             if (now - last_watch >= watch_interval_ns) {
                 last_watch = now;
@@ -225,6 +233,7 @@ int gr_rings_prepare_sleep(gr_rings_t *rings) {
         /* Replies waiting for room: the client frees room without telling us, so sleep short. */
         if (session->writer.stage_length) backlog = 1;
         (void)gr_ring_prepare_sleep(&session->requests);
+        if (session->state.blocked) continue;   /* its waiting requests are not work until it is served */
         if (!gr_ring_still_empty_after_prepare(&session->requests) &&
             session->writer.stage_length <= session->backlog_limit) {
             gr_rings_end_sleep(rings);

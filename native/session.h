@@ -37,7 +37,9 @@ int gr_rings_add_session(gr_rings_t *rings, uint64_t session_id,
 void gr_rings_remove_session(gr_rings_t *rings, uint64_t session_id);
 size_t gr_rings_session_count(const gr_rings_t *rings);
 /* For CLIENT LIST: the client's description ("pid=123") and the name it attached with. */
-void gr_rings_set_session_peer(gr_rings_t *rings, uint64_t session_id, const char *addr, const char *name);
+/* Also the control socket (whose EOF means the client is gone) and the client's pid. */
+void gr_rings_set_session_peer(gr_rings_t *rings, uint64_t session_id, int control_fd, int32_t pid,
+                               const char *addr, const char *name);
 size_t gr_ring_segment_bytes(uint64_t capacity);
 
 /* One pass over every session; returns the requests executed. */

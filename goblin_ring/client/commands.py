@@ -112,6 +112,24 @@ def as_bool(reply: Any) -> bool:
     return bool(reply)
 
 
+def blocking_timeout(value: Any) -> float | None:
+    """Seconds for the typed path, or None when the server should word the error."""
+    if value is None:
+        return 0.0
+    if isinstance(value, datetime.timedelta):
+        value = value.total_seconds()
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if 0 <= seconds <= 9.2e15 else None
+
+
+def as_pair(reply: Any) -> tuple | None:
+    """BLPOP/BRPOP: redis-py's (key, value) tuple, or None on timeout."""
+    return tuple(reply) if reply else None
+
+
 def as_float(reply: Any) -> float:
     return float(reply)
 
@@ -526,6 +544,55 @@ class Commands:
     def rpoplpush(self, src: Any, dst: Any) -> bytes | None:
         s, d = encode(src), encode(dst)
         return self._execute(T.GR_T_LMOVE, (b"RPOPLPUSH", s, d), {"key": s, "arg1": d, "end": RIGHT, "to_end": LEFT})
+
+    # ---- blocking: the timeout (seconds, float; 0 = forever) is the server's ----
+
+    def _bpop(self, word: bytes, end: int, keys: Any, timeout: Any) -> tuple | None:
+        names = [encode(k) for k in ([keys] if isinstance(keys, (str, bytes, bytearray, memoryview, int, float))
+                                     else list(keys))]
+        argv = (word, *names, encode(0 if timeout is None else timeout))
+        seconds = blocking_timeout(timeout)
+        if seconds is None or not names:      # the server words the error
+            return self._execute(T.GR_T_COMMAND, argv, None, as_pair)
+        return self._execute(T.GR_T_BPOP, argv, {"items": names, "end": end, "timeout": seconds}, as_pair)
+
+    def blpop(self, keys: Any, timeout: Any = 0) -> tuple | None:
+        """(key, value) from the first non-empty list, waiting up to timeout seconds; None on timeout."""
+        return self._bpop(b"BLPOP", LEFT, keys, timeout)
+
+    def brpop(self, keys: Any, timeout: Any = 0) -> tuple | None:
+        return self._bpop(b"BRPOP", RIGHT, keys, timeout)
+
+    def blmove(self, first_list: Any, second_list: Any, timeout: Any, src: str = "LEFT",
+               dest: str = "RIGHT") -> bytes | None:
+        s, d = encode(first_list), encode(second_list)
+        argv = (b"BLMOVE", s, d, encode(src), encode(dest), encode(timeout))
+        seconds = blocking_timeout(timeout)
+        if seconds is None:
+            return self._execute(T.GR_T_COMMAND, argv, None)
+        return self._execute(T.GR_T_BLMOVE, argv, {"key": s, "arg1": d, "end": end_of(src, "src"),
+                                                   "to_end": end_of(dest, "dest"), "timeout": seconds})
+
+    def brpoplpush(self, src: Any, dst: Any, timeout: Any = 0) -> bytes | None:
+        s, d = encode(src), encode(dst)
+        argv = (b"BRPOPLPUSH", s, d, encode(0 if timeout is None else timeout))
+        seconds = blocking_timeout(timeout)
+        if seconds is None:
+            return self._execute(T.GR_T_COMMAND, argv, None)
+        return self._execute(T.GR_T_BLMOVE, argv, {"key": s, "arg1": d, "end": RIGHT, "to_end": LEFT,
+                                                   "timeout": seconds})
+
+    def blmpop(self, timeout: Any, numkeys: int, *args: Any, direction: str, count: int | None = 1) -> list | None:
+        """[key, [values...]] from the first non-empty list, waiting up to timeout seconds; None on timeout."""
+        keys = [encode(a) for a in args]
+        argv: list = [b"BLMPOP", encode(timeout), encode(numkeys), *keys, encode(direction)]
+        if count != 1 and count is not None:
+            argv += [b"COUNT", encode(count)]
+        seconds = blocking_timeout(timeout)
+        if seconds is None or numkeys != len(keys) or not keys or (count is not None and not 0 < count < 2 ** 32):
+            return self._execute(T.GR_T_COMMAND, tuple(argv), None)
+        return self._execute(T.GR_T_BLMPOP, tuple(argv), {"items": keys, "end": end_of(direction),
+                                                          "count": count or 1, "timeout": seconds})
 
     def lmpop(self, num_keys: int, *args: Any, direction: str, count: int | None = 1) -> list | None:
         keys = [encode(a) for a in args]

@@ -223,6 +223,8 @@ class Server:
                 readiness = self.rings.prepare_sleep() if self.sessions else 1
                 sleeping = readiness != 0
                 timeout = (IDLE_SLEEP_S if readiness == 1 else BACKLOG_SLEEP_S) if sleeping else 0.0
+                if timeout and (block_timeout := self.database.next_block_timeout()) is not None:
+                    timeout = min(timeout, block_timeout)   # a BLPOP's timeout is the server's
                 if self.sessions and (corrupt := self.rings.corrupt_session()):
                     self._close_session(self.sessions[corrupt], "corrupt request ring")
             try:
@@ -246,8 +248,18 @@ class Server:
                     self._accept_resp(key.fileobj)
                 elif kind == "control-listener":
                     self._accept_control()
+            self.database.expire_blocked()
+            while woken := self.database.take_woken():
+                self._resume_woken(woken)
             while killed := self.database.take_killed():
                 self._close_killed(killed)
+
+    def _resume_woken(self, client_id: int) -> None:
+        """A blocking command of this RESP client was answered: send it, then run what waited."""
+        if (sock := self.resp_by_id.get(client_id)) is not None:
+            _sock, connection = self.resp_connections[sock.fileno()]
+            connection.resume()
+            self._serve_resp(sock, 0)
 
     def _close_killed(self, client_id: int) -> None:
         """CLIENT KILL named this connection: write what it has (its own OK), then close it."""
@@ -321,7 +333,8 @@ class Server:
             session.replies = _native.Segment(reply_name, size, create=True)
             session.doorbell = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
             self.rings.add(session.session_id, session.requests, session.replies, capacity)
-            self.rings.set_peer(session.session_id, f"ring:pid={session.client_pid}", session.client_name)
+            self.rings.set_peer(session.session_id, session.sock.fileno(), session.client_pid,
+                                f"ring:pid={session.client_pid}", session.client_name)
             self.database.count_connection(rejected=False)
         except Exception as error:  # noqa: BLE001 - any failure refuses this client only
             self._refuse(session, 1, f"could not create the session's rings: {error}")
