@@ -104,8 +104,26 @@ class RespPipeline:
         return Run(time.perf_counter() - start, replies, errors, first_error)
 
 
+def _lmpop_call(target: Any, blocking: bool, args: list) -> tuple:
+    """LMPOP numkeys key.. dir [COUNT n] / BLMPOP timeout numkeys ... as the typed methods take them."""
+    timeout = args.pop(0) if blocking else None
+    numkeys = int(args[0])
+    keys, direction, rest = args[1:1 + numkeys], args[1 + numkeys], args[2 + numkeys:]
+    count = int(rest[1]) if rest else 1
+    method = target.blmpop if blocking else target.lmpop
+    lead = (timeout, numkeys) if blocking else (numkeys,)
+    return (lambda *a: method(*a, direction=direction, count=count)), (*lead, *keys)
+
+
 def _method_call(target: Any, command: Command) -> tuple:
+    """The typed client method for a RESP-ordered command tuple, and its arguments."""
     name, *args = command
+    if name in ("BLPOP", "BRPOP"):
+        return getattr(target, name.lower()), (list(args[:-1]), args[-1])
+    if name == "BLMOVE":                 # BLMOVE src dst from to timeout -> blmove(src, dst, timeout, from, to)
+        return target.blmove, (args[0], args[1], args[4], args[2], args[3])
+    if name in ("LMPOP", "BLMPOP"):
+        return _lmpop_call(target, name == "BLMPOP", list(args))
     return getattr(target, name.lower()), tuple(args)
 
 
@@ -176,7 +194,11 @@ _TEMPLATES = {
     "LLEN": "GR_T_LLEN", "LINDEX": "GR_T_LINDEX", "LRANGE": "GR_T_LRANGE", "LSET": "GR_T_LSET",
     "LINSERT": "GR_T_LINSERT", "LREM": "GR_T_LREM", "LPUSH": "GR_T_PUSH", "RPUSH": "GR_T_PUSH",
     "LPOP": "GR_T_POP", "RPOP": "GR_T_POP", "PING": "GR_T_PING",
+    "LMOVE": "GR_T_LMOVE", "RPOPLPUSH": "GR_T_LMOVE", "BLMOVE": "GR_T_BLMOVE", "BRPOPLPUSH": "GR_T_BLMOVE",
+    "BLPOP": "GR_T_BPOP", "BRPOP": "GR_T_BPOP", "LMPOP": "GR_T_LMPOP", "BLMPOP": "GR_T_BLMPOP",
 }
+
+_END = {b"LEFT": 0, b"RIGHT": 1}
 
 
 class NativeDriver:
@@ -211,7 +233,7 @@ class NativeDriver:
 
         plans = []
         for name, *args in commands:
-            key = place(args[0]) if args and name != "PING" else None
+            key = place(args[0]) if args and name not in ("PING", "BLPOP", "BRPOP", "LMPOP", "BLMPOP") else None
             plan: dict[str, Any] = {"template": getattr(lib, _TEMPLATES[name]), "key": key}
             if name == "LINDEX":
                 plan["index"] = int(args[1])
@@ -231,6 +253,27 @@ class NativeDriver:
                 plan["end"] = 0 if name == "LPOP" else 1
                 if len(args) > 1:
                     plan["flag"], plan["count"] = 1, int(args[1])
+            elif name in ("LMOVE", "BLMOVE"):
+                plan["arg1"] = place(args[1])
+                plan["end"], plan["to_end"] = _END[resp_bytes(args[2]).upper()], _END[resp_bytes(args[3]).upper()]
+                if name == "BLMOVE":
+                    plan["timeout"] = float(args[4])
+            elif name in ("RPOPLPUSH", "BRPOPLPUSH"):
+                plan["arg1"], plan["end"], plan["to_end"] = place(args[1]), 1, 0
+                if name == "BRPOPLPUSH":
+                    plan["timeout"] = float(args[2])
+            elif name in ("BLPOP", "BRPOP"):
+                plan["end"], plan["timeout"] = (0 if name == "BLPOP" else 1), float(args[-1])
+                plan["items"] = [place(k) for k in args[:-1]]
+            elif name in ("LMPOP", "BLMPOP"):
+                rest = list(args)
+                if name == "BLMPOP":
+                    plan["timeout"] = float(rest.pop(0))
+                numkeys = int(rest[0])
+                plan["items"] = [place(k) for k in rest[1:1 + numkeys]]
+                plan["end"] = _END[resp_bytes(rest[1 + numkeys]).upper()]
+                tail = rest[2 + numkeys:]
+                plan["count"] = int(tail[1]) if tail else 1
             plans.append(plan)
         data = ffi.from_buffer("uint8_t[]", bytes(blob)) if blob else ffi.new("uint8_t[]", 1)
         base = ffi.cast("uint8_t *", data)
@@ -246,7 +289,7 @@ class NativeDriver:
                     target = getattr(request, field)
                     target.data = base + at
                     target.length = length
-            for field in ("index", "index2", "end", "flag", "count"):
+            for field in ("index", "index2", "end", "to_end", "flag", "count", "timeout"):
                 if field in plan:
                     setattr(request, field, plan[field])
             if "items" in plan:

@@ -181,6 +181,18 @@ def markdown(results: list[dict], meta: dict) -> str:
                 for goal in goals:
                     value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}x"
                     lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
+        elif result["scenario"] == "workqueue":
+            from .workqueue import workqueue_targets
+            lines += throughput_table(result)
+            if result.get("wake"):
+                lines += ["", "Park-to-wake: a consumer parked in BLPOP, a producer RPUSHes; microseconds from "
+                          "the push to BLPOP returning.", ""]
+                lines += latency_table({"columns": [r["column"] for r in result["wake"]], "rows": result["wake"]},
+                                       "wake")
+            lines += ["", "Targets (measured in this run):", ""]
+            for goal in workqueue_targets(result):
+                value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}x"
+                lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
         elif result["scenario"] == "pingpong":
             lines += ["One request in flight; microseconds per round trip.", ""]
             lines += latency_table(result, "ping")
@@ -198,12 +210,15 @@ def markdown(results: list[dict], meta: dict) -> str:
 def to_json(results: list[dict], meta: dict) -> dict:
     rows, memory, checks = [], [], []
     for result in results:
-        rows += result["rows"]
+        rows += result["rows"] + result.get("wake", [])
         memory += result["memory"]
         checks += [{"scenario": result["scenario"], **c} for c in result["checks"]]
     meta = {**meta, "other_cpu": [load for result in results for load in result.get("load", [])]}
     document: dict[str, Any] = {"meta": meta, "rows": rows, "memory": memory, "checks": checks}
     targets_seen = [t for r in results if r["scenario"] == "list100k" for t in targets(r)]
+    if any(r["scenario"] == "workqueue" for r in results):
+        from .workqueue import workqueue_targets
+        targets_seen += [t for r in results if r["scenario"] == "workqueue" for t in workqueue_targets(r)]
     if targets_seen:
         document["targets"] = targets_seen
     return document
@@ -235,11 +250,11 @@ def write_plot(path: str, results: list[dict]) -> str:
     bars: list[tuple[str, str, float]] = []
     for result in results:
         ok = [r for r in result["rows"] if r.get("status") == "ok"]
-        score = (lambda r: 1.0 / r["p50_us"] if r.get("p50_us") else None) if result["scenario"] != "list100k" \
-            else _headline
-        operations = list(dict.fromkeys(r["operation"] for r in ok)) if result["scenario"] == "list100k" else ["p50"]
+        by_rate = result["scenario"] in ("list100k", "workqueue")
+        score = _headline if by_rate else (lambda r: 1.0 / r["p50_us"] if r.get("p50_us") else None)
+        operations = list(dict.fromkeys(r["operation"] for r in ok)) if by_rate else ["p50"]
         for operation in operations:
-            group = [r for r in ok if result["scenario"] != "list100k" or r["operation"] == operation]
+            group = [r for r in ok if not by_rate or r["operation"] == operation]
             incumbents = [score(r) for r in group if r["engine"] in INCUMBENTS and score(r)]
             if not incumbents:
                 continue

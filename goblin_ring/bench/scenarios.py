@@ -428,4 +428,9 @@ def latency(method: Method, engines: list[str], progress: Callable) -> dict:
     return out
 
 
-SCENARIOS = {"list100k": list100k, "pingpong": pingpong, "latency": latency}
+def _workqueue(method: Method, engines: list[str], progress: Callable) -> dict:
+    from .workqueue import workqueue   # imports this module's helpers
+    return workqueue(method, engines, progress)
+
+
+SCENARIOS = {"list100k": list100k, "pingpong": pingpong, "latency": latency, "workqueue": _workqueue}
