@@ -100,11 +100,15 @@ static void entry_release(gr_lpma_t *p, uint32_t offset) {
 /* ---- geometry ----------------------------------------------------------------------- */
 
 static inline uint32_t count_of(const gr_lpma_t *p, size_t k) { return p->tree[p->nseg + k]; }
-static inline uint32_t upper(const gr_lpma_t *p, uint32_t h) {   /* A(h), values a segment */
-    return p->height ? S - (S / 4) * h / p->height : S;
-}
-static inline uint32_t lower(const gr_lpma_t *p, uint32_t h) {   /* B(h) */
-    return p->height ? S / 8 + ((3 * S / 16) * h + p->height - 1) / p->height : S / 8;
+/* A(h) and B(h), values a segment, tabulated when the height changes (the divisions cost
+ * more than the rest of an end push). */
+static inline uint32_t upper(const gr_lpma_t *p, uint32_t h) { return p->upper[h]; }
+static inline uint32_t lower(const gr_lpma_t *p, uint32_t h) { return p->lower[h]; }
+static void bounds_fill(gr_lpma_t *p) {
+    for (uint32_t h = 0; h <= p->height; h++) {
+        p->upper[h] = (uint8_t)(p->height ? S - (S / 4) * h / p->height : S);
+        p->lower[h] = (uint8_t)(p->height ? S / 8 + ((3 * S / 16) * h + p->height - 1) / p->height : S / 8);
+    }
 }
 static inline uint32_t node_height(const gr_lpma_t *p, size_t node) {
     return p->height - (uint32_t)(63 - __builtin_clzll((unsigned long long)node));
@@ -137,6 +141,11 @@ static void path_add(gr_lpma_t *p, size_t k, int64_t delta) {
     for (size_t i = p->nseg + k; i; i >>= 1) p->tree[i] = (uint32_t)((int64_t)p->tree[i] + delta);
 }
 
+/* Leaf k was lowered by count already: lower the nodes above it. */
+static void path_sub_above(gr_lpma_t *p, size_t k, size_t count) {
+    for (size_t i = (p->nseg + k) >> 1; i; i >>= 1) p->tree[i] -= (uint32_t)count;
+}
+
 /* Leaves a..b were set: recompute every node above them. */
 static void refresh_up(gr_lpma_t *p, size_t a, size_t b) {
     size_t i = (p->nseg + a) >> 1, j = (p->nseg + b) >> 1;
@@ -150,12 +159,15 @@ static inline uint32_t *slot_at(const gr_lpma_t *p, size_t k, uint32_t j) {
 
 /* ---- the block ---------------------------------------------------------------------- */
 
+static void bounds_fill(gr_lpma_t *p);
+
 static size_t block_bytes(size_t nseg) {
     return 2 * nseg * sizeof(uint32_t) + nseg * S * sizeof(uint32_t) + nseg;
 }
 
 /* A zeroed block of nseg segments; the old one is the caller's to free. */
 static int block_new(gr_lpma_t *p, size_t nseg) {
+    if (nseg > ((size_t)1 << GR_LPMA_MAX_HEIGHT)) return -1;
     void *block = gr_mem_alloc(block_bytes(nseg), GR_MEM_LIST);
     if (!block) return -1;
     memset(block, 0, 2 * nseg * sizeof(uint32_t) + nseg * S * sizeof(uint32_t) + nseg);
@@ -165,6 +177,7 @@ static int block_new(gr_lpma_t *p, size_t nseg) {
     p->lo = (uint8_t *)(p->slots + nseg * S);
     p->nseg = nseg;
     p->height = (uint32_t)__builtin_ctzll((unsigned long long)nseg);
+    bounds_fill(p);
     return 0;
 }
 
@@ -339,20 +352,25 @@ int gr_lpma_peek(const gr_lpma_t *p, gr_lpma_end_t end, const uint8_t **data, si
     return 0;
 }
 
-/* Puts value at offset j of segment k, which has room, moving the shorter side. */
-static void segment_insert(gr_lpma_t *p, size_t k, uint32_t j, uint32_t value) {
-    uint32_t n = count_of(p, k), lo = p->lo[k];
+/* Puts value at offset j of segment k, which has room and whose count (tree included)
+ * already counts it, moving the shorter side. */
+static void segment_place(gr_lpma_t *p, size_t k, uint32_t j, uint32_t value) {
+    uint32_t n = count_of(p, k) - 1, lo = p->lo[k];
     uint32_t *base = p->slots + k * S;
     int room_left = lo > 0, room_right = lo + n < S;
     if (room_left && (!room_right || j < n - j)) {
-        memmove(base + lo - 1, base + lo, j * sizeof(uint32_t));
+        if (j) memmove(base + lo - 1, base + lo, j * sizeof(uint32_t));
         lo--;
-    } else {
+    } else if (n > j) {
         memmove(base + lo + j + 1, base + lo + j, (n - j) * sizeof(uint32_t));
     }
     base[lo + j] = value;
     p->lo[k] = (uint8_t)lo;
+}
+
+static void segment_insert(gr_lpma_t *p, size_t k, uint32_t j, uint32_t value) {
     path_add(p, k, 1);
+    segment_place(p, k, j, value);
 }
 
 /* The end segment k is about to take pushes at `end`: give its free slots to that side. */
@@ -420,13 +438,15 @@ static int insert_at(gr_lpma_t *p, size_t index, const uint8_t *data, size_t len
     } else {
         k = locate(p, index, &j);
     }
-    /* the highest window on k's path that one more value would put over its upper bound */
+    /* The highest window on k's path that one more value puts over its upper bound. The
+     * counts are raised on the way (the common case) and lowered again when one is. */
     uint32_t violated = UINT32_MAX, h = 0;
     for (size_t i = p->nseg + k; i; i >>= 1, h++)
-        if ((size_t)p->tree[i] + 1 > ((size_t)upper(p, h) << h)) violated = h;
+        if (++p->tree[i] > ((size_t)upper(p, h) << h)) violated = h;
+    if (violated != UINT32_MAX) path_add(p, k, -1);
     uint32_t value = arena_append(p, data, length);
     if (violated == UINT32_MAX) {
-        segment_insert(p, k, j, value);
+        segment_place(p, k, j, value);
         p->length++;
         if (opened_from != SIZE_MAX) {
             if (k < p->first) p->first = k;
@@ -508,7 +528,8 @@ size_t gr_lpma_pop_range(gr_lpma_t *p, gr_lpma_end_t end, size_t count) {
             left -= take;
             if (!left) break;
         }
-        refresh_up(p, p->first, k);
+        if (k == p->first) path_sub_above(p, k, count);   /* one segment: its path only */
+        else refresh_up(p, p->first, k);
         while (!count_of(p, k)) k++;
         p->first = k;
     } else {
@@ -521,7 +542,8 @@ size_t gr_lpma_pop_range(gr_lpma_t *p, gr_lpma_end_t end, size_t count) {
             left -= take;
             if (!left) break;
         }
-        refresh_up(p, k, p->last);
+        if (k == p->last) path_sub_above(p, k, count);
+        else refresh_up(p, k, p->last);
         while (!count_of(p, k)) k--;
         p->last = k;
     }

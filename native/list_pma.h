@@ -76,6 +76,7 @@
 
 #define GR_LPMA_SEGMENT_SLOTS 48u   /* S: slots a segment; must be a multiple of 16, <= 240 */
 #define GR_LPMA_MIN_SEGMENTS 2u     /* the smallest capacity: 96 slots */
+#define GR_LPMA_MAX_HEIGHT 39u      /* nseg <= 2^39 */
 /* Largest value the engine stores (arena offsets are 32-bit); longer pushes fail with -1. */
 #define GR_LPMA_MAX_VALUE 0xFFFFFF00u
 
@@ -92,6 +93,8 @@ typedef struct gr_lpma {
     size_t length;
     uint32_t height;          /* H = log2(nseg) */
     uint32_t head_pushes, tail_pushes;   /* since the last rebuild, halved at each one */
+    uint8_t upper[GR_LPMA_MAX_HEIGHT + 1];   /* A(h) and B(h) for this height, per segment */
+    uint8_t lower[GR_LPMA_MAX_HEIGHT + 1];
 } gr_lpma_t;
 
 /* A cursor; see gr_lpma_iter_init. Invalidated by any mutation. */
