@@ -25,6 +25,8 @@ PROGRAMS: dict[str, dict] = {
     "test_codec": {"sources": ["codec.c"], "args": [os.environ.get("GOBLIN_CODEC_FUZZ", "200000")]},
     "test_ring": {"sources": ["ring.c"], "args": [os.environ.get("GOBLIN_RING_STRESS_MESSAGES", "200000")]},
     "test_list": {"sources": ["alloc.c", "list_compact.c", "list_seg.c", "list.c"], "args": []},
+    # -DGR_LPMA_DEBUG: the engine checks every invariant after every mutation
+    "test_list_pma": {"sources": ["alloc.c", "list_seg.c", "list_pma.c"], "flags": ["-DGR_LPMA_DEBUG"], "args": []},
     "test_keyspace": {"sources": ["alloc.c", "keyspace.c", "glob.c"], "args": []},
     "test_commands": {"sources": ["alloc.c", "codec.c", "keyspace.c", "glob.c", "list_compact.c", "list_seg.c",
                                   "list.c", "db.c", "cmd_list.c", "blocking.c", "cmd_keys.c", "cmd_server.c", "command_docs.c",
@@ -48,7 +50,7 @@ def build(name: str, output: Path, sanitize: bool) -> None:
     spec = PROGRAMS[name]
     sources = [str(NATIVE / source) for source in spec["sources"]]
     sources.append(str(NATIVE / "tests" / f"{name}.c"))
-    flags = SANITIZE_FLAGS if sanitize else ["-O2"]
+    flags = (SANITIZE_FLAGS if sanitize else ["-O2"]) + spec.get("flags", [])
     subprocess.run(["gcc", *COMMON_FLAGS, *flags, *sources, "-o", str(output), "-lrt", "-lm"],
                    check=True)
 

@@ -1,0 +1,560 @@
+/* test_list_pma.c — the adaptive PMA list engine (list_pma.c), in C so that it runs under
+ * ASan/UBSan. run_c_tests.py builds it with -DGR_LPMA_DEBUG, so the engine runs gr_lpma_check
+ * after every mutation and aborts when an invariant breaks. Fixed cases cover each operation
+ * and its edges (empty list, pop_range past the length, 0-byte and 1 MB values, growth and
+ * shrink, the queue pattern's slack); then a long random sequence drives gr_lpma_* and a plain
+ * array of malloc'd values with every operation mixed, comparing results at every step and the
+ * whole contents (forward, backward, by index) every 64 steps and at the end.
+ *
+ * Usage: test_list_pma [steps] [seed]        default 200000 steps
+ *        test_list_pma bench                  figures for the PMA and segmented engines side by
+ *        side; needs a build without GR_LPMA_DEBUG, e.g. from native/:
+ *        gcc -std=gnu11 -D_GNU_SOURCE -O2 -I. alloc.c list_seg.c list_pma.c tests/test_list_pma.c
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "list_pma.h"
+#include "list_seg.h"
+
+static int passed, failed;
+#define CHECK(condition, ...) do { if (condition) passed++; else { failed++; \
+    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); \
+    fprintf(stderr, "\n"); } } while (0)
+
+/* ---- random numbers ----------------------------------------------------------------- */
+
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t rnd(void) {
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717ull;
+}
+static size_t below(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
+
+/* ---- the reference model: an array of malloc'd values ------------------------------- */
+
+typedef struct ref_value { uint8_t *data; size_t length; } ref_value_t;
+typedef struct ref { ref_value_t *items; size_t length, capacity; } ref_t;
+
+static void ref_insert(ref_t *ref, size_t index, const uint8_t *data, size_t length) {
+    if (ref->length == ref->capacity) {
+        ref->capacity = ref->capacity ? ref->capacity * 2 : 64;
+        ref->items = realloc(ref->items, ref->capacity * sizeof *ref->items);
+        if (!ref->items) abort();
+    }
+    memmove(ref->items + index + 1, ref->items + index, (ref->length - index) * sizeof *ref->items);
+    ref->items[index].data = malloc(length ? length : 1);
+    if (!ref->items[index].data) abort();
+    if (length) memcpy(ref->items[index].data, data, length);
+    ref->items[index].length = length;
+    ref->length++;
+}
+
+static void ref_delete(ref_t *ref, size_t start, size_t count) {
+    if (start >= ref->length) return;
+    if (count > ref->length - start) count = ref->length - start;
+    for (size_t i = start; i < start + count; i++) free(ref->items[i].data);
+    memmove(ref->items + start, ref->items + start + count, (ref->length - start - count) * sizeof *ref->items);
+    ref->length -= count;
+}
+
+static int same(const uint8_t *a, size_t a_length, const uint8_t *b, size_t b_length) {
+    return a_length == b_length && (a_length == 0 || memcmp(a, b, a_length) == 0);
+}
+
+static int64_t ref_remove_matching(ref_t *ref, const uint8_t *data, size_t length, int64_t count) {
+    int64_t removed = 0;
+    if (count >= 0) {
+        for (size_t i = 0; i < ref->length && (count == 0 || removed < count);) {
+            if (same(ref->items[i].data, ref->items[i].length, data, length)) { ref_delete(ref, i, 1); removed++; }
+            else i++;
+        }
+    } else {
+        for (size_t i = ref->length; i-- > 0 && removed < -count;)
+            if (same(ref->items[i].data, ref->items[i].length, data, length)) { ref_delete(ref, i, 1); removed++; }
+    }
+    return removed;
+}
+
+/* ---- values ------------------------------------------------------------------------- */
+
+static uint8_t value_buffer[5000];
+
+/* Often one of a few common values (so LREM finds matches); sizes 0..60, now and then ~4 KB. */
+static size_t make_value(size_t forced_length) {
+    size_t length;
+    uint64_t r = below(1000);
+    if (forced_length != SIZE_MAX) length = forced_length;
+    else if (r < 40) length = 0;
+    else if (r < 700) length = below(21);
+    else if (r < 995) length = below(61);
+    else length = 130 + below(4000);
+    if (below(100) < 50) {
+        uint8_t seed = (uint8_t)below(3);
+        for (size_t i = 0; i < length; i++) value_buffer[i] = (uint8_t)('a' + (seed + i) % 26);
+    } else {
+        for (size_t i = 0; i < length; i++) value_buffer[i] = (uint8_t)rnd();
+    }
+    return length;
+}
+
+static const uint8_t *text(const char *s) { return (const uint8_t *)s; }
+
+/* ---- comparing ---------------------------------------------------------------------- */
+
+static int compare(const gr_lpma_t *list, const ref_t *ref) {
+    if (gr_lpma_check(list) != 0) { fprintf(stderr, "gr_lpma_check failed\n"); return 0; }
+    if (gr_lpma_length(list) != ref->length) {
+        fprintf(stderr, "length %zu, expected %zu\n", gr_lpma_length(list), ref->length);
+        return 0;
+    }
+    gr_lpma_iter_t iter;
+    const uint8_t *data;
+    size_t length;
+    gr_lpma_iter_init(&iter, list, 0, 0);
+    for (size_t i = 0; i < ref->length; i++)
+        if (!gr_lpma_iter_next(&iter, &data, &length) || !same(data, length, ref->items[i].data, ref->items[i].length)) {
+            fprintf(stderr, "forward mismatch at %zu\n", i);
+            return 0;
+        }
+    if (gr_lpma_iter_next(&iter, &data, &length)) { fprintf(stderr, "forward ran past the end\n"); return 0; }
+    if (ref->length) {
+        gr_lpma_iter_init(&iter, list, ref->length - 1, 1);
+        for (size_t i = ref->length; i-- > 0;)
+            if (!gr_lpma_iter_next(&iter, &data, &length) || !same(data, length, ref->items[i].data, ref->items[i].length)) {
+                fprintf(stderr, "backward mismatch at %zu\n", i);
+                return 0;
+            }
+        if (gr_lpma_iter_next(&iter, &data, &length)) { fprintf(stderr, "backward ran past 0\n"); return 0; }
+    }
+    for (size_t i = 0; i < ref->length; i++)
+        if (gr_lpma_get(list, i, &data, &length) || !same(data, length, ref->items[i].data, ref->items[i].length)) {
+            fprintf(stderr, "get mismatch at %zu\n", i);
+            return 0;
+        }
+    if ((int64_t)gr_lpma_allocated_bytes(list) != gr_mem_used_by(GR_MEM_LIST)) {   /* the only list alive */
+        fprintf(stderr, "allocated_bytes %zu, allocator says %lld\n", gr_lpma_allocated_bytes(list),
+                (long long)gr_mem_used_by(GR_MEM_LIST));
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- fixed cases -------------------------------------------------------------------- */
+
+static void test_an_empty_list_holds_nothing_and_refuses_reads(void) {
+    gr_lpma_t list;
+    gr_lpma_init(&list);
+    const uint8_t *data;
+    size_t length;
+    CHECK(gr_lpma_check(&list) == 0 && gr_lpma_length(&list) == 0, "empty list is valid");
+    CHECK(gr_lpma_get(&list, 0, &data, &length) == -1 && gr_lpma_peek(&list, GR_LPMA_HEAD, &data, &length) == -1,
+          "reads of an empty list fail");
+    CHECK(gr_lpma_pop(&list, GR_LPMA_TAIL) == -1 && gr_lpma_pop_range(&list, GR_LPMA_HEAD, 5) == 0, "pops fail");
+    CHECK(gr_lpma_set(&list, 0, text("x"), 1) == -1 && gr_lpma_insert(&list, 1, text("x"), 1) == -1, "bad index");
+    CHECK(gr_lpma_remove_matching(&list, text("x"), 1, 0) == 0 && gr_lpma_delete_range(&list, 0, 3) == 0, "bulk");
+    CHECK(gr_lpma_allocated_bytes(&list) == 0 && gr_lpma_front_slack(&list) == 0 && gr_lpma_back_slack(&list) == 0,
+          "no memory");
+    gr_lpma_iter_t iter;
+    gr_lpma_iter_init(&iter, &list, 0, 0);
+    CHECK(gr_lpma_iter_next(&iter, &data, &length) == 0, "iterating an empty list yields nothing");
+    CHECK(gr_lpma_push(&list, GR_LPMA_TAIL, text("a"), 1) == 0 && gr_lpma_pop(&list, GR_LPMA_HEAD) == 0, "one");
+    CHECK(gr_lpma_allocated_bytes(&list) == 0 && gr_mem_used_by(GR_MEM_LIST) == 0, "empty again frees everything");
+    gr_lpma_release(&list);
+}
+
+static void test_pushes_pops_and_peeks_at_both_ends_keep_order(void) {
+    gr_lpma_t list;
+    gr_lpma_init(&list);
+    char buffer[32];
+    for (int i = 0; i < 3000; i++) {
+        int n = snprintf(buffer, sizeof buffer, "v%d", i);
+        CHECK(gr_lpma_push(&list, i % 3 ? GR_LPMA_TAIL : GR_LPMA_HEAD, text(buffer), (size_t)n) == 0, "push %d", i);
+    }
+    const uint8_t *data;
+    size_t length;
+    CHECK(gr_lpma_peek(&list, GR_LPMA_HEAD, &data, &length) == 0 && same(data, length, text("v2997"), 5), "head");
+    CHECK(gr_lpma_peek(&list, GR_LPMA_TAIL, &data, &length) == 0 && same(data, length, text("v2999"), 5), "tail");
+    CHECK(gr_lpma_get(&list, 1000, &data, &length) == 0 && same(data, length, text("v1"), 2), "middle: the first tail push");
+    CHECK(gr_lpma_pop(&list, GR_LPMA_HEAD) == 0 && gr_lpma_pop(&list, GR_LPMA_TAIL) == 0, "scalar pops");
+    CHECK(gr_lpma_length(&list) == 2998 && gr_lpma_check(&list) == 0, "length after pops");
+    CHECK(gr_lpma_slot_count(&list) >= 2998, "slots hold the values");
+    gr_lpma_release(&list);
+    CHECK(gr_mem_used_by(GR_MEM_LIST) == 0, "release returns everything");
+}
+
+static void test_pop_range_removes_from_one_end_and_clamps_to_the_length(void) {
+    gr_lpma_t list;
+    gr_lpma_init(&list);
+    char buffer[32];
+    for (int i = 0; i < 1000; i++) {
+        int n = snprintf(buffer, sizeof buffer, "%d", i);
+        gr_lpma_push(&list, GR_LPMA_TAIL, text(buffer), (size_t)n);
+    }
+    const uint8_t *data;
+    size_t length;
+    CHECK(gr_lpma_pop_range(&list, GR_LPMA_HEAD, 8) == 8, "8 from the head");
+    CHECK(gr_lpma_peek(&list, GR_LPMA_HEAD, &data, &length) == 0 && same(data, length, text("8"), 1), "now 8 first");
+    CHECK(gr_lpma_pop_range(&list, GR_LPMA_TAIL, 100) == 100, "100 from the tail");
+    CHECK(gr_lpma_peek(&list, GR_LPMA_TAIL, &data, &length) == 0 && same(data, length, text("899"), 3), "899 last");
+    CHECK(gr_lpma_pop_range(&list, GR_LPMA_HEAD, 0) == 0 && gr_lpma_length(&list) == 892, "0 pops nothing");
+    size_t before = gr_lpma_slot_count(&list);
+    CHECK(gr_lpma_pop_range(&list, GR_LPMA_TAIL, 850) == 850 && gr_lpma_slot_count(&list) < before,
+          "a big counted pop shrinks the array in the same call");
+    CHECK(gr_lpma_pop_range(&list, GR_LPMA_HEAD, 1000) == 42 && gr_lpma_length(&list) == 0, "clamped to the length");
+    CHECK(gr_lpma_allocated_bytes(&list) == 0, "empty frees everything");
+    gr_lpma_release(&list);
+}
+
+static void test_zero_length_and_megabyte_values_round_trip(void) {
+    gr_lpma_t list;
+    gr_lpma_init(&list);
+    size_t big = 1u << 20;
+    uint8_t *large = malloc(big);
+    for (size_t i = 0; i < big; i++) large[i] = (uint8_t)(i * 31 + 7);
+    CHECK(gr_lpma_push(&list, GR_LPMA_TAIL, text(""), 0) == 0, "0-byte push");
+    CHECK(gr_lpma_push(&list, GR_LPMA_TAIL, large, big) == 0, "1 MB push");
+    CHECK(gr_lpma_push(&list, GR_LPMA_HEAD, large, big - 1) == 0, "1 MB - 1 push at the head");
+    CHECK(gr_lpma_insert(&list, 1, text(""), 0) == 0, "0-byte insert");
+    const uint8_t *data;
+    size_t length;
+    CHECK(gr_lpma_get(&list, 0, &data, &length) == 0 && same(data, length, large, big - 1), "big head");
+    CHECK(gr_lpma_get(&list, 1, &data, &length) == 0 && length == 0, "empty value");
+    CHECK(gr_lpma_get(&list, 3, &data, &length) == 0 && same(data, length, large, big), "big tail");
+    CHECK(gr_lpma_set(&list, 3, text("small"), 5) == 0 && gr_lpma_get(&list, 3, &data, &length) == 0 &&
+          same(data, length, text("small"), 5), "set a big value small");
+    gr_lpma_internals_t in;
+    gr_lpma_internals(&list, &in);
+    CHECK(in.dead_value_bytes <= in.live_value_bytes, "set compacted the arena once dead bytes exceeded live");
+    CHECK(gr_lpma_remove_matching(&list, text(""), 0, 0) == 2 && gr_lpma_length(&list) == 2, "LREM of empty values");
+    CHECK(gr_lpma_push(&list, GR_LPMA_TAIL, text("x"), 1) == 0 && gr_lpma_pop(&list, GR_LPMA_TAIL) == 0, "pair");
+    gr_lpma_internals(&list, &in);
+    CHECK(in.elements == 2 && in.live_value_bytes == (big - 1 + 3) + 6, "live bytes count prefixes: %zu", in.live_value_bytes);
+    CHECK(in.total_allocated_bytes == gr_lpma_allocated_bytes(&list) &&
+          in.total_allocated_bytes >= in.value_bytes_allocated + in.order_structure_bytes + 4 * in.slots, "internals add up");
+    free(large);
+    gr_lpma_release(&list);
+}
+
+static void test_insert_set_delete_range_and_lrem_in_the_middle(void) {
+    gr_lpma_t list;
+    gr_lpma_init(&list);
+    ref_t ref = {0};
+    char buffer[32];
+    for (int i = 0; i < 2000; i++) {
+        int n = snprintf(buffer, sizeof buffer, "%d", i % 7);
+        size_t at = below(gr_lpma_length(&list) + 1);
+        CHECK(gr_lpma_insert(&list, at, text(buffer), (size_t)n) == 0, "insert");
+        ref_insert(&ref, at, text(buffer), (size_t)n);
+    }
+    CHECK(compare(&list, &ref), "after middle inserts");
+    CHECK(gr_lpma_set(&list, 1000, text("changed"), 7) == 0, "set");
+    ref_delete(&ref, 1000, 1);
+    ref_insert(&ref, 1000, text("changed"), 7);
+    gr_lpma_delete_range(&list, 500, 900);   /* spans many segments */
+    ref_delete(&ref, 500, 900);
+    gr_lpma_delete_range(&list, 10, 1);
+    ref_delete(&ref, 10, 1);
+    gr_lpma_delete_range(&list, 100, 100000);   /* clamped: a tail range */
+    ref_delete(&ref, 100, 100000);
+    CHECK(compare(&list, &ref), "after delete ranges");
+    CHECK(gr_lpma_remove_matching(&list, text("3"), 1, 2) == ref_remove_matching(&ref, text("3"), 1, 2), "LREM 2");
+    CHECK(gr_lpma_remove_matching(&list, text("4"), 1, -3) == ref_remove_matching(&ref, text("4"), 1, -3), "LREM -3");
+    CHECK(gr_lpma_remove_matching(&list, text("5"), 1, 0) == ref_remove_matching(&ref, text("5"), 1, 0), "LREM 0");
+    CHECK(gr_lpma_remove_matching(&list, text("zz"), 2, 0) == 0, "LREM of a missing value");
+    CHECK(compare(&list, &ref), "after LREM");
+    const uint8_t *values[3] = {text("a"), text("b"), text("c")};
+    size_t lengths[3] = {1, 1, 1};
+    CHECK(gr_lpma_push_many(&list, GR_LPMA_HEAD, values, lengths, 3) == 0, "push_many head");
+    for (int i = 0; i < 3; i++) ref_insert(&ref, 0, values[i], 1);
+    CHECK(gr_lpma_push_many(&list, GR_LPMA_TAIL, values, lengths, 3) == 0, "push_many tail");
+    for (int i = 0; i < 3; i++) ref_insert(&ref, ref.length, values[i], 1);
+    CHECK(compare(&list, &ref), "push_many keeps repeated-push order");
+    gr_lpma_release(&list);
+    ref_delete(&ref, 0, ref.length);
+    free(ref.items);
+}
+
+static void test_a_queue_keeps_its_slack_at_the_tail_and_its_memory_bounded(void) {
+    gr_lpma_t list;
+    gr_lpma_init(&list);
+    uint8_t value[16] = "0123456789abcdef";
+    for (int i = 0; i < 2000; i++) gr_lpma_push(&list, GR_LPMA_TAIL, value, 16);
+    size_t most = 0;
+    for (int i = 0; i < 20000; i++) {
+        value[i % 16]++;
+        gr_lpma_push(&list, GR_LPMA_TAIL, value, 16);
+        if (i % 3 == 0) gr_lpma_push(&list, GR_LPMA_TAIL, value, 16);
+        if (i % 3 == 0) gr_lpma_pop_range(&list, GR_LPMA_HEAD, 2);
+        else gr_lpma_pop(&list, GR_LPMA_HEAD);
+        if (gr_lpma_allocated_bytes(&list) > most) most = gr_lpma_allocated_bytes(&list);
+    }
+    CHECK(gr_lpma_length(&list) > 0 && gr_lpma_check(&list) == 0, "queue valid");
+    CHECK(most < 2000 * 80, "queue memory stays bounded: peak %zu bytes", most);
+    gr_lpma_internals_t in;
+    gr_lpma_internals(&list, &in);
+    CHECK(in.dead_value_bytes <= in.live_value_bytes + 64, "dead bytes are compacted away");
+    gr_lpma_release(&list);
+}
+
+/* ---- the long random sequence ------------------------------------------------------- */
+
+static void random_test(size_t steps) {
+    gr_lpma_t list;
+    gr_lpma_init(&list);
+    ref_t ref = {0};
+    size_t target = 200, longest = 0, most_slots = 0;
+    int ok = 1;
+    const char *op = "";
+    const uint8_t *data;
+    size_t length;
+    for (size_t step = 0; step < steps && ok; step++) {
+        if (step % 1000 == 0) target = below(8) ? 1 + below(600) : 1 + below(3000);
+        size_t n = ref.length;
+        int grow = n < target;
+        uint64_t r = below(100);
+        if (grow && r >= 25 && r < 60 && below(10) < 7) r = below(25);
+        gr_lpma_end_t end = below(2) ? GR_LPMA_TAIL : GR_LPMA_HEAD;
+        if (r < 16 || n == 0) {
+            op = "push";
+            size_t len = make_value(SIZE_MAX);
+            ok &= gr_lpma_push(&list, end, value_buffer, len) == 0;
+            ref_insert(&ref, end == GR_LPMA_TAIL ? ref.length : 0, value_buffer, len);
+        } else if (r < 22) {
+            op = "push_many";
+            size_t count = 1 + below(64);
+            uint8_t *copies[64];
+            size_t lengths[64];
+            for (size_t i = 0; i < count; i++) {
+                lengths[i] = make_value(SIZE_MAX);
+                copies[i] = malloc(lengths[i] + 1);
+                memcpy(copies[i], value_buffer, lengths[i]);
+            }
+            ok &= gr_lpma_push_many(&list, end, (const uint8_t *const *)copies, lengths, count) == 0;
+            for (size_t i = 0; i < count; i++) {
+                ref_insert(&ref, end == GR_LPMA_TAIL ? ref.length : 0, copies[i], lengths[i]);
+                free(copies[i]);
+            }
+        } else if (r < 25) {
+            op = "insert";
+            size_t at = below(n + 1), len = make_value(SIZE_MAX);
+            ok &= gr_lpma_insert(&list, at, value_buffer, len) == 0;
+            ref_insert(&ref, at, value_buffer, len);
+        } else if (r < 35) {
+            op = "pop";
+            size_t at = end == GR_LPMA_TAIL ? n - 1 : 0;
+            ok &= gr_lpma_peek(&list, end, &data, &length) == 0 && same(data, length, ref.items[at].data, ref.items[at].length);
+            ok &= gr_lpma_pop(&list, end) == 0;
+            ref_delete(&ref, at, 1);
+        } else if (r < 45) {
+            op = "pop_range";
+            size_t count = below(6) ? 1 + below(16) : below(n + 20);
+            size_t expect = count < n ? count : n;
+            /* read what a counted pop would reply, as the command layer does */
+            gr_lpma_iter_t iter;
+            gr_lpma_iter_init(&iter, &list, end == GR_LPMA_TAIL ? n - 1 : 0, end == GR_LPMA_TAIL);
+            for (size_t i = 0; i < expect && ok; i++) {
+                size_t at = end == GR_LPMA_TAIL ? n - 1 - i : i;
+                ok &= gr_lpma_iter_next(&iter, &data, &length) && same(data, length, ref.items[at].data, ref.items[at].length);
+            }
+            ok &= gr_lpma_pop_range(&list, end, count) == expect;
+            ref_delete(&ref, end == GR_LPMA_TAIL ? n - expect : 0, expect);
+        } else if (r < 55) {
+            op = "get";
+            size_t at = below(n);
+            ok &= gr_lpma_get(&list, at, &data, &length) == 0 && same(data, length, ref.items[at].data, ref.items[at].length);
+            ok &= gr_lpma_get(&list, n, &data, &length) == -1;
+        } else if (r < 65) {
+            op = "set";
+            size_t at = below(n), len = make_value(below(2) ? ref.items[at].length : SIZE_MAX);
+            ok &= gr_lpma_set(&list, at, value_buffer, len) == 0;
+            ref_delete(&ref, at, 1);
+            ref_insert(&ref, at, value_buffer, len);
+        } else if (r < 72) {
+            op = "delete_range";
+            size_t start = below(n + 1), count = below(4) ? below(10) : below(n + 2);
+            ok &= gr_lpma_delete_range(&list, start, count) == 0;
+            ref_delete(&ref, start, count);
+        } else if (r < 76) {
+            op = "remove_matching";
+            size_t len;
+            if (below(4)) {
+                ref_value_t *pick = &ref.items[below(n)];
+                len = pick->length;
+                memcpy(value_buffer, pick->data, len);
+            } else {
+                len = make_value(SIZE_MAX);
+            }
+            int64_t count = (int64_t)below(7) - 3;
+            if (below(5) == 0) count *= 9;
+            ok &= gr_lpma_remove_matching(&list, value_buffer, len, count) == ref_remove_matching(&ref, value_buffer, len, count);
+        } else {
+            op = "iterate";
+            size_t start = below(n + 2), walk = below(60);
+            int backward = below(2);
+            gr_lpma_iter_t iter;
+            gr_lpma_iter_init(&iter, &list, start, backward);
+            size_t at = start;
+            for (size_t i = 0; i < walk && ok; i++) {
+                int more = start < n && (backward ? i <= start : at < n);
+                int got = gr_lpma_iter_next(&iter, &data, &length);
+                ok &= got == more;
+                if (!got || !more) break;
+                ok &= same(data, length, ref.items[at].data, ref.items[at].length);
+                at = backward ? at - 1 : at + 1;
+            }
+            continue;   /* not a mutation */
+        }
+        ok &= gr_lpma_check(&list) == 0 && gr_lpma_length(&list) == ref.length;
+        if (ok && step % 64 == 0) ok &= compare(&list, &ref);
+        if (!ok) fprintf(stderr, "random test: step %zu (%s) went wrong, length %zu\n", step, op, ref.length);
+        if (ref.length > longest) longest = ref.length;
+        if (gr_lpma_slot_count(&list) > most_slots) most_slots = gr_lpma_slot_count(&list);
+    }
+    if (ok) ok &= compare(&list, &ref);
+    CHECK(ok, "random sequence against the reference model");
+    printf("random: %zu steps, longest %zu values, most slots %zu\n", steps, longest, most_slots);
+    gr_lpma_release(&list);
+    ref_delete(&ref, 0, ref.length);
+    free(ref.items);
+}
+
+/* ---- the micro-benchmark ------------------------------------------------------------ */
+
+static double now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+#define BENCH_N 100000
+static volatile size_t sink;
+
+static void bench_pma(void) {
+    uint8_t value[16] = "0123456789abcdef";
+    gr_lpma_t list;
+    gr_lpma_init(&list);
+    double t0 = now_ns();
+    for (int i = 0; i < BENCH_N; i++) { value[i % 16]++; gr_lpma_push(&list, GR_LPMA_TAIL, value, 16); }
+    double push = (now_ns() - t0) / BENCH_N;
+    double bytes = (double)gr_lpma_allocated_bytes(&list) / BENCH_N;
+    gr_lpma_internals_t in;
+    gr_lpma_internals(&list, &in);
+    const uint8_t *data;
+    size_t length;
+    int reps = 2000000;
+    t0 = now_ns();
+    for (int i = 0; i < reps; i++) { gr_lpma_get(&list, BENCH_N / 2 + (i & 7), &data, &length); sink += length; }
+    double lindex = (now_ns() - t0) / reps;
+    /* a work queue at steady state: 8 in at the tail, then 8 out at the head */
+    int rounds = 200000;
+    t0 = now_ns();
+    for (int i = 0; i < rounds; i++) {
+        for (int k = 0; k < 8; k++) gr_lpma_push(&list, GR_LPMA_TAIL, value, 16);
+        gr_lpma_iter_t it;
+        gr_lpma_iter_init(&it, &list, 0, 0);
+        for (int k = 0; k < 8; k++) { gr_lpma_iter_next(&it, &data, &length); sink += length; }
+        gr_lpma_pop_range(&list, GR_LPMA_HEAD, 8);
+    }
+    double range_round = (now_ns() - t0) / rounds;
+    t0 = now_ns();
+    for (int i = 0; i < rounds; i++) {
+        for (int k = 0; k < 8; k++) gr_lpma_push(&list, GR_LPMA_TAIL, value, 16);
+        for (int k = 0; k < 8; k++) {
+            gr_lpma_peek(&list, GR_LPMA_HEAD, &data, &length);
+            sink += length;
+            gr_lpma_pop(&list, GR_LPMA_HEAD);
+        }
+    }
+    double scalar_round = (now_ns() - t0) / rounds;
+    /* the pops alone: 8-value counted pops from a full list */
+    t0 = now_ns();
+    int pops = BENCH_N / 8;
+    for (int i = 0; i < pops; i++) gr_lpma_pop_range(&list, GR_LPMA_HEAD, 8);
+    double range_only = (now_ns() - t0) / pops;
+    printf("pma: push tail %.1f ns | LINDEX middle %.1f ns | push 8 + pop_range(8) %.1f ns | push 8 + 8 pops %.1f ns"
+           " | pop_range(8) alone %.1f ns | %.2f bytes/item\n", push, lindex, range_round, scalar_round, range_only, bytes);
+    printf("pma internals at 100k: elements %zu, live %zu, dead %zu, arena %zu, slots %zu, front slack %zu,"
+           " back slack %zu, order structure %zu, total %zu\n", in.elements, in.live_value_bytes, in.dead_value_bytes,
+           in.value_bytes_allocated, in.slots, in.front_slack, in.back_slack, in.order_structure_bytes,
+           in.total_allocated_bytes);
+    gr_lpma_release(&list);
+}
+
+static void bench_seg(void) {
+    uint8_t value[16] = "0123456789abcdef";
+    gr_lseg_t list;
+    gr_lseg_init(&list, 8192);
+    double t0 = now_ns();
+    for (int i = 0; i < BENCH_N; i++) { value[i % 16]++; gr_lseg_push(&list, GR_LSEG_TAIL, value, 16); }
+    double push = (now_ns() - t0) / BENCH_N;
+    double bytes = (double)gr_lseg_allocated_bytes(&list) / BENCH_N;
+    const uint8_t *data;
+    size_t length;
+    int reps = 2000000;
+    t0 = now_ns();
+    for (int i = 0; i < reps; i++) { gr_lseg_get(&list, BENCH_N / 2 + (i & 7), &data, &length); sink += length; }
+    double lindex = (now_ns() - t0) / reps;
+    int rounds = 200000;
+    t0 = now_ns();
+    for (int i = 0; i < rounds; i++) {
+        for (int k = 0; k < 8; k++) gr_lseg_push(&list, GR_LSEG_TAIL, value, 16);
+        gr_lseg_iter_t it;
+        gr_lseg_iter_init(&it, &list, 0, 0);
+        for (int k = 0; k < 8; k++) { gr_lseg_iter_next(&it, &data, &length); sink += length; }
+        gr_lseg_delete_range(&list, 0, 8);
+    }
+    double range_round = (now_ns() - t0) / rounds;
+    t0 = now_ns();
+    for (int i = 0; i < rounds; i++) {
+        for (int k = 0; k < 8; k++) gr_lseg_push(&list, GR_LSEG_TAIL, value, 16);
+        for (int k = 0; k < 8; k++) {
+            gr_lseg_peek(&list, GR_LSEG_HEAD, &data, &length);
+            sink += length;
+            gr_lseg_pop(&list, GR_LSEG_HEAD);
+        }
+    }
+    double scalar_round = (now_ns() - t0) / rounds;
+    t0 = now_ns();
+    int pops = BENCH_N / 8;
+    for (int i = 0; i < pops; i++)
+        for (int k = 0; k < 8; k++) { gr_lseg_peek(&list, GR_LSEG_HEAD, &data, &length); sink += length; gr_lseg_pop(&list, GR_LSEG_HEAD); }
+    double scalar_only = (now_ns() - t0) / pops;
+    printf("seg: push tail %.1f ns | LINDEX middle %.1f ns | push 8 + delete_range(0,8) %.1f ns | push 8 + 8 pops %.1f ns"
+           " | 8 peek+pops alone %.1f ns | %.2f bytes/item\n", push, lindex, range_round, scalar_round, scalar_only, bytes);
+    gr_lseg_release(&list);
+}
+
+static int bench(void) {
+#ifdef GR_LPMA_DEBUG
+    (void)bench_pma;
+    (void)bench_seg;
+    fprintf(stderr, "bench: this build checks every invariant after every mutation (GR_LPMA_DEBUG);"
+                    " build without it (see the top of this file)\n");
+    return 2;
+#else
+    for (int run = 0; run < 3; run++) { bench_pma(); bench_seg(); }
+    return 0;
+#endif
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "bench") == 0) return bench();
+    size_t steps = argc > 1 ? strtoull(argv[1], NULL, 10) : 200000;
+    if (argc > 2) rng_state = strtoull(argv[2], NULL, 10) | 1;
+    test_an_empty_list_holds_nothing_and_refuses_reads();
+    test_pushes_pops_and_peeks_at_both_ends_keep_order();
+    test_pop_range_removes_from_one_end_and_clamps_to_the_length();
+    test_zero_length_and_megabyte_values_round_trip();
+    test_insert_set_delete_range_and_lrem_in_the_middle();
+    test_a_queue_keeps_its_slack_at_the_tail_and_its_memory_bounded();
+    random_test(steps);
+    CHECK(gr_mem_used_by(GR_MEM_LIST) == 0 && gr_mem_allocations() == 0, "every byte and allocation returned");
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
