@@ -24,11 +24,6 @@
 #include "db.h"
 #include "server_text.h"
 
-static int argv_is(const uint8_t *arg, size_t length, const char *word) {
-    size_t n = strlen(word);
-    return length == n && strncasecmp((const char *)arg, word, n) == 0;
-}
-
 static int64_t rss_bytes(void) {
     FILE *statm = fopen("/proc/self/statm", "r");
     if (!statm) return 0;
@@ -62,9 +57,9 @@ static int section_wanted(const section_request_t *asked, const char *section, i
     for (size_t i = 0; i < asked->count; i++) {
         const uint8_t *name = asked->names[i];
         size_t length = asked->lengths[i];
-        if (argv_is(name, length, "all") || argv_is(name, length, "everything")) return 1;
-        if (argv_is(name, length, "default") && (membership & IN_DEFAULT)) return 1;
-        if (argv_is(name, length, section)) return 1;
+        if (gr_word_is(name, length, "all") || gr_word_is(name, length, "everything")) return 1;
+        if (gr_word_is(name, length, "default") && (membership & IN_DEFAULT)) return 1;
+        if (gr_word_is(name, length, section)) return 1;
     }
     return 0;
 }
@@ -249,8 +244,8 @@ static void goblin_memory(gr_reply_t *reply) {
 
 static void memory_command(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                            gr_reply_t *reply) {
-    if (argv_is(argv[1], argv_length[1], "usage")) {
-        if (argc != 3 && !(argc == 5 && argv_is(argv[3], argv_length[3], "samples"))) {
+    if (gr_word_is(argv[1], argv_length[1], "usage")) {
+        if (argc != 3 && !(argc == 5 && gr_word_is(argv[3], argv_length[3], "samples"))) {
             if (argc < 3) gr_reply_arity_error(reply, "memory|usage");
             else gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
             return;
@@ -260,7 +255,7 @@ static void memory_command(gr_db_t *db, size_t argc, const uint8_t *const *argv,
         request.key.data = argv[2];
         request.key.length = (uint32_t)argv_length[2];
         gr_db_dispatch(db, &request, reply);
-    } else if (argv_is(argv[1], argv_length[1], "help")) {
+    } else if (gr_word_is(argv[1], argv_length[1], "help")) {
         static const char *lines[] = {
             "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value.",
@@ -275,14 +270,14 @@ static void memory_command(gr_db_t *db, size_t argc, const uint8_t *const *argv,
 /* ---- FUNCTION: there are no functions; FLUSH and LIST answer as an empty library set ---- */
 
 static void function_command(size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    if (argv_is(argv[1], argv_length[1], "flush")) {
-        if (argc > 3 || (argc == 3 && !argv_is(argv[2], argv_length[2], "async") && !argv_is(argv[2], argv_length[2], "sync")))
+    if (gr_word_is(argv[1], argv_length[1], "flush")) {
+        if (argc > 3 || (argc == 3 && !gr_word_is(argv[2], argv_length[2], "async") && !gr_word_is(argv[2], argv_length[2], "sync")))
             gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
         else
             gr_reply_ok(reply);
-    } else if (argv_is(argv[1], argv_length[1], "list")) {
+    } else if (gr_word_is(argv[1], argv_length[1], "list")) {
         gr_reply_array_begin(reply, 0);
-    } else if (argv_is(argv[1], argv_length[1], "help")) {
+    } else if (gr_word_is(argv[1], argv_length[1], "help")) {
         static const char *lines[] = {
             "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "FLUSH [ASYNC|SYNC]", "    Delete all functions (goblin-ring has none).",
@@ -299,30 +294,30 @@ int gr_cmd_server_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv,
     const uint8_t *name = argv[0];
     size_t name_length = argv_length[0];
 
-    if (argv_is(name, name_length, "ping")) {
+    if (gr_word_is(name, name_length, "ping")) {
         if (argc > 2) gr_reply_arity_error(reply, "ping");
         else if (argc == 2) gr_reply_bulk(reply, argv[1], argv_length[1]);
         else gr_reply_status(reply, "PONG", 4);
-    } else if (argv_is(name, name_length, "echo")) {
+    } else if (gr_word_is(name, name_length, "echo")) {
         gr_reply_bulk(reply, argv[1], argv_length[1]);
-    } else if (argv_is(name, name_length, "info")) {
+    } else if (gr_word_is(name, name_length, "info")) {
         info(db, argc, argv, argv_length, reply);
-    } else if (argv_is(name, name_length, "goblin.memory")) {
+    } else if (gr_word_is(name, name_length, "goblin.memory")) {
         goblin_memory(reply);
-    } else if (argv_is(name, name_length, "memory")) {
+    } else if (gr_word_is(name, name_length, "memory")) {
         memory_command(db, argc, argv, argv_length, reply);
-    } else if (argv_is(name, name_length, "config")) {
+    } else if (gr_word_is(name, name_length, "config")) {
         gr_cmd_config(db, argc, argv, argv_length, reply);
-    } else if (argv_is(name, name_length, "command")) {
+    } else if (gr_word_is(name, name_length, "command")) {
         gr_cmd_command(db, argc, argv, argv_length, reply);
-    } else if (argv_is(name, name_length, "object")) {
+    } else if (gr_word_is(name, name_length, "object")) {
         gr_cmd_object(db, argc, argv, argv_length, reply);
-    } else if (argv_is(name, name_length, "function")) {
+    } else if (gr_word_is(name, name_length, "function")) {
         function_command(argc, argv, argv_length, reply);
-    } else if (argv_is(name, name_length, "hello") || argv_is(name, name_length, "auth") ||
-               argv_is(name, name_length, "client") || argv_is(name, name_length, "reset")) {
+    } else if (gr_word_is(name, name_length, "hello") || gr_word_is(name, name_length, "auth") ||
+               gr_word_is(name, name_length, "client") || gr_word_is(name, name_length, "reset")) {
         gr_cmd_connection(db, argc, argv, argv_length, reply);
-    } else if (argv_is(name, name_length, "time")) {
+    } else if (gr_word_is(name, name_length, "time")) {
         struct timeval now;
         gettimeofday(&now, NULL);
         char seconds[24], micros[24];
@@ -330,16 +325,16 @@ int gr_cmd_server_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv,
         gr_reply_array_begin(reply, 2);
         gr_reply_bulk(reply, (const uint8_t *)seconds, s);
         gr_reply_bulk(reply, (const uint8_t *)micros, u);
-    } else if (argv_is(name, name_length, "lastsave")) {
+    } else if (gr_word_is(name, name_length, "lastsave")) {
         gr_reply_integer(reply, db->stats.start_time_ms / 1000);
-    } else if (argv_is(name, name_length, "multi") || argv_is(name, name_length, "exec") ||
-               argv_is(name, name_length, "discard")) {
+    } else if (gr_word_is(name, name_length, "multi") || gr_word_is(name, name_length, "exec") ||
+               gr_word_is(name, name_length, "discard")) {
         /* RESP connections handle these in resp_conn.c; a ring batch already runs in order */
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR MULTI/EXEC/DISCARD are RESP-only: a ring pipeline already "
                                                    "executes in order with nothing in between");
-    } else if (argv_is(name, name_length, "watch") || argv_is(name, name_length, "unwatch")) {
+    } else if (gr_word_is(name, name_length, "watch") || gr_word_is(name, name_length, "unwatch")) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR WATCH is not supported by goblin-ring");
-    } else if (argv_is(name, name_length, "quit")) {
+    } else if (gr_word_is(name, name_length, "quit")) {
         gr_reply_ok(reply);   /* over RESP resp_conn.c closes the connection; a ring session stays */
     } else {
         return 0;
