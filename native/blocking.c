@@ -276,8 +276,8 @@ static void serve_key(gr_db_t *db, blocked_key_t *k) {
         db->current = conn;
         db->keyspace = db->keyspaces[w->db_index];
         gr_reply_t *reply = writer_for(w);
-        unlink_waiter(db, w);            /* before running: a served command must not re-park */
-        gr_cmd_list_serve_blocked(db, &request, reply);
+        gr_cmd_list_serve_blocked(db, &request, reply);   /* never parks; request points into w */
+        unlink_waiter(db, w);
         mark_woken(db, conn);
     }
 }
@@ -339,6 +339,25 @@ int64_t gr_db_take_woken(gr_db_t *db) {
         }
     }
     db->woken_pending = 0;
+    return 0;
+}
+
+int gr_blocking_check(const gr_db_t *db) {
+    const gr_blocking_t *b = db->blocking;
+    int64_t waiters = 0;
+    for (const gr_waiter_t *w = b ? b->first : NULL; w; w = w->next) {
+        waiters++;
+        if (w->conn->waiter != w || !w->conn->blocked) return -1;
+        for (uint32_t i = 0; i < w->link_count; i++) {
+            const waiter_link_t *link = &w->links[i], *at = link->key->head;
+            while (at && at != link) at = at->next;
+            if (!at || link->waiter != w) return -1;
+        }
+    }
+    if (waiters != db->blocked_count) return -1;
+    for (size_t i = 0; b && i < BUCKETS; i++)
+        for (const blocked_key_t *k = b->buckets[i]; k; k = k->next_in_bucket)
+            if (!k->head && !k->ready) return -1;   /* an unused key should have been freed */
     return 0;
 }
 

@@ -41,5 +41,8 @@ void gr_blocking_serve(gr_db_t *db);
 /* Remove conn's waiter, if any, without replying (the connection is going away). */
 void gr_blocking_forget(gr_db_t *db, gr_connection_t *conn);
 void gr_blocking_free_all(gr_db_t *db);
+/* Tests: 0 when the bookkeeping agrees with itself (every waiter linked on each of its keys,
+ * its connection pointing back, the count right), else -1. */
+int gr_blocking_check(const gr_db_t *db);
 
 #endif

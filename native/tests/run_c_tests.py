@@ -34,6 +34,12 @@ PROGRAMS: dict[str, dict] = {
                                   "string_value.c", "cmd_string.c", "cmd_expire.c", "cmd_db.c",
                                   "resp_commands.c", "resp_conn.c"], "args": []},
     # includes command_docs.c itself, to reach its static table and parser
+    "test_blocking": {"sources": ["alloc.c", "codec.c", "keyspace.c", "glob.c", "list_compact.c", "list_seg.c",
+                                  "list.c", "db.c", "cmd_list.c", "blocking.c", "cmd_keys.c", "cmd_server.c",
+                                  "server_text.c", "cmd_config.c", "cmd_connection.c", "command_docs.c",
+                                  "string_value.c", "cmd_string.c", "cmd_expire.c", "cmd_db.c",
+                                  "resp_commands.c", "resp_conn.c"],
+                      "args": [os.environ.get("GOBLIN_BLOCKING_ROUNDS", "20000")]},
     "test_command_docs": {"sources": ["alloc.c", "codec.c", "keyspace.c", "glob.c", "list_compact.c", "list_seg.c",
                                       "list.c", "db.c", "cmd_list.c", "blocking.c", "cmd_keys.c", "cmd_server.c",
                                       "server_text.c", "cmd_config.c", "cmd_connection.c",
