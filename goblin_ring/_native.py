@@ -421,6 +421,18 @@ class ClientCore:
         self.items = ffi.new("gr_bytes_t[]", MAX_ITEMS)
         self.gone = False
         self.max_message = lib.gr_client_max_message(pointer)
+        self._layout_capacity = 0
+        self._grow_layout(256)
+        self._zero = bytes(ffi.sizeof("gr_request_t"))
+
+    def _grow_layout(self, count: int) -> None:
+        """Arrays gr_client_result_layout fills: one C call per array reply, not one per element."""
+        capacity = max(count, self._layout_capacity * 2)
+        self._kinds = ffi.new("uint8_t[]", capacity)
+        self._integers = ffi.new("int64_t[]", capacity)
+        self._offsets = ffi.new("uint64_t[]", capacity)
+        self._lengths = ffi.new("uint64_t[]", capacity)
+        self._layout_capacity = capacity
 
     def close(self) -> None:
         if self.pointer is not None:
@@ -453,17 +465,20 @@ class ClientCore:
         if template == _T_ARRAY:
             if r.shape == 2:
                 return None
-            elements = []
-            append = elements.append
-            for i in range(r.count):
-                element = r.elements[i]
-                kind = element.kind
-                if kind == 0:
-                    append(ffi.buffer(element.bytes.data, element.bytes.length)[:])
-                elif kind == 2:
-                    append(element.integer)
-                else:
-                    append(None)
+            n = r.count
+            if n > self._layout_capacity:
+                self._grow_layout(n)
+            used = lib.gr_client_result_layout(self.pointer, r, self._kinds, self._integers, self._offsets,
+                                               self._lengths)
+            arena = ffi.buffer(lib.gr_client_arena(self.pointer), used)[:] if used else b""
+            offsets, lengths = ffi.unpack(self._offsets, n), ffi.unpack(self._lengths, n)
+            kinds = ffi.unpack(self._kinds, n)
+            if not any(kinds):      # all bulk: the common case
+                elements = [arena[o:o + length] for o, length in zip(offsets, lengths)]
+            else:
+                integers = ffi.unpack(self._integers, n)
+                elements = [arena[o:o + length] if kind == 0 else (value if kind == 2 else None)
+                            for kind, value, o, length in zip(kinds, integers, offsets, lengths)]
             if r.shape == 1:
                 return [ffi.buffer(r.data, r.length)[:], elements]
             return elements
@@ -471,7 +486,7 @@ class ClientCore:
 
     def fill(self, template: int, fields: dict | None, argv: tuple, keep: list) -> Any:
         request = self.request
-        ffi.memmove(request, b"\0" * ffi.sizeof("gr_request_t"), ffi.sizeof("gr_request_t"))
+        ffi.memmove(request, self._zero, len(self._zero))
         request.items = self.items
         if fields is None:          # any command as argv: a CommandRequest
             template = lib.GR_T_COMMAND

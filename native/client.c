@@ -101,6 +101,18 @@ size_t gr_client_max_message(const gr_client_t *client) { return client->request
 uint64_t gr_client_in_flight(const gr_client_t *client) { return client->next_request_id - client->next_reply_id; }
 const uint8_t *gr_client_arena(const gr_client_t *client) { return client->arena; }
 
+size_t gr_client_result_layout(const gr_client_t *client, const gr_result_t *result, uint8_t *kinds,
+                               int64_t *integers, uint64_t *offsets, uint64_t *lengths) {
+    for (uint32_t i = 0; i < result->count; i++) {
+        const gr_element_t *element = &result->elements[i];
+        kinds[i] = element->kind;
+        integers[i] = element->integer;
+        offsets[i] = element->bytes.length ? (uint64_t)(element->bytes.data - client->arena) : 0;
+        lengths[i] = element->bytes.length;
+    }
+    return client->arena_length;
+}
+
 /* The server closed the control socket (it exited or dropped this session). */
 static int server_gone(const gr_client_t *client) {
     struct pollfd fd = {client->control_fd, POLLIN | POLLRDHUP, 0};

@@ -91,6 +91,10 @@ int gr_client_push_many(gr_client_t *client, uint8_t end, const uint8_t *key, si
                         const uint8_t *values, const int64_t *offsets, const int64_t *lengths,
                         size_t count, size_t per_message, gr_result_t *result);
 const uint8_t *gr_client_arena(const gr_client_t *client);
+/* An array result laid out for Python in one call: element i's kind, integer, and its bytes
+ * as arena[offsets[i] : offsets[i] + lengths[i]]. Returns the arena bytes in use. */
+size_t gr_client_result_layout(const gr_client_t *client, const gr_result_t *result, uint8_t *kinds,
+                               int64_t *integers, uint64_t *offsets, uint64_t *lengths);
 /* cffi-cdef-end */
 
 #endif
