@@ -176,9 +176,10 @@ static void info_commandstats(gr_db_t *db, gr_text_t *text) {
     for (size_t i = 0; i < gr_command_count() && i < GR_COMMAND_STAT_SLOTS; i++) {
         const gr_command_stat_t *stat = &db->command_stats[i];
         if (!stat->calls && !stat->rejected_calls) continue;
+        int64_t usec = gr_db_command_usec(db, stat);
         gr_text_append(text, "cmdstat_%s:calls=%lld,usec=%lld,usec_per_call=%.2f,rejected_calls=%lld,failed_calls=%lld\r\n",
-                       gr_command_name(i, NULL), (long long)stat->calls, (long long)stat->usec,
-                       stat->calls ? (double)stat->usec / (double)stat->calls : 0.0,
+                       gr_command_name(i, NULL), (long long)stat->calls, (long long)usec,
+                       stat->calls ? (double)usec / (double)stat->calls : 0.0,
                        (long long)stat->rejected_calls, (long long)stat->failed_calls);
     }
 }

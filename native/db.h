@@ -109,7 +109,8 @@ typedef struct gr_db_config {
 /* Per-command counters for INFO commandstats (indexed like resp_commands.c's table). */
 #define GR_COMMAND_STAT_SLOTS 512
 typedef struct gr_command_stat {
-    int64_t calls, usec, rejected_calls, failed_calls;
+    int64_t calls, rejected_calls, failed_calls;
+    uint64_t cycles;           /* time spent, in gr_db_account's clock; gr_db_command_usec converts */
 } gr_command_stat_t;
 
 /* INFO errorstats: replies per error prefix ("ERR", "WRONGTYPE", ...). */
@@ -137,6 +138,11 @@ typedef struct gr_db {
     int64_t woken_pending;                    /* woken RESP connections not yet taken */
     int64_t next_block_deadline_ms;           /* earliest waiter deadline (monotonic ms); INT64_MAX none */
     int32_t serve_deferred;                   /* > 0 inside EXEC: serve waiters after it */
+    int32_t batch_depth;                      /* > 0: inside a transport's batch of commands */
+    int32_t batch_clock_read;                 /* now_ms already read for this batch */
+    double cycles_per_ns;                     /* commandstats clock rate (calibrated) */
+    uint64_t calibration_cycles;
+    int64_t calibration_ns;
     gr_list_config_t list_config;
     gr_db_stats_t stats;
     gr_db_info_t info;
@@ -202,6 +208,12 @@ void gr_db_dispatch(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply)
 int gr_db_admit(gr_db_t *db, int index, int no_auth, gr_reply_t *reply);
 /* Count a refused command (unknown, wrong arity) whose error is already written. */
 void gr_db_reject(gr_db_t *db, int index, gr_reply_t *reply);
+/* A transport about to run a batch of commands (a RESP read, a ring poll pass) reads the
+ * clock once for all of them; nested calls are counted. */
+void gr_db_begin_batch(gr_db_t *db);
+void gr_db_end_batch(gr_db_t *db);
+/* Microseconds a command's counters add up to. */
+int64_t gr_db_command_usec(const gr_db_t *db, const gr_command_stat_t *stat);
 /* Count an executed command: calls, time since start_ns, failed if it replied an error. */
 int64_t gr_db_account_start(void);
 void gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start_ns);

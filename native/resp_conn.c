@@ -498,6 +498,7 @@ static int handle_transaction(gr_resp_conn_t *conn, size_t argc) {
 /* Execute every complete command in the input buffer. */
 static void process_input(gr_resp_conn_t *conn) {
     byte_buffer_t *in = &conn->in;
+    gr_db_begin_batch(conn->db);
     while (in->start < in->length && !conn->close_after_write && !conn->state.kill_requested && !conn->state.blocked) {
         const uint8_t *start = in->data + in->start, *end = in->data + in->length;
         size_t argc = 0, consumed = 0;
@@ -524,6 +525,7 @@ static void process_input(gr_resp_conn_t *conn) {
     }
     if (in->start == in->length) in->start = in->length = 0;
     if (conn->writer.base.failed) conn->close_after_write = 1;
+    gr_db_end_batch(conn->db);
 }
 
 void gr_resp_conn_resume(gr_resp_conn_t *conn) { process_input(conn); }

@@ -173,6 +173,7 @@ static int handle_request(void *context, int32_t type, const uint8_t *payload, s
 
 int64_t gr_rings_poll(gr_rings_t *rings) {
     int64_t executed = 0;
+    gr_db_begin_batch(rings->db);
     for (size_t i = 0; i < rings->count; i++) {
         gr_session_t *session = rings->sessions[i];
         if (gr_ring_is_corrupt(&session->requests)) continue;   /* waiting for the server to close it */
@@ -187,6 +188,7 @@ int64_t gr_rings_poll(gr_rings_t *rings) {
             flush_replies(session);
         }
     }
+    gr_db_end_batch(rings->db);
     return executed;
 }
 

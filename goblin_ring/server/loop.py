@@ -217,7 +217,7 @@ class Server:
                 executed = self.rings.run(BUSY_SLICE_NS if busy else spin_ns, BUSY_SLICE_NS if busy else SLICE_NS,
                                           self.selector.fileno(), WATCH_NS)
             sleeping = False
-            if executed or (busy and self.sessions):
+            if executed or busy:        # busy mode never sleeps: sockets are polled too
                 timeout = 0.0
             else:
                 readiness = self.rings.prepare_sleep() if self.sessions else 1
