@@ -232,7 +232,7 @@ static void sample_stats(gr_db_t *db) {
 static void close_idle_clients(gr_db_t *db) {
     if (db->config.timeout_s <= 0) return;
     for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
-        if (conn->kind == GR_CONN_RING || conn->kill_requested) continue;
+        if (conn->kind == GR_CONN_RING || conn->kill_requested || conn->blocked) continue;   /* as Redis */
         if (db->now_ms - conn->last_command_ms > db->config.timeout_s * 1000) {
             conn->kill_requested = 1;
             db->kills_pending++;

@@ -333,3 +333,20 @@ def test_64_consumers_and_producers_move_every_item_exactly_once(goblin, admin):
     assert sum(moved) == expected_sum
     assert len(set(moved)) == total
     assert admin.exists("jobs", "urgent") == 0
+
+
+def test_config_timeout_does_not_close_a_blocked_client(goblin, admin):
+    admin.execute_command("CONFIG", "SET", "timeout", "1")
+    try:
+        with raw(goblin) as sock:
+            sock.sendall(b"BLPOP patient 0\r\n")
+            wait_for_blocked(admin, 1)
+            idle = raw(goblin)                    # an idle, unblocked client is closed meanwhile
+            idle.settimeout(WAIT)
+            assert idle.recv(100) == b""
+            idle.close()
+            admin.rpush("patient", "finally")
+            expected = b"*2\r\n$7\r\npatient\r\n$7\r\nfinally\r\n"
+            assert recv_exactly(sock, expected) == expected
+    finally:
+        admin.execute_command("CONFIG", "SET", "timeout", "0")
