@@ -345,8 +345,10 @@ def test_config_timeout_does_not_close_a_blocked_client(goblin, admin):
             idle.settimeout(WAIT)
             assert idle.recv(100) == b""
             idle.close()
-            admin.rpush("patient", "finally")
+            with RespClient(port=goblin.port, socket_timeout=WAIT) as pusher:   # admin idled out too
+                pusher.rpush("patient", "finally")
             expected = b"*2\r\n$7\r\npatient\r\n$7\r\nfinally\r\n"
             assert recv_exactly(sock, expected) == expected
     finally:
-        admin.execute_command("CONFIG", "SET", "timeout", "0")
+        with RespClient(port=goblin.port, socket_timeout=WAIT) as cleanup:
+            cleanup.execute_command("CONFIG", "SET", "timeout", "0")
