@@ -99,6 +99,7 @@ typedef struct gr_request {
     uint8_t end;        /* ListEnd: 0 LEFT, 1 RIGHT (LMOVE: from) */
     uint8_t to_end;     /* LMOVE/BLMOVE: to */
     uint8_t flag;       /* see the table above */
+    uint8_t engine;     /* ListEngine, list requests only: 0 DEFAULT, 1 SEGMENTED, 2 PMA */
     uint32_t count;
     uint32_t max_len;
     int64_t index;

@@ -24,17 +24,17 @@ NATIVE = Path(__file__).resolve().parent.parent
 PROGRAMS: dict[str, dict] = {
     "test_codec": {"sources": ["codec.c"], "args": [os.environ.get("GOBLIN_CODEC_FUZZ", "200000")]},
     "test_ring": {"sources": ["ring.c"], "args": [os.environ.get("GOBLIN_RING_STRESS_MESSAGES", "200000")]},
-    "test_list": {"sources": ["alloc.c", "list_compact.c", "list_seg.c", "list.c"], "args": []},
+    "test_list": {"sources": ["alloc.c", "list_compact.c", "list_seg.c", "list_pma.c", "list.c"], "args": []},
     # -DGR_LPMA_DEBUG: the engine checks every invariant after every mutation
     "test_list_pma": {"sources": ["alloc.c", "list_seg.c", "list_pma.c"], "flags": ["-DGR_LPMA_DEBUG"], "args": []},
     "test_keyspace": {"sources": ["alloc.c", "keyspace.c", "glob.c"], "args": []},
-    "test_commands": {"sources": ["alloc.c", "codec.c", "keyspace.c", "glob.c", "list_compact.c", "list_seg.c",
+    "test_commands": {"sources": ["alloc.c", "codec.c", "keyspace.c", "glob.c", "list_compact.c", "list_seg.c", "list_pma.c",
                                   "list.c", "db.c", "cmd_list.c", "blocking.c", "cmd_keys.c", "cmd_server.c", "command_docs.c",
                                   "server_text.c", "cmd_config.c", "cmd_connection.c",
                                   "string_value.c", "cmd_string.c", "cmd_expire.c", "cmd_db.c",
                                   "resp_commands.c", "resp_conn.c"], "args": []},
     # includes command_docs.c itself, to reach its static table and parser
-    "test_command_docs": {"sources": ["alloc.c", "codec.c", "keyspace.c", "glob.c", "list_compact.c", "list_seg.c",
+    "test_command_docs": {"sources": ["alloc.c", "codec.c", "keyspace.c", "glob.c", "list_compact.c", "list_seg.c", "list_pma.c",
                                       "list.c", "db.c", "cmd_list.c", "blocking.c", "cmd_keys.c", "cmd_server.c",
                                       "server_text.c", "cmd_config.c", "cmd_connection.c",
                                       "string_value.c", "cmd_string.c", "cmd_expire.c", "cmd_db.c",
