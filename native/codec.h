@@ -29,6 +29,7 @@
  *   BPopRequest    end, timeout, items [keys]
  *   BLMoveRequest  end [from], to_end [to], timeout, key [source], arg1 [destination]
  *   BLMPopRequest  end, count, timeout, items [keys]
+ *   every list request above (Push .. BLMPop) also: engine [ListEngine: 0 DEFAULT, 1 SEGMENTED, 2 PMA]
  *   SelectRequest  index [db]                       MoveRequest    index [db], key
  *   SwapDbRequest  index [first], index2 [second]
  *   SetRequest     count [variant], end [condition], to_end [expireMode], flag [get],
