@@ -53,7 +53,7 @@ _check_build_stamp()
 # ---- codec helpers (tests and tools drive these; the hot paths stay in C) ------------
 
 MAX_ITEMS = 65535
-_REQUEST_INT_FIELDS = ("request_id", "end", "to_end", "flag", "count", "max_len",
+_REQUEST_INT_FIELDS = ("request_id", "end", "to_end", "flag", "engine", "count", "max_len",
                        "index", "index2", "cursor")
 _REQUEST_BYTES_FIELDS = ("key", "arg1", "arg2")
 

@@ -40,6 +40,7 @@ SOURCES = [
     "ring.c",
     "list_compact.c",
     "list_seg.c",
+    "list_pma.c",
     "list.c",
     "keyspace.c",
     "glob.c",

@@ -1,12 +1,15 @@
 /* cmd_list.c — the LIST command layer: Redis 7 semantics over the list engine.
  *
- * The engine is list.c (compact and segmented encodings, list_compact.c and list_seg.c);
+ * The engine is list.c (the compact encoding, list_compact.c, and the two engines a list can
+ * target: segmented, list_seg.c, and PMA, list_pma.c);
  * this file validates every argument of a typed request first, then mutates, then replies,
  * with Redis's reply shapes and error texts. Both transports arrive here with the same
  * gr_request_t (field use per template in codec.h). A list that becomes empty is deleted,
  * as in Redis. The blocking commands' ready path is here too; parking and waking a client
  * is blocking.c.
  */
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,13 +21,40 @@
 
 static gr_list_end_t engine_end(uint8_t end) { return end == END_LEFT ? GR_LIST_HEAD : GR_LIST_TAIL; }
 
-/* Find key as a list: 1 found (*list set), 0 absent, -1 wrong type (WRONGTYPE replied). */
-static int find_list_or_reply(gr_db_t *db, gr_bytes_t key, gr_list_t **list, gr_ks_entry_t **entry,
-                              gr_reply_t *reply) {
+/* The engine a request's new lists target: its GOBLIN.PMA./GOBLIN.SEG. qualifier, else
+ * the server's --list-implementation. */
+static gr_list_encoding_t wanted_engine(const gr_db_t *db, const gr_request_t *r) {
+    return r->engine == 1 ? GR_LIST_SEGMENTED : r->engine == 2 ? GR_LIST_PMA : db->list_target;
+}
+
+/* A qualified command on a list of the other engine: WRONGTYPE, naming both engines. */
+static void reply_wrong_engine(const gr_db_t *db, const gr_request_t *r, const gr_list_t *list, gr_reply_t *reply) {
+    /* RESP knows the very name (GOBLIN.PMA.RPOPLPUSH); a typed request only its template's */
+    const char *name = gr_request_command_name(r);
+    const char *last = db->current ? db->current->last_command : NULL;
+    if (last && strncmp(last, name ? name : "", 11) == 0) name = last;
+    char upper[48];
+    size_t n = 0;
+    for (; name && name[n] && n < sizeof upper - 1; n++) upper[n] = (char)toupper((unsigned char)name[n]);
+    upper[n] = '\0';
+    char text[160];
+    snprintf(text, sizeof text, "WRONGTYPE Operation against a list held by the %s engine (%s wants %s)",
+             gr_list_engine_name(gr_list_target(list)), upper, r->engine == 2 ? "pma" : "segmented");
+    gr_reply_error_text(reply, GR_ERR_WRONGTYPE, text);
+}
+
+/* Find key as a list: 1 found (*list set), 0 absent, -1 wrong type (WRONGTYPE replied): not
+ * a list, or, for a qualified request, a list of the other engine. */
+static int find_list_or_reply(gr_db_t *db, const gr_request_t *r, gr_bytes_t key, gr_list_t **list,
+                              gr_ks_entry_t **entry, gr_reply_t *reply) {
     gr_ks_entry_t *found = gr_db_lookup(db, key);
     if (!found) return 0;
     if (found->type != GR_TYPE_LIST) {
         gr_reply_wrongtype(reply);
+        return -1;
+    }
+    if (r->engine && gr_list_target(found->value) != wanted_engine(db, r)) {
+        reply_wrong_engine(db, r, found->value, reply);
         return -1;
     }
     *list = found->value;
@@ -36,8 +66,8 @@ static void delete_if_empty(gr_db_t *db, gr_bytes_t key, gr_list_t *list) {
     if (gr_list_length(list) == 0) gr_ks_delete(db->keyspace, key.data, key.length);
 }
 
-static gr_list_t *create_list_or_reply(gr_db_t *db, gr_bytes_t key, gr_reply_t *reply) {
-    gr_list_t *list = gr_list_new(&db->list_config);
+static gr_list_t *create_list_or_reply(gr_db_t *db, const gr_request_t *r, gr_bytes_t key, gr_reply_t *reply) {
+    gr_list_t *list = gr_list_new_for(&db->list_config, wanted_engine(db, r));
     if (list && gr_ks_add(db->keyspace, key.data, key.length, GR_TYPE_LIST, list)) {
         /* a new list may be what a blocked client waits for (served after this command) */
         gr_blocking_signal(db, db->current ? db->current->db_index : 0, key.data, key.length);
@@ -58,11 +88,11 @@ static void push(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         return;
     }
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
     if (!found) {
         if (r->flag) { gr_reply_integer(reply, 0); return; }
-        if (!(list = create_list_or_reply(db, r->key, reply))) return;
+        if (!(list = create_list_or_reply(db, r, r->key, reply))) return;
     }
     /* gr_bytes_t (wire, 32-bit length) and gr_value_t (engine, size_t) differ: convert in chunks. */
     int failed = 0;
@@ -92,13 +122,13 @@ static void reply_and_remove_from_end(gr_list_t *list, gr_list_end_t end, size_t
     gr_list_iter_init(&iterator, list, end == GR_LIST_HEAD ? 0 : length - 1, end);
     gr_value_t value;
     for (size_t i = 0; i < count && gr_list_iter_next(&iterator, &value); i++) reply_value(reply, value);
-    gr_list_delete_range(list, end == GR_LIST_HEAD ? 0 : length - count, count);
+    gr_list_pop_range(list, end, count);   /* PMA: one range mutation, not count pops */
 }
 
 /* LPOP, RPOP, with an optional count */
 static void pop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
     if (!found) {
         if (r->flag) gr_reply_nil_array(reply); else gr_reply_nil(reply);
@@ -120,7 +150,7 @@ static void pop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 static void llen(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found >= 0) gr_reply_integer(reply, found ? (int64_t)gr_list_length(list) : 0);
 }
 
@@ -133,7 +163,7 @@ static int64_t normalise_index(int64_t index, size_t length) {
 
 static void lindex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
     int64_t index = found ? normalise_index(r->index, gr_list_length(list)) : -1;
     gr_value_t value;
@@ -156,7 +186,7 @@ static int clamp_range(int64_t start, int64_t stop, size_t length, size_t *first
 
 static void lrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
     size_t first, last;
     if (!found || !clamp_range(r->index, r->index2, gr_list_length(list), &first, &last)) {
@@ -173,7 +203,7 @@ static void lrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 static void lset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
     if (!found) { gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key"); return; }
     int64_t index = normalise_index(r->index, gr_list_length(list));
@@ -191,7 +221,7 @@ static int value_equals(gr_value_t value, gr_bytes_t wanted) {
 
 static void linsert(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
     if (!found) { gr_reply_integer(reply, 0); return; }
     gr_list_iter_t iterator;
@@ -214,7 +244,7 @@ static void linsert(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 static void lrem(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
     if (!found) { gr_reply_integer(reply, 0); return; }
     int64_t removed = gr_list_remove_matching(list, r->arg1.data, r->arg1.length, r->index);
@@ -224,7 +254,7 @@ static void lrem(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 static void ltrim(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
     if (found) {
         size_t first, last;
@@ -252,7 +282,7 @@ static void lpos(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         return;
     }
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
     if (!found) {
         if (r->flag) gr_reply_array_begin(reply, 0); else gr_reply_nil(reply);
@@ -306,10 +336,10 @@ static void lpos(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 /* LMOVE source destination LEFT|RIGHT LEFT|RIGHT (and RPOPLPUSH) */
 static void lmove(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *source = NULL, *destination = NULL;
-    int found = find_list_or_reply(db, r->key, &source, NULL, reply);
+    int found = find_list_or_reply(db, r, r->key, &source, NULL, reply);
     if (found < 0) return;
     if (!found) { gr_reply_nil(reply); return; }
-    int destination_found = find_list_or_reply(db, r->arg1, &destination, NULL, reply);
+    int destination_found = find_list_or_reply(db, r, r->arg1, &destination, NULL, reply);
     if (destination_found < 0) return;
 
     gr_value_t value;
@@ -322,7 +352,7 @@ static void lmove(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     }
     memcpy(copy, value.data, value.length);
     size_t copy_length = value.length;
-    if (!destination_found && !(destination = create_list_or_reply(db, r->arg1, reply))) {
+    if (!destination_found && !(destination = create_list_or_reply(db, r, r->arg1, reply))) {
         free(copy);
         return;
     }
@@ -348,7 +378,7 @@ static void lmpop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     size_t count = r->count ? r->count : 1;
     for (uint32_t i = 0; i < r->item_count; i++) {
         gr_list_t *list = NULL;
-        int found = find_list_or_reply(db, r->items[i], &list, NULL, reply);
+        int found = find_list_or_reply(db, r, r->items[i], &list, NULL, reply);
         if (found < 0) return;
         if (!found) continue;
         size_t taken = count < gr_list_length(list) ? count : gr_list_length(list);
@@ -367,7 +397,7 @@ static void lmpop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 static int blocking_ready(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (r->template_id == GR_T_BLMOVE) {
         gr_list_t *source = NULL;
-        int found = find_list_or_reply(db, r->key, &source, NULL, reply);
+        int found = find_list_or_reply(db, r, r->key, &source, NULL, reply);
         if (found < 0) return 1;
         if (!found) return 0;
         lmove(db, r, reply);
@@ -375,7 +405,7 @@ static int blocking_ready(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply)
     }
     for (uint32_t i = 0; i < r->item_count; i++) {
         gr_list_t *list = NULL;
-        int found = find_list_or_reply(db, r->items[i], &list, NULL, reply);
+        int found = find_list_or_reply(db, r, r->items[i], &list, NULL, reply);
         if (found < 0) return 1;
         if (!found) continue;
         if (r->template_id == GR_T_BPOP) {
@@ -419,6 +449,35 @@ static void blocking_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *rep
 
 void gr_cmd_list_serve_blocked(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
     if (!blocking_ready(db, request, reply)) reply_blocking_nil(request, reply);
+}
+
+/* GOBLIN.LIST.INTERNALS key: how the list is laid out, as a map (RESP3) or flat array
+ * (RESP2); nil for a missing key, WRONGTYPE for another type. */
+void gr_cmd_list_internals(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                           gr_reply_t *reply) {
+    if (argc != 2) { gr_reply_arity_error(reply, "goblin.list.internals"); return; }
+    gr_bytes_t key = {argv[1], (uint32_t)argv_length[1]};
+    gr_request_t plain;
+    memset(&plain, 0, sizeof plain);
+    gr_list_t *list = NULL;
+    int found = find_list_or_reply(db, &plain, key, &list, NULL, reply);
+    if (found < 0) return;
+    if (!found) { gr_reply_nil(reply); return; }
+    gr_list_internals_t in;
+    gr_list_internals(list, &in);
+    const struct { const char *name; size_t value; } rows[] = {
+        {"elements", in.elements}, {"live_value_bytes", in.live_value_bytes},
+        {"dead_value_bytes", in.dead_value_bytes}, {"value_bytes_allocated", in.value_bytes_allocated},
+        {in.units_name, in.units}, {"front_slack", in.front_slack}, {"back_slack", in.back_slack},
+        {"order_structure_bytes", in.order_structure_bytes}, {"total_allocated_bytes", in.total_allocated_bytes},
+    };
+    gr_reply_map_begin(reply, 1 + sizeof rows / sizeof rows[0]);
+    gr_reply_bulk(reply, (const uint8_t *)"representation", 14);
+    gr_reply_bulk(reply, (const uint8_t *)in.representation, strlen(in.representation));
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        gr_reply_bulk(reply, (const uint8_t *)rows[i].name, strlen(rows[i].name));
+        gr_reply_integer(reply, (int64_t)rows[i].value);
+    }
 }
 
 void gr_cmd_list(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {

@@ -303,6 +303,8 @@ int gr_cmd_server_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv,
         gr_reply_bulk(reply, argv[1], argv_length[1]);
     } else if (gr_word_is(name, name_length, "info")) {
         info(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(name, name_length, "goblin.list.internals")) {
+        gr_cmd_list_internals(db, argc, argv, argv_length, reply);
     } else if (gr_word_is(name, name_length, "goblin.memory")) {
         goblin_memory(reply);
     } else if (gr_word_is(name, name_length, "memory")) {

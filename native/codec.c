@@ -205,15 +205,16 @@ static gr_codec_status_t put_var_data(char *buffer, uint64_t buffer_length, uint
 
 static int valid_end(uint8_t value) { return value <= 1; }
 
-/* Enum fields travel in end, to_end, flag (and SET's variant in count); the largest valid
- * value of each depends on the template. */
+/* Enum fields travel in end, to_end, flag (and SET's variant in count), and in engine for
+ * the list templates (ListEngine: 0..2; never set by the others); the largest valid value
+ * of each depends on the template. */
 static int valid_enums(const gr_request_t *r) {
     switch (r->template_id) {
     case GR_T_SET:    return r->count <= 3 && r->end <= 2 && r->to_end <= 6 && r->flag <= 1;
     case GR_T_GETEX:  return r->to_end <= 6;
     case GR_T_EXPIRE: return r->end <= 5 && r->to_end <= 1 && r->flag <= 1;
     case GR_T_TTL:    return r->end <= 3;
-    default:          return valid_end(r->end) && valid_end(r->to_end) && r->flag <= 1;
+    default:          return valid_end(r->end) && valid_end(r->to_end) && r->flag <= 1 && r->engine <= 2;
     }
 }
 
@@ -303,6 +304,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
     case GR_T_PUSH: {
         DECODE_BEGIN(pushRequest, m);
         r->request_id = goblin_pushRequest_requestId(&m);
+        r->engine = ((const uint8_t *)m.buffer)[m.offset + goblin_pushRequest_engine_encoding_offset()];
         r->end = ((const uint8_t *)m.buffer)[m.offset + goblin_pushRequest_end_encoding_offset()];
         r->flag = ((const uint8_t *)m.buffer)[m.offset + goblin_pushRequest_onlyIfExists_encoding_offset()];
         DECODE_BYTES_GROUP(pushRequest, values, value, m, r);
@@ -312,6 +314,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
     case GR_T_POP: {
         DECODE_BEGIN(popRequest, m);
         r->request_id = goblin_popRequest_requestId(&m);
+        r->engine = ((const uint8_t *)m.buffer)[m.offset + goblin_popRequest_engine_encoding_offset()];
         r->end = ((const uint8_t *)m.buffer)[m.offset + goblin_popRequest_end_encoding_offset()];
         r->flag = ((const uint8_t *)m.buffer)[m.offset + goblin_popRequest_hasCount_encoding_offset()];
         r->count = goblin_popRequest_count(&m);
@@ -321,12 +324,14 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
     case GR_T_LLEN: {
         DECODE_BEGIN(lLenRequest, m);
         r->request_id = goblin_lLenRequest_requestId(&m);
+        r->engine = ((const uint8_t *)m.buffer)[m.offset + goblin_lLenRequest_engine_encoding_offset()];
         VAR(lLenRequest, m, r->key);
         break;
     }
     case GR_T_LINDEX: {
         DECODE_BEGIN(lIndexRequest, m);
         r->request_id = goblin_lIndexRequest_requestId(&m);
+        r->engine = ((const uint8_t *)m.buffer)[m.offset + goblin_lIndexRequest_engine_encoding_offset()];
         r->index = goblin_lIndexRequest_index(&m);
         VAR(lIndexRequest, m, r->key);
         break;
@@ -334,6 +339,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
     case GR_T_LRANGE: {
         DECODE_BEGIN(lRangeRequest, m);
         r->request_id = goblin_lRangeRequest_requestId(&m);
+        r->engine = ((const uint8_t *)m.buffer)[m.offset + goblin_lRangeRequest_engine_encoding_offset()];
         r->index = goblin_lRangeRequest_start(&m);
         r->index2 = goblin_lRangeRequest_stop(&m);
         VAR(lRangeRequest, m, r->key);
@@ -342,6 +348,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
     case GR_T_LSET: {
         DECODE_BEGIN(lSetRequest, m);
         r->request_id = goblin_lSetRequest_requestId(&m);
+        r->engine = ((const uint8_t *)m.buffer)[m.offset + goblin_lSetRequest_engine_encoding_offset()];
         r->index = goblin_lSetRequest_index(&m);
         VAR(lSetRequest, m, r->key);
         VAR(lSetRequest, m, r->arg1);
@@ -350,6 +357,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
     case GR_T_LINSERT: {
         DECODE_BEGIN(lInsertRequest, m);
         r->request_id = goblin_lInsertRequest_requestId(&m);
+        r->engine = ((const uint8_t *)m.buffer)[m.offset + goblin_lInsertRequest_engine_encoding_offset()];
         r->flag = ((const uint8_t *)m.buffer)[m.offset + goblin_lInsertRequest_position_encoding_offset()];
         VAR(lInsertRequest, m, r->key);
         VAR(lInsertRequest, m, r->arg1);
@@ -359,6 +367,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
     case GR_T_LREM: {
         DECODE_BEGIN(lRemRequest, m);
         r->request_id = goblin_lRemRequest_requestId(&m);
+        r->engine = ((const uint8_t *)m.buffer)[m.offset + goblin_lRemRequest_engine_encoding_offset()];
         r->index = goblin_lRemRequest_count(&m);
         VAR(lRemRequest, m, r->key);
         VAR(lRemRequest, m, r->arg1);
@@ -367,6 +376,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
     case GR_T_LTRIM: {
         DECODE_BEGIN(lTrimRequest, m);
         r->request_id = goblin_lTrimRequest_requestId(&m);
+        r->engine = ((const uint8_t *)m.buffer)[m.offset + goblin_lTrimRequest_engine_encoding_offset()];
         r->index = goblin_lTrimRequest_start(&m);
         r->index2 = goblin_lTrimRequest_stop(&m);
         VAR(lTrimRequest, m, r->key);
@@ -375,6 +385,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
     case GR_T_LPOS: {
         DECODE_BEGIN(lPosRequest, m);
         r->request_id = goblin_lPosRequest_requestId(&m);
+        r->engine = ((const uint8_t *)m.buffer)[m.offset + goblin_lPosRequest_engine_encoding_offset()];
         r->index = goblin_lPosRequest_rank(&m);
         r->flag = ((const uint8_t *)m.buffer)[m.offset + goblin_lPosRequest_hasCount_encoding_offset()];
         r->count = goblin_lPosRequest_count(&m);
@@ -386,6 +397,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
     case GR_T_LMOVE: {
         DECODE_BEGIN(lMoveRequest, m);
         r->request_id = goblin_lMoveRequest_requestId(&m);
+        r->engine = ((const uint8_t *)m.buffer)[m.offset + goblin_lMoveRequest_engine_encoding_offset()];
         r->end = ((const uint8_t *)m.buffer)[m.offset + goblin_lMoveRequest_from_encoding_offset()];
         r->to_end = ((const uint8_t *)m.buffer)[m.offset + goblin_lMoveRequest_to_encoding_offset()];
         VAR(lMoveRequest, m, r->key);
@@ -395,6 +407,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
     case GR_T_LMPOP: {
         DECODE_BEGIN(lMPopRequest, m);
         r->request_id = goblin_lMPopRequest_requestId(&m);
+        r->engine = ((const uint8_t *)m.buffer)[m.offset + goblin_lMPopRequest_engine_encoding_offset()];
         r->end = ((const uint8_t *)m.buffer)[m.offset + goblin_lMPopRequest_end_encoding_offset()];
         r->count = goblin_lMPopRequest_count(&m);
         DECODE_BYTES_GROUP(lMPopRequest, keys, key, m, r);
@@ -403,6 +416,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
     case GR_T_BPOP: {
         DECODE_BEGIN(bPopRequest, m);
         r->request_id = goblin_bPopRequest_requestId(&m);
+        r->engine = ((const uint8_t *)m.buffer)[m.offset + goblin_bPopRequest_engine_encoding_offset()];
         r->end = ((const uint8_t *)m.buffer)[m.offset + goblin_bPopRequest_end_encoding_offset()];
         r->timeout = goblin_bPopRequest_timeoutSeconds(&m);
         DECODE_BYTES_GROUP(bPopRequest, keys, key, m, r);
@@ -411,6 +425,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
     case GR_T_BLMOVE: {
         DECODE_BEGIN(bLMoveRequest, m);
         r->request_id = goblin_bLMoveRequest_requestId(&m);
+        r->engine = ((const uint8_t *)m.buffer)[m.offset + goblin_bLMoveRequest_engine_encoding_offset()];
         r->end = ((const uint8_t *)m.buffer)[m.offset + goblin_bLMoveRequest_from_encoding_offset()];
         r->to_end = ((const uint8_t *)m.buffer)[m.offset + goblin_bLMoveRequest_to_encoding_offset()];
         r->timeout = goblin_bLMoveRequest_timeoutSeconds(&m);
@@ -421,6 +436,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
     case GR_T_BLMPOP: {
         DECODE_BEGIN(bLMPopRequest, m);
         r->request_id = goblin_bLMPopRequest_requestId(&m);
+        r->engine = ((const uint8_t *)m.buffer)[m.offset + goblin_bLMPopRequest_engine_encoding_offset()];
         r->end = ((const uint8_t *)m.buffer)[m.offset + goblin_bLMPopRequest_end_encoding_offset()];
         r->count = goblin_bLMPopRequest_count(&m);
         r->timeout = goblin_bLMPopRequest_timeoutSeconds(&m);
@@ -653,6 +669,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *r, uint8_t *buffer, size
     case GR_T_PUSH: {
         ENCODE_BEGIN(pushRequest, m);
         goblin_pushRequest_set_requestId(&m, r->request_id);
+        goblin_pushRequest_set_engine(&m, (enum goblin_listEngine)r->engine);
         goblin_pushRequest_set_end(&m, (enum goblin_listEnd)r->end);
         goblin_pushRequest_set_onlyIfExists(&m, (enum goblin_booleanType)r->flag);
         ENCODE_BYTES_GROUP(pushRequest, values, m, r);
@@ -662,6 +679,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *r, uint8_t *buffer, size
     case GR_T_POP: {
         ENCODE_BEGIN(popRequest, m);
         goblin_popRequest_set_requestId(&m, r->request_id);
+        goblin_popRequest_set_engine(&m, (enum goblin_listEngine)r->engine);
         goblin_popRequest_set_end(&m, (enum goblin_listEnd)r->end);
         goblin_popRequest_set_hasCount(&m, (enum goblin_booleanType)r->flag);
         goblin_popRequest_set_count(&m, r->count);
@@ -671,12 +689,14 @@ gr_codec_status_t gr_encode_request(const gr_request_t *r, uint8_t *buffer, size
     case GR_T_LLEN: {
         ENCODE_BEGIN(lLenRequest, m);
         goblin_lLenRequest_set_requestId(&m, r->request_id);
+        goblin_lLenRequest_set_engine(&m, (enum goblin_listEngine)r->engine);
         PUT(lLenRequest, m, r->key);
         ENCODE_END(lLenRequest, m);
     }
     case GR_T_LINDEX: {
         ENCODE_BEGIN(lIndexRequest, m);
         goblin_lIndexRequest_set_requestId(&m, r->request_id);
+        goblin_lIndexRequest_set_engine(&m, (enum goblin_listEngine)r->engine);
         goblin_lIndexRequest_set_index(&m, r->index);
         PUT(lIndexRequest, m, r->key);
         ENCODE_END(lIndexRequest, m);
@@ -684,6 +704,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *r, uint8_t *buffer, size
     case GR_T_LRANGE: {
         ENCODE_BEGIN(lRangeRequest, m);
         goblin_lRangeRequest_set_requestId(&m, r->request_id);
+        goblin_lRangeRequest_set_engine(&m, (enum goblin_listEngine)r->engine);
         goblin_lRangeRequest_set_start(&m, r->index);
         goblin_lRangeRequest_set_stop(&m, r->index2);
         PUT(lRangeRequest, m, r->key);
@@ -692,6 +713,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *r, uint8_t *buffer, size
     case GR_T_LSET: {
         ENCODE_BEGIN(lSetRequest, m);
         goblin_lSetRequest_set_requestId(&m, r->request_id);
+        goblin_lSetRequest_set_engine(&m, (enum goblin_listEngine)r->engine);
         goblin_lSetRequest_set_index(&m, r->index);
         PUT(lSetRequest, m, r->key);
         PUT(lSetRequest, m, r->arg1);
@@ -700,6 +722,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *r, uint8_t *buffer, size
     case GR_T_LINSERT: {
         ENCODE_BEGIN(lInsertRequest, m);
         goblin_lInsertRequest_set_requestId(&m, r->request_id);
+        goblin_lInsertRequest_set_engine(&m, (enum goblin_listEngine)r->engine);
         goblin_lInsertRequest_set_position(&m, (enum goblin_insertPosition)r->flag);
         PUT(lInsertRequest, m, r->key);
         PUT(lInsertRequest, m, r->arg1);
@@ -709,6 +732,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *r, uint8_t *buffer, size
     case GR_T_LREM: {
         ENCODE_BEGIN(lRemRequest, m);
         goblin_lRemRequest_set_requestId(&m, r->request_id);
+        goblin_lRemRequest_set_engine(&m, (enum goblin_listEngine)r->engine);
         goblin_lRemRequest_set_count(&m, r->index);
         PUT(lRemRequest, m, r->key);
         PUT(lRemRequest, m, r->arg1);
@@ -717,6 +741,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *r, uint8_t *buffer, size
     case GR_T_LTRIM: {
         ENCODE_BEGIN(lTrimRequest, m);
         goblin_lTrimRequest_set_requestId(&m, r->request_id);
+        goblin_lTrimRequest_set_engine(&m, (enum goblin_listEngine)r->engine);
         goblin_lTrimRequest_set_start(&m, r->index);
         goblin_lTrimRequest_set_stop(&m, r->index2);
         PUT(lTrimRequest, m, r->key);
@@ -725,6 +750,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *r, uint8_t *buffer, size
     case GR_T_LPOS: {
         ENCODE_BEGIN(lPosRequest, m);
         goblin_lPosRequest_set_requestId(&m, r->request_id);
+        goblin_lPosRequest_set_engine(&m, (enum goblin_listEngine)r->engine);
         goblin_lPosRequest_set_rank(&m, r->index);
         goblin_lPosRequest_set_hasCount(&m, (enum goblin_booleanType)r->flag);
         goblin_lPosRequest_set_count(&m, r->count);
@@ -736,6 +762,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *r, uint8_t *buffer, size
     case GR_T_LMOVE: {
         ENCODE_BEGIN(lMoveRequest, m);
         goblin_lMoveRequest_set_requestId(&m, r->request_id);
+        goblin_lMoveRequest_set_engine(&m, (enum goblin_listEngine)r->engine);
         goblin_lMoveRequest_set_from(&m, (enum goblin_listEnd)r->end);
         goblin_lMoveRequest_set_to(&m, (enum goblin_listEnd)r->to_end);
         PUT(lMoveRequest, m, r->key);
@@ -745,6 +772,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *r, uint8_t *buffer, size
     case GR_T_LMPOP: {
         ENCODE_BEGIN(lMPopRequest, m);
         goblin_lMPopRequest_set_requestId(&m, r->request_id);
+        goblin_lMPopRequest_set_engine(&m, (enum goblin_listEngine)r->engine);
         goblin_lMPopRequest_set_end(&m, (enum goblin_listEnd)r->end);
         goblin_lMPopRequest_set_count(&m, r->count);
         ENCODE_BYTES_GROUP(lMPopRequest, keys, m, r);
@@ -753,6 +781,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *r, uint8_t *buffer, size
     case GR_T_BPOP: {
         ENCODE_BEGIN(bPopRequest, m);
         goblin_bPopRequest_set_requestId(&m, r->request_id);
+        goblin_bPopRequest_set_engine(&m, (enum goblin_listEngine)r->engine);
         goblin_bPopRequest_set_end(&m, (enum goblin_listEnd)r->end);
         goblin_bPopRequest_set_timeoutSeconds(&m, r->timeout);
         ENCODE_BYTES_GROUP(bPopRequest, keys, m, r);
@@ -761,6 +790,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *r, uint8_t *buffer, size
     case GR_T_BLMOVE: {
         ENCODE_BEGIN(bLMoveRequest, m);
         goblin_bLMoveRequest_set_requestId(&m, r->request_id);
+        goblin_bLMoveRequest_set_engine(&m, (enum goblin_listEngine)r->engine);
         goblin_bLMoveRequest_set_from(&m, (enum goblin_listEnd)r->end);
         goblin_bLMoveRequest_set_to(&m, (enum goblin_listEnd)r->to_end);
         goblin_bLMoveRequest_set_timeoutSeconds(&m, r->timeout);
@@ -771,6 +801,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *r, uint8_t *buffer, size
     case GR_T_BLMPOP: {
         ENCODE_BEGIN(bLMPopRequest, m);
         goblin_bLMPopRequest_set_requestId(&m, r->request_id);
+        goblin_bLMPopRequest_set_engine(&m, (enum goblin_listEngine)r->engine);
         goblin_bLMPopRequest_set_end(&m, (enum goblin_listEnd)r->end);
         goblin_bLMPopRequest_set_count(&m, r->count);
         goblin_bLMPopRequest_set_timeoutSeconds(&m, r->timeout);

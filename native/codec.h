@@ -29,6 +29,7 @@
  *   BPopRequest    end, timeout, items [keys]
  *   BLMoveRequest  end [from], to_end [to], timeout, key [source], arg1 [destination]
  *   BLMPopRequest  end, count, timeout, items [keys]
+ *   every list request above (Push .. BLMPop) also: engine [ListEngine: 0 DEFAULT, 1 SEGMENTED, 2 PMA]
  *   SelectRequest  index [db]                       MoveRequest    index [db], key
  *   SwapDbRequest  index [first], index2 [second]
  *   SetRequest     count [variant], end [condition], to_end [expireMode], flag [get],
@@ -99,6 +100,7 @@ typedef struct gr_request {
     uint8_t end;        /* ListEnd: 0 LEFT, 1 RIGHT (LMOVE: from) */
     uint8_t to_end;     /* LMOVE/BLMOVE: to */
     uint8_t flag;       /* see the table above */
+    uint8_t engine;     /* ListEngine, list requests only: 0 DEFAULT, 1 SEGMENTED, 2 PMA */
     uint32_t count;
     uint32_t max_len;
     int64_t index;

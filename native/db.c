@@ -50,6 +50,7 @@ gr_db_t *gr_db_new(uint64_t seed) {
         return NULL;
     }
     gr_list_config_default(&db->list_config);
+    db->list_target = GR_LIST_SEGMENTED;
     db->stats.start_time_ms = now_ms();
     db->config.proto_max_bulk_len = 512LL * 1024 * 1024;
     calibrate_cycles(db);
@@ -70,7 +71,9 @@ void gr_db_free(gr_db_t *db) {
 }
 
 int gr_db_set_list_implementation(gr_db_t *db, const char *name) {
-    if (strcmp(name, "segmented") != 0) return -1;
+    if (strcmp(name, "segmented") == 0) db->list_target = GR_LIST_SEGMENTED;
+    else if (strcmp(name, "pma") == 0) db->list_target = GR_LIST_PMA;
+    else return -1;
     strcpy(db->info.list_implementation, name);
     return 0;
 }

@@ -144,6 +144,7 @@ typedef struct gr_db {
     uint64_t calibration_cycles;
     int64_t calibration_ns;
     gr_list_config_t list_config;
+    gr_list_encoding_t list_target;           /* --list-implementation: the engine new lists convert to */
     gr_db_stats_t stats;
     gr_db_info_t info;
     /* scratch shared by the argv path: a request and its items */
@@ -223,6 +224,8 @@ int gr_command_index(const uint8_t *name, size_t length);
 /* MULTI's queue-time check: 0 if the command exists with a valid arity, else the error is written. */
 int gr_command_check(size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply);
 int gr_command_index_of_request(const gr_request_t *request);
+/* The table name of the command a typed request is ("rpush", "goblin.pma.lmpop"), or NULL. */
+const char *gr_request_command_name(const gr_request_t *request);
 /* 1 if the command may grow memory (refused with OOM over maxmemory) */
 int gr_command_denies_oom(int index);
 
@@ -256,6 +259,9 @@ size_t gr_double_to_text(double value, char *out, size_t size);  /* shortest rou
 void gr_cmd_list(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 /* A woken blocking command on its ready key: the value, or the nil reply (blocking.c). */
 void gr_cmd_list_serve_blocked(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+/* GOBLIN.LIST.INTERNALS key (argv; cmd_list.c) */
+void gr_cmd_list_internals(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                           gr_reply_t *reply);
 void gr_cmd_keys(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_string(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_expire(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);

@@ -810,6 +810,23 @@ size_t gr_lseg_length(const gr_lseg_t *s) { return s->length; }
 size_t gr_lseg_allocated_bytes(const gr_lseg_t *s) { return s->allocated; }
 size_t gr_lseg_leaf_count(const gr_lseg_t *s) { return s->count; }
 
+void gr_lseg_internals(const gr_lseg_t *s, gr_lseg_internals_t *out) {
+    memset(out, 0, sizeof *out);
+    out->elements = s->length;
+    out->leaves = s->count;
+    out->front_slack = s->first;
+    out->back_slack = s->capacity - s->first - s->count;
+    out->order_structure_bytes = s->slots ? gr_mem_usable(s->slots) : 0;
+    for (size_t k = 0; k < s->count; k++) {
+        const leaf_t *l = slot_at(s, k)->leaf;
+        size_t usable = gr_mem_usable(l);
+        out->live_value_bytes += l->hi - l->lo;
+        out->value_bytes_allocated += usable - cp_end(l);
+        out->order_structure_bytes += cp_end(l);
+    }
+    out->total_allocated_bytes = s->allocated;
+}
+
 static int leaf_check(const gr_lseg_t *s, const leaf_t *l) {
     if (l->count == 0 || l->size > gr_mem_usable(l) || l->cp_count > l->cp_cap) return -1;
     if (l->lo < cp_end(l) || l->lo > l->hi || l->hi > l->size) return -1;

@@ -124,6 +124,22 @@ size_t gr_lseg_allocated_bytes(const gr_lseg_t *list);   /* directory + leaves, 
 size_t gr_lseg_leaf_count(const gr_lseg_t *list);
 int gr_lseg_check(const gr_lseg_t *list);   /* 0 when every invariant holds, else -1 */
 
+/* What GOBLIN.LIST.INTERNALS reports for a segmented list (bytes are usable sizes). Leaves
+ * close their gaps at once, so dead value bytes are always 0; a leaf's free space is its
+ * data space (value_bytes_allocated) minus the live entries. Slack is counted in directory
+ * slots; the order structure is the directory plus every leaf's header and checkpoints. */
+typedef struct gr_lseg_internals {
+    size_t elements;
+    size_t live_value_bytes;        /* entries in use, length prefixes included */
+    size_t dead_value_bytes;        /* always 0 */
+    size_t value_bytes_allocated;   /* leaves' data space (after header and checkpoints) */
+    size_t leaves;
+    size_t front_slack, back_slack; /* free directory slots before the first / after the last leaf */
+    size_t order_structure_bytes;   /* the directory, leaf headers and checkpoint tables */
+    size_t total_allocated_bytes;   /* == gr_lseg_allocated_bytes */
+} gr_lseg_internals_t;
+void gr_lseg_internals(const gr_lseg_t *list, gr_lseg_internals_t *out);   /* O(leaves) */
+
 /* Bulk */
 /* Redis LREM semantics (see gr_lcompact_remove_matching). Never allocates. */
 int64_t gr_lseg_remove_matching(gr_lseg_t *list, const uint8_t *data, size_t length, int64_t count);

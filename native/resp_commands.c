@@ -32,6 +32,7 @@ typedef struct command_spec {
     int arity;                 /* Redis convention: N exact, -N at least N (argv[0] included) */
     uint16_t template_id;      /* 0: argv command handled by cmd_server.c */
     request_builder_t build;
+    uint8_t engine;            /* gr_request_t.engine: 0, or 1/2 for goblin.seg.X/goblin.pma.X */
 } command_spec_t;
 
 static gr_bytes_t arg(const parse_context_t *ctx, size_t i) {
@@ -437,94 +438,105 @@ static int build_swapdb(parse_context_t *ctx) {
     return 0;
 }
 
+/* The list commands, once each; the table lists them plain and as GOBLIN.PMA.X / GOBLIN.SEG.X
+ * (the same builder, with the request's engine set). */
+#define LIST_COMMANDS(ROW) \
+    ROW("lpush", -3, GR_T_PUSH, build_push_left) \
+    ROW("rpush", -3, GR_T_PUSH, build_push_right) \
+    ROW("lpushx", -3, GR_T_PUSH, build_pushx_left) \
+    ROW("rpushx", -3, GR_T_PUSH, build_pushx_right) \
+    ROW("lpop", -2, GR_T_POP, build_lpop) \
+    ROW("rpop", -2, GR_T_POP, build_rpop) \
+    ROW("llen", 2, GR_T_LLEN, build_key_only) \
+    ROW("lindex", 3, GR_T_LINDEX, build_lindex) \
+    ROW("lrange", 4, GR_T_LRANGE, build_range) \
+    ROW("lset", 4, GR_T_LSET, build_lset) \
+    ROW("linsert", 5, GR_T_LINSERT, build_linsert) \
+    ROW("lrem", 4, GR_T_LREM, build_lrem) \
+    ROW("ltrim", 4, GR_T_LTRIM, build_range) \
+    ROW("lpos", -3, GR_T_LPOS, build_lpos) \
+    ROW("lmove", 5, GR_T_LMOVE, build_lmove) \
+    ROW("rpoplpush", 3, GR_T_LMOVE, build_rpoplpush) \
+    ROW("lmpop", -4, GR_T_LMPOP, build_lmpop) \
+    ROW("blpop", -3, GR_T_BPOP, build_blpop) \
+    ROW("brpop", -3, GR_T_BPOP, build_brpop) \
+    ROW("blmove", 6, GR_T_BLMOVE, build_blmove) \
+    ROW("brpoplpush", 4, GR_T_BLMOVE, build_brpoplpush) \
+    ROW("blmpop", -5, GR_T_BLMPOP, build_blmpop)
+#define PLAIN_ROW(name, arity, template_id, build) {name, arity, template_id, build, 0},
+#define SEG_ROW(name, arity, template_id, build) {"goblin.seg." name, arity, template_id, build, 1},
+#define PMA_ROW(name, arity, template_id, build) {"goblin.pma." name, arity, template_id, build, 2},
+
 /* The table. Typed commands take argv[1] as the key unless their builder says otherwise. */
 static const command_spec_t commands[] = {
-    {"lpush", -3, GR_T_PUSH, build_push_left},
-    {"rpush", -3, GR_T_PUSH, build_push_right},
-    {"lpushx", -3, GR_T_PUSH, build_pushx_left},
-    {"rpushx", -3, GR_T_PUSH, build_pushx_right},
-    {"lpop", -2, GR_T_POP, build_lpop},
-    {"rpop", -2, GR_T_POP, build_rpop},
-    {"llen", 2, GR_T_LLEN, build_key_only},
-    {"lindex", 3, GR_T_LINDEX, build_lindex},
-    {"lrange", 4, GR_T_LRANGE, build_range},
-    {"lset", 4, GR_T_LSET, build_lset},
-    {"linsert", 5, GR_T_LINSERT, build_linsert},
-    {"lrem", 4, GR_T_LREM, build_lrem},
-    {"ltrim", 4, GR_T_LTRIM, build_range},
-    {"lpos", -3, GR_T_LPOS, build_lpos},
-    {"lmove", 5, GR_T_LMOVE, build_lmove},
-    {"rpoplpush", 3, GR_T_LMOVE, build_rpoplpush},
-    {"lmpop", -4, GR_T_LMPOP, build_lmpop},
-    {"blpop", -3, GR_T_BPOP, build_blpop},
-    {"brpop", -3, GR_T_BPOP, build_brpop},
-    {"blmove", 6, GR_T_BLMOVE, build_blmove},
-    {"brpoplpush", 4, GR_T_BLMOVE, build_brpoplpush},
-    {"blmpop", -5, GR_T_BLMPOP, build_blmpop},
-    {"del", -2, GR_T_DEL, build_keys_list},
-    {"unlink", -2, GR_T_DEL, build_unlink},
-    {"exists", -2, GR_T_EXISTS, build_keys_list},
-    {"type", 2, GR_T_TYPE, build_key_only},
-    {"dbsize", 1, GR_T_DBSIZE, build_key_only},
-    {"flushdb", -1, GR_T_FLUSHDB, build_flushdb},
-    {"flushall", -1, GR_T_FLUSHDB, build_flushall},
-    {"keys", 2, GR_T_KEYS, build_keys},
-    {"scan", -2, GR_T_SCAN, build_scan},
-    {"rename", 3, GR_T_RENAME, build_rename},
-    {"set", -3, GR_T_SET, build_set},
-    {"setnx", 3, GR_T_SET, build_setnx},
-    {"setex", 4, GR_T_SET, build_setex},
-    {"psetex", 4, GR_T_SET, build_psetex},
-    {"get", 2, GR_T_GET, build_key_only},
-    {"getdel", 2, GR_T_GETDEL, build_key_only},
-    {"getex", -2, GR_T_GETEX, build_getex},
-    {"mset", -3, GR_T_MSET, build_mset},
-    {"msetnx", -3, GR_T_MSET, build_msetnx},
-    {"mget", -2, GR_T_MGET, build_keys_list},
-    {"incr", 2, GR_T_INCRBY, build_incr},
-    {"decr", 2, GR_T_INCRBY, build_decr},
-    {"incrby", 3, GR_T_INCRBY, build_incrby},
-    {"decrby", 3, GR_T_INCRBY, build_decrby},
-    {"incrbyfloat", 3, GR_T_INCRBYFLOAT, build_value_arg},
-    {"append", 3, GR_T_APPEND, build_value_arg},
-    {"strlen", 2, GR_T_STRLEN, build_key_only},
-    {"getrange", 4, GR_T_GETRANGE, build_range},
-    {"substr", 4, GR_T_GETRANGE, build_range},
-    {"setrange", 4, GR_T_SETRANGE, build_setrange},
-    {"expire", -3, GR_T_EXPIRE, build_expire},
-    {"pexpire", -3, GR_T_EXPIRE, build_pexpire},
-    {"expireat", -3, GR_T_EXPIRE, build_expireat},
-    {"pexpireat", -3, GR_T_EXPIRE, build_pexpireat},
-    {"ttl", 2, GR_T_TTL, build_ttl},
-    {"pttl", 2, GR_T_TTL, build_pttl},
-    {"expiretime", 2, GR_T_TTL, build_expiretime},
-    {"pexpiretime", 2, GR_T_TTL, build_pexpiretime},
-    {"persist", 2, GR_T_PERSIST, build_key_only},
-    {"select", 2, GR_T_SELECT, build_select},
-    {"move", 3, GR_T_MOVE, build_move},
-    {"swapdb", 3, GR_T_SWAPDB, build_swapdb},
+    LIST_COMMANDS(PLAIN_ROW)
+    LIST_COMMANDS(PMA_ROW)
+    LIST_COMMANDS(SEG_ROW)
+    {"del", -2, GR_T_DEL, build_keys_list, 0},
+    {"unlink", -2, GR_T_DEL, build_unlink, 0},
+    {"exists", -2, GR_T_EXISTS, build_keys_list, 0},
+    {"type", 2, GR_T_TYPE, build_key_only, 0},
+    {"dbsize", 1, GR_T_DBSIZE, build_key_only, 0},
+    {"flushdb", -1, GR_T_FLUSHDB, build_flushdb, 0},
+    {"flushall", -1, GR_T_FLUSHDB, build_flushall, 0},
+    {"keys", 2, GR_T_KEYS, build_keys, 0},
+    {"scan", -2, GR_T_SCAN, build_scan, 0},
+    {"rename", 3, GR_T_RENAME, build_rename, 0},
+    {"set", -3, GR_T_SET, build_set, 0},
+    {"setnx", 3, GR_T_SET, build_setnx, 0},
+    {"setex", 4, GR_T_SET, build_setex, 0},
+    {"psetex", 4, GR_T_SET, build_psetex, 0},
+    {"get", 2, GR_T_GET, build_key_only, 0},
+    {"getdel", 2, GR_T_GETDEL, build_key_only, 0},
+    {"getex", -2, GR_T_GETEX, build_getex, 0},
+    {"mset", -3, GR_T_MSET, build_mset, 0},
+    {"msetnx", -3, GR_T_MSET, build_msetnx, 0},
+    {"mget", -2, GR_T_MGET, build_keys_list, 0},
+    {"incr", 2, GR_T_INCRBY, build_incr, 0},
+    {"decr", 2, GR_T_INCRBY, build_decr, 0},
+    {"incrby", 3, GR_T_INCRBY, build_incrby, 0},
+    {"decrby", 3, GR_T_INCRBY, build_decrby, 0},
+    {"incrbyfloat", 3, GR_T_INCRBYFLOAT, build_value_arg, 0},
+    {"append", 3, GR_T_APPEND, build_value_arg, 0},
+    {"strlen", 2, GR_T_STRLEN, build_key_only, 0},
+    {"getrange", 4, GR_T_GETRANGE, build_range, 0},
+    {"substr", 4, GR_T_GETRANGE, build_range, 0},
+    {"setrange", 4, GR_T_SETRANGE, build_setrange, 0},
+    {"expire", -3, GR_T_EXPIRE, build_expire, 0},
+    {"pexpire", -3, GR_T_EXPIRE, build_pexpire, 0},
+    {"expireat", -3, GR_T_EXPIRE, build_expireat, 0},
+    {"pexpireat", -3, GR_T_EXPIRE, build_pexpireat, 0},
+    {"ttl", 2, GR_T_TTL, build_ttl, 0},
+    {"pttl", 2, GR_T_TTL, build_pttl, 0},
+    {"expiretime", 2, GR_T_TTL, build_expiretime, 0},
+    {"pexpiretime", 2, GR_T_TTL, build_pexpiretime, 0},
+    {"persist", 2, GR_T_PERSIST, build_key_only, 0},
+    {"select", 2, GR_T_SELECT, build_select, 0},
+    {"move", 3, GR_T_MOVE, build_move, 0},
+    {"swapdb", 3, GR_T_SWAPDB, build_swapdb, 0},
     /* argv commands (cmd_server.c) */
-    {"ping", -1, 0, NULL},
-    {"echo", 2, 0, NULL},
-    {"info", -1, 0, NULL},
-    {"memory", -2, 0, NULL},
-    {"goblin.memory", 1, 0, NULL},
-    {"config", -2, 0, NULL},
-    {"client", -2, 0, NULL},
-    {"command", -1, 0, NULL},
-    {"hello", -1, 0, NULL},
-    {"auth", -2, 0, NULL},
-    {"reset", 1, 0, NULL},
-    {"object", -2, 0, NULL},
-    {"function", -2, 0, NULL},
-    {"lastsave", 1, 0, NULL},
-    {"multi", 1, 0, NULL},
-    {"exec", 1, 0, NULL},
-    {"discard", 1, 0, NULL},
-    {"watch", -2, 0, NULL},
-    {"unwatch", 1, 0, NULL},
-    {"time", 1, 0, NULL},
-    {"quit", -1, 0, NULL},
+    {"ping", -1, 0, NULL, 0},
+    {"echo", 2, 0, NULL, 0},
+    {"info", -1, 0, NULL, 0},
+    {"memory", -2, 0, NULL, 0},
+    {"goblin.memory", 1, 0, NULL, 0},
+    {"goblin.list.internals", 2, 0, NULL, 0},
+    {"config", -2, 0, NULL, 0},
+    {"client", -2, 0, NULL, 0},
+    {"command", -1, 0, NULL, 0},
+    {"hello", -1, 0, NULL, 0},
+    {"auth", -2, 0, NULL, 0},
+    {"reset", 1, 0, NULL, 0},
+    {"object", -2, 0, NULL, 0},
+    {"function", -2, 0, NULL, 0},
+    {"lastsave", 1, 0, NULL, 0},
+    {"multi", 1, 0, NULL, 0},
+    {"exec", 1, 0, NULL, 0},
+    {"discard", 1, 0, NULL, 0},
+    {"watch", -2, 0, NULL, 0},
+    {"unwatch", 1, 0, NULL, 0},
+    {"time", 1, 0, NULL, 0},
+    {"quit", -1, 0, NULL, 0},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
@@ -666,11 +678,23 @@ static const char *request_command_name(const gr_request_t *r) {
     }
 }
 
+/* goblin.pma.X / goblin.seg.X for a qualified list request: the table's own strings. */
+#define QUALIFIED_NAME(name, arity, template_id, build) {name, "goblin.seg." name, "goblin.pma." name},
+static const char *const qualified_names[][3] = {LIST_COMMANDS(QUALIFIED_NAME)};
+
+const char *gr_request_command_name(const gr_request_t *request) {
+    const char *name = request_command_name(request);
+    if (!name || request->engine == 0 || request->engine > 2) return name;
+    for (size_t i = 0; i < sizeof qualified_names / sizeof qualified_names[0]; i++)
+        if (strcmp(qualified_names[i][0], name) == 0) return qualified_names[i][request->engine];
+    return name;
+}
+
 int gr_command_index_of_request(const gr_request_t *request) {
     /* cached per name pointer: the ring path pays one switch and one compare */
     static const char *cached_name[8];
     static int cached_index[8];
-    const char *name = request_command_name(request);
+    const char *name = gr_request_command_name(request);
     if (!name) return -1;
     unsigned slot = (unsigned)(((uintptr_t)name >> 3) & 7);
     if (cached_name[slot] != name) {
@@ -712,6 +736,7 @@ void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
         request->items = db->scratch_items;
         request->item_capacity = db->scratch_capacity;
         request->template_id = spec->template_id;
+        request->engine = spec->engine;
         if (argc > 1) {
             request->key.data = argv[1];
             request->key.length = (uint32_t)argv_length[1];

@@ -22,6 +22,19 @@ def goblin(tmp_path_factory):
     assert server.leftover_segments() == []
 
 
+@pytest.fixture(scope="module", params=["segmented", "pma"], ids=lambda name: f"list-{name}")
+def goblin_each_list_implementation(request, tmp_path_factory):
+    """A goblin server per --list-implementation: a module whose `goblin` fixture returns
+    this one runs all its tests over both list engines."""
+    runtime_dir = tmp_path_factory.mktemp("runtime")
+    server = GoblinServer(runtime_dir, "--list-implementation", request.param).start()
+    server.list_implementation = request.param
+    yield server
+    code = server.stop()
+    assert code == 0, "".join(server.log)
+    assert server.leftover_segments() == []
+
+
 def make_client(server: GoblinServer, transport: str):
     if transport == "ring":
         return RingClient(name=server.name, runtime_dir=server.runtime_dir, timeout=10.0)

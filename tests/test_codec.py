@@ -28,21 +28,21 @@ REQUEST_FIELDS = {
     "GR_T_SCAN": {"cursor", "count", "arg1", "arg2"},
     "GR_T_RENAME": {"key", "arg1"},
     "GR_T_MEMORY_USAGE": {"key"},
-    "GR_T_PUSH": {"end", "flag", "items", "key"},
-    "GR_T_POP": {"end", "flag", "count", "key"},
-    "GR_T_LLEN": {"key"},
-    "GR_T_LINDEX": {"index", "key"},
-    "GR_T_LRANGE": {"index", "index2", "key"},
-    "GR_T_LSET": {"index", "key", "arg1"},
-    "GR_T_LINSERT": {"flag", "key", "arg1", "arg2"},
-    "GR_T_LREM": {"index", "key", "arg1"},
-    "GR_T_LTRIM": {"index", "index2", "key"},
-    "GR_T_LPOS": {"index", "flag", "count", "max_len", "key", "arg1"},
-    "GR_T_LMOVE": {"end", "to_end", "key", "arg1"},
-    "GR_T_LMPOP": {"end", "count", "items"},
-    "GR_T_BPOP": {"end", "timeout", "items"},
-    "GR_T_BLMOVE": {"end", "to_end", "timeout", "key", "arg1"},
-    "GR_T_BLMPOP": {"end", "count", "timeout", "items"},
+    "GR_T_PUSH": {"engine", "end", "flag", "items", "key"},
+    "GR_T_POP": {"engine", "end", "flag", "count", "key"},
+    "GR_T_LLEN": {"engine", "key"},
+    "GR_T_LINDEX": {"engine", "index", "key"},
+    "GR_T_LRANGE": {"engine", "index", "index2", "key"},
+    "GR_T_LSET": {"engine", "index", "key", "arg1"},
+    "GR_T_LINSERT": {"engine", "flag", "key", "arg1", "arg2"},
+    "GR_T_LREM": {"engine", "index", "key", "arg1"},
+    "GR_T_LTRIM": {"engine", "index", "index2", "key"},
+    "GR_T_LPOS": {"engine", "index", "flag", "count", "max_len", "key", "arg1"},
+    "GR_T_LMOVE": {"engine", "end", "to_end", "key", "arg1"},
+    "GR_T_LMPOP": {"engine", "end", "count", "items"},
+    "GR_T_BPOP": {"engine", "end", "timeout", "items"},
+    "GR_T_BLMOVE": {"engine", "end", "to_end", "timeout", "key", "arg1"},
+    "GR_T_BLMPOP": {"engine", "end", "count", "timeout", "items"},
     "GR_T_SELECT": {"index"},
     "GR_T_MOVE": {"index", "key"},
     "GR_T_SWAPDB": {"index", "index2"},
@@ -64,8 +64,9 @@ REQUEST_FIELDS = {
 }
 
 # Enum-typed fields hold the largest value their template's enum lists (SetVariant,
-# SetCondition, ExpireMode, ExpireCondition, TtlKind), so the edges round-trip too.
+# SetCondition, ExpireMode, ExpireCondition, TtlKind, ListEngine), so the edges round-trip too.
 ENUM_SAMPLES = {
+    **{name: {"engine": 2} for name in ("GR_T_PUSH", "GR_T_LINDEX", "GR_T_LMPOP", "GR_T_BLMPOP")},
     "GR_T_SET": {"count": 3, "end": 2, "to_end": 6},
     "GR_T_GETEX": {"to_end": 6},
     "GR_T_EXPIRE": {"end": 5},
@@ -73,7 +74,7 @@ ENUM_SAMPLES = {
 }
 
 SAMPLE_VALUES = {
-    "end": 1, "to_end": 1, "flag": 1, "count": 4_000_000_000, "max_len": 77,
+    "end": 1, "to_end": 1, "flag": 1, "engine": 1, "count": 4_000_000_000, "max_len": 77,
     "index": -(2 ** 63), "index2": 2 ** 63 - 1, "cursor": 2 ** 64 - 1, "timeout": 0.25,
     "key": b"key\x00with\r\nbytes", "arg1": b"", "arg2": b"x" * 1000,
     "items": [b"", b"a", b"\xff" * 300],
@@ -230,6 +231,19 @@ def test_an_enum_value_the_schema_does_not_list_is_refused():
     end_offset = 8 + 8  # header, then requestId
     encoded[end_offset] = 7
     assert status_of(_native.decode_request, bytes(encoded)) == lib.GR_CODEC_BAD_ENUM
+
+
+def test_a_list_engine_past_pma_is_refused():
+    encoded = bytearray(_native.encode_request(T["GR_T_LLEN"], key=b"k", engine=2))
+    engine_offset = 8 + 8  # header, then requestId
+    assert encoded[engine_offset] == 2
+    encoded[engine_offset] = 3
+    assert status_of(_native.decode_request, bytes(encoded)) == lib.GR_CODEC_BAD_ENUM
+
+
+def test_every_list_request_carries_its_engine():
+    for name, fields in REQUEST_FIELDS.items():
+        assert ("engine" in fields) == (200 <= T[name] < 300), name
 
 
 def test_encoding_into_a_too_small_buffer_says_no_space():

@@ -4,7 +4,7 @@ every reply must be equal. The keys are shared between types, so WRONGTYPE paths
 compared too. TTL and PTTL replies are compared by kind (-2, -1 or a remaining time),
 because the two servers set an expiry a few microseconds apart; absolute expiry times
 (EXPIREAT, EXPIRETIME) are compared exactly. GOBLIN_DIFF_OPS sets the length (default
-4000 per seed)."""
+4000 per seed). It runs against a goblin server of each --list-implementation."""
 
 import os
 import random
@@ -12,6 +12,12 @@ import random
 import pytest
 
 from goblin_ring import ResponseError, RespClient
+
+
+@pytest.fixture(scope="module")
+def goblin(goblin_each_list_implementation):
+    return goblin_each_list_implementation
+
 
 OPS = int(os.environ.get("GOBLIN_DIFF_OPS", "4000"))
 KEYS = ["a", "b", "c", "d"]

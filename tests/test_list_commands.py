@@ -1,10 +1,17 @@
 """Every list command over both transports (the `client` fixture is parametrised over the
 ring and RESP), with lists on both sides of the compact/segmented threshold (128 entries),
-checked against Redis 7's documented replies."""
+checked against Redis 7's documented replies. The whole module runs twice: on a server
+with --list-implementation segmented and on one with pma."""
 
 import pytest
 
 from goblin_ring import ResponseError
+
+
+@pytest.fixture(scope="module")
+def goblin(goblin_each_list_implementation):
+    return goblin_each_list_implementation
+
 
 SIZES = [5, 300]   # compact, and segmented after conversion
 

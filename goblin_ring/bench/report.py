@@ -108,6 +108,20 @@ def memory_table(result: dict) -> list[str]:
     return lines
 
 
+def internals_table(result: dict) -> list[str]:
+    """GOBLIN.LIST.INTERNALS of the benchmark list, per goblin column and phase."""
+    reports = result.get("internals") or []
+    if not reports:
+        return []
+    fields = list(dict.fromkeys(k for r in reports for k in r["report"]))
+    heads = [f"{r['column']} {r['phase']}" for r in reports]
+    lines = ["", "List internals (GOBLIN.LIST.INTERNALS of the benchmark list):", "",
+             "| field | " + " | ".join(heads) + " |", "|---|" + "---|" * len(heads)]
+    for field in fields:
+        lines.append(f"| {field} | " + " | ".join(str(r["report"].get(field, "")) for r in reports) + " |")
+    return lines
+
+
 def latency_table(result: dict, what: str) -> list[str]:
     rows = {r["column"]: r for r in result["rows"]}
     columns = result["columns"]
@@ -152,6 +166,19 @@ def targets(result: dict) -> list[dict]:
                     "met": r is not None and r >= 5})
     r = ratio("goblin-ring-native", "LLEN")
     out.append({"target": "ring LLEN >= 4x redis (goblin-ring-native)", "ratio": r, "met": r is not None and r >= 4})
+    # issue 8: the PMA engine against the segmented one, same transport (the C load generator)
+    middle = next((r["operation"] for r in result["rows"] if r["operation"].endswith("(N/2)")), None)
+    pma_row, seg_row = rows.get(("goblin-pma native", middle)), rows.get(("goblin-ring-native", middle))
+    if middle and pma_row and seg_row:
+        a, b = _headline(pma_row), _headline(seg_row)
+        r = a / b if a is not None and b else None
+        out.append({"target": f"{middle}: goblin-pma native >= goblin-ring-native", "ratio": r,
+                    "met": r is not None and r >= 1})
+    rss = next((m for m in result.get("memory", []) if m["column"] == "goblin-pma native"
+                and m["phase"] == "after population" and m["metric"] == "rss_delta"), None)
+    if rss and rss["bytes_per_item"] is not None:
+        out.append({"target": "goblin-pma RSS growth <= 28 bytes/item (after population; 'ratio' is bytes/item)",
+                    "ratio": rss["bytes_per_item"], "met": rss["bytes_per_item"] <= 28, "unit": " B/item"})
     fixed = [r["operation"] for r in result["rows"] if r["column"] == "goblin-resp" and
              (r["operation"].startswith(("LLEN", "LINDEX", "LRANGE", "LSET")))]
     for operation in fixed:
@@ -175,11 +202,12 @@ def markdown(results: list[dict], meta: dict) -> str:
         if result["scenario"] == "list100k":
             lines += throughput_table(result)
             lines += memory_table(result)
+            lines += internals_table(result)
             goals = targets(result)
             if goals:
                 lines += ["", "Targets (measured in this run):", ""]
                 for goal in goals:
-                    value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}x"
+                    value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}{goal.get('unit', 'x')}"
                     lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
         elif result["scenario"] == "workqueue":
             from .workqueue import workqueue_targets

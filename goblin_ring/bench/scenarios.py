@@ -215,11 +215,17 @@ def _run_row(session: Session, row: Row, method: Method, offsets: dict, progress
     return result
 
 
+def _record_internals(out: dict, session: Session, column: Column, phase: str) -> None:
+    report = session.list_internals(KEY)
+    if report is not None:
+        out["internals"].append({"column": column.name, "phase": phase, "report": report})
+
+
 def list100k(method: Method, engines: list[str], progress: Callable) -> dict:
     items = values(method.list_size, method.value_size)
     rows_spec = list_rows(method, items)
     out: dict[str, Any] = {"scenario": "list100k", "columns": [], "rows": [], "memory": [], "checks": [],
-                           "notes": [], "versions": {}, "load": []}
+                           "notes": [], "versions": {}, "load": [], "internals": []}
     leftovers: list[str] = []
     digests = {}
     for column in columns(engines):
@@ -240,6 +246,7 @@ def list100k(method: Method, engines: list[str], progress: Callable) -> dict:
                     memory["base"] = _memory_snapshot(session)
                 elif trial == -1:
                     memory["populated"] = _memory_snapshot(session)
+                    _record_internals(out, session, column, "after population")
 
             length_ok, first_bad = True, ""
             for row in rows_spec:
@@ -257,6 +264,7 @@ def list100k(method: Method, engines: list[str], progress: Callable) -> dict:
                                               len(items))
                 out["memory"] += _memory_rows(column, "after operations", memory["base"],
                                               _memory_snapshot(session), len(items))
+            _record_internals(out, session, column, "after operations")
             final = session.admin.lrange(KEY, 0, -1)
             turned = offsets.get(rows_spec[-1].label, 0) % len(items)
             expected = items[turned:] + items[:turned]
@@ -400,7 +408,7 @@ def latency(method: Method, engines: list[str], progress: Callable) -> dict:
             out["versions"][column.engine] = session.version
             cycle = [[("RPUSH", LATENCY_KEY, item)] for item in items]
             warm_cycle = [[("RPUSH", WARM_KEY, item)] for item in items[:method.warmup]]
-            if column.engine == "goblin-ring-native":
+            if column.native:
                 driver = session.driver
                 driver.run(warm_cycle, 0, len(warm_cycle), 1, numpy.empty(len(warm_cycle), dtype=numpy.int64))
                 latencies = numpy.empty(n, dtype=numpy.int64)

@@ -7,6 +7,11 @@ redis-py turns into True), so code written for redis-py moves over unchanged.
 Each method describes its command once: the RESP argv, and the typed fields of the SBE
 request (native/codec.h's table). A transport implements `_execute(template, argv,
 fields, convert)`: RespClient sends argv, RingClient fills a gr_request_t.
+
+`client.pma` and `client.seg` are views whose list methods reach one list engine: the same
+typed request with its `engine` field set (ListEngine 2 / 1) over the ring, and the
+GOBLIN.PMA.* / GOBLIN.SEG.* name over RESP. A list they create has that engine; a list of
+the other engine answers WRONGTYPE (WrongTypeError).
 """
 
 from __future__ import annotations
@@ -161,6 +166,10 @@ def expire_option(ex: Any, px: Any, exat: Any, pxat: Any) -> tuple[int, int, lis
 def parse_scan(reply: list) -> tuple[int, list]:
     cursor, keys = reply
     return int(cursor), keys
+
+
+ENGINE_SEGMENTED, ENGINE_PMA = 1, 2   # ListEngine (schema/goblin.xml)
+_ENGINE_PREFIX = {ENGINE_SEGMENTED: b"GOBLIN.SEG.", ENGINE_PMA: b"GOBLIN.PMA."}
 
 
 class Commands:
@@ -603,3 +612,32 @@ class Commands:
             return self._execute(T.GR_T_COMMAND, tuple(argv), None)
         return self._execute(T.GR_T_LMPOP, tuple(argv),
                              {"items": keys, "end": end_of(direction), "count": count or 1})
+
+
+class EngineView:
+    """The list commands of `client`, aimed at one list engine (see the module docstring)."""
+
+    def __init__(self, client: Commands, engine: int) -> None:
+        self._client = client
+        self._engine = engine
+        self._prefix = _ENGINE_PREFIX[engine]
+
+    def __repr__(self) -> str:
+        return f"<{self._prefix.decode().rstrip('.').lower()} view of {self._client!r}>"
+
+    def _execute(self, template: int, argv: tuple, fields: dict | None, convert=None) -> Any:
+        argv = (self._prefix + argv[0], *argv[1:])
+        if fields is not None:
+            fields = {**fields, "engine": self._engine}
+        return self._client._execute(template, argv, fields, convert)
+
+
+LIST_METHODS = ("_push", "lpush", "rpush", "lpushx", "rpushx", "_pop", "lpop", "rpop", "llen", "lindex",
+                "lrange", "lset", "linsert", "lrem", "ltrim", "lpos", "lmove", "rpoplpush", "lmpop",
+                "_bpop", "blpop", "brpop", "blmove", "brpoplpush", "blmpop")
+for _name in LIST_METHODS:
+    setattr(EngineView, _name, getattr(Commands, _name))
+Commands.pma = property(lambda self: EngineView(self, ENGINE_PMA),
+                        doc="List commands on the PMA engine (GOBLIN.PMA.*)")
+Commands.seg = property(lambda self: EngineView(self, ENGINE_SEGMENTED),
+                        doc="List commands on the segmented engine (GOBLIN.SEG.*)")

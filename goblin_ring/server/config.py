@@ -18,7 +18,7 @@ from ..control import default_runtime_dir
 DEFAULT_RING_SIZE = 2 * 1024 * 1024
 MIN_RING_SIZE = 64 * 1024
 MAX_RING_SIZE = 1024 * 1024 * 1024
-LIST_IMPLEMENTATIONS = ("segmented",)
+LIST_IMPLEMENTATIONS = ("segmented", "pma")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 

@@ -67,6 +67,7 @@ static size_t encode_sample_request(uint16_t template_id, uint8_t *out, size_t c
     request.arg2 = text("value");
     request.items = items;
     request.item_count = 3;
+    request.engine = template_id >= 200 && template_id < 300 ? 2 : 0;   /* ListEngine PMA */
     size_t length = 0;
     gr_codec_status_t status = gr_encode_request(&request, out, capacity, &length);
     CHECK(status == GR_CODEC_OK, "encode template %u: %s", template_id, gr_codec_status_text(status));

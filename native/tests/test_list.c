@@ -1,5 +1,7 @@
-/* test_list.c — the list engines (list.c over list_compact.c and list_seg.c), in C so that
- * they run under ASan/UBSan. A differential random test drives gr_list_* and a plain array
+/* test_list.c — the list engines (list.c over list_compact.c, list_seg.c and list_pma.c), in
+ * C so that they run under ASan/UBSan. The random test, the generic fixed cases and the
+ * memory figures run once per target engine (segmented, then PMA); the cases about leaves
+ * are the segmented engine's own. A differential random test drives gr_list_* and a plain array
  * of malloc'd values with the same operations (pushes and pops at both ends, get, set with
  * equal and different sizes, insert, delete_range, remove_matching with positive, negative
  * and zero counts, trim, iteration both ways from random starts), with values of 0..100
@@ -111,6 +113,10 @@ static size_t make_value(uint32_t leaf_bytes, size_t forced_length) {
 
 /* ---- comparing ---------------------------------------------------------------------- */
 
+/* The engine lists made by new_list convert to: main() runs the generic cases over both. */
+static gr_list_encoding_t target_engine = GR_LIST_SEGMENTED;
+static gr_list_t *new_list(const gr_list_config_t *config) { return gr_list_new_for(config, target_engine); }
+
 static const char *current_op;
 static size_t current_step;
 
@@ -163,7 +169,7 @@ static int compare(const gr_list_t *list, const ref_t *ref) {
 
 static void random_test(const char *name, const gr_list_config_t *config, size_t operations, size_t max_target) {
     ref_t ref = {0};
-    gr_list_t *list = gr_list_new(config);
+    gr_list_t *list = new_list(config);
     CHECK(list != NULL, "%s: gr_list_new", name);
     size_t target = below(max_target);
     int converted = 0, ok = 1;
@@ -211,6 +217,13 @@ static void random_test(const char *name, const gr_list_config_t *config, size_t
                 ok &= gr_list_pop(list, end) == 0;
                 ref_delete(&ref, at, 1);
             }
+        } else if (op < 34 && below(4) == 0) {   /* a counted pop: one range mutation */
+            current_op = "pop_range";
+            gr_list_end_t end = below(2) ? GR_LIST_TAIL : GR_LIST_HEAD;
+            size_t count = below(3) ? 1 + below(10) : below(length + 3);
+            size_t expected = count < length ? count : length;
+            ok &= gr_list_pop_range(list, end, count) == expected;
+            ref_delete(&ref, end == GR_LIST_TAIL ? length - expected : 0, expected);
         } else if (op < 34) {   /* pop, from either end */
             current_op = "pop";
             gr_list_end_t end = below(2) ? GR_LIST_TAIL : GR_LIST_HEAD;
@@ -291,20 +304,21 @@ static void random_test(const char *name, const gr_list_config_t *config, size_t
         }
         if (!ok) fprintf(stderr, "%s: step %zu (%s) returned a wrong result\n", name, step, current_op);
         ok &= compare(list, &ref);
-        if (gr_list_encoding(list) == GR_LIST_SEGMENTED) converted = 1;
+        if (gr_list_encoding(list) == target_engine) converted = 1;
+        ok &= gr_list_encoding(list) == GR_LIST_COMPACT || gr_list_encoding(list) == target_engine;
         if (ref.length > max_length) max_length = ref.length;
-        if (gr_list_encoding(list) == GR_LIST_SEGMENTED && gr_list_leaf_count(list) > max_leaves)
+        if (gr_list_encoding(list) == target_engine && gr_list_leaf_count(list) > max_leaves)
             max_leaves = gr_list_leaf_count(list);
         if (ref.length == 0 && below(2)) {   /* the caller frees empty lists: start over */
             gr_list_free(list);
-            list = gr_list_new(config);
+            list = new_list(config);
             lists++;
         }
     }
     CHECK(ok, "%s: differential test (seed and step above)", name);
-    CHECK(converted, "%s: the list reached the segmented encoding", name);
-    printf("%s: %zu operations, %zu lists, longest %zu values, most leaves %zu, %zu pushes of values over half a leaf\n",
-           name, operations, lists, max_length, max_leaves, plain_pushes);
+    CHECK(converted, "%s: the list reached the %s engine", name, gr_list_engine_name(target_engine));
+    printf("[%s] %s: %zu operations, %zu lists, longest %zu values, most leaves %zu, %zu pushes of values over half a leaf\n",
+           gr_list_engine_name(target_engine), name, operations, lists, max_length, max_leaves, plain_pushes);
     gr_list_free(list);
     ref_clear(&ref);
     free(ref.items);
@@ -350,8 +364,36 @@ static void test_encodings_and_thresholds(void) {
     gr_list_free(list);
 }
 
+static void test_pma_target_converts_and_reports(void) {
+    gr_list_t *list = gr_list_new_for(NULL, GR_LIST_PMA);
+    CHECK(gr_list_target(list) == GR_LIST_PMA && strcmp(gr_list_encoding_name(list), "listpack") == 0,
+          "a new PMA-target list starts compact");
+    gr_list_internals_t internals;
+    gr_list_internals(list, &internals);
+    CHECK(strcmp(internals.representation, "listpack") == 0 && internals.elements == 0, "compact internals");
+    for (int i = 0; i < 129; i++) gr_list_push(list, GR_LIST_TAIL, text("abc"), 3);
+    CHECK(gr_list_encoding(list) == GR_LIST_PMA && strcmp(gr_list_encoding_name(list), "pma") == 0,
+          "the 129th entry converts to pma");
+    gr_list_internals(list, &internals);
+    CHECK(strcmp(internals.representation, "pma") == 0 && strcmp(internals.units_name, "slots") == 0 &&
+          internals.elements == 129 && internals.units >= 129 && internals.live_value_bytes == 129 * 4,
+          "pma internals: %zu elements, %zu slots, %zu live", internals.elements, internals.units,
+          internals.live_value_bytes);
+    CHECK(gr_list_pop_range(list, GR_LIST_HEAD, 8) == 8 && gr_list_length(list) == 121 && gr_list_check(list) == 0,
+          "pop_range takes 8 from the head");
+    CHECK(gr_list_pop_range(list, GR_LIST_TAIL, 500) == 121 && gr_list_length(list) == 0, "pop_range clamps");
+    gr_list_free(list);
+    list = gr_list_new(NULL);
+    for (int i = 0; i < 200; i++) gr_list_push(list, GR_LIST_TAIL, text("abc"), 3);
+    gr_list_internals(list, &internals);
+    CHECK(strcmp(internals.representation, "segmented") == 0 && strcmp(internals.units_name, "leaves") == 0 &&
+          internals.units == gr_list_leaf_count(list) && internals.live_value_bytes == 200 * 4 &&
+          internals.total_allocated_bytes == gr_list_allocated_bytes(list), "segmented internals");
+    gr_list_free(list);
+}
+
 static void test_push_many_order_and_lrem(void) {
-    gr_list_t *list = gr_list_new(NULL);
+    gr_list_t *list = new_list(NULL);
     gr_value_t values[3] = {{text("a"), 1}, {text("b"), 1}, {text("c"), 1}};
     CHECK(gr_list_push_many(list, GR_LIST_HEAD, values, 3) == 0, "push_many");
     gr_value_t value;
@@ -419,7 +461,7 @@ static void test_inserting_tiny_values_grows_the_checkpoint_table(void) {
 }
 
 static void test_queue_patterns_stay_bounded(void) {
-    gr_list_t *list = gr_list_new(NULL);
+    gr_list_t *list = new_list(NULL);
     uint8_t v[16] = "queue-value-0000";
     for (int i = 0; i < 300; i++) gr_list_push(list, GR_LIST_TAIL, v, 16);
     size_t bytes = gr_list_allocated_bytes(list);
@@ -450,7 +492,7 @@ static gr_list_t *build_16_byte_list(uint32_t leaf_bytes, gr_list_end_t end, siz
     gr_list_config_default(&config);
     if (leaf_bytes) config.leaf_bytes = leaf_bytes;
     int64_t before = gr_mem_used_by(GR_MEM_LIST);
-    gr_list_t *list = gr_list_new(&config);
+    gr_list_t *list = new_list(&config);
     uint8_t v[16];
     for (size_t i = 0; i < n; i++) {
         size_t digits = i;   /* "v" and 15 decimal digits: 16 bytes */
@@ -464,13 +506,22 @@ static gr_list_t *build_16_byte_list(uint32_t leaf_bytes, gr_list_end_t end, siz
 
 static void test_memory_and_speed(void) {
     const size_t n = 100000;
+    const char *engine = gr_list_engine_name(target_engine);
+    /* segmented: the quicklist-like bound; pma: issue 8's target (17 arena + 4 slot + slack) */
+    const double bound = target_engine == GR_LIST_PMA ? 28.0 : 18.0;
     double per_item;
     gr_list_t *list = build_16_byte_list(0, GR_LIST_TAIL, n, &per_item);
     CHECK(gr_list_length(list) == n && gr_list_check(list) == 0, "100k tail pushes");
+    CHECK(gr_list_encoding(list) == target_engine, "100k values are held by the target engine");
     CHECK((double)gr_list_allocated_bytes(list) / (double)n == per_item, "allocated_bytes agrees with the allocator");
-    printf("memory: 100000 x 16 B tail pushes, 8 KiB leaves: %.2f bytes/item (%zu leaves)\n", per_item,
+    printf("[%s] memory: 100000 x 16 B tail pushes: %.2f bytes/item (%zu leaves/segments)\n", engine, per_item,
            gr_list_leaf_count(list));
-    CHECK(per_item <= 18.0, "<= 18 bytes/item (got %.2f)", per_item);
+    CHECK(per_item <= bound, "%s: <= %.0f bytes/item (got %.2f)", engine, bound, per_item);
+    gr_list_internals_t internals;
+    gr_list_internals(list, &internals);
+    CHECK(internals.elements == n && internals.total_allocated_bytes == gr_list_allocated_bytes(list) &&
+          internals.live_value_bytes == 17 * n, "%s internals: %zu elements, %zu live bytes", engine,
+          internals.elements, internals.live_value_bytes);
 
     gr_value_t value;
     volatile size_t sink = 0;
@@ -505,9 +556,9 @@ static void test_memory_and_speed(void) {
     t0 = now_ns();
     for (int i = 0; i < rounds; i++) { gr_list_push(list, GR_LIST_TAIL, v, 16); gr_list_pop(list, GR_LIST_TAIL); }
     double pair = (now_ns() - t0) / rounds;
-    printf("speed: LINDEX 50000 %.1f ns/op, LINDEX 0 %.1f, LINDEX -1 %.1f, LINDEX random %.1f, "
+    printf("[%s] speed: LINDEX 50000 %.1f ns/op, LINDEX 0 %.1f, LINDEX -1 %.1f, LINDEX random %.1f, "
            "LRANGE 49992 50007 %.1f ns, LSET 50000 %.1f ns, RPUSH+RPOP %.1f ns\n",
-           lindex_mid, lindex_head, lindex_tail, lindex_random, lrange16, lset, pair);
+           engine, lindex_mid, lindex_head, lindex_tail, lindex_random, lrange16, lset, pair);
     CHECK(gr_list_check(list) == 0, "list sound after the timing loops");
     (void)sink;
     gr_list_free(list);
@@ -515,12 +566,12 @@ static void test_memory_and_speed(void) {
     list = build_16_byte_list(4096, GR_LIST_TAIL, n, &per_item);
     t0 = now_ns();
     for (int i = 0; i < rounds; i++) { gr_list_get(list, 50000, &value); sink += value.length; }
-    printf("compare: 4 KiB leaves: %.2f bytes/item, LINDEX 50000 %.1f ns/op\n", per_item, (now_ns() - t0) / rounds);
+    printf("[%s] compare: 4 KiB leaves: %.2f bytes/item, LINDEX 50000 %.1f ns/op\n", engine, per_item, (now_ns() - t0) / rounds);
     gr_list_free(list);
     list = build_16_byte_list(0, GR_LIST_HEAD, n, &per_item);
     CHECK(gr_list_check(list) == 0, "100k head pushes");
-    printf("compare: 100000 x 16 B head pushes, 8 KiB leaves: %.2f bytes/item\n", per_item);
-    CHECK(per_item <= 18.0, "head-built list also <= 18 bytes/item (got %.2f)", per_item);
+    printf("[%s] compare: 100000 x 16 B head pushes: %.2f bytes/item\n", engine, per_item);
+    CHECK(per_item <= bound, "%s: head-built list also <= %.0f bytes/item (got %.2f)", engine, bound, per_item);
     gr_list_free(list);
 }
 
@@ -532,20 +583,24 @@ int main(int argc, char **argv) {
     printf("seed %llu, %zu operations per configuration\n", (unsigned long long)seed, operations);
 
     test_encodings_and_thresholds();
-    test_push_many_order_and_lrem();
+    test_pma_target_converts_and_reports();
     test_oversize_values_get_their_own_leaf();
     test_inserting_tiny_values_grows_the_checkpoint_table();
-    test_queue_patterns_stay_bounded();
 
     gr_list_config_t tiny = {8, 128, 64, 256};     /* many small leaves: splits, merges, plain leaves */
     gr_list_config_t small = {32, 1024, 64, 512};
     gr_list_config_t standard;
     gr_list_config_default(&standard);
-    random_test("tiny leaves", &tiny, operations, 400);
-    random_test("small leaves", &small, operations, 800);
-    random_test("default config", &standard, operations, 2500);
-
-    test_memory_and_speed();
+    const gr_list_encoding_t targets[2] = {GR_LIST_SEGMENTED, GR_LIST_PMA};
+    for (int t = 0; t < 2; t++) {
+        target_engine = targets[t];
+        test_push_many_order_and_lrem();
+        test_queue_patterns_stay_bounded();
+        random_test("tiny leaves", &tiny, operations, 400);
+        random_test("small leaves", &small, operations, 800);
+        random_test("default config", &standard, operations, 2500);
+        test_memory_and_speed();
+    }
 
     CHECK(gr_mem_used_by(GR_MEM_LIST) == 0, "every list byte freed (%lld left)", (long long)gr_mem_used_by(GR_MEM_LIST));
     CHECK(gr_mem_allocations() == allocations, "every allocation freed (%lld left)",

@@ -28,6 +28,7 @@
 #include "ttlKind.h"
 #include "insertPosition.h"
 #include "arrayShape.h"
+#include "listEngine.h"
 #include "timeUnit.h"
 #include "errorCode.h"
 

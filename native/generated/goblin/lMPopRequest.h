@@ -28,6 +28,7 @@
 #include "ttlKind.h"
 #include "insertPosition.h"
 #include "arrayShape.h"
+#include "listEngine.h"
 #include "timeUnit.h"
 #include "errorCode.h"
 
@@ -227,7 +228,7 @@ SBE_ONE_DEF struct goblin_lMPopRequest *goblin_lMPopRequest_copy(
 
 SBE_ONE_DEF uint16_t goblin_lMPopRequest_sbe_block_length(void)
 {
-    return (uint16_t)13;
+    return (uint16_t)14;
 }
 
 #define GOBLIN_L_M_POP_REQUEST_SBE_TEMPLATE_ID (uint16_t)211
@@ -613,6 +614,73 @@ SBE_ONE_DEF struct goblin_lMPopRequest *goblin_lMPopRequest_set_count(
 #if defined(__GNUG__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+    return codec;
+}
+
+SBE_ONE_DEF const char *goblin_lMPopRequest_engine_meta_attribute(
+    const enum goblin_lMPopRequest_meta_attribute attribute)
+{
+    switch (attribute)
+    {
+        case goblin_lMPopRequest_meta_attribute_EPOCH: return "";
+        case goblin_lMPopRequest_meta_attribute_TIME_UNIT: return "";
+        case goblin_lMPopRequest_meta_attribute_SEMANTIC_TYPE: return "";
+        case goblin_lMPopRequest_meta_attribute_PRESENCE: return "required";
+    }
+
+    return "";
+}
+
+SBE_ONE_DEF uint16_t goblin_lMPopRequest_engine_id(void)
+{
+    return 9;
+}
+
+SBE_ONE_DEF uint64_t goblin_lMPopRequest_engine_since_version(void)
+{
+    return 0;
+}
+
+SBE_ONE_DEF bool goblin_lMPopRequest_engine_in_acting_version(
+    const struct goblin_lMPopRequest *const codec)
+{
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wtautological-compare"
+#endif
+    return codec->acting_version >= goblin_lMPopRequest_engine_since_version();
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
+}
+
+SBE_ONE_DEF size_t goblin_lMPopRequest_engine_encoding_offset(void)
+{
+    return 13;
+}
+
+SBE_ONE_DEF size_t goblin_lMPopRequest_engine_encoding_length(void)
+{
+    return 1;
+}
+
+SBE_ONE_DEF bool goblin_lMPopRequest_engine(
+    const struct goblin_lMPopRequest *const codec,
+    enum goblin_listEngine *const out)
+{
+    uint8_t val;
+    memcpy(&val, codec->buffer + codec->offset + 13, sizeof(uint8_t));
+
+    return goblin_listEngine_get((val), out);
+}
+
+SBE_ONE_DEF struct goblin_lMPopRequest *goblin_lMPopRequest_set_engine(
+    struct goblin_lMPopRequest *const codec,
+    const enum goblin_listEngine value)
+{
+    uint8_t val = (value);
+    memcpy(codec->buffer + codec->offset + 13, &val, sizeof(uint8_t));
+
     return codec;
 }
 
