@@ -334,13 +334,15 @@ static void lpos(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 }
 
 /* LMOVE source destination LEFT|RIGHT LEFT|RIGHT (and RPOPLPUSH) */
-static void lmove(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+/* LMOVE's work once the source is known to hold a list: 1 when it replied. Returns 0 (and
+ * replies nothing) when the source is absent, so BLMOVE can park instead. */
+static int lmove_or_absent(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *source = NULL, *destination = NULL;
     int found = find_list_or_reply(db, r, r->key, &source, NULL, reply);
-    if (found < 0) return;
-    if (!found) { gr_reply_nil(reply); return; }
+    if (found < 0) return 1;
+    if (!found) return 0;
     int destination_found = find_list_or_reply(db, r, r->arg1, &destination, NULL, reply);
-    if (destination_found < 0) return;
+    if (destination_found < 0) return 1;
 
     gr_value_t value;
     gr_list_peek(source, engine_end(r->end), &value);
@@ -348,13 +350,13 @@ static void lmove(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     uint8_t *copy = malloc(value.length ? value.length : 1);
     if (!copy) {
         gr_reply_oom(reply);
-        return;
+        return 1;
     }
     memcpy(copy, value.data, value.length);
     size_t copy_length = value.length;
     if (!destination_found && !(destination = create_list_or_reply(db, r, r->arg1, reply))) {
         free(copy);
-        return;
+        return 1;
     }
     gr_list_pop(source, engine_end(r->end));
     if (gr_list_push(destination, engine_end(r->to_end), copy, copy_length) != 0) {
@@ -362,11 +364,16 @@ static void lmove(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         free(copy);
         delete_if_empty(db, r->arg1, destination);
         gr_reply_oom(reply);
-        return;
+        return 1;
     }
     gr_reply_bulk(reply, copy, copy_length);
     free(copy);
     delete_if_empty(db, r->key, source);
+    return 1;
+}
+
+static void lmove(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    if (!lmove_or_absent(db, r, reply)) gr_reply_nil(reply);
 }
 
 /* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] */
@@ -395,14 +402,7 @@ static void lmpop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 /* The ready path of a blocking command: 1 when it replied (a value, or an error such as
  * WRONGTYPE), 0 when every key is empty. Keys are tried in argument order. */
 static int blocking_ready(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    if (r->template_id == GR_T_BLMOVE) {
-        gr_list_t *source = NULL;
-        int found = find_list_or_reply(db, r, r->key, &source, NULL, reply);
-        if (found < 0) return 1;
-        if (!found) return 0;
-        lmove(db, r, reply);
-        return 1;
-    }
+    if (r->template_id == GR_T_BLMOVE) return lmove_or_absent(db, r, reply);   /* one lookup of the source */
     for (uint32_t i = 0; i < r->item_count; i++) {
         gr_list_t *list = NULL;
         int found = find_list_or_reply(db, r, r->items[i], &list, NULL, reply);
