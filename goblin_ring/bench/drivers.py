@@ -324,6 +324,10 @@ def redis_benchmark(port: int, n: int, depth: int, command: Command, client_core
             *(resp_bytes(a).decode() for a in command)]
     if client_core is not None and shutil.which("taskset"):
         argv = ["taskset", "-c", str(client_core), *argv]
-    out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=600).stdout
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"redis-benchmark exited {done.returncode}: "
+                           f"{(done.stderr or done.stdout).strip()[-300:] or 'no output'}")
+    out = done.stdout
     rows = [r for r in csv.reader(io.StringIO(out)) if r]
     return float(rows[-1][1])

@@ -194,8 +194,11 @@ def _run_row(session: Session, row: Row, method: Method, offsets: dict, progress
             session.admin.delete(KEY)
             on_population_trial(trial)
         if row.kind == "fixed" and session.uses_redis_benchmark:
-            rates.append(drivers.redis_benchmark(session.server.port, row.count, method.pipeline,
-                                                 row.cycle[0][0], method.client_core))
+            try:
+                rates.append(drivers.redis_benchmark(session.server.port, row.count, method.pipeline,
+                                                     row.cycle[0][0], method.client_core))
+            except RuntimeError as error:      # reported as n/a with the tool's words, never a crash
+                return _na("list100k", column, row.label, str(error))
             continue
         run = timed(row.cycle, row.count)
         if run.errors:
