@@ -342,6 +342,27 @@ int gr_client_key_int(gr_client_t *client, uint16_t template_id, const uint8_t *
     return gr_client_call(client, &request, result);
 }
 
+int gr_client_key_value(gr_client_t *client, uint16_t template_id, uint8_t end, uint8_t flag, int64_t index,
+                        const uint8_t *key, size_t key_length, const uint8_t *value, size_t value_length,
+                        gr_result_t *result) {
+    gr_request_t request;
+    memset(&request, 0, sizeof request);
+    request.template_id = template_id;
+    request.end = end;
+    request.flag = flag;
+    request.index = index;
+    request.key.data = key;
+    request.key.length = (uint32_t)key_length;
+    gr_bytes_t item = {value, (uint32_t)value_length};
+    if (template_id == GR_T_PUSH) {
+        request.items = &item;
+        request.item_count = 1;
+    } else if (value) {
+        request.arg1 = item;
+    }
+    return gr_client_call(client, &request, result);
+}
+
 int gr_client_ping(gr_client_t *client, gr_result_t *result) {
     gr_request_t request;
     memset(&request, 0, sizeof request);

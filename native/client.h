@@ -55,6 +55,12 @@ int gr_client_call(gr_client_t *client, gr_request_t *request, gr_result_t *resu
 int gr_client_key_int(gr_client_t *client, uint16_t template_id, const uint8_t *key, size_t key_length,
                       int64_t value, gr_result_t *result);
 int gr_client_ping(gr_client_t *client, gr_result_t *result);
+/* The hot key-and-value commands the same way: PUSH (end, flag = only-if-exists, one value),
+ * POP (end, no count), GET, plain SET, LSET (index, value). value may be NULL for those
+ * without one. */
+int gr_client_key_value(gr_client_t *client, uint16_t template_id, uint8_t end, uint8_t flag, int64_t index,
+                        const uint8_t *key, size_t key_length, const uint8_t *value, size_t value_length,
+                        gr_result_t *result);
 
 /* Pipelines of the hot scalar commands in one C call: PING, LLEN, LINDEX (a = index),
  * LSET (a = index, value), PUSH (end, flag = only-if-exists, one value), POP (end, no count),

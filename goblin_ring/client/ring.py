@@ -20,7 +20,9 @@ from ..errors import ConnectionError
 from .commands import LEFT, RIGHT, Commands, bool_ok, encode, raise_first_error
 
 _T = _native.lib
-_ping, _key_int, _buffer = _T.gr_client_ping, _T.gr_client_key_int, _native.ffi.buffer
+_ping, _key_int, _key_value, _buffer = (_T.gr_client_ping, _T.gr_client_key_int, _T.gr_client_key_value,
+                                       _native.ffi.buffer)
+_PUSH, _POP, _GET, _SET, _LSET = _T.GR_T_PUSH, _T.GR_T_POP, _T.GR_T_GET, _T.GR_T_SET, _T.GR_T_LSET
 _LINDEX, _LLEN, _BULK, _INTEGER = _T.GR_T_LINDEX, _T.GR_T_LLEN, _T.GR_T_BULK_REPLY, _T.GR_T_INTEGER_REPLY
 _STATUS = _T.GR_T_STATUS_REPLY
 
@@ -172,6 +174,60 @@ class RingClient(Commands):
         if result.template_id == _INTEGER:
             return result.integer
         return core.value(result)
+
+    def _key_value(self, template: int, end: int, flag: int, index: int, name: Any, value: Any) -> Any:
+        """One cffi call for the hot key(+value) commands; the result read straight from C."""
+        core = self._core
+        if core is None or core.gone:
+            core = self._live()
+        key = name if type(name) is bytes else encode(name)
+        result = core.result
+        if value is None:
+            status = _key_value(core.pointer, template, end, flag, index, key, len(key), _native.ffi.NULL, 0, result)
+        else:
+            data = value if type(value) is bytes else encode(value)
+            status = _key_value(core.pointer, template, end, flag, index, key, len(key), data, len(data), result)
+        if status:
+            core.check(status)
+        kind = result.template_id
+        if kind == _INTEGER:
+            return result.integer
+        if kind == _BULK:
+            return None if result.is_nil else _buffer(result.data, result.length)[:]
+        return core.value(result)
+
+    def rpush(self, name: Any, *values: Any) -> int:
+        if len(values) != 1:
+            return super().rpush(name, *values)
+        return self._key_value(_PUSH, RIGHT, 0, 0, name, values[0])
+
+    def lpush(self, name: Any, *values: Any) -> int:
+        if len(values) != 1:
+            return super().lpush(name, *values)
+        return self._key_value(_PUSH, LEFT, 0, 0, name, values[0])
+
+    def lpop(self, name: Any, count: int | None = None) -> Any:
+        if count is not None:
+            return super().lpop(name, count)
+        return self._key_value(_POP, LEFT, 0, 0, name, None)
+
+    def rpop(self, name: Any, count: int | None = None) -> Any:
+        if count is not None:
+            return super().rpop(name, count)
+        return self._key_value(_POP, RIGHT, 0, 0, name, None)
+
+    def get(self, name: Any) -> bytes | None:
+        return self._key_value(_GET, 0, 0, 0, name, None)
+
+    def set(self, name: Any, value: Any, *args: Any, **options: Any) -> Any:
+        if args or any(v not in (None, False) for v in options.values()):
+            return super().set(name, value, *args, **options)
+        return self._key_value(_SET, 0, 0, 0, name, value) == b"OK" or None
+
+    def lset(self, name: Any, index: int, value: Any) -> bool:
+        if type(index) is not int or not -2 ** 63 <= index < 2 ** 63:
+            return super().lset(name, index, value)
+        return self._key_value(_LSET, 0, 0, index, name, value) == b"OK"
 
     # ---- batches: one C call ----
 
