@@ -220,7 +220,7 @@ class RingClient(Commands):
         return self._key_value(_GET, 0, 0, 0, name, None)
 
     def set(self, name: Any, value: Any, *args: Any, **options: Any) -> Any:
-        if args or any(v not in (None, False) for v in options.values()):
+        if args or any(v is not None and v is not False for v in options.values()):   # ex=0 is an option
             return super().set(name, value, *args, **options)
         return self._key_value(_SET, 0, 0, 0, name, value) == b"OK" or None
 
