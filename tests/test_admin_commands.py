@@ -240,7 +240,10 @@ def test_config_timeout_closes_idle_clients(goblin, r):
         assert idle.recv(100) == b""          # the server closed it
         assert time.monotonic() - started < 9
     finally:
-        r.config_set("timeout", 0)
+        # r idled out too: reset the module's server over a fresh connection, or every later
+        # test on it would have its connections closed after a second
+        with raw_connection(goblin.port) as admin:
+            assert read_reply_bytes(admin, "CONFIG", "SET", "timeout", "0") == b"+OK\r\n"
         idle.close()
 
 
