@@ -8,28 +8,9 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "varint.h"
 
 /* ---- entry encoding ----------------------------------------------------------------- */
-
-static size_t varint_size(size_t value) {
-    size_t size = 1;
-    while (value >= 0x80) { value >>= 7; size++; }
-    return size;
-}
-
-static uint8_t *varint_put(uint8_t *p, size_t value) {
-    while (value >= 0x80) { *p++ = (uint8_t)(value | 0x80); value >>= 7; }
-    *p++ = (uint8_t)value;
-    return p;
-}
-
-static const uint8_t *varint_get(const uint8_t *p, size_t *value) {
-    size_t result = *p & 0x7f;
-    unsigned shift = 7;
-    while (*p++ & 0x80) { result |= (size_t)(*p & 0x7f) << shift; shift += 7; }
-    *value = result;
-    return p;
-}
 
 /* The back length: `value` written so that it is read from its last byte backwards. */
 static uint8_t *back_put(uint8_t *p, size_t value) {

@@ -12,6 +12,7 @@
 #endif
 
 #include "alloc.h"
+#include "varint.h"
 
 #define S GR_LPMA_SEGMENT_SLOTS
 #define FILL (S - S / 4)                  /* A(H): end pushes and packed layouts stop here */
@@ -27,27 +28,6 @@ _Static_assert(S % 16 == 0 && S <= 240, "segment size fits lo[] and the bound ar
 #endif
 
 /* ---- entries: [LEB128 length][bytes] ------------------------------------------------ */
-
-static inline uint32_t varint_size(size_t value) {
-    uint32_t size = 1;
-    while (value >= 0x80) { value >>= 7; size++; }
-    return size;
-}
-
-static inline uint8_t *varint_put(uint8_t *p, size_t value) {
-    while (value >= 0x80) { *p++ = (uint8_t)(value | 0x80); value >>= 7; }
-    *p++ = (uint8_t)value;
-    return p;
-}
-
-static inline const uint8_t *varint_get(const uint8_t *p, size_t *value) {
-    if (*p < 0x80) { *value = *p; return p + 1; }
-    size_t result = *p & 0x7f;
-    unsigned shift = 7;
-    while (*p++ & 0x80) { result |= (size_t)(*p & 0x7f) << shift; shift += 7; }
-    *value = result;
-    return p;
-}
 
 static inline size_t entry_bytes(const gr_lpma_t *p, uint32_t offset) {
     size_t n;

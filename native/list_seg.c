@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "varint.h"
 
 #define K GR_LSEG_CHECKPOINT_EVERY
 #define BASE0 (1u << 20)                /* base after renumbering: a multiple of K */
@@ -33,27 +34,6 @@ _Static_assert(offsetof(leaf_t, cp) == 24, "leaf header is 24 bytes");
 enum { PLACE_FRONT, PLACE_BACK, PLACE_MIDDLE };
 
 /* ---- entry encoding ----------------------------------------------------------------- */
-
-static inline uint32_t varint_size(size_t value) {
-    uint32_t size = 1;
-    while (value >= 0x80) { value >>= 7; size++; }
-    return size;
-}
-
-static inline uint8_t *varint_put(uint8_t *p, size_t value) {
-    while (value >= 0x80) { *p++ = (uint8_t)(value | 0x80); value >>= 7; }
-    *p++ = (uint8_t)value;
-    return p;
-}
-
-static inline const uint8_t *varint_get(const uint8_t *p, size_t *value) {
-    if (*p < 0x80) { *value = *p; return p + 1; }
-    size_t result = *p & 0x7f;
-    unsigned shift = 7;
-    while (*p++ & 0x80) { result |= (size_t)(*p & 0x7f) << shift; shift += 7; }
-    *value = result;
-    return p;
-}
 
 static inline const uint8_t *entry_skip(const uint8_t *p) {
     if (*p < 0x80) return p + 1 + *p;

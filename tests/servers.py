@@ -7,49 +7,15 @@ line — no sleeps. stop() sends SIGTERM, waits for the exit and checks what it 
 
 from __future__ import annotations
 
-import os
-import selectors
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
-READY_TIMEOUT = 20.0
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_line(process: subprocess.Popen, stream, marker: str, timeout: float = READY_TIMEOUT) -> list[str]:
-    """Read the process's output until a line containing marker; return the lines seen."""
-    selector = selectors.DefaultSelector()
-    selector.register(stream, selectors.EVENT_READ)
-    deadline = time.monotonic() + timeout
-    lines: list[str] = []
-    buffer = b""
-    try:
-        while time.monotonic() < deadline:
-            if not selector.select(deadline - time.monotonic()):
-                continue
-            chunk = os.read(stream.fileno(), 65536)
-            if not chunk:
-                raise RuntimeError(f"process exited before {marker!r}: {''.join(lines)}{buffer.decode()}")
-            buffer += chunk
-            while b"\n" in buffer:
-                line, buffer = buffer.split(b"\n", 1)
-                lines.append(line.decode(errors="replace") + "\n")
-                if marker in lines[-1]:
-                    return lines
-        raise RuntimeError(f"no {marker!r} within {timeout}s: {''.join(lines)}")
-    finally:
-        selector.close()
+# Port picking and readiness are the bench's own helpers (one copy for both).
+from goblin_ring.bench.servers import free_port, wait_for_line  # noqa: F401 - re-exported to the tests
 
 
 # Names of every goblin server this test process started: the /dev/shm leak check looks
