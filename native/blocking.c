@@ -8,6 +8,7 @@
 #include "blocking.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,13 @@ static void recompute_deadline(gr_db_t *db) {
     for (gr_waiter_t *w = db->blocking ? db->blocking->first : NULL; w; w = w->next)
         if (w->deadline_ms < earliest) earliest = w->deadline_ms;
     db->next_block_deadline_ms = earliest;
+}
+
+const char *gr_blocking_timeout_error(double seconds) {
+    if (seconds != seconds || isinf(seconds)) return "ERR timeout is not a float or out of range";
+    if (seconds < 0) return "ERR timeout is negative";
+    if (seconds > 9.2e15) return "ERR timeout is out of range";   /* milliseconds past INT64_MAX */
+    return NULL;
 }
 
 /* ---- park ---- */

@@ -29,6 +29,9 @@
 
 #include "db.h"
 
+/* Redis's checks of a blocking command's timeout (seconds): NULL when it is usable, else
+ * the error text. Shared by the RESP parser and the typed path, so both say the same. */
+const char *gr_blocking_timeout_error(double seconds);
 /* Park the current connection on request's keys (BPOP/BLMOVE/BLMPOP); 0, or -1 on OOM
  * (then nothing is parked and the caller replies OOM). timeout_s == 0: forever. */
 int gr_blocking_park(gr_db_t *db, const gr_request_t *request, double timeout_s);

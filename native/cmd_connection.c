@@ -380,10 +380,7 @@ static void client(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     } else if (gr_word_is(sub, length, "id") || gr_word_is(sub, length, "setname") || gr_word_is(sub, length, "getname") ||
                gr_word_is(sub, length, "info") || gr_word_is(sub, length, "kill") || gr_word_is(sub, length, "no-evict") ||
                gr_word_is(sub, length, "help")) {
-        char name[64];
-        snprintf(name, sizeof name, "client|%.*s", (int)(length > 32 ? 32 : length), (const char *)sub);
-        for (char *c = name; *c; c++) *c = (char)((*c >= 'A' && *c <= 'Z') ? *c + 32 : *c);
-        gr_reply_arity_error(reply, name);
+        gr_reply_subcommand_arity_error(reply, "client", sub, length);
     } else {
         gr_reply_unknown_subcommand(reply, sub, length, "CLIENT");
     }

@@ -192,10 +192,7 @@ void gr_cmd_object(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
                 gr_word_is(sub, length, "idletime") || gr_word_is(sub, length, "freq");
     if (!known) { gr_reply_unknown_subcommand(reply, sub, length, "OBJECT"); return; }
     if (argc != 3) {
-        char name[32];
-        snprintf(name, sizeof name, "object|%.*s", (int)(length > 16 ? 16 : length), (const char *)sub);
-        for (char *c = name; *c; c++) *c = (char)((*c >= 'A' && *c <= 'Z') ? *c + 32 : *c);
-        gr_reply_arity_error(reply, name);
+        gr_reply_subcommand_arity_error(reply, "object", sub, length);
         return;
     }
     gr_bytes_t key = {argv[2], (uint32_t)argv_length[2]};

@@ -431,9 +431,9 @@ static void reply_blocking_nil(const gr_request_t *r, gr_reply_t *reply) {
 }
 
 static void blocking_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    if (!(r->timeout >= 0) || r->timeout > 1e12) {   /* also NaN */
-        gr_reply_error_text(reply, GR_ERR_GENERIC, r->timeout < 0 ? "ERR timeout is negative"
-                                                                  : "ERR timeout is not a float or out of range");
+    const char *why = gr_blocking_timeout_error(r->timeout);   /* the ring's typed path too */
+    if (why) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, why);
         return;
     }
     if (r->template_id != GR_T_BLMOVE && r->item_count == 0) {

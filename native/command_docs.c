@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "db.h"
+#include "server_text.h"
 #include "glob.h"
 
 /* ---- the metadata table ---- */
@@ -394,11 +395,6 @@ static const char *const acl_names[] = {
 
 /* ---- small helpers ---- */
 
-static int argv_is(const uint8_t *arg, size_t length, const char *word) {
-    size_t n = strlen(word);
-    return length == n && strncasecmp((const char *)arg, word, n) == 0;
-}
-
 static void reply_text(gr_reply_t *reply, const char *text) { gr_reply_bulk(reply, (const uint8_t *)text, strlen(text)); }
 /* Flags, ACL categories and tips are simple strings in Redis's replies; redis-cli asserts it. */
 static void reply_flag(gr_reply_t *reply, const char *text) { gr_reply_status(reply, text, strlen(text)); }
@@ -481,7 +477,7 @@ static command_ref_t top_level_ref(size_t index) {
 static long find_top_level(const uint8_t *name, size_t length) {
     const char *candidate;
     for (size_t i = 0; (candidate = gr_command_name(i, NULL)); i++)
-        if (argv_is(name, length, candidate)) return (long)i;
+        if (gr_word_is(name, length, candidate)) return (long)i;
     return -1;
 }
 
@@ -1001,7 +997,7 @@ static int passes_filter(const command_ref_t *ref, filter_kind_t kind, const uin
         return gr_glob_match(value, length, (const uint8_t *)ref->name, strlen(ref->name), 1);
     case FILTER_ACLCAT:
         for (size_t i = 0; i < ACL_COUNT; i++)
-            if (argv_is(value, length, acl_names[i])) return has_category(ref->doc, acl_names[i]);
+            if (gr_word_is(value, length, acl_names[i])) return has_category(ref->doc, acl_names[i]);
         return 0;
     }
     return 0;
@@ -1033,10 +1029,10 @@ static void command_list(size_t argc, const uint8_t *const *argv, const size_t *
     const uint8_t *value = NULL;
     size_t length = 0;
     if (argc != 2) {
-        if (argc != 5 || !argv_is(argv[2], argv_length[2], "filterby")) goto syntax;
-        if (argv_is(argv[3], argv_length[3], "pattern")) kind = FILTER_PATTERN;
-        else if (argv_is(argv[3], argv_length[3], "aclcat")) kind = FILTER_ACLCAT;
-        else if (argv_is(argv[3], argv_length[3], "module")) kind = FILTER_MODULE;
+        if (argc != 5 || !gr_word_is(argv[2], argv_length[2], "filterby")) goto syntax;
+        if (gr_word_is(argv[3], argv_length[3], "pattern")) kind = FILTER_PATTERN;
+        else if (gr_word_is(argv[3], argv_length[3], "aclcat")) kind = FILTER_ACLCAT;
+        else if (gr_word_is(argv[3], argv_length[3], "module")) kind = FILTER_MODULE;
         else goto syntax;
         value = argv[4];
         length = argv_length[4];

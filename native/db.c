@@ -27,6 +27,14 @@ size_t gr_value_allocated_bytes(uint8_t type, const void *value) {
     return gr_string_allocated_bytes(value);
 }
 
+static int64_t monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+static int64_t monotonic_us(void) { return monotonic_ns() / 1000; }
+
 static int64_t now_ms(void) {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -208,12 +216,6 @@ static void collect_expired(void *context, gr_ks_entry_t *entry) {
     if (scan->count < EXPIRE_BATCH && gr_db_is_expired(scan->db, entry)) scan->expired[scan->count++] = entry;
 }
 
-static int64_t monotonic_us(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
-}
-
 /* Keys with an expiry are not indexed apart from the others, so active expiry walks each
  * database that has any with the SCAN cursor (resize-safe), a few buckets at a time, and
  * deletes what has expired: every expired key is found within one full pass, whatever the
@@ -378,12 +380,6 @@ void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const u
 
 /* ---- admission and accounting (INFO commandstats, errorstats) ---- */
 
-static int64_t monotonic_ns(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-}
-
 static void count_error(gr_db_t *db, const char *prefix) {
     db->total_error_replies++;
     for (int i = 0; i < GR_ERROR_STAT_SLOTS; i++) {
@@ -441,14 +437,14 @@ static void calibrate_cycles(gr_db_t *db) {
 
 int64_t gr_db_account_start(void) { return (int64_t)cycles(); }
 
-void gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start_ns) {
+void gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start) {
     db->stats.commands_processed++;
     gr_command_stat_t *stat = stat_of(db, index);
     int failed = reply->errors != errors_before;
     if (failed) count_error(db, reply->last_error_prefix);
     if (!stat) return;
     stat->calls++;
-    stat->cycles += cycles() - (uint64_t)start_ns;
+    stat->cycles += cycles() - (uint64_t)start;
     if (failed) stat->failed_calls++;
 }
 

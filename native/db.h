@@ -215,9 +215,10 @@ void gr_db_begin_batch(gr_db_t *db);
 void gr_db_end_batch(gr_db_t *db);
 /* Microseconds a command's counters add up to. */
 int64_t gr_db_command_usec(const gr_db_t *db, const gr_command_stat_t *stat);
-/* Count an executed command: calls, time since start_ns, failed if it replied an error. */
+/* Count an executed command: calls, time since start (from gr_db_account_start, in its
+ * clock), failed if it replied an error. */
 int64_t gr_db_account_start(void);
-void gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start_ns);
+void gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start);
 
 /* Index of a command in the table (commandstats), or -1: by name, or for a typed request. */
 int gr_command_index(const uint8_t *name, size_t length);

@@ -8,12 +8,12 @@
  * cmd_server.c as argv.
  */
 #include <ctype.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "blocking.h"
 #include "db.h"
 
 typedef struct parse_context {
@@ -218,16 +218,13 @@ static int timeout_or_reply(parse_context_t *ctx, size_t i) {
         text[length] = '\0';
         seconds = strtod(text, &end);
     }
-    if (!end || *end || length == 0 || isspace((unsigned char)text[0]) || seconds != seconds || isinf(seconds)) {
+    if (!end || *end || length == 0 || isspace((unsigned char)text[0])) {
         gr_reply_error_text(ctx->reply, GR_ERR_GENERIC, "ERR timeout is not a float or out of range");
         return -1;
     }
-    if (seconds < 0) {
-        gr_reply_error_text(ctx->reply, GR_ERR_GENERIC, "ERR timeout is negative");
-        return -1;
-    }
-    if (seconds > 9.2e15) {   /* milliseconds past INT64_MAX */
-        gr_reply_error_text(ctx->reply, GR_ERR_GENERIC, "ERR timeout is out of range");
+    const char *why = gr_blocking_timeout_error(seconds);
+    if (why) {
+        gr_reply_error_text(ctx->reply, GR_ERR_GENERIC, why);
         return -1;
     }
     ctx->request->timeout = seconds;

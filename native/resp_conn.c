@@ -19,6 +19,7 @@
 
 #include "alloc.h"
 #include "blocking.h"
+#include "server_text.h"
 
 #define READ_CHUNK (16 * 1024)
 #define MAX_LINE (64 * 1024)                 /* PROTO_INLINE_MAX_SIZE */
@@ -393,16 +394,13 @@ static void reply_protocol_error(gr_resp_conn_t *conn, const char *error) {
     conn->close_after_write = 1;
 }
 
-static int is_quit(const gr_resp_conn_t *conn, size_t argc) {
-    return argc >= 1 && conn->argv_length[0] == 4 && strncasecmp((const char *)conn->argv[0], "quit", 4) == 0;
+static int argv_word(const gr_resp_conn_t *conn, size_t i, const char *word) {
+    return gr_word_is(conn->argv[i], conn->argv_length[i], word);
 }
+
+static int is_quit(const gr_resp_conn_t *conn, size_t argc) { return argc >= 1 && argv_word(conn, 0, "quit"); }
 
 /* ---- MULTI / EXEC / DISCARD ---- */
-
-static int argv_word(const gr_resp_conn_t *conn, size_t i, const char *word) {
-    size_t n = strlen(word);
-    return conn->argv_length[i] == n && strncasecmp((const char *)conn->argv[i], word, n) == 0;
-}
 
 static void queue_append(gr_resp_conn_t *conn, const void *data, size_t length) {
     if (buffer_reserve(&conn->queue, length) != 0) { conn->multi_dirty = 1; return; }

@@ -54,6 +54,13 @@ void gr_reply_unknown_subcommand(gr_reply_t *reply, const uint8_t *sub, size_t l
     gr_reply_error_text(reply, GR_ERR_GENERIC, text);
 }
 
+void gr_reply_subcommand_arity_error(gr_reply_t *reply, const char *command, const uint8_t *sub, size_t length) {
+    char name[96];
+    snprintf(name, sizeof name, "%s|%.*s", command, (int)(length > 32 ? 32 : length), (const char *)sub);
+    for (char *c = name; *c; c++) *c = (char)((*c >= 'A' && *c <= 'Z') ? *c + 32 : *c);
+    gr_reply_arity_error(reply, name);
+}
+
 int gr_word_is(const uint8_t *arg, size_t length, const char *word) {
     size_t n = strlen(word);
     return length == n && strncasecmp((const char *)arg, word, n) == 0;
