@@ -60,7 +60,7 @@ static int arena_reserve(gr_lpma_t *p, size_t need) {
 }
 
 /* Appends an entry (room reserved) and returns its offset. */
-static uint32_t arena_append(gr_lpma_t *p, const uint8_t *data, size_t length) {
+static inline uint32_t arena_append(gr_lpma_t *p, const uint8_t *data, size_t length) {
     uint32_t offset = (uint32_t)p->arena_used;
     uint8_t *q = varint_put(p->arena + offset, length);
     if (length) memcpy(q, data, length);
@@ -79,7 +79,13 @@ static void entry_release(gr_lpma_t *p, uint32_t offset) {
 
 /* ---- geometry ----------------------------------------------------------------------- */
 
-static inline uint32_t count_of(const gr_lpma_t *p, size_t k) { return p->tree[p->nseg + k]; }
+/* Values in segment k: its tree leaf plus what is pending at the end(s) it is. */
+static inline uint32_t count_of(const gr_lpma_t *p, size_t k) {
+    int64_t n = p->tree[p->nseg + k];
+    if (k == p->first) n += p->head_pending;
+    if (k == p->last) n += p->tail_pending;
+    return (uint32_t)n;
+}
 /* A(h) and B(h), values a segment, tabulated when the height changes (the divisions cost
  * more than the rest of an end push). */
 static inline uint32_t upper(const gr_lpma_t *p, uint32_t h) { return p->upper[h]; }
@@ -98,12 +104,22 @@ static inline int interior(const gr_lpma_t *p, size_t a, size_t m) {
     return a > p->first && a + m - 1 < p->last;
 }
 
-/* The segment holding index, and the index's offset in it. */
+/* The segment holding index (< length), and the index's offset in it. The end segments are
+ * found without the tree; below them the descent adds in the pendings of the windows that
+ * hold an end segment. */
 static size_t locate(const gr_lpma_t *p, size_t index, uint32_t *offset) {
-    size_t i = 1;
+    uint32_t head_count = count_of(p, p->first), tail_count = count_of(p, p->last);
+    if (index < head_count) { *offset = (uint32_t)index; return p->first; }
+    if (index >= p->length - tail_count) { *offset = (uint32_t)(index - (p->length - tail_count)); return p->last; }
+    size_t i = 1, head_leaf = p->nseg + p->first, tail_leaf = p->nseg + p->last;
+    uint32_t h = p->height;
     while (i < p->nseg) {
         i <<= 1;
-        if (index >= p->tree[i]) { index -= p->tree[i]; i++; }
+        h--;
+        int64_t c = p->tree[i];
+        if ((head_leaf >> h) == i) c += p->head_pending;
+        if ((tail_leaf >> h) == i) c += p->tail_pending;
+        if ((int64_t)index >= c) { index -= (size_t)c; i++; }
     }
     *offset = (uint32_t)index;
     return i - p->nseg;
@@ -137,6 +153,41 @@ static inline uint32_t *slot_at(const gr_lpma_t *p, size_t k, uint32_t j) {
     return p->slots + k * S + p->lo[k] + j;
 }
 
+static int rebuild(gr_lpma_t *p, size_t nseg, int insert, size_t rank, uint32_t value);
+static void pack_left(gr_lpma_t *p, size_t a, size_t m);
+static void spread(gr_lpma_t *p, size_t a, size_t m, size_t c, int insert, size_t rank, uint32_t value);
+
+/* After segment k's path gained values: lay out again the window above the highest one on the
+ * path over its upper bound (or grow, when that is the root; skipped when out of memory,
+ * which leaves a valid list with one bound exceeded). */
+static void fix_upper(gr_lpma_t *p, size_t k) {
+    uint32_t violated = UINT32_MAX, h = 0;
+    for (size_t i = p->nseg + k; i; i >>= 1, h++)
+        if (p->tree[i] > ((size_t)upper(p, h) << h)) violated = h;
+    if (violated == UINT32_MAX) return;
+    if (violated == p->height) {
+        (void)rebuild(p, p->nseg * 2, 0, 0, 0);
+        return;
+    }
+    uint32_t hw = violated + 1;
+    size_t w = (p->nseg + k) >> hw, a = node_first(p, w, hw), m = (size_t)1 << hw;
+    pack_left(p, a, m);
+    spread(p, a, m, p->tree[w], 0, 0, 0);
+}
+
+/* Puts the pending end-segment counts into the tree and restores the upper bounds on their
+ * paths: after it the tree is exact, as layout code and bound checks need it. */
+static void flush_ends(gr_lpma_t *p) {
+    int64_t head = p->head_pending, tail = p->tail_pending;
+    if (!head && !tail) return;
+    size_t first = p->first, last = p->last;
+    p->head_pending = p->tail_pending = 0;
+    if (head) path_add(p, first, head);
+    if (tail) path_add(p, last, tail);
+    if (head > 0) fix_upper(p, first);
+    if (tail > 0) fix_upper(p, last);
+}
+
 /* ---- the block ---------------------------------------------------------------------- */
 
 static void bounds_fill(gr_lpma_t *p);
@@ -145,16 +196,19 @@ static size_t block_bytes(size_t nseg) {
     return 2 * nseg * sizeof(uint32_t) + nseg * S * sizeof(uint32_t) + nseg;
 }
 
-/* A zeroed block of nseg segments; the old one is the caller's to free. */
+/* A block of nseg segments with its tree and offsets zeroed (not its slots: only slots in
+ * use are ever read, and slack pages left untouched cost no memory); the old block is the
+ * caller's to free. */
 static int block_new(gr_lpma_t *p, size_t nseg) {
     if (nseg > ((size_t)1 << GR_LPMA_MAX_HEIGHT)) return -1;
     void *block = gr_mem_alloc(block_bytes(nseg), GR_MEM_LIST);
     if (!block) return -1;
-    memset(block, 0, 2 * nseg * sizeof(uint32_t) + nseg * S * sizeof(uint32_t) + nseg);
     p->block = block;
     p->tree = block;
     p->slots = p->tree + 2 * nseg;
     p->lo = (uint8_t *)(p->slots + nseg * S);
+    memset(p->tree, 0, 2 * nseg * sizeof(uint32_t));
+    memset(p->lo, 0, nseg);
     p->nseg = nseg;
     p->height = (uint32_t)__builtin_ctzll((unsigned long long)nseg);
     bounds_fill(p);
@@ -178,6 +232,9 @@ static void pack_left(gr_lpma_t *p, size_t a, size_t m) {
  * slots right to left (a value's target is never left of its packed source), the counts, the
  * offsets and the tree, and moves first/last when the window held an edge. */
 static void spread(gr_lpma_t *p, size_t a, size_t m, size_t c, int insert, size_t rank, uint32_t value) {
+#ifdef GR_LPMA_DEBUG
+    if (p->head_pending || p->tail_pending) abort();   /* it writes leaves: the tree must be exact */
+#endif
     int left_open = a <= p->first, right_open = a + m - 1 >= p->last;
     int even = (!left_open && !right_open) || c >= (size_t)FILL * m;
     size_t used = even ? m : (c + FILL - 1) / FILL;
@@ -223,9 +280,24 @@ static void spread(gr_lpma_t *p, size_t a, size_t m, size_t c, int insert, size_
 /* Relays the whole list at nseg segments (growing, shrinking or recentring), with an optional
  * insertion; -1 when out of memory, with nothing changed. */
 static int rebuild(gr_lpma_t *p, size_t nseg, int insert, size_t rank, uint32_t value) {
+    flush_ends(p);
     size_t c = p->length;
     if (nseg == p->nseg) {
         pack_left(p, 0, nseg);
+    } else if (nseg < p->nseg) {
+        /* Shrinking stays in the block: pack the slots, slide them to where the smaller
+         * layout puts them (its tree is shorter), and give the tail of the block back. */
+        pack_left(p, 0, p->nseg);
+        uint32_t *slots = p->tree + 2 * nseg;
+        memmove(slots, p->slots, c * sizeof(uint32_t));
+        void *block = gr_mem_realloc(p->block, block_bytes(nseg), GR_MEM_LIST);
+        if (block) p->block = block;   /* else the larger block serves as it is */
+        p->tree = p->block;
+        p->slots = p->tree + 2 * nseg;
+        p->lo = (uint8_t *)(p->slots + nseg * S);
+        p->nseg = nseg;
+        p->height = (uint32_t)__builtin_ctzll((unsigned long long)nseg);
+        bounds_fill(p);
     } else {
         gr_lpma_t old = *p;
         if (block_new(p, nseg)) { *p = old; return -1; }
@@ -245,9 +317,54 @@ static int rebuild(gr_lpma_t *p, size_t nseg, int insert, size_t rank, uint32_t 
     return 0;
 }
 
-/* Copies the live entries, in list order, to an arena sized to them. Skipped when out of
- * memory: the list is valid either way. */
+/* Slides the live entries to the arena's front when their offsets rise in list order (a
+ * queue's do: its entries form one run that moves with one memmove), keeping each entry's
+ * place relative to the others: an entry's new offset is never above its old one, so a
+ * forward pass is safe. Returns 0, or -1 (nothing changed) when the offsets do not rise. */
+static int compact_arena_in_place(gr_lpma_t *p) {
+    uint32_t previous = 0;
+    int started = 0;
+    for (size_t k = p->first; k <= p->last; k++) {   /* the check: slots only */
+        uint32_t n = count_of(p, k), *slot = slot_at(p, k, 0);
+        for (uint32_t i = 0; i < n; i++) {
+            if (started && slot[i] <= previous) return -1;
+            previous = slot[i];
+            started = 1;
+        }
+    }
+    size_t used = 0, run_from = 0, run_bytes = 0;   /* the pending run: [run_from, +run_bytes) */
+    for (size_t k = p->first; k <= p->last; k++) {
+        uint32_t n = count_of(p, k), *slot = slot_at(p, k, 0);
+        for (uint32_t i = 0; i < n; i++) {
+            size_t bytes = entry_bytes(p, slot[i]);
+            if (slot[i] != run_from + run_bytes) {   /* a gap: move the run, start another */
+                if (run_bytes && run_from != used - run_bytes) memmove(p->arena + used - run_bytes, p->arena + run_from, run_bytes);
+                run_from = slot[i];
+                run_bytes = 0;
+            }
+            slot[i] = (uint32_t)used;
+            used += bytes;
+            run_bytes += bytes;
+        }
+    }
+    if (run_bytes && run_from != used - run_bytes) memmove(p->arena + used - run_bytes, p->arena + run_from, run_bytes);
+    p->arena_used = used;
+    size_t capacity = used + used / 8 + 64;   /* give the rest back (a shrinking realloc stays put) */
+    if (capacity < MIN_ARENA) capacity = MIN_ARENA;
+    if (capacity < p->arena_capacity) {
+        uint8_t *smaller = gr_mem_realloc(p->arena, capacity, GR_MEM_LIST);
+        if (smaller) {
+            p->arena = smaller;
+            p->arena_capacity = capacity;
+        }
+    }
+    return 0;
+}
+
+/* Copies the live entries, in list order, to an arena sized to them (in place when their
+ * offsets allow it). Skipped when out of memory: the list is valid either way. */
 static void compact_arena(gr_lpma_t *p) {
+    if (compact_arena_in_place(p) == 0) return;
     size_t capacity = p->live_bytes + p->live_bytes / 8 + 64;
     if (capacity < MIN_ARENA) capacity = MIN_ARENA;
     if (capacity > UINT32_MAX) capacity = UINT32_MAX;
@@ -289,6 +406,7 @@ static void after_delete(gr_lpma_t *p) {
 /* After the counts on node's path dropped (or, with force, anywhere under node): lay out
  * again the window above the highest one on the path now under its lower bound. */
 static void fix_lower(gr_lpma_t *p, size_t node, int force) {
+    flush_ends(p);
     uint32_t h0 = node_height(p, node), violated = UINT32_MAX;
     uint32_t h = h0;
     for (size_t i = node; i; i >>= 1, h++) {
@@ -354,7 +472,7 @@ static void segment_insert(gr_lpma_t *p, size_t k, uint32_t j, uint32_t value) {
 }
 
 /* The end segment k is about to take pushes at `end`: give its free slots to that side. */
-static void segment_face(gr_lpma_t *p, size_t k, gr_lpma_end_t end) {
+static inline void segment_face(gr_lpma_t *p, size_t k, gr_lpma_end_t end) {
     uint32_t n = count_of(p, k), lo = p->lo[k], want = end == GR_LPMA_HEAD ? S - n : 0;
     if (end == GR_LPMA_HEAD ? lo > 0 : lo + n < S) return;
     uint32_t *base = p->slots + k * S;
@@ -394,6 +512,23 @@ static int insert_at(gr_lpma_t *p, size_t index, const uint8_t *data, size_t len
     if (end == GR_LPMA_HEAD || end == GR_LPMA_TAIL) {
         int head = end == GR_LPMA_HEAD;
         k = head ? p->first : p->last;
+        uint32_t n = count_of(p, k);
+        if (n < FILL) {   /* the common case: into the end segment, counted as pending */
+            segment_face(p, k, end);
+            uint32_t *base = p->slots + k * S, value = arena_append(p, data, length);
+            if (head) {
+                base[--p->lo[k]] = value;
+                p->head_pending++;
+            } else {
+                base[p->lo[k] + n] = value;
+                p->tail_pending++;
+            }
+            p->length++;
+            DEBUG_CHECK(p);
+            return 0;
+        }
+        flush_ends(p);   /* the end segment is full: the tree decides what comes next */
+        k = head ? p->first : p->last;
         j = head ? 0 : count_of(p, k);
         if (count_of(p, k) >= FILL) {
             if (head ? k == 0 : k == p->nseg - 1) {   /* no slack left on this side */
@@ -416,6 +551,7 @@ static int insert_at(gr_lpma_t *p, size_t index, const uint8_t *data, size_t len
             segment_face(p, k, end);
         }
     } else {
+        flush_ends(p);
         k = locate(p, index, &j);
     }
     /* The highest window on k's path that one more value puts over its upper bound. The
@@ -496,6 +632,24 @@ size_t gr_lpma_pop_range(gr_lpma_t *p, gr_lpma_end_t end, size_t count) {
         DEBUG_CHECK(p);
         return count;
     }
+    size_t edge = end == GR_LPMA_HEAD ? p->first : p->last;
+    uint32_t edge_count = count_of(p, edge);
+    if (count < edge_count) {   /* inside the end segment: no tree walk */
+        uint32_t *slot = slot_at(p, edge, 0);
+        if (end == GR_LPMA_HEAD) {
+            for (uint32_t i = 0; i < count; i++) entry_release(p, slot[i]);
+            p->lo[edge] = (uint8_t)(p->lo[edge] + count);
+            p->head_pending -= (int64_t)count;
+        } else {
+            for (uint32_t i = edge_count; i-- > edge_count - count;) entry_release(p, slot[i]);
+            p->tail_pending -= (int64_t)count;
+        }
+        p->length -= count;
+        after_delete(p);
+        DEBUG_CHECK(p);
+        return count;
+    }
+    flush_ends(p);
     size_t left = count;
     if (end == GR_LPMA_HEAD) {
         size_t k = p->first;
@@ -538,6 +692,7 @@ int gr_lpma_delete_range(gr_lpma_t *p, size_t start, size_t count) {
     if (count > p->length - start) count = p->length - start;
     if (start == 0) { gr_lpma_pop_range(p, GR_LPMA_HEAD, count); return 0; }
     if (start + count == p->length) { gr_lpma_pop_range(p, GR_LPMA_TAIL, count); return 0; }
+    flush_ends(p);
     uint32_t j1, j2;
     size_t k1 = locate(p, start, &j1), k2 = locate(p, start + count - 1, &j2);
     if (k1 == k2) {
@@ -645,7 +800,12 @@ int gr_lpma_check(const gr_lpma_t *p) {
         if ((k < p->first || k > p->last) ? n != 0 : (k == p->first || k == p->last) && n == 0) return -1;
         if (p->lo[k] + n > S) return -1;
     }
-    if (p->tree[1] != p->length) return -1;
+    if ((int64_t)p->tree[1] + p->head_pending + p->tail_pending != (int64_t)p->length) return -1;
+    if ((p->head_pending > 0 && count_of(p, p->first) > FILL) || (p->tail_pending > 0 && count_of(p, p->last) > FILL))
+        return -1;
+    for (size_t k = 0; k < p->nseg; k++)   /* a leaf plus its pendings is a real count */
+        if ((int64_t)p->tree[p->nseg + k] + (k == p->first ? p->head_pending : 0) +
+            (k == p->last ? p->tail_pending : 0) < 0) return -1;
     for (size_t i = p->nseg - 1; i >= 1; i--)
         if (p->tree[i] != p->tree[2 * i] + p->tree[2 * i + 1]) return -1;
     for (size_t i = 1; i < 2 * p->nseg; i++) {   /* every window's density bounds */
@@ -705,6 +865,7 @@ static inline int matches(const gr_lpma_t *p, uint32_t offset, const uint8_t *da
 
 int64_t gr_lpma_remove_matching(gr_lpma_t *p, const uint8_t *data, size_t length, int64_t count) {
     if (!p->length) return 0;
+    flush_ends(p);
     uint64_t limit = count > 0 ? (uint64_t)count : count < 0 ? (uint64_t)(-(count + 1)) + 1 : UINT64_MAX;
     size_t from = SIZE_MAX;   /* the first value to remove */
     gr_lpma_iter_t it;

@@ -39,10 +39,20 @@
  *             twice it (grow, when above 5/8 full), putting the slack on the side(s) the
  *             recent pushes came from (the "adaptive" part: a queue gets all its slack at the
  *             tail).
+ *   pending   Pushes and pops that stay inside an end segment do not walk the count tree:
+ *             they add to head_pending (segment first) or tail_pending (segment last), so
+ *             the true count of segment k is tree[nseg+k] plus the pending of each end it is.
+ *             The pendings are flushed into the tree (and upper bounds on their paths
+ *             restored) when an end segment fills or empties, and before any operation
+ *             that reads the tree or changes the layout (middle inserts and deletes,
+ *             rebalances, rebuilds); locate adds them in as it descends.
  *   invariants (at rest; gr_lpma_check verifies them)
- *             every window holds at most A(h) * 2^h values;
+ *             every window holds at most A(h) * 2^h values counted by the tree (with the
+ *             pendings counted, at most that plus the positive pendings, each of which only
+ *             grows while its end segment is under A(H));
  *             every window inside (first, last) — edges excluded — at least B(h) * 2^h;
- *             tree counts equal the segments' counts, lo[k] + count <= S, first/last are the
+ *             tree[1] plus the pendings is the length, each node is the sum of its children,
+ *             lo[k] + count <= S, first/last are the
  *             first/last nonempty segments; every slot points to an entry inside the used
  *             arena; the live entry bytes equal their recount, dead = used - live.
  *   rebalance An insert that would break an upper bound, or a delete a lower bound, finds the
@@ -59,7 +69,8 @@
  *   pop       their slots (the arena entries are only measured, for dead-byte accounting, and
  *             retracted when they are the arena's last), then makes that one decision.
  *
- * Costs: get O(log nseg); push and pop at either end O(1) amortised; pop_range O(count + log
+ * Costs: get O(log nseg), O(1) inside the end segments; push and pop at either end O(1)
+ * amortised, with no tree walk unless the end segment fills or empties; pop_range O(count + log
  * nseg); insert/delete in the middle O(S) plus an amortised O(log^2 n) rebalance; set O(1).
  *
  * Value pointers handed out point into the arena and stay valid until the next mutation;
@@ -93,6 +104,7 @@ typedef struct gr_lpma {
     size_t length;
     uint32_t height;          /* H = log2(nseg) */
     uint32_t head_pushes, tail_pushes;   /* since the last rebuild, halved at each one */
+    int64_t head_pending, tail_pending;  /* end-segment count changes not yet in the tree */
     uint8_t upper[GR_LPMA_MAX_HEIGHT + 1];   /* A(h) and B(h) for this height, per segment */
     uint8_t lower[GR_LPMA_MAX_HEIGHT + 1];
 } gr_lpma_t;

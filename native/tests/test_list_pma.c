@@ -302,6 +302,88 @@ static void test_a_queue_keeps_its_slack_at_the_tail_and_its_memory_bounded(void
     gr_lpma_release(&list);
 }
 
+static void test_a_drained_queue_compacts_in_place_and_gives_memory_back(void) {
+    /* The command layer's counted pop: read 8 from the head, then pop_range(8). The values
+     * carry their index, so order and content are checked all the way down. */
+    enum { VALUES = 12000 };
+    gr_lpma_t list;
+    gr_lpma_init(&list);
+    char buffer[32];
+    for (int i = 0; i < VALUES; i++) {
+        int n = snprintf(buffer, sizeof buffer, "value-%08d", i);
+        gr_lpma_push(&list, GR_LPMA_TAIL, text(buffer), (size_t)n);
+    }
+    size_t full = gr_lpma_allocated_bytes(&list), full_slots = gr_lpma_slot_count(&list);
+    int ok = 1, next = 0;
+    size_t at_quarter = 0;
+    while (gr_lpma_length(&list) && ok) {
+        gr_lpma_iter_t iter;
+        gr_lpma_iter_init(&iter, &list, 0, 0);
+        const uint8_t *data;
+        size_t length;
+        size_t take = gr_lpma_length(&list) < 8 ? gr_lpma_length(&list) : 8;
+        for (size_t i = 0; i < take && ok; i++, next++) {
+            int n = snprintf(buffer, sizeof buffer, "value-%08d", next);
+            ok &= gr_lpma_iter_next(&iter, &data, &length) && same(data, length, text(buffer), (size_t)n);
+        }
+        ok &= gr_lpma_pop_range(&list, GR_LPMA_HEAD, 8) == take;
+        if (gr_lpma_length(&list) == VALUES / 4) at_quarter = gr_lpma_allocated_bytes(&list);
+        gr_lpma_internals_t in;
+        gr_lpma_internals(&list, &in);
+        ok &= in.dead_value_bytes <= in.live_value_bytes + 64;
+    }
+    CHECK(ok && next == VALUES, "every value came out once, in order (%d of %d)", next, VALUES);
+    CHECK(at_quarter && at_quarter < full / 2, "a quarter-full queue holds under half the memory: %zu of %zu bytes",
+          at_quarter, full);
+    CHECK(gr_lpma_allocated_bytes(&list) == 0 && full_slots > 0, "drained: nothing allocated");
+    /* Head pushes put the arena in reverse list order: compaction copies instead. */
+    for (int i = 0; i < 3000; i++) {
+        int n = snprintf(buffer, sizeof buffer, "h%d", i);
+        gr_lpma_push(&list, GR_LPMA_HEAD, text(buffer), (size_t)n);
+    }
+    gr_lpma_pop_range(&list, GR_LPMA_TAIL, 2500);
+    gr_lpma_internals_t in;
+    gr_lpma_internals(&list, &in);
+    const uint8_t *data;
+    size_t length;
+    CHECK(in.dead_value_bytes <= in.live_value_bytes + 64 && gr_lpma_get(&list, 0, &data, &length) == 0 &&
+          same(data, length, text("h2999"), 5) && gr_lpma_get(&list, 499, &data, &length) == 0 &&
+          same(data, length, text("h2500"), 5), "a head-pushed list compacts by copying and keeps its order");
+    gr_lpma_release(&list);
+}
+
+static void test_end_pushes_and_pops_are_counted_in_the_tree_when_it_is_read(void) {
+    /* End pushes and pops within an end segment are pending, not in the tree: every index
+     * read and every middle change between them must still see the true counts. */
+    gr_lpma_t list;
+    gr_lpma_init(&list);
+    ref_t ref = {0};
+    char buffer[32];
+    int ok = 1;
+    for (int i = 0; i < 4000 && ok; i++) {
+        int n = snprintf(buffer, sizeof buffer, "%d", i);
+        gr_lpma_end_t end = i % 5 == 0 ? GR_LPMA_HEAD : GR_LPMA_TAIL;
+        ok &= gr_lpma_push(&list, end, text(buffer), (size_t)n) == 0;
+        ref_insert(&ref, end == GR_LPMA_TAIL ? ref.length : 0, text(buffer), (size_t)n);
+        if (i % 7 == 0 && ref.length > 2) {
+            ok &= gr_lpma_pop_range(&list, GR_LPMA_HEAD, 2) == 2;
+            ref_delete(&ref, 0, 2);
+        }
+        const uint8_t *data;
+        size_t length, at = (size_t)i * 7919 % ref.length;
+        ok &= gr_lpma_get(&list, at, &data, &length) == 0 && same(data, length, ref.items[at].data, ref.items[at].length);
+        if (i % 97 == 0) {
+            size_t middle = ref.length / 2;
+            ok &= gr_lpma_insert(&list, middle, text("mid"), 3) == 0;
+            ref_insert(&ref, middle, text("mid"), 3);
+        }
+    }
+    CHECK(ok && compare(&list, &ref), "index reads and middle inserts between end operations see every value");
+    gr_lpma_release(&list);
+    ref_delete(&ref, 0, ref.length);
+    free(ref.items);
+}
+
 /* ---- the long random sequence ------------------------------------------------------- */
 
 static void random_test(size_t steps) {
@@ -553,6 +635,8 @@ int main(int argc, char **argv) {
     test_zero_length_and_megabyte_values_round_trip();
     test_insert_set_delete_range_and_lrem_in_the_middle();
     test_a_queue_keeps_its_slack_at_the_tail_and_its_memory_bounded();
+    test_a_drained_queue_compacts_in_place_and_gives_memory_back();
+    test_end_pushes_and_pops_are_counted_in_the_tree_when_it_is_read();
     random_test(steps);
     CHECK(gr_mem_used_by(GR_MEM_LIST) == 0 && gr_mem_allocations() == 0, "every byte and allocation returned");
     printf("%d passed, %d failed\n", passed, failed);
