@@ -18,6 +18,7 @@ from goblin_ring.bench import scenarios, servers
 
 GOBLIN = ["goblin-ring", "goblin-ring-native", "goblin-resp"]
 ENGINES = GOBLIN + (["redis"] if shutil.which("redis-server") else [])
+WITH_PMA = ENGINES + ["goblin-pma"]   # the list scenarios also run the PMA engine (ring and RESP)
 SMALL = ["--quick", "-n", "2000", "--list-size", "2000"]
 
 
@@ -31,11 +32,11 @@ def bench_processes() -> list[str]:
     return found
 
 
-def run_bench(tmp_path: Path, scenario: str, *extra: str) -> tuple[str, dict]:
+def run_bench(tmp_path: Path, scenario: str, *extra: str, engines: list[str] = ENGINES) -> tuple[str, dict]:
     before = bench_processes()
     json_path = tmp_path / f"{scenario}.json"
     completed = subprocess.run(
-        [sys.executable, "-m", "goblin_ring.bench", scenario, "--engines", ",".join(ENGINES), *SMALL,
+        [sys.executable, "-m", "goblin_ring.bench", scenario, "--engines", ",".join(engines), *SMALL,
          "--json", str(json_path), "--csv", str(tmp_path / f"{scenario}.csv"), *extra],
         capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stdout + completed.stderr
@@ -43,7 +44,7 @@ def run_bench(tmp_path: Path, scenario: str, *extra: str) -> tuple[str, dict]:
     return completed.stdout, json.loads(json_path.read_text())
 
 
-def check_document(document: dict, scenario: str) -> None:
+def check_document(document: dict, scenario: str, engines: list[str] = ENGINES) -> None:
     meta = document["meta"]
     for key in ("goblin_ring_version", "servers", "cpu_model", "pinning", "steal", "method", "redis_benchmark"):
         assert key in meta, key
@@ -55,18 +56,18 @@ def check_document(document: dict, scenario: str) -> None:
         for key in ("scenario", "engine", "operation", "status"):
             assert key in row, key
         assert row["scenario"] == scenario
-        if row["status"] == "ok":
-            assert row["ops_per_s"] > 0
-    assert {row["engine"] for row in document["rows"]} == set(ENGINES)
+        if row["status"] == "ok":   # a rate, or latency percentiles
+            assert row["ops_per_s"] > 0 if "ops_per_s" in row else row["p50_us"] > 0, row
+    assert {row["engine"] for row in document["rows"]} == set(engines)
     assert document["checks"] and all(check["ok"] for check in document["checks"]), document["checks"]
 
 
 def test_list100k_quick_run_reports_every_engine_with_ratios_memory_and_passing_checks(tmp_path):
-    text, document = run_bench(tmp_path, "list100k", "--plot", str(tmp_path / "chart.png"))
-    check_document(document, "list100k")
+    text, document = run_bench(tmp_path, "list100k", "--plot", str(tmp_path / "chart.png"), engines=WITH_PMA)
+    check_document(document, "list100k", WITH_PMA)
     header = next(line for line in text.splitlines() if line.startswith("| operation"))
     for column in ("goblin-ring call", "goblin-ring pipeline", "goblin-ring batch", "goblin-ring-native",
-                   "goblin-resp"):
+                   "goblin-resp", "goblin-pma native", "goblin-pma resp"):
         assert f" {column} |" in header
     if "redis" in ENGINES:
         assert "goblin-ring-native x redis" in header and "Targets (measured in this run)" in text
@@ -79,6 +80,17 @@ def test_list100k_quick_run_reports_every_engine_with_ratios_memory_and_passing_
     metrics = {(m["column"], m["phase"], m["metric"]) for m in document["memory"]}
     assert ("goblin-resp", "after population", "goblin_memory_total_delta") in metrics
     assert ("goblin-ring-native", "after operations", "rss_delta") in metrics
+    assert ("goblin-pma native", "after population", "rss_delta") in metrics
+    # the List Internals table, both engines, after population and after the operations
+    internals = next(line for line in text.splitlines() if line.startswith("| representation"))
+    assert internals.count("| segmented") >= 2 and internals.count("| pma") == 4, internals
+    for field in ("elements", "live_value_bytes", "dead_value_bytes", "value_bytes_allocated", "slots", "leaves",
+                  "front_slack", "back_slack", "order_structure_bytes", "total_allocated_bytes"):
+        assert f"| {field} |" in text, field
+    pma = {row["operation"]: row for row in document["rows"] if row["column"] == "goblin-pma native"}
+    assert all(row["status"] == "ok" for row in pma.values()), pma
+    if "redis" in ENGINES:
+        assert "goblin-pma native >= goblin-ring-native" in text and "goblin-pma RSS growth <= 28 bytes/item" in text
     checks = {check["check"] for check in document["checks"]}
     assert {"list length kept after every row", "final contents as expected",
             "digest of the final contents equal across engines", "nothing left in /dev/shm"} <= checks
@@ -92,6 +104,24 @@ def test_list100k_quick_run_reports_every_engine_with_ratios_memory_and_passing_
         return
     if "redis" in ENGINES:
         assert (tmp_path / "chart.png").stat().st_size > 0
+
+
+def test_workqueue_quick_run_reports_pops_blocking_pops_and_park_to_wake_on_both_engines(tmp_path):
+    text, document = run_bench(tmp_path, "workqueue", engines=WITH_PMA)
+    check_document(document, "workqueue", WITH_PMA)
+    for operation in ("LPOP", "RPOP", "LMOVE same-list rotation", "RPOPLPUSH same-list rotation",
+                      "BLPOP ready (two keys)", "BRPOP ready (two keys)", "BLMOVE ready rotation",
+                      "LMPOP COUNT 8 (two keys)", "BLMPOP COUNT 8 ready (two keys)"):
+        assert f"| {operation} |" in text, operation
+    rows = {(row["column"], row["operation"]): row for row in document["rows"]}
+    for column in ("goblin-ring-native", "goblin-pma native", "goblin-pma resp", "goblin-resp"):
+        lmpop = rows[(column, "LMPOP COUNT 8 (two keys)")]
+        assert lmpop["status"] == "ok" and lmpop["values_per_s"] == pytest.approx(8 * lmpop["ops_per_s"])
+    wakes = [row for row in document["rows"] if row["operation"].startswith("park-to-wake")]
+    assert wakes and all(row["status"] == "ok" and row["p99_us"] >= row["p50_us"] > 0 for row in wakes), wakes
+    targets = {target["target"] for target in document["targets"]}
+    assert "LMPOP COUNT 8: goblin-pma native >= 4x goblin-ring-native" in targets
+    assert "LMPOP COUNT 8: goblin-pma resp >= 4x goblin-resp" in targets
 
 
 def test_pingpong_quick_run_reports_percentiles_for_every_transport(tmp_path):
