@@ -255,6 +255,12 @@ def ring_segment_bytes(capacity: int) -> int:
 
 # ---- server side ------------------------------------------------------------------------
 
+def configure_allocator_for_server() -> None:
+    """A fixed malloc mmap threshold, so that freed large blocks go back to the OS (alloc.h)."""
+    if lib.gr_mem_configure_for_server() != 0:
+        raise OSError("mallopt(M_MMAP_THRESHOLD) failed")
+
+
 class Database:
     """The one keyspace and its counters (native/db.h)."""
 

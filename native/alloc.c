@@ -38,6 +38,10 @@ void gr_mem_free(void *ptr, gr_mem_category_t category) {
     free(ptr);
 }
 
+int gr_mem_configure_for_server(void) {
+    return mallopt(M_MMAP_THRESHOLD, GR_MEM_MMAP_THRESHOLD) == 1 ? 0 : -1;
+}
+
 size_t gr_mem_usable(const void *ptr) { return ptr ? malloc_usable_size((void *)ptr) : 0; }
 int64_t gr_mem_used_total(void) { return used_total; }
 int64_t gr_mem_used_by(gr_mem_category_t category) { return used_by_category[category]; }

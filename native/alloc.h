@@ -31,6 +31,14 @@ void gr_mem_free(void *ptr, gr_mem_category_t category);
 /* The bytes the allocator really holds for ptr (0 for NULL). */
 size_t gr_mem_usable(const void *ptr);
 
+/* For a server process: a fixed malloc mmap threshold (GR_MEM_MMAP_THRESHOLD). glibc's
+ * default raises the threshold each time a large block is freed, after which large blocks
+ * (list arenas, connection buffers) come from the heap and their pages stay with the
+ * process when freed: measured, a PMA list over RESP kept 59 bytes of RSS per item after
+ * its operations instead of 28. 0 on success. */
+#define GR_MEM_MMAP_THRESHOLD 262144   /* 256 KiB */
+int gr_mem_configure_for_server(void);
+
 /* Queries */
 int64_t gr_mem_used_total(void);
 int64_t gr_mem_used_by(gr_mem_category_t category);

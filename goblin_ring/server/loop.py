@@ -69,6 +69,7 @@ class Server:
         self.runtime_dir = prepare_runtime_dir(config.runtime_dir)
         self.socket_path = control.socket_path(self.runtime_dir, config.name)
         self.selector = selectors.EpollSelector()
+        _native.configure_allocator_for_server()
         self.database = _native.Database(secrets.randbits(64))
         self.database.set_list_implementation(config.list_implementation)
         for name, value in (("bind", config.bind), ("unixsocket", config.unixsocket or ""),
