@@ -187,3 +187,35 @@ def test_list_internals_is_a_map_over_resp3_and_checks_its_key(goblin):
             data += sock.recv(65536)
         reply = data[data.index(b"%10\r\n"):]
         assert reply.startswith(b"%10\r\n$14\r\nrepresentation\r\n$8\r\nlistpack\r\n$8\r\nelements\r\n:1\r\n")
+
+
+def test_memory_a_big_list_frees_goes_back_to_the_os(pma_goblin):
+    """Memory a big list frees (here: a compaction after LTRIM drops two thirds) must leave the
+    server's RSS, also after an earlier big free: glibc's sliding mmap threshold would put the
+    second list's arena on the heap, where freeing it returns nothing."""
+    import psutil
+
+    server = psutil.Process(pma_goblin.pid)
+    client = RespClient(port=pma_goblin.port, socket_timeout=WAIT)
+    batch = [b"%016d" % i for i in range(1000)]
+
+    def fill(key, batches):
+        with client.pipeline() as pipe:
+            for _ in range(batches):
+                pipe.execute_command("GOBLIN.PMA.LPUSH", key, *batch)
+            pipe.execute()
+        assert client.llen(key) == batches * len(batch)
+
+    fill("first", 600)
+    assert client.delete("first") == 1
+    before = server.memory_info().rss
+    fill("second", 300)
+    grown = server.memory_info().rss - before
+    assert grown > 4_000_000, f"300k values of 16 B take megabytes, but RSS grew {grown} bytes"
+    assert client.ltrim("second", 0, 99_999) is True
+    assert client.llen("second") == 100_000 and client.lindex("second", 0) == batch[-1]
+    held = internals(client, "second")["total_allocated_bytes"]
+    kept = server.memory_info().rss - before
+    assert kept < 2 * held + 1_000_000, f"RSS kept {kept} bytes for a list that holds {held}"
+    assert client.delete("second") == 1
+    client.close()
