@@ -79,13 +79,15 @@ static void entry_release(gr_lpma_t *p, uint32_t offset) {
 
 /* ---- geometry ----------------------------------------------------------------------- */
 
-/* Values in segment k: its tree leaf plus what is pending at the end(s) it is. */
-static inline uint32_t count_of(const gr_lpma_t *p, size_t k) {
+/* Values in segment k: its tree leaf plus what is pending at the end(s) it is (signed, so
+ * that gr_lpma_check can see a pending pop larger than its leaf). */
+static inline int64_t signed_count_of(const gr_lpma_t *p, size_t k) {
     int64_t n = p->tree[p->nseg + k];
     if (k == p->first) n += p->head_pending;
     if (k == p->last) n += p->tail_pending;
-    return (uint32_t)n;
+    return n;
 }
+static inline uint32_t count_of(const gr_lpma_t *p, size_t k) { return (uint32_t)signed_count_of(p, k); }
 /* A(h) and B(h), values a segment, tabulated when the height changes (the divisions cost
  * more than the rest of an end push). */
 static inline uint32_t upper(const gr_lpma_t *p, uint32_t h) { return p->upper[h]; }
@@ -157,13 +159,19 @@ static int rebuild(gr_lpma_t *p, size_t nseg, int insert, size_t rank, uint32_t 
 static void pack_left(gr_lpma_t *p, size_t a, size_t m);
 static void spread(gr_lpma_t *p, size_t a, size_t m, size_t c, int insert, size_t rank, uint32_t value);
 
+/* The height of the highest window on segment k's path over its upper bound, or UINT32_MAX. */
+static uint32_t highest_over_upper(const gr_lpma_t *p, size_t k) {
+    uint32_t violated = UINT32_MAX, h = 0;
+    for (size_t i = p->nseg + k; i; i >>= 1, h++)
+        if (p->tree[i] > ((size_t)upper(p, h) << h)) violated = h;
+    return violated;
+}
+
 /* After segment k's path gained values: lay out again the window above the highest one on the
  * path over its upper bound (or grow, when that is the root; skipped when out of memory,
  * which leaves a valid list with one bound exceeded). */
 static void fix_upper(gr_lpma_t *p, size_t k) {
-    uint32_t violated = UINT32_MAX, h = 0;
-    for (size_t i = p->nseg + k; i; i >>= 1, h++)
-        if (p->tree[i] > ((size_t)upper(p, h) << h)) violated = h;
+    uint32_t violated = highest_over_upper(p, k);
     if (violated == UINT32_MAX) return;
     if (violated == p->height) {
         (void)rebuild(p, p->nseg * 2, 0, 0, 0);
@@ -199,19 +207,23 @@ static size_t block_bytes(size_t nseg) {
 /* A block of nseg segments with its tree and offsets zeroed (not its slots: only slots in
  * use are ever read, and slack pages left untouched cost no memory); the old block is the
  * caller's to free. */
-static int block_new(gr_lpma_t *p, size_t nseg) {
-    if (nseg > ((size_t)1 << GR_LPMA_MAX_HEIGHT)) return -1;
-    void *block = gr_mem_alloc(block_bytes(nseg), GR_MEM_LIST);
-    if (!block) return -1;
+static void block_adopt(gr_lpma_t *p, void *block, size_t nseg) {
     p->block = block;
     p->tree = block;
     p->slots = p->tree + 2 * nseg;
     p->lo = (uint8_t *)(p->slots + nseg * S);
-    memset(p->tree, 0, 2 * nseg * sizeof(uint32_t));
-    memset(p->lo, 0, nseg);
     p->nseg = nseg;
     p->height = (uint32_t)__builtin_ctzll((unsigned long long)nseg);
     bounds_fill(p);
+}
+
+static int block_new(gr_lpma_t *p, size_t nseg) {
+    if (nseg > ((size_t)1 << GR_LPMA_MAX_HEIGHT)) return -1;
+    void *block = gr_mem_alloc(block_bytes(nseg), GR_MEM_LIST);
+    if (!block) return -1;
+    block_adopt(p, block, nseg);
+    memset(p->tree, 0, 2 * nseg * sizeof(uint32_t));
+    memset(p->lo, 0, nseg);
     return 0;
 }
 
@@ -291,13 +303,7 @@ static int rebuild(gr_lpma_t *p, size_t nseg, int insert, size_t rank, uint32_t 
         uint32_t *slots = p->tree + 2 * nseg;
         memmove(slots, p->slots, c * sizeof(uint32_t));
         void *block = gr_mem_realloc(p->block, block_bytes(nseg), GR_MEM_LIST);
-        if (block) p->block = block;   /* else the larger block serves as it is */
-        p->tree = p->block;
-        p->slots = p->tree + 2 * nseg;
-        p->lo = (uint8_t *)(p->slots + nseg * S);
-        p->nseg = nseg;
-        p->height = (uint32_t)__builtin_ctzll((unsigned long long)nseg);
-        bounds_fill(p);
+        block_adopt(p, block ? block : p->block, nseg);   /* else the larger block serves */
     } else {
         gr_lpma_t old = *p;
         if (block_new(p, nseg)) { *p = old; return -1; }
@@ -321,15 +327,20 @@ static int rebuild(gr_lpma_t *p, size_t nseg, int insert, size_t rank, uint32_t 
  * queue's do: its entries form one run that moves with one memmove), keeping each entry's
  * place relative to the others: an entry's new offset is never above its old one, so a
  * forward pass is safe. Returns 0, or -1 (nothing changed) when the offsets do not rise. */
+/* The arena a compaction leaves for `live` bytes: an eighth to spare. */
+static size_t compacted_capacity(size_t live) {
+    size_t capacity = live + live / 8 + 64;
+    if (capacity < MIN_ARENA) capacity = MIN_ARENA;
+    return capacity > UINT32_MAX ? UINT32_MAX : capacity;
+}
+
 static int compact_arena_in_place(gr_lpma_t *p) {
-    uint32_t previous = 0;
-    int started = 0;
+    int64_t previous = -1;
     for (size_t k = p->first; k <= p->last; k++) {   /* the check: slots only */
         uint32_t n = count_of(p, k), *slot = slot_at(p, k, 0);
         for (uint32_t i = 0; i < n; i++) {
-            if (started && slot[i] <= previous) return -1;
+            if ((int64_t)slot[i] <= previous) return -1;
             previous = slot[i];
-            started = 1;
         }
     }
     size_t used = 0, run_from = 0, run_bytes = 0;   /* the pending run: [run_from, +run_bytes) */
@@ -349,8 +360,7 @@ static int compact_arena_in_place(gr_lpma_t *p) {
     }
     if (run_bytes && run_from != used - run_bytes) memmove(p->arena + used - run_bytes, p->arena + run_from, run_bytes);
     p->arena_used = used;
-    size_t capacity = used + used / 8 + 64;   /* give the rest back (a shrinking realloc stays put) */
-    if (capacity < MIN_ARENA) capacity = MIN_ARENA;
+    size_t capacity = compacted_capacity(used);   /* give the rest back (a shrinking realloc stays put) */
     if (capacity < p->arena_capacity) {
         uint8_t *smaller = gr_mem_realloc(p->arena, capacity, GR_MEM_LIST);
         if (smaller) {
@@ -365,9 +375,7 @@ static int compact_arena_in_place(gr_lpma_t *p) {
  * offsets allow it). Skipped when out of memory: the list is valid either way. */
 static void compact_arena(gr_lpma_t *p) {
     if (compact_arena_in_place(p) == 0) return;
-    size_t capacity = p->live_bytes + p->live_bytes / 8 + 64;
-    if (capacity < MIN_ARENA) capacity = MIN_ARENA;
-    if (capacity > UINT32_MAX) capacity = UINT32_MAX;
+    size_t capacity = compacted_capacity(p->live_bytes);
     uint8_t *arena = gr_mem_alloc(capacity, GR_MEM_LIST);
     if (!arena) return;
     size_t used = 0;
@@ -555,10 +563,9 @@ static int insert_at(gr_lpma_t *p, size_t index, const uint8_t *data, size_t len
         k = locate(p, index, &j);
     }
     /* The highest window on k's path that one more value puts over its upper bound. The
-     * counts are raised on the way (the common case) and lowered again when one is. */
-    uint32_t violated = UINT32_MAX, h = 0;
-    for (size_t i = p->nseg + k; i; i >>= 1, h++)
-        if (++p->tree[i] > ((size_t)upper(p, h) << h)) violated = h;
+     * counts are raised first (the common case) and lowered again when one is. */
+    path_add(p, k, 1);
+    uint32_t violated = highest_over_upper(p, k);
     if (violated != UINT32_MAX) path_add(p, k, -1);
     uint32_t value = arena_append(p, data, length);
     if (violated == UINT32_MAX) {
@@ -803,9 +810,7 @@ int gr_lpma_check(const gr_lpma_t *p) {
     if ((int64_t)p->tree[1] + p->head_pending + p->tail_pending != (int64_t)p->length) return -1;
     if ((p->head_pending > 0 && count_of(p, p->first) > FILL) || (p->tail_pending > 0 && count_of(p, p->last) > FILL))
         return -1;
-    for (size_t k = 0; k < p->nseg; k++)   /* a leaf plus its pendings is a real count */
-        if ((int64_t)p->tree[p->nseg + k] + (k == p->first ? p->head_pending : 0) +
-            (k == p->last ? p->tail_pending : 0) < 0) return -1;
+    if (signed_count_of(p, p->first) < 0 || signed_count_of(p, p->last) < 0) return -1;   /* real counts */
     for (size_t i = p->nseg - 1; i >= 1; i--)
         if (p->tree[i] != p->tree[2 * i] + p->tree[2 * i + 1]) return -1;
     for (size_t i = 1; i < 2 * p->nseg; i++) {   /* every window's density bounds */

@@ -5,6 +5,7 @@ names, and the shapes of GOBLIN.LIST.INTERNALS."""
 
 import socket
 
+import psutil
 import pytest
 
 from goblin_ring import RespClient, RingClient, WrongTypeError
@@ -193,8 +194,6 @@ def test_memory_a_big_list_frees_goes_back_to_the_os(pma_goblin):
     """Memory a big list frees (here: a compaction after LTRIM drops two thirds) must leave the
     server's RSS, also after an earlier big free: glibc's sliding mmap threshold would put the
     second list's arena on the heap, where freeing it returns nothing."""
-    import psutil
-
     server = psutil.Process(pma_goblin.pid)
     client = RespClient(port=pma_goblin.port, socket_timeout=WAIT)
     batch = [b"%016d" % i for i in range(1000)]
