@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from pathlib import Path
 
 from cffi import FFI
@@ -20,49 +21,21 @@ from cffi import FFI
 NATIVE = Path(__file__).resolve().parent
 ROOT = NATIVE.parent
 
+sys.path.insert(0, str(NATIVE))
+from sources import sources  # noqa: E402  (native/sources.py: the one globbed source list)
+
 # Order matters only for the cdef: a header's types must come before their first use.
 CDEF_HEADERS = [
-    "alloc.h",
-    "version.h",
-    "codec.h",
-    "ring.h",
-    "db.h",
-    "session.h",
-    "client.h",
-    "resp_conn.h",
-    "bench_load.h",
-]
-
-SOURCES = [
-    "alloc.c",
-    "version.c",
-    "codec.c",
-    "ring.c",
-    "list_compact.c",
-    "list_seg.c",
-    "list_pma.c",
-    "list.c",
-    "keyspace.c",
-    "glob.c",
-    "db.c",
-    "cmd_list.c",
-    "blocking.c",
-    "cmd_keys.c",
-    "cmd_server.c",
-    "server_text.c",
-    "cmd_config.c",
-    "cmd_connection.c",
-    "command_docs.c",
-    "string_value.c",
-    "cmd_string.c",
-    "cmd_expire.c",
-    "cmd_db.c",
-    "resp_commands.c",
-    "sbe_reply.c",
-    "session.c",
-    "client.c",
-    "resp_conn.c",
-    "bench_load.c",
+    "core/alloc.h",
+    "ring/version.h",
+    "exec/request.h",
+    "ring/codec.h",
+    "ring/ring.h",
+    "exec/db.h",
+    "ring/session.h",
+    "client/client.h",
+    "resp/resp_conn.h",
+    "client/bench_load.h",
 ]
 
 CDEF_REGION = re.compile(r"/\* cffi-cdef-begin[^*]*\*/(.*?)/\* cffi-cdef-end \*/", re.S)
@@ -106,7 +79,7 @@ ffibuilder.cdef(read_cdef())
 ffibuilder.set_source(
     "goblin_ring._goblin_native",
     "\n".join(f'#include "{name}"' for name in CDEF_HEADERS),
-    sources=[str((NATIVE / name).relative_to(ROOT)) for name in SOURCES],
+    sources=[str(path.relative_to(ROOT)) for path in sources()],
     include_dirs=[str(NATIVE.relative_to(ROOT))],
     define_macros=[
         ("_GNU_SOURCE", None),

@@ -300,7 +300,7 @@ def _ring_floor(n: int, server_core: int | None, client_core: int | None) -> dic
 
     with tempfile.TemporaryDirectory() as scratch:
         binary = Path(scratch) / "bench_ring"
-        subprocess.run(["gcc", "-O2", "-std=gnu11", "-D_GNU_SOURCE", f"-I{native}", str(native / "ring.c"),
+        subprocess.run(["gcc", "-O2", "-std=gnu11", "-D_GNU_SOURCE", f"-I{native}", str(native / "ring" / "ring.c"),
                         str(source), "-o", str(binary), "-lrt"], check=True, capture_output=True)
         cores = [str(client_core if client_core is not None else 0), str(server_core if server_core is not None else 0)]
         stdout = subprocess.run([str(binary), "-n", str(n), "-m", "2000000", *cores],

@@ -1,4 +1,4 @@
-/* bench_ring.c — microbenchmark of the shared-memory ring (native/ring.c), two processes.
+/* bench_ring.c — microbenchmark of the shared-memory ring (native/ring/ring.c), two processes.
  *
  * Forks over two MAP_SHARED|MAP_ANONYMOUS rings (2 MiB each), pins the parent and the
  * child to the given cores with sched_setaffinity, and measures, with both sides
@@ -12,7 +12,7 @@
  *               messages, as a producer whose consumer may sleep must.
  * One JSON object per line on stdout. This lives out of the test run (it is not a test).
  * Usage: bench_ring [-n round_trips] [-m stream_messages] [parent_core [child_core]]
- * Build: gcc -O2 -std=c11 -D_GNU_SOURCE -Inative native/ring.c native/tests/bench_ring.c -o bench_ring
+ * Build: gcc -O2 -std=c11 -D_GNU_SOURCE -Inative native/ring/ring.c native/tests/bench_ring.c -o bench_ring
  */
 #include <sched.h>
 #include <signal.h>
@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
-#include "ring.h"
+#include "ring/ring.h"
 
 #define CAPACITY GR_RING_DEFAULT_CAPACITY
 #define T_PING 1

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "alloc.h"
-#include "blocking.h"
-#include "db.h"
-#include "resp_conn.h"
+#include "core/alloc.h"
+#include "exec/blocking.h"
+#include "exec/db.h"
+#include "resp/resp_conn.h"
 
 static int passed, failed;
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec.h"
+#include "ring/codec.h"
 
 static int passed, failed;
 #define CHECK(condition, ...) do { if (condition) passed++; else { failed++; \

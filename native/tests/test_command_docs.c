@@ -7,7 +7,7 @@
  * followed by exactly as many elements as it announced) and logs the reply as text —
  * "*2 $a $b" — so individual replies can be compared exactly.
  */
-#include "command_docs.c"
+#include "commands/command_docs.c"
 
 #include <stdio.h>
 #include <stdlib.h>

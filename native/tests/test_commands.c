@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "db.h"
-#include "resp_conn.h"
-#include "string_value.h"
+#include "core/alloc.h"
+#include "exec/db.h"
+#include "resp/resp_conn.h"
+#include "engines/string_value.h"
 
 static int passed, failed;
 

@@ -16,9 +16,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "alloc.h"
-#include "glob.h"
-#include "keyspace.h"
+#include "core/alloc.h"
+#include "core/glob.h"
+#include "engines/keyspace.h"
 
 static int passed, failed;
 #define CHECK(condition, ...) do { if (condition) passed++; else { failed++; \

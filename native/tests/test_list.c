@@ -17,8 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "alloc.h"
-#include "list.h"
+#include "core/alloc.h"
+#include "engines/list/list.h"
 
 static int passed, failed;
 #define CHECK(condition, ...) do { if (condition) passed++; else { failed++; \

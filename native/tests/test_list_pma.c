@@ -16,9 +16,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "alloc.h"
-#include "list_pma.h"
-#include "list_seg.h"
+#include "core/alloc.h"
+#include "engines/list/list_pma.h"
+#include "engines/list/list_seg.h"
 
 static int passed, failed;
 #define CHECK(condition, ...) do { if (condition) passed++; else { failed++; \

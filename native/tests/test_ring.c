@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ring.h"
+#include "ring/ring.h"
 
 static int passed, failed;
 #define CHECK(condition, ...) do { if (condition) passed++; else { failed++; \

@@ -1,0 +1,596 @@
+/* client.c — the client side of a ring session; the API and the waiting rules are in
+ * client.h, the ring in ring.c, the server side in session.c.
+ */
+#include "client/client.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ring/ring.h"
+
+#define SLEEP_SLICE_NS 10000000LL     /* futex sleeps in 10 ms slices, checking the server between */
+
+struct gr_client {
+    gr_ring_t requests;               /* this side produces */
+    gr_ring_t replies;                /* this side consumes */
+    int doorbell_fd;
+    int control_fd;
+    uint64_t next_request_id;         /* id of the next request sent */
+    uint64_t next_reply_id;           /* id of the next reply expected */
+    uint32_t spin_iterations;
+    int64_t timeout_ns;               /* < 0: wait forever (the server's EOF still ends a wait) */
+    /* Blocking commands in flight (BLPOP ...): their own timeout is the server's, so a wait
+     * lasts that long plus timeout_ns, or forever for timeout 0. Cleared when none is in flight. */
+    int blocking_forever;
+    int64_t blocking_extra_ns;
+    uint8_t *encode_buffer;
+    size_t encode_capacity;
+    gr_reply_message_t decoded;       /* decode scratch */
+    uint8_t *arena;                   /* reply bytes copied out of the ring */
+    size_t arena_length, arena_capacity;
+    gr_element_t *elements;           /* reassembled array elements */
+    size_t element_capacity;
+    /* reassembly state of the reply being received */
+    int wake_pending;                 /* requests published since the last doorbell check */
+    int receiving_done;
+    int protocol_error;
+    size_t result_key_offset;
+    gr_result_t *result;
+};
+
+static int64_t monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+gr_client_t *gr_client_new(void *request_memory, size_t request_memory_size,
+                           void *reply_memory, size_t reply_memory_size,
+                           int doorbell_fd, int control_fd, char *error, size_t error_size) {
+    gr_client_t *client = calloc(1, sizeof *client);
+    if (!client) { snprintf(error, error_size, "out of memory"); return NULL; }
+    if (gr_ring_attach(&client->requests, request_memory, request_memory_size, GR_SCHEMA_ID, GR_SCHEMA_VERSION,
+                       error, error_size) != 0 ||
+        gr_ring_attach(&client->replies, reply_memory, reply_memory_size, GR_SCHEMA_ID, GR_SCHEMA_VERSION,
+                       error, error_size) != 0) {
+        free(client);
+        return NULL;
+    }
+    client->doorbell_fd = doorbell_fd;
+    client->control_fd = control_fd;
+    client->next_request_id = client->next_reply_id = 1;
+    client->spin_iterations = 20000;
+    client->timeout_ns = -1;
+    client->encode_capacity = client->requests.max_message_length;
+    client->encode_buffer = malloc(client->encode_capacity);
+    client->decoded.elements = calloc(GR_GROUP_MAX_ITEMS, sizeof *client->decoded.elements);
+    client->decoded.element_capacity = GR_GROUP_MAX_ITEMS;
+    client->arena_capacity = 65536;
+    client->arena = malloc(client->arena_capacity);
+    client->element_capacity = 1024;
+    client->elements = malloc(client->element_capacity * sizeof *client->elements);
+    if (!client->encode_buffer || !client->decoded.elements || !client->arena || !client->elements) {
+        gr_client_free(client);
+        snprintf(error, error_size, "out of memory");
+        return NULL;
+    }
+    return client;
+}
+
+void gr_client_free(gr_client_t *client) {
+    if (!client) return;
+    free(client->encode_buffer);
+    free(client->decoded.elements);
+    free(client->arena);
+    free(client->elements);
+    free(client);
+}
+
+void gr_client_set_wait(gr_client_t *client, uint32_t spin_iterations, int64_t timeout_ns) {
+    client->spin_iterations = spin_iterations;
+    client->timeout_ns = timeout_ns;
+}
+
+size_t gr_client_max_message(const gr_client_t *client) { return client->requests.max_message_length; }
+uint64_t gr_client_in_flight(const gr_client_t *client) { return client->next_request_id - client->next_reply_id; }
+const uint8_t *gr_client_arena(const gr_client_t *client) { return client->arena; }
+
+size_t gr_client_result_layout(const gr_client_t *client, const gr_result_t *result, uint8_t *kinds,
+                               int64_t *integers, uint64_t *offsets, uint64_t *lengths) {
+    for (uint32_t i = 0; i < result->count; i++) {
+        const gr_element_t *element = &result->elements[i];
+        kinds[i] = element->kind;
+        integers[i] = element->integer;
+        offsets[i] = element->bytes.length ? (uint64_t)(element->bytes.data - client->arena) : 0;
+        lengths[i] = element->bytes.length;
+    }
+    return client->arena_length;
+}
+
+/* The server closed the control socket (it exited or dropped this session). */
+static int server_gone(const gr_client_t *client) {
+    struct pollfd fd = {client->control_fd, POLLIN | POLLRDHUP, 0};
+    if (poll(&fd, 1, 0) <= 0) return 0;
+    if (fd.revents & (POLLHUP | POLLRDHUP | POLLERR | POLLNVAL)) return 1;
+    char byte;
+    ssize_t n = recv(client->control_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+static void wake_server_if_sleeping(gr_client_t *client);
+
+/* Wait until the reply ring has a record: spin, then sleep on its futex in slices. */
+static int wait_for_reply(gr_client_t *client) {
+    wake_server_if_sleeping(client);
+    for (uint32_t i = 0; i < client->spin_iterations; i++) {
+        if (!gr_ring_is_empty(&client->replies)) return GR_CLIENT_OK;
+        __builtin_ia32_pause();
+    }
+    int64_t deadline = client->timeout_ns >= 0 && !client->blocking_forever
+                       ? monotonic_ns() + client->timeout_ns + client->blocking_extra_ns : INT64_MAX;
+    for (;;) {
+        uint32_t seq = gr_ring_prepare_sleep(&client->replies);
+        if (!gr_ring_still_empty_after_prepare(&client->replies)) {
+            gr_ring_cancel_sleep(&client->replies);
+            return GR_CLIENT_OK;
+        }
+        int64_t now = monotonic_ns();
+        int64_t slice = deadline - now < SLEEP_SLICE_NS ? deadline - now : SLEEP_SLICE_NS;
+        if (slice > 0) gr_ring_futex_wait(&client->replies, seq, slice);
+        gr_ring_cancel_sleep(&client->replies);
+        if (!gr_ring_is_empty(&client->replies)) return GR_CLIENT_OK;
+        if (server_gone(client)) return GR_CLIENT_PEER_GONE;
+        if (monotonic_ns() >= deadline) return GR_CLIENT_TIMEOUT;
+    }
+}
+
+static int arena_reserve(gr_client_t *client, size_t extra) {
+    if (client->arena_capacity - client->arena_length >= extra) return 0;
+    size_t capacity = client->arena_capacity;
+    while (capacity - client->arena_length < extra) capacity *= 2;
+    uint8_t *grown = realloc(client->arena, capacity);
+    if (!grown) return -1;
+    client->arena = grown;
+    client->arena_capacity = capacity;
+    return 0;
+}
+
+static int64_t arena_copy(gr_client_t *client, const uint8_t *data, size_t length) {
+    if (arena_reserve(client, length + 1) != 0) return -1;
+    int64_t offset = (int64_t)client->arena_length;
+    if (length) memcpy(client->arena + client->arena_length, data, length);
+    client->arena_length += length;
+    return offset;
+}
+
+/* Ring handler: take one reply message; stop after it. Element and text pointers are
+ * stored as arena offsets (the arena may move) and fixed up when the reply is complete. */
+static int take_reply(void *context, int32_t type, const uint8_t *payload, size_t length) {
+    gr_client_t *client = context;
+    gr_result_t *result = client->result;
+    gr_reply_message_t *m = &client->decoded;
+    m->element_capacity = GR_GROUP_MAX_ITEMS;
+    (void)type;
+    if (gr_decode_reply(payload, length, m) != GR_CODEC_OK ||
+        (m->request_id != client->next_reply_id && m->request_id != 0)) {
+        client->protocol_error = 1;
+        client->receiving_done = 1;
+        return 1;
+    }
+    if (m->template_id != GR_T_ARRAY_REPLY) {
+        result->template_id = m->template_id;
+        result->integer = m->integer;
+        result->is_nil = m->is_nil;
+        result->error_code = m->error_code;
+        int64_t offset = arena_copy(client, m->text.data, m->text.length);
+        if (offset < 0) client->protocol_error = 1;
+        result->length = m->text.length;
+        result->data = (const uint8_t *)(intptr_t)offset;
+        client->receiving_done = 1;
+        return 1;
+    }
+    if (m->first_index == 0) {
+        result->template_id = GR_T_ARRAY_REPLY;
+        result->shape = m->shape;
+        result->count = 0;
+        int64_t offset = arena_copy(client, m->text.data, m->text.length);
+        result->data = (const uint8_t *)(intptr_t)offset;
+        result->length = m->text.length;
+        if (m->total_count > client->element_capacity) {
+            size_t capacity = client->element_capacity;
+            while (capacity < m->total_count) capacity *= 2;
+            gr_element_t *grown = realloc(client->elements, capacity * sizeof *grown);
+            if (!grown) { client->protocol_error = 1; client->receiving_done = 1; return 1; }
+            client->elements = grown;
+            client->element_capacity = capacity;
+        }
+    }
+    if (m->first_index != result->count || result->count + m->element_count > m->total_count) {
+        client->protocol_error = 1;
+        client->receiving_done = 1;
+        return 1;
+    }
+    for (uint32_t i = 0; i < m->element_count; i++) {
+        gr_element_t *element = &client->elements[result->count++];
+        element->kind = m->elements[i].kind;
+        element->integer = m->elements[i].integer;
+        int64_t offset = arena_copy(client, m->elements[i].bytes.data, m->elements[i].bytes.length);
+        if (offset < 0) client->protocol_error = 1;
+        element->bytes.data = (const uint8_t *)(intptr_t)offset;
+        element->bytes.length = m->elements[i].bytes.length;
+    }
+    if (result->count >= m->total_count) client->receiving_done = 1;
+    return 1;
+}
+
+static void fix_up_pointers(gr_client_t *client, gr_result_t *result) {
+    result->data = client->arena + (intptr_t)result->data;
+    if (result->template_id == GR_T_ARRAY_REPLY) {
+        result->elements = client->elements;
+        for (uint32_t i = 0; i < result->count; i++)
+            client->elements[i].bytes.data = client->arena + (intptr_t)client->elements[i].bytes.data;
+    }
+}
+
+/* Receive the next complete reply, appending its bytes to the arena. */
+static int receive_into(gr_client_t *client, gr_result_t *result) {
+    if (gr_client_in_flight(client) == 0) return GR_CLIENT_PROTOCOL;
+    memset(result, 0, sizeof *result);
+    client->result = result;
+    client->receiving_done = 0;
+    client->protocol_error = 0;
+    while (!client->receiving_done) {
+        if (gr_ring_read(&client->replies, take_reply, client, 1) == 0) {
+            int status = wait_for_reply(client);
+            if (status != GR_CLIENT_OK) return status;
+        }
+    }
+    client->next_reply_id++;
+    if (gr_client_in_flight(client) == 0) client->blocking_forever = 0, client->blocking_extra_ns = 0;
+    if (client->protocol_error) return GR_CLIENT_PROTOCOL;
+    fix_up_pointers(client, result);
+    return GR_CLIENT_OK;
+}
+
+int gr_client_receive(gr_client_t *client, gr_result_t *result) {
+    client->arena_length = 0;
+    return receive_into(client, result);
+}
+
+/* Publish one encoded request; ring the doorbell if the server sleeps. */
+static int publish(gr_client_t *client, uint16_t template_id, size_t length) {
+    if (length > client->requests.max_message_length) return GR_CLIENT_TOO_LARGE;
+    int64_t deadline = 0;
+    for (uint32_t attempt = 0;; attempt++) {
+        gr_ring_status_t status = gr_ring_write(&client->requests, template_id, client->encode_buffer, length);
+        if (status == GR_RING_OK) break;
+        if (status == GR_RING_TOO_LARGE) return GR_CLIENT_TOO_LARGE;
+        if (status != GR_RING_FULL) return GR_CLIENT_PROTOCOL;
+        /* A sleeping server must be told there is something to read before we wait for room. */
+        if (attempt == 0) {
+            client->wake_pending = 1;
+            wake_server_if_sleeping(client);
+        }
+        /* Full: with replies outstanding the caller must read them first (the server may be
+         * waiting for reply-ring room); with none, the server is just behind: wait a while. */
+        if (gr_client_in_flight(client) > 0) return GR_CLIENT_RING_FULL;
+        if (attempt == 0) deadline = monotonic_ns() + (client->timeout_ns >= 0 ? client->timeout_ns : 1000000000LL);
+        if (monotonic_ns() > deadline) return GR_CLIENT_RING_FULL;
+        if ((attempt & 1023) == 1023 && server_gone(client)) return GR_CLIENT_PEER_GONE;
+        __builtin_ia32_pause();
+    }
+    client->next_request_id++;
+    client->wake_pending = 1;     /* checked once before the next wait, not once per message */
+    return GR_CLIENT_OK;
+}
+
+/* The producer side of the sleeper-flag protocol, once per batch of published requests:
+ * should_wake fences after our release stores of the records, then reads the server's flag;
+ * only a sleeping server costs a syscall. Called before any wait for a reply. */
+static void wake_server_if_sleeping(gr_client_t *client) {
+    if (!client->wake_pending) return;
+    client->wake_pending = 0;
+    if (gr_ring_producer_should_wake(&client->requests)) {
+        uint64_t one = 1;
+        ssize_t ignored = write(client->doorbell_fd, &one, sizeof one);
+        (void)ignored;
+    }
+}
+
+int gr_client_send_raw(gr_client_t *client, int32_t type, const uint8_t *message, size_t length) {
+    if (length > client->encode_capacity) return GR_CLIENT_TOO_LARGE;
+    memcpy(client->encode_buffer, message, length);
+    return publish(client, (uint16_t)type, length);
+}
+
+int gr_client_send(gr_client_t *client, gr_request_t *request) {
+    request->request_id = client->next_request_id;
+    size_t length = 0;
+    gr_codec_status_t status = gr_encode_request(request, client->encode_buffer, client->encode_capacity, &length);
+    if (status == GR_CODEC_NO_SPACE) return GR_CLIENT_TOO_LARGE;
+    if (status != GR_CODEC_OK) return GR_CLIENT_ENCODE;
+    int published = publish(client, request->template_id, length);
+    if (published == GR_CLIENT_OK && (request->template_id == GR_T_BPOP || request->template_id == GR_T_BLMOVE ||
+                                      request->template_id == GR_T_BLMPOP)) {
+        if (request->timeout <= 0) client->blocking_forever = 1;   /* sleeps on the futex, not spinning */
+        else if ((int64_t)(request->timeout * 1e9) > client->blocking_extra_ns)
+            client->blocking_extra_ns = (int64_t)(request->timeout * 1e9);
+    }
+    return published;
+}
+
+int gr_client_call(gr_client_t *client, gr_request_t *request, gr_result_t *result) {
+    int status = gr_client_send(client, request);
+    if (status != GR_CLIENT_OK) return status;
+    return gr_client_receive(client, result);
+}
+
+int gr_client_key_int(gr_client_t *client, uint16_t template_id, const uint8_t *key, size_t key_length,
+                      int64_t value, gr_result_t *result) {
+    gr_request_t request;
+    memset(&request, 0, sizeof request);
+    request.template_id = template_id;
+    request.key.data = key;
+    request.key.length = (uint32_t)key_length;
+    request.index = value;
+    return gr_client_call(client, &request, result);
+}
+
+int gr_client_key_value(gr_client_t *client, uint16_t template_id, uint8_t end, uint8_t flag, int64_t index,
+                        const uint8_t *key, size_t key_length, const uint8_t *value, size_t value_length,
+                        gr_result_t *result) {
+    gr_request_t request;
+    memset(&request, 0, sizeof request);
+    request.template_id = template_id;
+    request.end = end;
+    request.flag = flag;
+    request.index = index;
+    request.key.data = key;
+    request.key.length = (uint32_t)key_length;
+    gr_bytes_t item = {value, (uint32_t)value_length};
+    if (template_id == GR_T_PUSH) {
+        request.items = &item;
+        request.item_count = 1;
+    } else if (value) {
+        request.arg1 = item;
+    }
+    return gr_client_call(client, &request, result);
+}
+
+int gr_client_ping(gr_client_t *client, gr_result_t *result) {
+    gr_request_t request;
+    memset(&request, 0, sizeof request);
+    request.template_id = GR_T_PING;
+    return gr_client_call(client, &request, result);
+}
+
+/* Send `request` in a pipeline, receiving replies whenever the ring is full.
+ * on_reply is called for each reply received, in order. */
+typedef void (*reply_sink_t)(gr_client_t *client, gr_result_t *result, void *context);
+
+static int pipelined_send(gr_client_t *client, gr_request_t *request, gr_result_t *scratch,
+                          reply_sink_t sink, void *context) {
+    for (;;) {
+        int status = gr_client_send(client, request);
+        if (status != GR_CLIENT_RING_FULL) return status;
+        status = receive_into(client, scratch);
+        if (status != GR_CLIENT_OK) return status;
+        sink(client, scratch, context);
+    }
+}
+
+typedef struct lindex_batch {
+    int64_t *offsets, *lengths;
+    size_t next;
+    gr_result_t *result;
+    int have_error;
+    int64_t error_offset;
+} lindex_batch_t;
+
+static void lindex_sink(gr_client_t *client, gr_result_t *reply, void *context) {
+    lindex_batch_t *batch = context;
+    size_t i = batch->next++;
+    if (reply->template_id == GR_T_BULK_REPLY && !reply->is_nil) {
+        batch->offsets[i] = reply->data - client->arena;
+        batch->lengths[i] = (int64_t)reply->length;
+    } else {
+        batch->offsets[i] = 0;
+        batch->lengths[i] = -1;
+        if (reply->template_id == GR_T_ERROR_REPLY && !batch->have_error) {
+            *batch->result = *reply;
+            batch->error_offset = reply->data - client->arena;
+            batch->have_error = 1;
+        }
+    }
+}
+
+int gr_client_lindex_many(gr_client_t *client, const uint8_t *key, size_t key_length,
+                          const int64_t *indexes, size_t count, int64_t *offsets, int64_t *lengths,
+                          gr_result_t *result) {
+    if (gr_client_in_flight(client)) return GR_CLIENT_PROTOCOL;
+    client->arena_length = 0;
+    lindex_batch_t batch = {offsets, lengths, 0, result, 0, 0};
+    gr_result_t scratch;
+    gr_request_t request;
+    memset(&request, 0, sizeof request);
+    memset(result, 0, sizeof *result);
+    request.template_id = GR_T_LINDEX;
+    request.key.data = key;
+    request.key.length = (uint32_t)key_length;
+    for (size_t i = 0; i < count; i++) {
+        request.index = indexes[i];
+        int status = pipelined_send(client, &request, &scratch, lindex_sink, &batch);
+        if (status != GR_CLIENT_OK) return status;
+    }
+    while (gr_client_in_flight(client)) {
+        int status = receive_into(client, &scratch);
+        if (status != GR_CLIENT_OK) return status;
+        lindex_sink(client, &scratch, &batch);
+    }
+    /* The arena may have moved while it grew: error text pointers are re-derived by the caller
+     * from offsets; the result's own data pointer is re-pointed here. */
+    if (batch.have_error) {
+        result->data = client->arena + batch.error_offset;
+    } else {
+        result->template_id = GR_T_STATUS_REPLY;
+    }
+    return GR_CLIENT_OK;
+}
+
+typedef struct push_batch {
+    gr_result_t *result;
+    int have_error;
+    int64_t error_offset;
+} push_batch_t;
+
+static void push_sink(gr_client_t *client, gr_result_t *reply, void *context) {
+    push_batch_t *batch = context;
+    if (batch->have_error) return;
+    *batch->result = *reply;
+    if (reply->template_id == GR_T_ERROR_REPLY) {
+        batch->have_error = 1;
+        batch->error_offset = reply->data - client->arena;
+    }
+}
+
+int gr_client_push_many(gr_client_t *client, uint8_t end, const uint8_t *key, size_t key_length,
+                        const uint8_t *values, const int64_t *offsets, const int64_t *lengths,
+                        size_t count, size_t per_message, gr_result_t *result) {
+    if (gr_client_in_flight(client)) return GR_CLIENT_PROTOCOL;
+    if (per_message == 0 || per_message > GR_GROUP_MAX_ITEMS - 1) per_message = 128;
+    gr_bytes_t *items = malloc(per_message * sizeof *items);
+    if (!items) return GR_CLIENT_NO_MEMORY;
+    client->arena_length = 0;
+    push_batch_t batch = {result, 0, 0};
+    gr_result_t scratch;
+    gr_request_t request;
+    memset(&request, 0, sizeof request);
+    memset(result, 0, sizeof *result);
+    request.template_id = GR_T_PUSH;
+    request.end = end;
+    request.key.data = key;
+    request.key.length = (uint32_t)key_length;
+    request.items = items;
+    int status = GR_CLIENT_OK;
+    for (size_t done = 0; done < count && status == GR_CLIENT_OK;) {
+        size_t n = count - done < per_message ? count - done : per_message;
+        for (size_t i = 0; i < n; i++) {
+            items[i].data = values + offsets[done + i];
+            items[i].length = (uint32_t)lengths[done + i];
+        }
+        request.item_count = (uint32_t)n;
+        /* Keep the arena from growing without bound over a long batch: every reply but the
+         * last (or the first error) is dropped once seen. */
+        if (!batch.have_error && gr_client_in_flight(client) == 0) client->arena_length = 0;
+        status = pipelined_send(client, &request, &scratch, push_sink, &batch);
+        done += n;
+    }
+    while (status == GR_CLIENT_OK && gr_client_in_flight(client)) {
+        status = receive_into(client, &scratch);
+        if (status == GR_CLIENT_OK) push_sink(client, &scratch, &batch);
+    }
+    if (batch.have_error) result->data = client->arena + batch.error_offset;
+    free(items);
+    return status;
+}
+
+int gr_client_ping_loop(gr_client_t *client, size_t n, int64_t *latencies_ns) {
+    gr_result_t result;
+    for (size_t i = 0; i < n; i++) {
+        int64_t start = monotonic_ns();
+        int status = gr_client_ping(client, &result);
+        if (status != GR_CLIENT_OK) return status;
+        latencies_ns[i] = monotonic_ns() - start;
+    }
+    return GR_CLIENT_OK;
+}
+
+typedef struct simple_batch {
+    uint8_t *kinds;
+    int64_t *integers, *offsets, *lengths;
+    size_t next;
+} simple_batch_t;
+
+static void simple_sink(gr_client_t *client, gr_result_t *reply, void *context) {
+    simple_batch_t *batch = context;
+    size_t i = batch->next++;
+    batch->integers[i] = reply->integer;
+    batch->offsets[i] = reply->data ? reply->data - client->arena : 0;
+    batch->lengths[i] = (int64_t)reply->length;
+    switch (reply->template_id) {
+    case GR_T_BULK_REPLY: batch->kinds[i] = reply->is_nil ? 1 : 0; break;
+    case GR_T_INTEGER_REPLY: batch->kinds[i] = 2; break;
+    case GR_T_STATUS_REPLY: batch->kinds[i] = 3; break;
+    case GR_T_ERROR_REPLY: batch->kinds[i] = 4; break;
+    default: batch->kinds[i] = 5; break;
+    }
+}
+
+int gr_client_execute_packed(gr_client_t *client, const uint8_t *packed, size_t length, size_t count,
+                             uint8_t *kinds, int64_t *integers, int64_t *offsets, int64_t *lengths) {
+    enum { HEADER = 20 };
+    if (gr_client_in_flight(client)) return GR_CLIENT_PROTOCOL;
+    /* Check the whole buffer before sending anything, so a bad one leaves nothing in flight. */
+    size_t at = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (length - at < HEADER) return GR_CLIENT_ENCODE;
+        uint32_t key_length;
+        int32_t value_length;
+        memcpy(&key_length, packed + at + 12, 4);
+        memcpy(&value_length, packed + at + 16, 4);
+        size_t body = (size_t)key_length + (value_length > 0 ? (size_t)value_length : 0);
+        if (length - at - HEADER < body) return GR_CLIENT_ENCODE;
+        at += HEADER + body;
+    }
+    if (at != length) return GR_CLIENT_ENCODE;
+    client->arena_length = 0;
+    simple_batch_t batch = {kinds, integers, offsets, lengths, 0};
+    gr_result_t scratch;
+    gr_bytes_t value;
+    gr_request_t request;
+    at = 0;
+    for (size_t i = 0; i < count; i++) {
+        const uint8_t *h = packed + at;
+        uint16_t template_id;
+        int64_t a;
+        uint32_t key_length;
+        int32_t value_length;
+        memcpy(&template_id, h, 2);
+        memcpy(&a, h + 4, 8);
+        memcpy(&key_length, h + 12, 4);
+        memcpy(&value_length, h + 16, 4);
+        size_t body = (size_t)key_length + (value_length > 0 ? (size_t)value_length : 0);
+        memset(&request, 0, sizeof request);
+        request.template_id = template_id;
+        request.end = h[2];
+        request.flag = h[3];
+        request.index = a;
+        request.key.data = h + HEADER;
+        request.key.length = key_length;
+        if (value_length >= 0) {
+            value.data = h + HEADER + key_length;
+            value.length = (uint32_t)value_length;
+            if (template_id == GR_T_PUSH) {
+                request.items = &value;
+                request.item_count = 1;
+            } else {
+                request.arg1 = value;
+            }
+        }
+        at += HEADER + body;
+        int status = pipelined_send(client, &request, &scratch, simple_sink, &batch);
+        if (status != GR_CLIENT_OK) return status;
+    }
+    while (gr_client_in_flight(client)) {
+        int status = receive_into(client, &scratch);
+        if (status != GR_CLIENT_OK) return status;
+        simple_sink(client, &scratch, &batch);
+    }
+    return GR_CLIENT_OK;
+}

@@ -1,0 +1,106 @@
+/* client.h — the client side of a ring session, in C: one call per command.
+ *
+ * goblin_ring/client/ring_client.py attaches over the control socket and maps the two
+ * segments; everything per command happens here: encode the request with the generated
+ * codec into the request ring, ring the server's eventfd doorbell if it sleeps, wait for
+ * the reply (spin, then a futex sleep on the reply ring, checking the control socket for
+ * the server's EOF between sleeps), and copy the decoded reply into a gr_result_t that
+ * stays valid until the next call. Chunked array replies are reassembled here.
+ */
+#ifndef GR_CLIENT_H
+#define GR_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ring/codec.h"
+
+/* cffi-cdef-begin */
+typedef struct gr_client gr_client_t;
+
+/* Status codes of the client calls (the Python layer maps them to exceptions). */
+enum gr_client_status {
+    GR_CLIENT_OK = 0,
+    GR_CLIENT_RING_FULL = 1,       /* no room in the request ring within the timeout */
+    GR_CLIENT_TOO_LARGE = 2,       /* request larger than the ring's largest message */
+    GR_CLIENT_PEER_GONE = 3,       /* the server closed the control socket */
+    GR_CLIENT_TIMEOUT = 4,         /* no reply within the timeout */
+    GR_CLIENT_PROTOCOL = 5,        /* a reply that does not decode or does not match */
+    GR_CLIENT_ENCODE = 6,          /* the request could not be encoded */
+    GR_CLIENT_NO_MEMORY = 7
+};
+
+typedef struct gr_result {
+    uint16_t template_id;          /* GR_T_INTEGER_REPLY, _BULK_, _ARRAY_, _STATUS_, _ERROR_ */
+    uint8_t is_nil;
+    uint8_t shape;                 /* arrays: 0 FLAT, 1 KEYED, 2 NIL_ARRAY */
+    uint16_t error_code;
+    int64_t integer;
+    const uint8_t *data;           /* bulk value, status or error text, keyed array's key */
+    size_t length;
+    uint32_t count;                /* array elements */
+    gr_element_t *elements;
+} gr_result_t;
+
+gr_client_t *gr_client_new(void *request_memory, size_t request_memory_size,
+                           void *reply_memory, size_t reply_memory_size,
+                           int doorbell_fd, int control_fd, char *error, size_t error_size);
+void gr_client_free(gr_client_t *client);
+void gr_client_set_wait(gr_client_t *client, uint32_t spin_iterations, int64_t timeout_ns);
+size_t gr_client_max_message(const gr_client_t *client);
+
+/* One command: send, wait, decode into *result (valid until the next call). */
+int gr_client_call(gr_client_t *client, gr_request_t *request, gr_result_t *result);
+/* The hot commands without building a gr_request_t in Python. */
+int gr_client_key_int(gr_client_t *client, uint16_t template_id, const uint8_t *key, size_t key_length,
+                      int64_t value, gr_result_t *result);
+int gr_client_ping(gr_client_t *client, gr_result_t *result);
+/* The hot key-and-value commands the same way: PUSH (end, flag = only-if-exists, one value),
+ * POP (end, no count), GET, plain SET, LSET (index, value). value may be NULL for those
+ * without one. */
+int gr_client_key_value(gr_client_t *client, uint16_t template_id, uint8_t end, uint8_t flag, int64_t index,
+                        const uint8_t *key, size_t key_length, const uint8_t *value, size_t value_length,
+                        gr_result_t *result);
+
+/* Pipelines of the hot scalar commands in one C call: PING, LLEN, LINDEX (a = index),
+ * LSET (a = index, value), PUSH (end, flag = only-if-exists, one value), POP (end, no count),
+ * packed by Python into one buffer, each as a 20-byte
+ * little-endian header {u16 template, u8 end, u8 flag, i64 a, u32 key_length,
+ * i32 value_length (-1: none)} followed by the key and value bytes. Returns
+ * GR_CLIENT_ENCODE (and sends nothing) if the buffer does not hold exactly `count`
+ * well-formed commands. Reply i: kinds[i] (0 bulk, 1 nil, 2 integer, 3 status, 4 error,
+ * 5 a shape this call does not carry), integers[i], and for bulk, status and error the
+ * bytes gr_client_arena()[offsets[i]..+lengths[i]]. */
+int gr_client_execute_packed(gr_client_t *client, const uint8_t *packed, size_t length, size_t count,
+                             uint8_t *kinds, int64_t *integers, int64_t *offsets, int64_t *lengths);
+
+/* Benchmark floor: n PINGs from C, one in flight, each round trip's nanoseconds into latencies. */
+int gr_client_ping_loop(gr_client_t *client, size_t n, int64_t *latencies_ns);
+
+/* Tests and tools: publish arbitrary bytes as one request record (bad-input tests). */
+int gr_client_send_raw(gr_client_t *client, int32_t type, const uint8_t *message, size_t length);
+
+/* Pipelines: send without waiting (request ids returned), then receive in order. */
+int gr_client_send(gr_client_t *client, gr_request_t *request);
+int gr_client_receive(gr_client_t *client, gr_result_t *result);
+uint64_t gr_client_in_flight(const gr_client_t *client);
+
+/* Batches: one C call for many of the same command, pipelined through the ring.
+ * lindex_many: value i is arena[offsets[i] : offsets[i] + lengths[i]] (see gr_client_arena),
+ * lengths[i] = -1 for nil. push_many: values[offsets[i] : offsets[i] + lengths[i]], sent as
+ * PushRequests of per_message values. Either way *result ends as the last reply, or as the
+ * first error reply if one came back. */
+int gr_client_lindex_many(gr_client_t *client, const uint8_t *key, size_t key_length,
+                          const int64_t *indexes, size_t count, int64_t *offsets, int64_t *lengths,
+                          gr_result_t *result);
+int gr_client_push_many(gr_client_t *client, uint8_t end, const uint8_t *key, size_t key_length,
+                        const uint8_t *values, const int64_t *offsets, const int64_t *lengths,
+                        size_t count, size_t per_message, gr_result_t *result);
+const uint8_t *gr_client_arena(const gr_client_t *client);
+/* An array result laid out for Python in one call: element i's kind, integer, and its bytes
+ * as arena[offsets[i] : offsets[i] + lengths[i]]. Returns the arena bytes in use. */
+size_t gr_client_result_layout(const gr_client_t *client, const gr_result_t *result, uint8_t *kinds,
+                               int64_t *integers, uint64_t *offsets, uint64_t *lengths);
+/* cffi-cdef-end */
+
+#endif

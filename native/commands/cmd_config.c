@@ -1,0 +1,299 @@
+/* cmd_config.c — CONFIG GET / SET / RESETSTAT / REWRITE / HELP over the parameters the
+ * server really has.
+ *
+ * Each parameter is read from, and written to, the live setting that enforces it
+ * (db->config, db->requirepass, db->info), so CONFIG SET takes effect at once:
+ * requirepass gates new connections' commands, protected-mode and maxclients are read by
+ * the server at accept, timeout by the cron, proto-max-bulk-len by the RESP parser,
+ * maxmemory by command admission. Parameters fixed at startup are immutable, with Redis's
+ * error; persistence parameters accept only "no persistence" values. CONFIG SET of several
+ * pairs validates all of them before changing any, as Redis 7 does.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/alloc.h"
+#include "exec/db.h"
+#include "core/glob.h"
+#include "exec/server_text.h"
+
+typedef enum { KIND_TEXT, KIND_INT, KIND_MEMORY, KIND_BOOL } param_kind_t;
+
+typedef enum {
+    P_PORT, P_BIND, P_UNIXSOCKET, P_DIR, P_DATABASES, P_REQUIREPASS, P_PROTECTED_MODE, P_MAXMEMORY,
+    P_MAXMEMORY_POLICY, P_MAXCLIENTS, P_TIMEOUT, P_PROTO_MAX_BULK_LEN, P_SAVE, P_APPENDONLY, P_HZ,
+    P_LIST_IMPLEMENTATION, P_RING_SIZE, P_POLL, P_COUNT
+} param_id_t;
+
+typedef struct param {
+    const char *name;
+    param_kind_t kind;
+    int mutable_;
+    int64_t min, max;      /* KIND_INT / KIND_MEMORY bounds */
+} param_t;
+
+static const param_t params[P_COUNT] = {
+    [P_PORT] = {"port", KIND_INT, 0, 0, 65535},
+    [P_BIND] = {"bind", KIND_TEXT, 0, 0, 0},
+    [P_UNIXSOCKET] = {"unixsocket", KIND_TEXT, 0, 0, 0},
+    [P_DIR] = {"dir", KIND_TEXT, 0, 0, 0},
+    [P_DATABASES] = {"databases", KIND_INT, 0, 1, GR_DB_COUNT},
+    [P_REQUIREPASS] = {"requirepass", KIND_TEXT, 1, 0, 0},
+    [P_PROTECTED_MODE] = {"protected-mode", KIND_BOOL, 1, 0, 1},
+    [P_MAXMEMORY] = {"maxmemory", KIND_MEMORY, 1, 0, INT64_MAX},
+    [P_MAXMEMORY_POLICY] = {"maxmemory-policy", KIND_TEXT, 1, 0, 0},
+    [P_MAXCLIENTS] = {"maxclients", KIND_INT, 1, 1, 1000000},
+    [P_TIMEOUT] = {"timeout", KIND_INT, 1, 0, 2147483647},
+    [P_PROTO_MAX_BULK_LEN] = {"proto-max-bulk-len", KIND_MEMORY, 1, 1024 * 1024, 512LL * 1024 * 1024},
+    [P_SAVE] = {"save", KIND_TEXT, 1, 0, 0},
+    [P_APPENDONLY] = {"appendonly", KIND_BOOL, 1, 0, 1},
+    [P_HZ] = {"hz", KIND_INT, 0, 1, 500},
+    [P_LIST_IMPLEMENTATION] = {"list-implementation", KIND_TEXT, 0, 0, 0},
+    [P_RING_SIZE] = {"ring-size", KIND_MEMORY, 0, 0, INT64_MAX},
+    [P_POLL] = {"poll", KIND_TEXT, 0, 0, 0},
+};
+
+static int find_param(const char *name) {
+    for (int i = 0; i < P_COUNT; i++)
+        if (strcasecmp(params[i].name, name) == 0) return i;
+    return -1;
+}
+
+static void param_value(const gr_db_t *db, int id, char *out, size_t size) {
+    switch ((param_id_t)id) {
+    case P_PORT: snprintf(out, size, "%lld", (long long)db->info.tcp_port); break;
+    case P_BIND: snprintf(out, size, "%s", db->config.bind); break;
+    case P_UNIXSOCKET: snprintf(out, size, "%s", db->config.unixsocket); break;
+    case P_DIR: snprintf(out, size, "%s", db->config.dir); break;
+    case P_DATABASES: snprintf(out, size, "%d", GR_DB_COUNT); break;
+    case P_REQUIREPASS: snprintf(out, size, "%s", db->requirepass); break;
+    case P_PROTECTED_MODE: snprintf(out, size, "%s", db->config.protected_mode ? "yes" : "no"); break;
+    case P_MAXMEMORY: snprintf(out, size, "%lld", (long long)db->config.maxmemory); break;
+    case P_MAXMEMORY_POLICY: snprintf(out, size, "noeviction"); break;
+    case P_MAXCLIENTS: snprintf(out, size, "%lld", (long long)db->config.maxclients); break;
+    case P_TIMEOUT: snprintf(out, size, "%lld", (long long)db->config.timeout_s); break;
+    case P_PROTO_MAX_BULK_LEN: snprintf(out, size, "%lld", (long long)db->config.proto_max_bulk_len); break;
+    case P_SAVE: snprintf(out, size, "%s", ""); break;
+    case P_APPENDONLY: snprintf(out, size, "no"); break;
+    case P_HZ: snprintf(out, size, "10"); break;
+    case P_LIST_IMPLEMENTATION: snprintf(out, size, "%s", db->info.list_implementation); break;
+    case P_RING_SIZE: snprintf(out, size, "%lld", (long long)db->info.ring_capacity); break;
+    case P_POLL: snprintf(out, size, "%s", db->info.mode); break;
+    case P_COUNT: out[0] = '\0'; break;
+    }
+}
+
+/* Redis's memtoull: digits with an optional k/kb/m/mb/g/gb unit (case-insensitive). */
+static int parse_memory(const char *text, int64_t *out) {
+    if (!*text) return -1;
+    char *end;
+    errno = 0;
+    long long value = strtoll(text, &end, 10);
+    if (errno || end == text || value < 0) return -1;
+    int64_t unit = 1;
+    if (*end) {
+        if (!strcasecmp(end, "b")) unit = 1;
+        else if (!strcasecmp(end, "k")) unit = 1000;
+        else if (!strcasecmp(end, "kb")) unit = 1024;
+        else if (!strcasecmp(end, "m")) unit = 1000 * 1000;
+        else if (!strcasecmp(end, "mb")) unit = 1024 * 1024;
+        else if (!strcasecmp(end, "g")) unit = 1000LL * 1000 * 1000;
+        else if (!strcasecmp(end, "gb")) unit = 1024LL * 1024 * 1024;
+        else return -1;
+    }
+    if (value > INT64_MAX / unit) return -1;
+    *out = (int64_t)value * unit;
+    return 0;
+}
+
+typedef struct parsed_value {
+    int64_t number;
+    char text[256];
+} parsed_value_t;
+
+/* Check one value; on failure write the reason (without the "CONFIG SET failed" prefix). */
+static int validate(int id, const char *value, parsed_value_t *parsed, char *why, size_t why_size) {
+    const param_t *param = &params[id];
+    snprintf(parsed->text, sizeof parsed->text, "%s", value);
+    switch (param->kind) {
+    case KIND_BOOL:
+        if (!strcasecmp(value, "yes")) parsed->number = 1;
+        else if (!strcasecmp(value, "no")) parsed->number = 0;
+        else { snprintf(why, why_size, "argument must be 'yes' or 'no'"); return -1; }
+        break;
+    case KIND_INT: {
+        char *end;
+        errno = 0;
+        long long number = strtoll(value, &end, 10);
+        if (errno || !*value || *end) { snprintf(why, why_size, "argument couldn't be parsed into an integer"); return -1; }
+        parsed->number = number;
+        break;
+    }
+    case KIND_MEMORY:
+        if (parse_memory(value, &parsed->number) != 0) { snprintf(why, why_size, "argument must be a memory value"); return -1; }
+        break;
+    case KIND_TEXT:
+        if (strlen(value) >= sizeof parsed->text) { snprintf(why, why_size, "argument is too long"); return -1; }
+        break;
+    }
+    if ((param->kind == KIND_INT || param->kind == KIND_MEMORY) &&
+        (parsed->number < param->min || parsed->number > param->max)) {
+        snprintf(why, why_size, "argument must be between %lld and %lld inclusive", (long long)param->min,
+                 (long long)param->max);
+        return -1;
+    }
+    if (id == P_MAXMEMORY_POLICY && strcasecmp(value, "noeviction") != 0) {
+        snprintf(why, why_size, "goblin-ring never evicts: the only policy is noeviction");
+        return -1;
+    }
+    if (id == P_SAVE && value[0] != '\0') {
+        snprintf(why, why_size, "goblin-ring keeps no snapshots: save must be \"\"");
+        return -1;
+    }
+    if (id == P_APPENDONLY && parsed->number) {
+        snprintf(why, why_size, "goblin-ring has no append-only file: appendonly must be no");
+        return -1;
+    }
+    if (id == P_REQUIREPASS && strlen(value) >= sizeof ((gr_db_t *)0)->requirepass) {
+        snprintf(why, why_size, "argument is too long");
+        return -1;
+    }
+    return 0;
+}
+
+static void apply(gr_db_t *db, int id, const parsed_value_t *parsed) {
+    switch ((param_id_t)id) {
+    case P_BIND: snprintf(db->config.bind, sizeof db->config.bind, "%s", parsed->text); break;
+    case P_UNIXSOCKET: snprintf(db->config.unixsocket, sizeof db->config.unixsocket, "%s", parsed->text); break;
+    case P_DIR: snprintf(db->config.dir, sizeof db->config.dir, "%s", parsed->text); break;
+    case P_REQUIREPASS: snprintf(db->requirepass, sizeof db->requirepass, "%s", parsed->text); break;
+    case P_PROTECTED_MODE: db->config.protected_mode = (uint8_t)parsed->number; break;
+    case P_MAXMEMORY: db->config.maxmemory = parsed->number; break;
+    case P_MAXCLIENTS: db->config.maxclients = parsed->number; break;
+    case P_TIMEOUT: db->config.timeout_s = parsed->number; break;
+    case P_PROTO_MAX_BULK_LEN: db->config.proto_max_bulk_len = parsed->number; break;
+    case P_PORT: db->info.tcp_port = parsed->number; break;
+    default: break;   /* fixed values (databases, hz, save "", appendonly no, ...) */
+    }
+}
+
+int gr_db_config_set(gr_db_t *db, const char *name, const char *value, char *error, size_t error_size) {
+    int id = find_param(name);
+    if (id < 0) { snprintf(error, error_size, "unknown parameter '%s'", name); return -1; }
+    parsed_value_t parsed;
+    if (validate(id, value, &parsed, error, error_size) != 0) return -1;
+    apply(db, id, &parsed);
+    return 0;
+}
+
+int64_t gr_db_config_number(gr_db_t *db, const char *name) {
+    if (!strcmp(name, "protected-mode")) return db->config.protected_mode;
+    if (!strcmp(name, "maxclients")) return db->config.maxclients;
+    if (!strcmp(name, "timeout")) return db->config.timeout_s;
+    if (!strcmp(name, "maxmemory")) return db->config.maxmemory;
+    if (!strcmp(name, "proto-max-bulk-len")) return db->config.proto_max_bulk_len;
+    if (!strcmp(name, "requirepass")) return db->requirepass[0] != '\0';
+    return -1;
+}
+
+int gr_db_accepts_peer(gr_db_t *db, int is_loopback) {
+    return is_loopback || !db->config.protected_mode || db->requirepass[0] != '\0';
+}
+
+/* ---- the commands ---- */
+
+static void config_get(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                       gr_reply_t *reply) {
+    int matched[P_COUNT] = {0};
+    size_t count = 0;
+    for (size_t a = 2; a < argc; a++)
+        for (int i = 0; i < P_COUNT; i++)
+            if (!matched[i] && gr_glob_match(argv[a], argv_length[a], (const uint8_t *)params[i].name,
+                                             strlen(params[i].name), 1)) {
+                matched[i] = 1;
+                count++;
+            }
+    gr_reply_map_begin(reply, count);
+    for (int i = 0; i < P_COUNT; i++) {
+        if (!matched[i]) continue;
+        char value[300];
+        param_value(db, i, value, sizeof value);
+        gr_reply_bulk(reply, (const uint8_t *)params[i].name, strlen(params[i].name));
+        gr_reply_bulk(reply, (const uint8_t *)value, strlen(value));
+    }
+}
+
+static void config_set_failed(gr_reply_t *reply, const char *name, const char *why) {
+    char text[512];
+    snprintf(text, sizeof text, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", name, why);
+    gr_reply_error_text(reply, GR_ERR_GENERIC, text);
+}
+
+static void config_set(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                       gr_reply_t *reply) {
+    enum { MAX_PAIRS = P_COUNT };
+    if (argc < 4 || (argc - 2) % 2 != 0) { gr_reply_arity_error(reply, "config|set"); return; }
+    size_t pairs = (argc - 2) / 2;
+    int ids[MAX_PAIRS];
+    parsed_value_t values[MAX_PAIRS];
+    for (size_t p = 0; p < pairs; p++) {
+        char name[128], value[512];
+        snprintf(name, sizeof name, "%.*s", (int)(argv_length[2 + 2 * p] > 127 ? 127 : argv_length[2 + 2 * p]),
+                 (const char *)argv[2 + 2 * p]);
+        int id = find_param(name);
+        if (id < 0 || p >= MAX_PAIRS) {
+            char text[256];
+            snprintf(text, sizeof text, "ERR Unknown option or number of arguments for CONFIG SET - '%s'", name);
+            gr_reply_error_text(reply, GR_ERR_GENERIC, text);
+            return;
+        }
+        for (size_t q = 0; q < p; q++)
+            if (ids[q] == id) { config_set_failed(reply, name, "duplicate parameter"); return; }
+        if (!params[id].mutable_) { config_set_failed(reply, name, "can't set immutable config"); return; }
+        size_t value_length = argv_length[3 + 2 * p];
+        if (value_length >= sizeof value || memchr(argv[3 + 2 * p], '\0', value_length)) {
+            config_set_failed(reply, name, "argument is too long or holds a NUL byte");
+            return;
+        }
+        memcpy(value, argv[3 + 2 * p], value_length);
+        value[value_length] = '\0';
+        char why[200];
+        if (validate(id, value, &values[p], why, sizeof why) != 0) { config_set_failed(reply, name, why); return; }
+        ids[p] = id;
+    }
+    for (size_t p = 0; p < pairs; p++) apply(db, ids[p], &values[p]);
+    gr_reply_ok(reply);
+}
+
+void gr_cmd_config(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                   gr_reply_t *reply) {
+    const uint8_t *sub = argv[1];
+    size_t sub_length = argv_length[1];
+    if (gr_word_is(sub, sub_length, "get")) {
+        if (argc < 3) gr_reply_arity_error(reply, "config|get");
+        else config_get(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(sub, sub_length, "set")) {
+        config_set(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(sub, sub_length, "resetstat")) {
+        if (argc != 2) { gr_reply_arity_error(reply, "config|resetstat"); return; }
+        gr_db_reset_stats(db);
+        gr_reply_ok(reply);
+    } else if (gr_word_is(sub, sub_length, "rewrite")) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR The server is running without a config file");
+    } else if (gr_word_is(sub, sub_length, "help")) {
+        static const char *lines[] = {
+            "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GET <pattern> [<pattern> ...]", "    Return parameters matching the glob-like <pattern>s and their values.",
+            "SET <directive> <value> [<directive> <value> ...]", "    Set the configuration <directive>s to <value>s.",
+            "RESETSTAT", "    Reset statistics reported by the INFO command.",
+            "HELP", "    Print this help.",
+        };
+        gr_reply_help(reply, lines, sizeof lines / sizeof lines[0]);
+    } else {
+        gr_reply_unknown_subcommand(reply, sub, sub_length, "CONFIG");
+    }
+}

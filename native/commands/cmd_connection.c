@@ -1,0 +1,396 @@
+/* cmd_connection.c — the commands about the connection itself: HELLO (protocol 2/3, AUTH,
+ * SETNAME), AUTH, RESET, and CLIENT ID / SETNAME / GETNAME / SETINFO / INFO / LIST / KILL /
+ * NO-EVICT / HELP.
+ *
+ * Every command runs with db->current set to the calling connection (db.h), and the
+ * registry db->connections holds every RESP connection and ring session, so CLIENT LIST
+ * shows both and CLIENT KILL can close either: it marks the victim, and the transport
+ * closes it after the running command (resp_conn.c, session.c, the server loop).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "exec/db.h"
+#include "exec/server_text.h"
+
+static const char *const KIND_NAMES[] = {"tcp", "unix", "ring"};
+
+/* Password comparison whose time does not depend on where the bytes differ. */
+static int password_matches(const gr_db_t *db, const uint8_t *given, size_t length) {
+    size_t expected = strlen(db->requirepass);
+    unsigned difference = (unsigned)(expected ^ length);
+    for (size_t i = 0; i < length; i++)
+        difference |= (unsigned)(given[i] ^ (uint8_t)db->requirepass[i < expected ? i : 0]);
+    return expected != 0 && difference == 0;
+}
+
+/* AUTH's rule, shared with HELLO ... AUTH: 0 when the pair is right (the connection is then
+ * authenticated), else the error is written. */
+static int authenticate(gr_db_t *db, const uint8_t *user, size_t user_length, const uint8_t *password,
+                        size_t password_length, gr_reply_t *reply) {
+    int default_user = user == NULL || gr_word_is(user, user_length, "default");
+    if (db->requirepass[0] == '\0' && user == NULL) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC,
+                            "ERR AUTH <password> called without any password configured for the default user. "
+                            "Are you sure your configuration is correct?");
+        return -1;
+    }
+    int ok = default_user && (db->requirepass[0] == '\0' || password_matches(db, password, password_length));
+    if (!ok) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "WRONGPASS invalid username-password pair or user is disabled.");
+        return -1;
+    }
+    db->current->authenticated = 1;
+    return 0;
+}
+
+/* Client names and library fields: printable ASCII without spaces, as Redis requires. */
+static int valid_client_text(const uint8_t *text, size_t length) {
+    for (size_t i = 0; i < length; i++)
+        if (text[i] < '!' || text[i] > '~') return 0;
+    return 1;
+}
+
+static int set_name(gr_connection_t *conn, const uint8_t *name, size_t length, gr_reply_t *reply) {
+    if (!valid_client_text(name, length)) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Client names cannot contain spaces, newlines or special characters.");
+        return -1;
+    }
+    if (length >= sizeof conn->name) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Client names are limited to 127 bytes in goblin-ring.");
+        return -1;
+    }
+    memcpy(conn->name, name, length);
+    conn->name[length] = '\0';
+    return 0;
+}
+
+/* ---- HELLO, AUTH, RESET ---- */
+
+static void hello_reply(gr_db_t *db, gr_reply_t *reply) {
+    gr_reply_map_begin(reply, 7);
+    gr_reply_bulk(reply, (const uint8_t *)"server", 6);
+    gr_reply_bulk(reply, (const uint8_t *)"redis", 5);
+    gr_reply_bulk(reply, (const uint8_t *)"version", 7);
+    gr_reply_bulk(reply, (const uint8_t *)GR_REDIS_COMPATIBLE_VERSION, strlen(GR_REDIS_COMPATIBLE_VERSION));
+    gr_reply_bulk(reply, (const uint8_t *)"proto", 5);
+    gr_reply_integer(reply, db->current->protocol);
+    gr_reply_bulk(reply, (const uint8_t *)"id", 2);
+    gr_reply_integer(reply, db->current->id);
+    gr_reply_bulk(reply, (const uint8_t *)"mode", 4);
+    gr_reply_bulk(reply, (const uint8_t *)"standalone", 10);
+    gr_reply_bulk(reply, (const uint8_t *)"role", 4);
+    gr_reply_bulk(reply, (const uint8_t *)"master", 6);
+    gr_reply_bulk(reply, (const uint8_t *)"modules", 7);
+    gr_reply_array_begin(reply, 0);
+}
+
+static void hello(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    gr_connection_t *conn = db->current;
+    int64_t protocol = conn->protocol;
+    if (argc >= 2) {
+        if (gr_bytes_to_int64(argv[1], argv_length[1], &protocol) != 0) {
+            gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Protocol version is not an integer or out of range");
+            return;
+        }
+    }
+    const uint8_t *user = NULL, *password = NULL, *name = NULL;
+    size_t user_length = 0, password_length = 0, name_length = 0;
+    int has_name = 0;
+    for (size_t i = 2; i < argc; i++) {
+        if (gr_word_is(argv[i], argv_length[i], "auth") && i + 2 < argc) {
+            user = argv[i + 1], user_length = argv_length[i + 1];
+            password = argv[i + 2], password_length = argv_length[i + 2];
+            i += 2;
+        } else if (gr_word_is(argv[i], argv_length[i], "setname") && i + 1 < argc) {
+            name = argv[i + 1], name_length = argv_length[i + 1], has_name = 1;
+            i += 1;
+        } else {
+            char text[200];
+            snprintf(text, sizeof text, "ERR Syntax error in HELLO option '%.*s'",
+                     (int)(argv_length[i] > 64 ? 64 : argv_length[i]), (const char *)argv[i]);
+            gr_reply_error_text(reply, GR_ERR_SYNTAX, text);
+            return;
+        }
+    }
+    if (argc >= 2 && protocol != 2 && protocol != 3) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "NOPROTO unsupported protocol version");
+        return;
+    }
+    if (user && authenticate(db, user, user_length, password, password_length, reply) != 0) return;
+    if (!conn->authenticated) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC,
+                            "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+                            "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+                            "select the RESP protocol version at the same time");
+        return;
+    }
+    if (has_name && set_name(conn, name, name_length, reply) != 0) return;
+    if (conn->kind != GR_CONN_RING) conn->protocol = (uint8_t)protocol;   /* the ring has its own shapes */
+    hello_reply(db, reply);
+}
+
+static void auth(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    if (argc > 3) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
+    int rc = argc == 2 ? authenticate(db, NULL, 0, argv[1], argv_length[1], reply)
+                       : authenticate(db, argv[1], argv_length[1], argv[2], argv_length[2], reply);
+    if (rc == 0) gr_reply_ok(reply);
+}
+
+static void reset(gr_db_t *db, gr_reply_t *reply) {
+    gr_connection_t *conn = db->current;
+    conn->db_index = 0;
+    db->keyspace = db->keyspaces[0];
+    if (conn->kind != GR_CONN_RING) {
+        conn->protocol = 2;
+        conn->authenticated = db->requirepass[0] == '\0';
+    }
+    gr_reply_status(reply, "RESET", 5);
+}
+
+/* ---- CLIENT ---- */
+
+static void describe(const gr_db_t *db, const gr_connection_t *conn, gr_text_t *text) {
+    int64_t age = (db->now_ms - conn->created_ms) / 1000, idle = (db->now_ms - conn->last_command_ms) / 1000;
+    gr_text_append(text,
+        "id=%lld addr=%s laddr=%s fd=-1 name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 "
+        "qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s "
+        "user=default redir=-1 resp=%d lib-name=%s lib-ver=%s transport=%s\n",
+        (long long)conn->id, conn->addr, conn->laddr, conn->name, (long long)(age < 0 ? 0 : age),
+        (long long)(idle < 0 ? 0 : idle), conn->blocked ? "b" : "N", (int)conn->db_index, conn->last_command ? conn->last_command : "NULL",
+        (int)conn->protocol, conn->lib_name, conn->lib_ver, KIND_NAMES[conn->kind < 3 ? conn->kind : 0]);
+}
+
+static void reply_text(gr_text_t *text, gr_reply_t *reply) {
+    if (text->failed) gr_reply_oom(reply);
+    else gr_reply_verbatim(reply, (const uint8_t *)text->data, text->length);
+    gr_text_free(text);
+}
+
+static int parse_id(const uint8_t *arg, size_t length, int64_t *id) {
+    return gr_bytes_to_int64(arg, length, id) == 0 && *id > 0 ? 0 : -1;
+}
+
+static void client_list(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                        gr_reply_t *reply) {
+    int only_normal = 1, type_given = 0;
+    size_t ids_from = 0;
+    if (argc >= 4 && gr_word_is(argv[2], argv_length[2], "type") && argc == 4) {
+        type_given = 1;
+        if (gr_word_is(argv[3], argv_length[3], "normal")) only_normal = 1;
+        else if (gr_word_is(argv[3], argv_length[3], "master") || gr_word_is(argv[3], argv_length[3], "replica") ||
+                 gr_word_is(argv[3], argv_length[3], "slave") || gr_word_is(argv[3], argv_length[3], "pubsub")) only_normal = 0;
+        else {
+            char text[160];
+            snprintf(text, sizeof text, "ERR Unknown client type '%.*s'", (int)(argv_length[3] > 64 ? 64 : argv_length[3]),
+                     (const char *)argv[3]);
+            gr_reply_error_text(reply, GR_ERR_GENERIC, text);
+            return;
+        }
+    } else if (argc >= 4 && gr_word_is(argv[2], argv_length[2], "id")) {
+        ids_from = 3;
+        for (size_t i = 3; i < argc; i++) {
+            int64_t id;
+            if (parse_id(argv[i], argv_length[i], &id) != 0) {
+                gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Invalid client ID");
+                return;
+            }
+        }
+    } else if (argc != 2) {
+        gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
+        return;
+    }
+    (void)type_given;
+    gr_text_t text;
+    if (gr_text_init(&text, 1024) != 0) { gr_reply_oom(reply); return; }
+    /* oldest first, as Redis lists them */
+    gr_connection_t *last = db->connections;
+    while (last && last->next) last = last->next;
+    for (gr_connection_t *conn = last; conn && only_normal; conn = conn->prev) {
+        if (ids_from) {
+            int wanted = 0;
+            for (size_t i = ids_from; i < argc && !wanted; i++) {
+                int64_t id;
+                wanted = parse_id(argv[i], argv_length[i], &id) == 0 && id == conn->id;
+            }
+            if (!wanted) continue;
+        }
+        describe(db, conn, &text);
+    }
+    reply_text(&text, reply);
+}
+
+static void kill_connection(gr_db_t *db, gr_connection_t *conn) {
+    if (conn->kill_requested) return;
+    conn->kill_requested = 1;
+    db->kills_pending++;
+}
+
+static int text_is(const char *text, const uint8_t *arg, size_t length) {
+    return strlen(text) == length && memcmp(text, arg, length) == 0;
+}
+
+static void client_kill(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                        gr_reply_t *reply) {
+    if (argc == 3) {   /* the old form: CLIENT KILL addr:port */
+        for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
+            if (text_is(conn->addr, argv[2], argv_length[2])) {
+                kill_connection(db, conn);
+                gr_reply_ok(reply);
+                return;
+            }
+        }
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR No such client");
+        return;
+    }
+    if ((argc - 2) % 2 != 0) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
+    int64_t id = 0, max_age = 0;
+    const uint8_t *addr = NULL, *laddr = NULL;
+    size_t addr_length = 0, laddr_length = 0;
+    int skip_me = 1, normal = 1;
+    for (size_t i = 2; i < argc; i += 2) {
+        const uint8_t *option = argv[i], *value = argv[i + 1];
+        size_t option_length = argv_length[i], value_length = argv_length[i + 1];
+        if (gr_word_is(option, option_length, "id")) {
+            if (parse_id(value, value_length, &id) != 0) {
+                gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR client-id should be greater than 0");
+                return;
+            }
+        } else if (gr_word_is(option, option_length, "addr")) {
+            addr = value, addr_length = value_length;
+        } else if (gr_word_is(option, option_length, "laddr")) {
+            laddr = value, laddr_length = value_length;
+        } else if (gr_word_is(option, option_length, "type")) {
+            if (gr_word_is(value, value_length, "normal")) normal = 1;
+            else if (gr_word_is(value, value_length, "master") || gr_word_is(value, value_length, "replica") ||
+                     gr_word_is(value, value_length, "slave") || gr_word_is(value, value_length, "pubsub")) normal = 0;
+            else {
+                char text[160];
+                snprintf(text, sizeof text, "ERR Unknown client type '%.*s'", (int)(value_length > 64 ? 64 : value_length),
+                         (const char *)value);
+                gr_reply_error_text(reply, GR_ERR_GENERIC, text);
+                return;
+            }
+        } else if (gr_word_is(option, option_length, "user")) {
+            if (!gr_word_is(value, value_length, "default")) {
+                char text[160];
+                snprintf(text, sizeof text, "ERR No such user '%.*s'", (int)(value_length > 64 ? 64 : value_length),
+                         (const char *)value);
+                gr_reply_error_text(reply, GR_ERR_GENERIC, text);
+                return;
+            }
+        } else if (gr_word_is(option, option_length, "skipme")) {
+            if (gr_word_is(value, value_length, "yes")) skip_me = 1;
+            else if (gr_word_is(value, value_length, "no")) skip_me = 0;
+            else { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
+        } else if (gr_word_is(option, option_length, "maxage")) {
+            if (gr_bytes_to_int64(value, value_length, &max_age) != 0 || max_age < 0) {
+                gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
+                return;
+            }
+        } else {
+            gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
+            return;
+        }
+    }
+    int64_t killed = 0;
+    for (gr_connection_t *conn = db->connections; conn && normal; conn = conn->next) {
+        if (id && conn->id != id) continue;
+        if (addr && !text_is(conn->addr, addr, addr_length)) continue;
+        if (laddr && !text_is(conn->laddr, laddr, laddr_length)) continue;
+        if (max_age && (db->now_ms - conn->created_ms) / 1000 < max_age) continue;
+        if (skip_me && conn == db->current) continue;
+        if (conn->kill_requested) continue;
+        kill_connection(db, conn);
+        killed++;
+    }
+    gr_reply_integer(reply, killed);
+}
+
+static void client_setinfo(gr_connection_t *conn, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                           gr_reply_t *reply) {
+    if (argc != 4) { gr_reply_arity_error(reply, "client|setinfo"); return; }
+    char *field;
+    size_t size;
+    const char *label;
+    if (gr_word_is(argv[2], argv_length[2], "lib-name")) field = conn->lib_name, size = sizeof conn->lib_name, label = "lib-name";
+    else if (gr_word_is(argv[2], argv_length[2], "lib-ver")) field = conn->lib_ver, size = sizeof conn->lib_ver, label = "lib-ver";
+    else {
+        char text[160];
+        snprintf(text, sizeof text, "ERR Unrecognized option '%.*s'", (int)(argv_length[2] > 64 ? 64 : argv_length[2]),
+                 (const char *)argv[2]);
+        gr_reply_error_text(reply, GR_ERR_GENERIC, text);
+        return;
+    }
+    if (!valid_client_text(argv[3], argv_length[3]) || argv_length[3] >= size) {
+        char text[160];
+        snprintf(text, sizeof text, "ERR %s cannot contain spaces, newlines or special characters, "
+                                    "and is limited to %zu bytes.", label, size - 1);
+        gr_reply_error_text(reply, GR_ERR_GENERIC, text);
+        return;
+    }
+    memcpy(field, argv[3], argv_length[3]);
+    field[argv_length[3]] = '\0';
+    gr_reply_ok(reply);
+}
+
+static void client(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    gr_connection_t *conn = db->current;
+    const uint8_t *sub = argv[1];
+    size_t length = argv_length[1];
+    if (gr_word_is(sub, length, "id") && argc == 2) {
+        gr_reply_integer(reply, conn->id);
+    } else if (gr_word_is(sub, length, "setname") && argc == 3) {
+        if (set_name(conn, argv[2], argv_length[2], reply) == 0) gr_reply_ok(reply);
+    } else if (gr_word_is(sub, length, "getname") && argc == 2) {
+        if (conn->name[0]) gr_reply_bulk(reply, (const uint8_t *)conn->name, strlen(conn->name));
+        else gr_reply_nil(reply);
+    } else if (gr_word_is(sub, length, "setinfo")) {
+        client_setinfo(conn, argc, argv, argv_length, reply);
+    } else if (gr_word_is(sub, length, "info") && argc == 2) {
+        gr_text_t text;
+        if (gr_text_init(&text, 512) != 0) { gr_reply_oom(reply); return; }
+        describe(db, conn, &text);
+        reply_text(&text, reply);
+    } else if (gr_word_is(sub, length, "list")) {
+        client_list(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(sub, length, "kill") && argc >= 3) {
+        client_kill(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(sub, length, "no-evict") && argc == 3) {
+        if (gr_word_is(argv[2], argv_length[2], "on") || gr_word_is(argv[2], argv_length[2], "off")) gr_reply_ok(reply);
+        else gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
+    } else if (gr_word_is(sub, length, "help") && argc == 2) {
+        static const char *lines[] = {
+            "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GETNAME", "    Return the name of the current connection.",
+            "ID", "    Return the ID of the current connection.",
+            "INFO", "    Return information about the current client connection.",
+            "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+            "KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options: ID, ADDR, LADDR, TYPE, USER, SKIPME, MAXAGE.",
+            "LIST [TYPE <type>] [ID <id> [<id> ...]]", "    Return information about client connections (RESP and ring).",
+            "NO-EVICT (ON|OFF)", "    goblin-ring never evicts clients; accepted for compatibility.",
+            "SETINFO <option> <value>", "    Set LIB-NAME or LIB-VER for the current connection.",
+            "SETNAME <name>", "    Assign the name <name> to the current connection.",
+            "HELP", "    Print this help.",
+        };
+        gr_reply_help(reply, lines, sizeof lines / sizeof lines[0]);
+    } else if (gr_word_is(sub, length, "id") || gr_word_is(sub, length, "setname") || gr_word_is(sub, length, "getname") ||
+               gr_word_is(sub, length, "info") || gr_word_is(sub, length, "kill") || gr_word_is(sub, length, "no-evict") ||
+               gr_word_is(sub, length, "help")) {
+        gr_reply_subcommand_arity_error(reply, "client", sub, length);
+    } else {
+        gr_reply_unknown_subcommand(reply, sub, length, "CLIENT");
+    }
+}
+
+void gr_cmd_connection(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                       gr_reply_t *reply) {
+    if (!db->current) { gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR no connection context"); return; }
+    if (gr_word_is(argv[0], argv_length[0], "hello")) hello(db, argc, argv, argv_length, reply);
+    else if (gr_word_is(argv[0], argv_length[0], "auth")) auth(db, argc, argv, argv_length, reply);
+    else if (gr_word_is(argv[0], argv_length[0], "reset")) reset(db, reply);
+    else client(db, argc, argv, argv_length, reply);
+}

@@ -1,0 +1,69 @@
+/* cmd_db.c — the 16 databases: SELECT, MOVE, SWAPDB.
+ *
+ * db.h keeps GR_DB_COUNT keyspaces; each connection's selected index is in its
+ * gr_connection_t, and db->keyspace points at the running command's database.
+ */
+#include "exec/blocking.h"
+#include "exec/db.h"
+
+static void reply_out_of_range(gr_reply_t *reply) {
+    gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, "ERR DB index is out of range");
+}
+
+static int valid_index(int64_t index) { return index >= 0 && index < GR_DB_COUNT; }
+
+static void select_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    if (!valid_index(r->index)) { reply_out_of_range(reply); return; }
+    if (db->current) db->current->db_index = (int32_t)r->index;
+    db->keyspace = db->keyspaces[r->index];
+    gr_ks_set_clock(db->keyspace, (uint64_t)db->now_ms);
+    gr_reply_ok(reply);
+}
+
+static void move_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    if (!valid_index(r->index)) { reply_out_of_range(reply); return; }
+    gr_keyspace_t *target = db->keyspaces[r->index];
+    if (target == db->keyspace) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR source and destination objects are the same");
+        return;
+    }
+    gr_ks_entry_t *entry = gr_db_find_live(db, r->key);
+    if (!entry) { gr_reply_integer(reply, 0); return; }
+    gr_ks_entry_t *existing = gr_ks_find(target, r->key.data, r->key.length);
+    if (existing && gr_db_is_expired(db, existing)) {
+        gr_ks_delete(target, r->key.data, r->key.length);
+        existing = NULL;
+    }
+    if (existing) { gr_reply_integer(reply, 0); return; }
+    /* Add to the target first so that OOM leaves the key where it was. */
+    gr_ks_entry_t *moved = gr_ks_add(target, r->key.data, r->key.length, entry->type, entry->value);
+    if (!moved) { gr_reply_oom(reply); return; }
+    if (entry->expire_at_ms >= 0) gr_ks_set_expire(target, moved, entry->expire_at_ms);
+    gr_ks_entry_t *source = gr_ks_unlink(db->keyspace, r->key.data, r->key.length);
+    gr_ks_entry_free(db->keyspace, source, 0);   /* the value now belongs to the target */
+    gr_blocking_signal(db, (int32_t)r->index, r->key.data, r->key.length);
+    gr_reply_integer(reply, 1);
+}
+
+static void swapdb_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    if (!valid_index(r->index) || !valid_index(r->index2)) { reply_out_of_range(reply); return; }
+    gr_keyspace_t *first = db->keyspaces[r->index];
+    db->keyspaces[r->index] = db->keyspaces[r->index2];
+    db->keyspaces[r->index2] = first;
+    uint64_t cursor = db->expire_cursor[r->index];
+    db->expire_cursor[r->index] = db->expire_cursor[r->index2];
+    db->expire_cursor[r->index2] = cursor;
+    if (db->current) db->keyspace = db->keyspaces[db->current->db_index];
+    gr_blocking_signal_db(db, (int32_t)r->index);     /* waiters now see the other database's lists */
+    gr_blocking_signal_db(db, (int32_t)r->index2);
+    gr_reply_ok(reply);
+}
+
+void gr_cmd_db(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    switch (request->template_id) {
+    case GR_T_SELECT: select_command(db, request, reply); return;
+    case GR_T_MOVE: move_command(db, request, reply); return;
+    case GR_T_SWAPDB: swapdb_command(db, request, reply); return;
+    default: gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
+    }
+}

@@ -1,0 +1,216 @@
+/* cmd_keys.c — the generic key commands: DEL, UNLINK, EXISTS, TYPE, DBSIZE, FLUSHDB,
+ * FLUSHALL, KEYS, SCAN, RENAME, MEMORY USAGE and OBJECT. KEYS and SCAN skip keys whose expiry has
+ * passed (the cron or the next lookup deletes them).
+ *
+ * The keyspace itself (hash table, incremental rehash, the SCAN cursor) is keyspace.c and
+ * the pattern matcher glob.c; this file is their command layer, typed requests in, Redis
+ * replies out.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "exec/db.h"
+#include "exec/blocking.h"
+#include "core/glob.h"
+#include "exec/server_text.h"
+#include "engines/string_value.h"
+
+static const char *type_name(uint8_t type) {
+    switch (type) {
+    case GR_TYPE_STRING: return "string";
+    case GR_TYPE_LIST: return "list";
+    default: return "none";
+    }
+}
+
+static void del(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    int64_t deleted = 0;
+    for (uint32_t i = 0; i < r->item_count; i++)
+        if (gr_db_find_live(db, r->items[i]))   /* an expired key is deleted, but does not count */
+            deleted += gr_ks_delete(db->keyspace, r->items[i].data, r->items[i].length);
+    gr_reply_integer(reply, deleted);
+}
+
+static void exists(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    int64_t count = 0;
+    for (uint32_t i = 0; i < r->item_count; i++) count += gr_db_lookup(db, r->items[i]) != NULL;
+    gr_reply_integer(reply, count);
+}
+
+static void type(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    gr_ks_entry_t *entry = gr_db_lookup(db, r->key);
+    const char *name = entry ? type_name(entry->type) : "none";
+    gr_reply_status(reply, name, strlen(name));
+}
+
+/* Entries collected for a reply whose count must be known before the first element. */
+typedef struct collected_keys {
+    const gr_db_t *db;       /* for the clock: expired keys are skipped */
+    gr_ks_entry_t **entries;
+    size_t count, capacity;
+    int failed;
+    gr_bytes_t pattern;      /* empty: match everything */
+    int filter_type;         /* 0: no TYPE filter, -1: a type that matches nothing */
+} collected_keys_t;
+
+static void collect(collected_keys_t *keys, gr_ks_entry_t *entry) {
+    if (keys->failed || gr_db_is_expired(keys->db, entry)) return;
+    if (keys->filter_type && entry->type != keys->filter_type) return;
+    if (keys->pattern.length &&
+        !(keys->pattern.length == 1 && keys->pattern.data[0] == '*') &&
+        !gr_glob_match(keys->pattern.data, keys->pattern.length, entry->key, entry->key_length, 0))
+        return;
+    if (keys->count == keys->capacity) {
+        size_t capacity = keys->capacity ? keys->capacity * 2 : 64;
+        gr_ks_entry_t **grown = realloc(keys->entries, capacity * sizeof *grown);
+        if (!grown) { keys->failed = 1; return; }
+        keys->entries = grown;
+        keys->capacity = capacity;
+    }
+    keys->entries[keys->count++] = entry;
+}
+
+static int collect_visit(void *context, gr_ks_entry_t *entry) {
+    collect(context, entry);
+    return 0;
+}
+
+static void collect_scan_visit(void *context, gr_ks_entry_t *entry) { collect(context, entry); }
+
+static void keys_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    collected_keys_t keys = {0};
+    keys.db = db;
+    keys.pattern = r->arg1;
+    gr_ks_iterate(db->keyspace, collect_visit, &keys);
+    if (keys.failed) {
+        free(keys.entries);
+        gr_reply_oom(reply);
+        return;
+    }
+    gr_reply_array_begin(reply, keys.count);
+    for (size_t i = 0; i < keys.count; i++) gr_reply_bulk(reply, keys.entries[i]->key, keys.entries[i]->key_length);
+    free(keys.entries);
+}
+
+static int type_from_name(gr_bytes_t name) {
+    if (name.length == 6 && strncasecmp((const char *)name.data, "string", 6) == 0) return GR_TYPE_STRING;
+    if (name.length == 4 && strncasecmp((const char *)name.data, "list", 4) == 0) return GR_TYPE_LIST;
+    return -1;
+}
+
+static void scan(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    collected_keys_t keys = {0};
+    keys.db = db;
+    keys.pattern = r->arg1;
+    keys.filter_type = r->arg2.length ? type_from_name(r->arg2) : 0;
+    size_t wanted = r->count ? r->count : 10;
+    uint64_t cursor = r->cursor;
+    /* Like Redis, visit buckets until COUNT keys were examined (a bounded amount of work). */
+    size_t visited_buckets = 0;
+    do {
+        cursor = gr_ks_scan(db->keyspace, cursor, collect_scan_visit, &keys);
+        visited_buckets++;
+    } while (cursor != 0 && keys.count < wanted && visited_buckets < wanted * 10);
+    if (keys.failed) {
+        free(keys.entries);
+        gr_reply_oom(reply);
+        return;
+    }
+    char cursor_text[24];
+    size_t cursor_length = 0;
+    uint64_t value = cursor;
+    char reversed[24];
+    do { reversed[cursor_length++] = (char)('0' + value % 10); value /= 10; } while (value);
+    for (size_t i = 0; i < cursor_length; i++) cursor_text[i] = reversed[cursor_length - 1 - i];
+    gr_reply_keyed_array_begin(reply, (const uint8_t *)cursor_text, cursor_length, keys.count);
+    for (size_t i = 0; i < keys.count; i++) gr_reply_bulk(reply, keys.entries[i]->key, keys.entries[i]->key_length);
+    free(keys.entries);
+}
+
+static void rename_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    gr_db_find_live(db, r->key);    /* an expired source is no such key */
+    gr_db_find_live(db, r->arg1);   /* an expired target is gone before the rename */
+    int result = gr_ks_rename(db->keyspace, r->key.data, r->key.length, r->arg1.data, r->arg1.length);
+    if (result == -1) gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key");
+    else if (result == -2) gr_reply_oom(reply);
+    else {
+        gr_blocking_signal(db, db->current ? db->current->db_index : 0, r->arg1.data, r->arg1.length);
+        gr_reply_ok(reply);
+    }
+}
+
+static void memory_usage(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    gr_ks_entry_t *entry = gr_db_lookup(db, r->key);
+    if (!entry) { gr_reply_nil(reply); return; }
+    gr_reply_integer(reply, (int64_t)(gr_ks_entry_bytes(entry) + gr_value_allocated_bytes(entry->type, entry->value)));
+}
+
+void gr_cmd_keys(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    switch (request->template_id) {
+    case GR_T_DEL: del(db, request, reply); return;
+    case GR_T_EXISTS: exists(db, request, reply); return;
+    case GR_T_TYPE: type(db, request, reply); return;
+    case GR_T_DBSIZE: gr_reply_integer(reply, (int64_t)gr_ks_size(db->keyspace)); return;
+    case GR_T_FLUSHDB:
+        if (request->flag) for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_clear(db->keyspaces[i]);   /* FLUSHALL */
+        else gr_ks_clear(db->keyspace);
+        gr_reply_ok(reply);
+        return;
+    case GR_T_KEYS: keys_command(db, request, reply); return;
+    case GR_T_SCAN: scan(db, request, reply); return;
+    case GR_T_RENAME: rename_command(db, request, reply); return;
+    case GR_T_MEMORY_USAGE: memory_usage(db, request, reply); return;
+    default: gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
+    }
+}
+
+/* ---- OBJECT (argv only: no typed message) ---- */
+
+void gr_cmd_object(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                   gr_reply_t *reply) {
+    const uint8_t *sub = argv[1];
+    size_t length = argv_length[1];
+    if (gr_word_is(sub, length, "help") && argc == 2) {
+        static const char *lines[] = {
+            "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "ENCODING <key>", "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "FREQ <key>", "    Return the access frequency index of the <key> (needs an LFU maxmemory-policy,",
+            "    which goblin-ring does not have).",
+            "IDLETIME <key>", "    Return the idle time of the <key>, that is the approximated number of",
+            "    seconds elapsed since the last access to the key.",
+            "REFCOUNT <key>", "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+            "HELP", "    Print this help.",
+        };
+        gr_reply_help(reply, lines, sizeof lines / sizeof lines[0]);
+        return;
+    }
+    int known = gr_word_is(sub, length, "encoding") || gr_word_is(sub, length, "refcount") ||
+                gr_word_is(sub, length, "idletime") || gr_word_is(sub, length, "freq");
+    if (!known) { gr_reply_unknown_subcommand(reply, sub, length, "OBJECT"); return; }
+    if (argc != 3) {
+        gr_reply_subcommand_arity_error(reply, "object", sub, length);
+        return;
+    }
+    gr_bytes_t key = {argv[2], (uint32_t)argv_length[2]};
+    gr_ks_entry_t *entry = gr_db_find_live(db, key);   /* OBJECT does not count as an access */
+    if (!entry) { gr_reply_nil(reply); return; }
+    if (gr_word_is(sub, length, "encoding")) {
+        const char *encoding = entry->type == GR_TYPE_LIST ? gr_list_encoding_name(entry->value)
+                                                           : gr_string_encoding(entry->value);
+        gr_reply_bulk(reply, (const uint8_t *)encoding, strlen(encoding));
+    } else if (gr_word_is(sub, length, "refcount")) {
+        gr_reply_integer(reply, 1);
+    } else if (gr_word_is(sub, length, "idletime")) {
+        int64_t idle = (gr_db_now_ms(db) - (int64_t)entry->access_ms) / 1000;
+        gr_reply_integer(reply, idle < 0 ? 0 : idle);
+    } else {
+        gr_reply_error_text(reply, GR_ERR_GENERIC,
+                            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. "
+                            "Please note that when switching between policies at runtime LRU and LFU data "
+                            "will take some time to adjust.");
+    }
+}

@@ -1,0 +1,501 @@
+/* cmd_list.c — the LIST command layer: Redis 7 semantics over the list engine.
+ *
+ * The engine is list.c (the compact encoding, list_compact.c, and the two engines a list can
+ * target: segmented, list_seg.c, and PMA, list_pma.c);
+ * this file validates every argument of a typed request first, then mutates, then replies,
+ * with Redis's reply shapes and error texts. Both transports arrive here with the same
+ * gr_request_t (field use per template in codec.h). A list that becomes empty is deleted,
+ * as in Redis. The blocking commands' ready path is here too; parking and waking a client
+ * is blocking.c.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/alloc.h"
+#include "exec/blocking.h"
+#include "exec/db.h"
+
+#define END_LEFT 0
+
+static gr_list_end_t engine_end(uint8_t end) { return end == END_LEFT ? GR_LIST_HEAD : GR_LIST_TAIL; }
+
+/* The engine a request's new lists target: its GOBLIN.PMA./GOBLIN.SEG. qualifier, else
+ * the server's --list-implementation. */
+static gr_list_encoding_t wanted_engine(const gr_db_t *db, const gr_request_t *r) {
+    return r->engine == 1 ? GR_LIST_SEGMENTED : r->engine == 2 ? GR_LIST_PMA : db->list_target;
+}
+
+/* A qualified command on a list of the other engine: WRONGTYPE, naming both engines. */
+static void reply_wrong_engine(const gr_db_t *db, const gr_request_t *r, const gr_list_t *list, gr_reply_t *reply) {
+    /* RESP knows the very name (GOBLIN.PMA.RPOPLPUSH); a typed request only its template's */
+    const char *name = gr_request_command_name(r);
+    const char *last = db->current ? db->current->last_command : NULL;
+    if (last && strncmp(last, name ? name : "", 11) == 0) name = last;
+    char upper[48];
+    size_t n = 0;
+    for (; name && name[n] && n < sizeof upper - 1; n++) upper[n] = (char)toupper((unsigned char)name[n]);
+    upper[n] = '\0';
+    char text[160];
+    snprintf(text, sizeof text, "WRONGTYPE Operation against a list held by the %s engine (%s wants %s)",
+             gr_list_engine_name(gr_list_target(list)), upper, r->engine == 2 ? "pma" : "segmented");
+    gr_reply_error_text(reply, GR_ERR_WRONGTYPE, text);
+}
+
+/* Find key as a list: 1 found (*list set), 0 absent, -1 wrong type (WRONGTYPE replied): not
+ * a list, or, for a qualified request, a list of the other engine. */
+static int find_list_or_reply(gr_db_t *db, const gr_request_t *r, gr_bytes_t key, gr_list_t **list,
+                              gr_ks_entry_t **entry, gr_reply_t *reply) {
+    gr_ks_entry_t *found = gr_db_lookup(db, key);
+    if (!found) return 0;
+    if (found->type != GR_TYPE_LIST) {
+        gr_reply_wrongtype(reply);
+        return -1;
+    }
+    if (r->engine && gr_list_target(found->value) != wanted_engine(db, r)) {
+        reply_wrong_engine(db, r, found->value, reply);
+        return -1;
+    }
+    *list = found->value;
+    if (entry) *entry = found;
+    return 1;
+}
+
+static void delete_if_empty(gr_db_t *db, gr_bytes_t key, gr_list_t *list) {
+    if (gr_list_length(list) == 0) gr_ks_delete(db->keyspace, key.data, key.length);
+}
+
+static gr_list_t *create_list_or_reply(gr_db_t *db, const gr_request_t *r, gr_bytes_t key, gr_reply_t *reply) {
+    gr_list_t *list = gr_list_new_for(&db->list_config, wanted_engine(db, r));
+    if (list && gr_ks_add(db->keyspace, key.data, key.length, GR_TYPE_LIST, list)) {
+        /* a new list may be what a blocked client waits for (served after this command) */
+        gr_blocking_signal(db, db->current ? db->current->db_index : 0, key.data, key.length);
+        return list;
+    }
+    if (list) gr_list_free(list);
+    gr_reply_oom(reply);
+    return NULL;
+}
+
+static void reply_value(gr_reply_t *reply, gr_value_t value) { gr_reply_bulk(reply, value.data, value.length); }
+
+/* LPUSH, RPUSH, LPUSHX, RPUSHX */
+static void push(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    static const char *names[2][2] = {{"lpush", "rpush"}, {"lpushx", "rpushx"}};
+    if (r->item_count == 0) {
+        gr_reply_arity_error(reply, names[r->flag][r->end]);
+        return;
+    }
+    gr_list_t *list = NULL;
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    if (found < 0) return;
+    if (!found) {
+        if (r->flag) { gr_reply_integer(reply, 0); return; }
+        if (!(list = create_list_or_reply(db, r, r->key, reply))) return;
+    }
+    /* gr_bytes_t (wire, 32-bit length) and gr_value_t (engine, size_t) differ: convert in chunks. */
+    int failed = 0;
+    for (uint32_t done = 0; done < r->item_count && !failed;) {
+        gr_value_t chunk[64];
+        uint32_t n = r->item_count - done < 64 ? r->item_count - done : 64;
+        for (uint32_t i = 0; i < n; i++) {
+            chunk[i].data = r->items[done + i].data;
+            chunk[i].length = r->items[done + i].length;
+        }
+        failed = gr_list_push_many(list, engine_end(r->end), chunk, n) != 0;
+        done += n;
+    }
+    if (failed) {
+        delete_if_empty(db, r->key, list);
+        gr_reply_oom(reply);
+        return;
+    }
+    gr_reply_integer(reply, (int64_t)gr_list_length(list));
+}
+
+/* Reply with `count` values taken from `end` (in pop order), then remove them. */
+static void reply_and_remove_from_end(gr_list_t *list, gr_list_end_t end, size_t count, gr_reply_t *reply) {
+    size_t length = gr_list_length(list);
+    if (count > length) count = length;
+    gr_list_iter_t iterator;
+    gr_list_iter_init(&iterator, list, end == GR_LIST_HEAD ? 0 : length - 1, end);
+    gr_value_t value;
+    for (size_t i = 0; i < count && gr_list_iter_next(&iterator, &value); i++) reply_value(reply, value);
+    gr_list_pop_range(list, end, count);   /* PMA: one range mutation, not count pops */
+}
+
+/* LPOP, RPOP, with an optional count */
+static void pop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    gr_list_t *list = NULL;
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    if (found < 0) return;
+    if (!found) {
+        if (r->flag) gr_reply_nil_array(reply); else gr_reply_nil(reply);
+        return;
+    }
+    gr_list_end_t end = engine_end(r->end);
+    if (!r->flag) {
+        gr_value_t value;
+        gr_list_peek(list, end, &value);
+        reply_value(reply, value);
+        gr_list_pop(list, end);
+    } else {
+        size_t count = r->count < gr_list_length(list) ? r->count : gr_list_length(list);
+        gr_reply_array_begin(reply, count);
+        reply_and_remove_from_end(list, end, count, reply);
+    }
+    delete_if_empty(db, r->key, list);
+}
+
+static void llen(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    gr_list_t *list = NULL;
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    if (found >= 0) gr_reply_integer(reply, found ? (int64_t)gr_list_length(list) : 0);
+}
+
+/* Normalise a Redis index against length: -1 when out of range. */
+static int64_t normalise_index(int64_t index, size_t length) {
+    if (index < 0) index += (int64_t)length;
+    if (index < 0 || index >= (int64_t)length) return -1;
+    return index;
+}
+
+static void lindex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    gr_list_t *list = NULL;
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    if (found < 0) return;
+    int64_t index = found ? normalise_index(r->index, gr_list_length(list)) : -1;
+    gr_value_t value;
+    if (index < 0 || gr_list_get(list, (size_t)index, &value) != 0) { gr_reply_nil(reply); return; }
+    reply_value(reply, value);
+}
+
+/* Redis's LRANGE/LTRIM clamping: sets [*first, *last] and returns 0 when the range is empty. */
+static int clamp_range(int64_t start, int64_t stop, size_t length, size_t *first, size_t *last) {
+    int64_t n = (int64_t)length;
+    if (start < 0) start += n;
+    if (stop < 0) stop += n;
+    if (start < 0) start = 0;
+    if (start > stop || start >= n) return 0;
+    if (stop >= n) stop = n - 1;
+    *first = (size_t)start;
+    *last = (size_t)stop;
+    return 1;
+}
+
+static void lrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    gr_list_t *list = NULL;
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    if (found < 0) return;
+    size_t first, last;
+    if (!found || !clamp_range(r->index, r->index2, gr_list_length(list), &first, &last)) {
+        gr_reply_array_begin(reply, 0);
+        return;
+    }
+    size_t count = last - first + 1;
+    gr_reply_array_begin(reply, count);
+    gr_list_iter_t iterator;
+    gr_list_iter_init(&iterator, list, first, GR_LIST_HEAD);
+    gr_value_t value;
+    for (size_t i = 0; i < count && gr_list_iter_next(&iterator, &value); i++) reply_value(reply, value);
+}
+
+static void lset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    gr_list_t *list = NULL;
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    if (found < 0) return;
+    if (!found) { gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key"); return; }
+    int64_t index = normalise_index(r->index, gr_list_length(list));
+    if (index < 0) { gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, "ERR index out of range"); return; }
+    if (gr_list_set(list, (size_t)index, r->arg1.data, r->arg1.length) != 0) {
+        gr_reply_oom(reply);
+        return;
+    }
+    gr_reply_ok(reply);
+}
+
+static int value_equals(gr_value_t value, gr_bytes_t wanted) {
+    return value.length == wanted.length && (wanted.length == 0 || memcmp(value.data, wanted.data, wanted.length) == 0);
+}
+
+static void linsert(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    gr_list_t *list = NULL;
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    if (found < 0) return;
+    if (!found) { gr_reply_integer(reply, 0); return; }
+    gr_list_iter_t iterator;
+    gr_list_iter_init(&iterator, list, 0, GR_LIST_HEAD);
+    gr_value_t value;
+    size_t index = 0;
+    int matched = 0;
+    while (gr_list_iter_next(&iterator, &value)) {
+        if (value_equals(value, r->arg1)) { matched = 1; break; }
+        index++;
+    }
+    if (!matched) { gr_reply_integer(reply, -1); return; }
+    size_t at = r->flag == 0 ? index : index + 1;   /* BEFORE : AFTER */
+    if (gr_list_insert(list, at, r->arg2.data, r->arg2.length) != 0) {
+        gr_reply_oom(reply);
+        return;
+    }
+    gr_reply_integer(reply, (int64_t)gr_list_length(list));
+}
+
+static void lrem(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    gr_list_t *list = NULL;
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    if (found < 0) return;
+    if (!found) { gr_reply_integer(reply, 0); return; }
+    int64_t removed = gr_list_remove_matching(list, r->arg1.data, r->arg1.length, r->index);
+    delete_if_empty(db, r->key, list);
+    gr_reply_integer(reply, removed);
+}
+
+static void ltrim(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    gr_list_t *list = NULL;
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    if (found < 0) return;
+    if (found) {
+        size_t first, last;
+        if (!clamp_range(r->index, r->index2, gr_list_length(list), &first, &last))
+            gr_list_delete_range(list, 0, gr_list_length(list));
+        else
+            gr_list_trim(list, first, last);
+        delete_if_empty(db, r->key, list);
+    }
+    gr_reply_ok(reply);
+}
+
+/* LPOS key element [RANK rank] [COUNT num] [MAXLEN len] */
+static void lpos(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    int64_t rank = r->index;
+    if (rank == 0) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC,
+                            "ERR RANK can't be zero: use 1 to start from the first match, 2 from the "
+                            "second ... or use negative to start from the end of the list");
+        return;
+    }
+    if (rank == INT64_MIN) {
+        gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE,
+                            "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807");
+        return;
+    }
+    gr_list_t *list = NULL;
+    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    if (found < 0) return;
+    if (!found) {
+        if (r->flag) gr_reply_array_begin(reply, 0); else gr_reply_nil(reply);
+        return;
+    }
+    size_t length = gr_list_length(list);
+    gr_list_end_t direction = rank > 0 ? GR_LIST_HEAD : GR_LIST_TAIL;
+    uint64_t skip = (uint64_t)(rank > 0 ? rank : -rank) - 1;
+    uint64_t wanted = r->flag ? (r->count ? r->count : UINT64_MAX) : 1;
+    uint64_t limit = r->max_len ? r->max_len : UINT64_MAX;
+
+    /* Matches are collected first: an array reply must announce its count. */
+    size_t capacity = 16, found_count = 0;
+    int64_t *positions = malloc(capacity * sizeof *positions);
+    gr_list_iter_t iterator;
+    gr_list_iter_init(&iterator, list, direction == GR_LIST_HEAD ? 0 : length - 1, direction);
+    gr_value_t value;
+    uint64_t compared = 0;
+    size_t index = direction == GR_LIST_HEAD ? 0 : length - 1;
+    while (positions && found_count < wanted && compared < limit && gr_list_iter_next(&iterator, &value)) {
+        compared++;
+        if (value_equals(value, r->arg1)) {
+            if (skip) skip--;
+            else {
+                if (found_count == capacity) {
+                    int64_t *grown = realloc(positions, 2 * capacity * sizeof *positions);
+                    if (!grown) { free(positions); positions = NULL; break; }
+                    positions = grown;
+                    capacity *= 2;
+                }
+                positions[found_count++] = (int64_t)index;
+            }
+        }
+        index = direction == GR_LIST_HEAD ? index + 1 : index - 1;
+    }
+    if (!positions) {
+        gr_reply_oom(reply);
+        return;
+    }
+    if (r->flag) {
+        gr_reply_array_begin(reply, found_count);
+        for (size_t i = 0; i < found_count; i++) gr_reply_integer(reply, positions[i]);
+    } else if (found_count) {
+        gr_reply_integer(reply, positions[0]);
+    } else {
+        gr_reply_nil(reply);
+    }
+    free(positions);
+}
+
+/* LMOVE source destination LEFT|RIGHT LEFT|RIGHT (and RPOPLPUSH) */
+/* LMOVE's work once the source is known to hold a list: 1 when it replied. Returns 0 (and
+ * replies nothing) when the source is absent, so BLMOVE can park instead. */
+static int lmove_or_absent(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    gr_list_t *source = NULL, *destination = NULL;
+    int found = find_list_or_reply(db, r, r->key, &source, NULL, reply);
+    if (found < 0) return 1;
+    if (!found) return 0;
+    int destination_found = find_list_or_reply(db, r, r->arg1, &destination, NULL, reply);
+    if (destination_found < 0) return 1;
+
+    gr_value_t value;
+    gr_list_peek(source, engine_end(r->end), &value);
+    /* The value lives in the source's storage, which the pop invalidates: copy it first. */
+    uint8_t *copy = malloc(value.length ? value.length : 1);
+    if (!copy) {
+        gr_reply_oom(reply);
+        return 1;
+    }
+    memcpy(copy, value.data, value.length);
+    size_t copy_length = value.length;
+    if (!destination_found && !(destination = create_list_or_reply(db, r, r->arg1, reply))) {
+        free(copy);
+        return 1;
+    }
+    gr_list_pop(source, engine_end(r->end));
+    if (gr_list_push(destination, engine_end(r->to_end), copy, copy_length) != 0) {
+        gr_list_push(source, engine_end(r->end), copy, copy_length);   /* put it back: lose nothing */
+        free(copy);
+        delete_if_empty(db, r->arg1, destination);
+        gr_reply_oom(reply);
+        return 1;
+    }
+    gr_reply_bulk(reply, copy, copy_length);
+    free(copy);
+    delete_if_empty(db, r->key, source);
+    return 1;
+}
+
+static void lmove(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    if (!lmove_or_absent(db, r, reply)) gr_reply_nil(reply);
+}
+
+/* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] */
+static void lmpop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    if (r->item_count == 0) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR numkeys should be greater than 0");
+        return;
+    }
+    size_t count = r->count ? r->count : 1;
+    for (uint32_t i = 0; i < r->item_count; i++) {
+        gr_list_t *list = NULL;
+        int found = find_list_or_reply(db, r, r->items[i], &list, NULL, reply);
+        if (found < 0) return;
+        if (!found) continue;
+        size_t taken = count < gr_list_length(list) ? count : gr_list_length(list);
+        gr_reply_keyed_array_begin(reply, r->items[i].data, r->items[i].length, taken);
+        reply_and_remove_from_end(list, engine_end(r->end), taken, reply);
+        delete_if_empty(db, r->items[i], list);
+        return;
+    }
+    gr_reply_nil_array(reply);
+}
+
+/* ---- BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP ---- */
+
+/* The ready path of a blocking command: 1 when it replied (a value, or an error such as
+ * WRONGTYPE), 0 when every key is empty. Keys are tried in argument order. */
+static int blocking_ready(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    if (r->template_id == GR_T_BLMOVE) return lmove_or_absent(db, r, reply);   /* one lookup of the source */
+    for (uint32_t i = 0; i < r->item_count; i++) {
+        gr_list_t *list = NULL;
+        int found = find_list_or_reply(db, r, r->items[i], &list, NULL, reply);
+        if (found < 0) return 1;
+        if (!found) continue;
+        if (r->template_id == GR_T_BPOP) {
+            gr_value_t value;
+            gr_list_peek(list, engine_end(r->end), &value);
+            gr_reply_pair(reply, r->items[i].data, r->items[i].length, value.data, value.length);
+            gr_list_pop(list, engine_end(r->end));
+        } else {
+            size_t count = r->count ? r->count : 1;
+            size_t taken = count < gr_list_length(list) ? count : gr_list_length(list);
+            gr_reply_keyed_array_begin(reply, r->items[i].data, r->items[i].length, taken);
+            reply_and_remove_from_end(list, engine_end(r->end), taken, reply);
+        }
+        delete_if_empty(db, r->items[i], list);
+        return 1;
+    }
+    return 0;
+}
+
+static void reply_blocking_nil(const gr_request_t *r, gr_reply_t *reply) {
+    if (r->template_id == GR_T_BLMOVE) gr_reply_nil(reply);
+    else gr_reply_nil_array(reply);
+}
+
+static void blocking_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const char *why = gr_blocking_timeout_error(r->timeout);   /* the ring's typed path too */
+    if (why) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, why);
+        return;
+    }
+    if (r->template_id != GR_T_BLMOVE && r->item_count == 0) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, r->template_id == GR_T_BLMPOP ? "ERR numkeys should be greater than 0"
+                                                                                 : "ERR wrong number of arguments");
+        return;
+    }
+    if (blocking_ready(db, r, reply)) return;
+    /* Inside EXEC (or with no connection to park) a blocking command does not block. */
+    if (db->serve_deferred || !db->current || !db->current->reply) { reply_blocking_nil(r, reply); return; }
+    if (gr_blocking_park(db, r, r->timeout) != 0) gr_reply_oom(reply);
+}
+
+void gr_cmd_list_serve_blocked(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    if (!blocking_ready(db, request, reply)) reply_blocking_nil(request, reply);
+}
+
+/* GOBLIN.LIST.INTERNALS key: how the list is laid out, as a map (RESP3) or flat array
+ * (RESP2); nil for a missing key, WRONGTYPE for another type. */
+void gr_cmd_list_internals(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                           gr_reply_t *reply) {
+    if (argc != 2) { gr_reply_arity_error(reply, "goblin.list.internals"); return; }
+    gr_bytes_t key = {argv[1], (uint32_t)argv_length[1]};
+    gr_request_t plain;
+    memset(&plain, 0, sizeof plain);
+    gr_list_t *list = NULL;
+    int found = find_list_or_reply(db, &plain, key, &list, NULL, reply);
+    if (found < 0) return;
+    if (!found) { gr_reply_nil(reply); return; }
+    gr_list_internals_t in;
+    gr_list_internals(list, &in);
+    const struct { const char *name; size_t value; } rows[] = {
+        {"elements", in.elements}, {"live_value_bytes", in.live_value_bytes},
+        {"dead_value_bytes", in.dead_value_bytes}, {"value_bytes_allocated", in.value_bytes_allocated},
+        {in.units_name, in.units}, {"front_slack", in.front_slack}, {"back_slack", in.back_slack},
+        {"order_structure_bytes", in.order_structure_bytes}, {"total_allocated_bytes", in.total_allocated_bytes},
+    };
+    gr_reply_map_begin(reply, 1 + sizeof rows / sizeof rows[0]);
+    gr_reply_bulk(reply, (const uint8_t *)"representation", 14);
+    gr_reply_bulk(reply, (const uint8_t *)in.representation, strlen(in.representation));
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        gr_reply_bulk(reply, (const uint8_t *)rows[i].name, strlen(rows[i].name));
+        gr_reply_integer(reply, (int64_t)rows[i].value);
+    }
+}
+
+void gr_cmd_list(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    switch (request->template_id) {
+    case GR_T_PUSH: push(db, request, reply); return;
+    case GR_T_POP: pop(db, request, reply); return;
+    case GR_T_LLEN: llen(db, request, reply); return;
+    case GR_T_LINDEX: lindex(db, request, reply); return;
+    case GR_T_LRANGE: lrange(db, request, reply); return;
+    case GR_T_LSET: lset(db, request, reply); return;
+    case GR_T_LINSERT: linsert(db, request, reply); return;
+    case GR_T_LREM: lrem(db, request, reply); return;
+    case GR_T_LTRIM: ltrim(db, request, reply); return;
+    case GR_T_LPOS: lpos(db, request, reply); return;
+    case GR_T_LMOVE: lmove(db, request, reply); return;
+    case GR_T_LMPOP: lmpop(db, request, reply); return;
+    case GR_T_BPOP: case GR_T_BLMOVE: case GR_T_BLMPOP: blocking_command(db, request, reply); return;
+    default:
+        gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
+    }
+}

@@ -1,0 +1,346 @@
+/* cmd_server.c — server commands that have no typed SBE message: PING, ECHO, INFO, TIME,
+ * LASTSAVE, MEMORY, GOBLIN.MEMORY, FUNCTION; and the router to the connection (HELLO,
+ * AUTH, CLIENT, RESET: cmd_connection.c), CONFIG (cmd_config.c), COMMAND
+ * (command_docs.c) and OBJECT (cmd_keys.c) families.
+ *
+ * They arrive as argv from resp_commands.c (over RESP, or over the ring inside a
+ * CommandRequest). INFO's sections and fields follow Redis's names so that redis-py,
+ * redis-cli and exporters read them unchanged; used_memory is the counting allocator's
+ * total (alloc.c).
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "exec/db.h"
+#include "exec/server_text.h"
+
+static int64_t rss_bytes(void) {
+    FILE *statm = fopen("/proc/self/statm", "r");
+    if (!statm) return 0;
+    long pages_total = 0, pages_resident = 0;
+    int read = fscanf(statm, "%ld %ld", &pages_total, &pages_resident);
+    fclose(statm);
+    return read == 2 ? (int64_t)pages_resident * sysconf(_SC_PAGESIZE) : 0;
+}
+
+static void human_bytes(int64_t bytes, char *out, size_t size) {
+    const char *units[] = {"B", "K", "M", "G", "T"};
+    double value = (double)bytes;
+    int unit = 0;
+    while (value >= 1024 && unit < 4) { value /= 1024; unit++; }
+    snprintf(out, size, unit ? "%.2f%s" : "%.0f%s", value, units[unit]);
+}
+
+/* ---- INFO ---- */
+
+/* Which sections a request asked for: none = default; "all", "everything", "default", or names. */
+typedef struct section_request {
+    size_t count;
+    const uint8_t *const *names;
+    const size_t *lengths;
+} section_request_t;
+
+enum { IN_DEFAULT = 1, IN_ALL = 2 };   /* commandstats is in "all" but not in "default" */
+
+static int section_wanted(const section_request_t *asked, const char *section, int membership) {
+    if (asked->count == 0) return membership & IN_DEFAULT;
+    for (size_t i = 0; i < asked->count; i++) {
+        const uint8_t *name = asked->names[i];
+        size_t length = asked->lengths[i];
+        if (gr_word_is(name, length, "all") || gr_word_is(name, length, "everything")) return 1;
+        if (gr_word_is(name, length, "default") && (membership & IN_DEFAULT)) return 1;
+        if (gr_word_is(name, length, section)) return 1;
+    }
+    return 0;
+}
+
+static void info_server(gr_db_t *db, gr_text_t *text) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    int64_t uptime = (now_ms - db->stats.start_time_ms) / 1000;
+    struct utsname host;
+    if (uname(&host) != 0) memset(&host, 0, sizeof host);
+    gr_text_append(text,
+        "redis_version:%s\r\ngoblin_version:%s\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\n"
+        "redis_build_id:0\r\nredis_mode:standalone\r\nos:%s %s %s\r\narch_bits:%d\r\n"
+        "monotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\n"
+        "gcc_version:%d.%d.%d\r\nprocess_id:%lld\r\nprocess_supervised:no\r\nrun_id:%s\r\ntcp_port:%lld\r\n"
+        "server_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:10\r\nconfigured_hz:10\r\n"
+        "lru_clock:%lld\r\nexecutable:%s\r\nconfig_file:%s\r\nio_threads_active:0\r\n"
+        "goblin_name:%s\r\ngoblin_poll_mode:%s\r\ngoblin_list_implementation:%s\r\ngoblin_ring_capacity:%lld\r\n",
+        GR_REDIS_COMPATIBLE_VERSION, db->info.version, host.sysname, host.release, host.machine,
+        (int)(sizeof(void *) * 8),
+#ifdef __GNUC__
+        __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__,
+#else
+        0, 0, 0,
+#endif
+        (long long)db->info.process_id, db->info.run_id, (long long)db->info.tcp_port,
+        (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000, (long long)uptime, (long long)uptime / 86400,
+        (long long)(now.tv_sec & ((1 << 24) - 1)), db->info.executable, db->info.config_file,
+        db->info.name, db->info.mode, db->info.list_implementation, (long long)db->info.ring_capacity);
+}
+
+static void info_clients(gr_db_t *db, gr_text_t *text) {
+    gr_text_append(text,
+        "connected_clients:%lld\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
+        "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:%lld\r\n"
+        "tracking_clients:0\r\nclients_in_timeout_table:0\r\ngoblin_ring_sessions:%lld\r\n",
+        (long long)(db->stats.connected_resp_clients + db->stats.connected_ring_sessions),
+        (long long)db->config.maxclients, (long long)db->blocked_count, (long long)db->stats.connected_ring_sessions);
+}
+
+static void info_memory(gr_db_t *db, gr_text_t *text) {
+    char used_human[32], rss_human[32], peak_human[32], system_human[32], max_human[32];
+    int64_t used = gr_mem_used_total(), rss = rss_bytes();
+    if (used > db->stats.peak_memory) db->stats.peak_memory = used;
+    int64_t system = (int64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
+    int64_t dataset = gr_mem_used_by(GR_MEM_KEYSPACE) + gr_mem_used_by(GR_MEM_LIST) + gr_mem_used_by(GR_MEM_STRING);
+    human_bytes(used, used_human, sizeof used_human);
+    human_bytes(rss, rss_human, sizeof rss_human);
+    human_bytes(db->stats.peak_memory, peak_human, sizeof peak_human);
+    human_bytes(system, system_human, sizeof system_human);
+    human_bytes(db->config.maxmemory, max_human, sizeof max_human);
+    gr_text_append(text,
+        "used_memory:%lld\r\nused_memory_human:%s\r\nused_memory_rss:%lld\r\nused_memory_rss_human:%s\r\n"
+        "used_memory_peak:%lld\r\nused_memory_peak_human:%s\r\nused_memory_peak_perc:%.2f%%\r\n"
+        "used_memory_overhead:%lld\r\nused_memory_dataset:%lld\r\n"
+        "total_system_memory:%lld\r\ntotal_system_memory_human:%s\r\n"
+        "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:noeviction\r\n"
+        "mem_fragmentation_ratio:%.2f\r\nmem_allocator:libc\r\nlazyfree_pending_objects:0\r\n"
+        "goblin_memory_keyspace:%lld\r\ngoblin_memory_list:%lld\r\ngoblin_memory_string:%lld\r\n"
+        "goblin_memory_session:%lld\r\n",
+        (long long)used, used_human, (long long)rss, rss_human, (long long)db->stats.peak_memory, peak_human,
+        db->stats.peak_memory ? 100.0 * (double)used / (double)db->stats.peak_memory : 100.0,
+        (long long)(used - dataset), (long long)dataset, (long long)system, system_human,
+        (long long)db->config.maxmemory, max_human, used ? (double)rss / (double)used : 0.0,
+        (long long)gr_mem_used_by(GR_MEM_KEYSPACE), (long long)gr_mem_used_by(GR_MEM_LIST),
+        (long long)gr_mem_used_by(GR_MEM_STRING), (long long)gr_mem_used_by(GR_MEM_SESSION));
+}
+
+static void info_persistence(gr_db_t *db, gr_text_t *text) {
+    gr_text_append(text,
+        "loading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\n"
+        "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:ok\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\n"
+        "aof_last_write_status:ok\r\ngoblin_persistence:none\r\n",
+        (long long)(db->stats.start_time_ms / 1000));
+}
+
+static void info_stats(gr_db_t *db, gr_text_t *text) {
+    gr_text_append(text,
+        "total_connections_received:%lld\r\ntotal_commands_processed:%lld\r\ninstantaneous_ops_per_sec:%lld\r\n"
+        "total_net_input_bytes:%lld\r\ntotal_net_output_bytes:%lld\r\nrejected_connections:%lld\r\n"
+        "expired_keys:%lld\r\nevicted_keys:0\r\nkeyspace_hits:%lld\r\nkeyspace_misses:%lld\r\n"
+        "pubsub_channels:0\r\npubsub_patterns:0\r\ntotal_error_replies:%lld\r\n"
+        "goblin_ring_messages:%lld\r\ngoblin_ring_malformed:%lld\r\n",
+        (long long)db->stats.connections_received, (long long)db->stats.commands_processed,
+        (long long)db->stats.ops_per_sec, (long long)db->stats.net_input_bytes,
+        (long long)db->stats.net_output_bytes, (long long)db->stats.rejected_connections,
+        (long long)db->stats.expired_keys, (long long)db->stats.keyspace_hits,
+        (long long)db->stats.keyspace_misses, (long long)db->total_error_replies,
+        (long long)db->stats.ring_messages, (long long)db->stats.ring_malformed);
+}
+
+static void info_replication(gr_db_t *db, gr_text_t *text) {
+    gr_text_append(text,
+        "role:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:%s\r\n"
+        "master_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\n"
+        "second_repl_offset:-1\r\nrepl_backlog_active:0\r\n",
+        db->info.run_id[0] ? db->info.run_id : "0000000000000000000000000000000000000000");
+}
+
+static double seconds_of(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
+
+static void info_cpu(gr_text_t *text) {
+    struct rusage self, children;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+    gr_text_append(text, "used_cpu_sys:%.6f\r\nused_cpu_user:%.6f\r\nused_cpu_sys_children:%.6f\r\n"
+                         "used_cpu_user_children:%.6f\r\n",
+                   seconds_of(self.ru_stime), seconds_of(self.ru_utime), seconds_of(children.ru_stime),
+                   seconds_of(children.ru_utime));
+}
+
+static void info_commandstats(gr_db_t *db, gr_text_t *text) {
+    for (size_t i = 0; i < gr_command_count() && i < GR_COMMAND_STAT_SLOTS; i++) {
+        const gr_command_stat_t *stat = &db->command_stats[i];
+        if (!stat->calls && !stat->rejected_calls) continue;
+        int64_t usec = gr_db_command_usec(db, stat);
+        gr_text_append(text, "cmdstat_%s:calls=%lld,usec=%lld,usec_per_call=%.2f,rejected_calls=%lld,failed_calls=%lld\r\n",
+                       gr_command_name(i, NULL), (long long)stat->calls, (long long)usec,
+                       stat->calls ? (double)usec / (double)stat->calls : 0.0,
+                       (long long)stat->rejected_calls, (long long)stat->failed_calls);
+    }
+}
+
+static void info_errorstats(gr_db_t *db, gr_text_t *text) {
+    for (int i = 0; i < GR_ERROR_STAT_SLOTS && db->error_stats[i].prefix[0]; i++)
+        gr_text_append(text, "errorstat_%s:count=%lld\r\n", db->error_stats[i].prefix,
+                       (long long)db->error_stats[i].count);
+}
+
+static void info_keyspace(gr_db_t *db, gr_text_t *text) {
+    for (int i = 0; i < GR_DB_COUNT; i++) {
+        size_t keys = gr_ks_size(db->keyspaces[i]);
+        if (keys)
+            gr_text_append(text, "db%d:keys=%zu,expires=%zu,avg_ttl=0\r\n", i, keys,
+                           gr_ks_expires_count(db->keyspaces[i]));
+    }
+}
+
+static void info(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    gr_text_t text;
+    if (gr_text_init(&text, 4096) != 0) { gr_reply_oom(reply); return; }
+    section_request_t asked = {argc - 1, argv + 1, argv_length + 1};
+    int first = 1;
+#define SECTION(name, membership)                                                            \
+    if (section_wanted(&asked, name, membership) &&                                          \
+        (gr_text_append(&text, "%s# %s\r\n", first ? "" : "\r\n", name), first = 0, 1))
+    SECTION("Server", IN_DEFAULT) info_server(db, &text);
+    SECTION("Clients", IN_DEFAULT) info_clients(db, &text);
+    SECTION("Memory", IN_DEFAULT) info_memory(db, &text);
+    SECTION("Persistence", IN_DEFAULT) info_persistence(db, &text);
+    SECTION("Stats", IN_DEFAULT) info_stats(db, &text);
+    SECTION("Replication", IN_DEFAULT) info_replication(db, &text);
+    SECTION("CPU", IN_DEFAULT) info_cpu(&text);
+    SECTION("Modules", IN_DEFAULT) {}
+    SECTION("Commandstats", IN_ALL) info_commandstats(db, &text);
+    SECTION("Errorstats", IN_DEFAULT) info_errorstats(db, &text);
+    SECTION("Cluster", IN_DEFAULT) gr_text_append(&text, "cluster_enabled:0\r\n");
+    SECTION("Keyspace", IN_DEFAULT) info_keyspace(db, &text);
+#undef SECTION
+    if (text.failed) gr_reply_oom(reply);
+    else gr_reply_verbatim(reply, (const uint8_t *)text.data, text.length);
+    gr_text_free(&text);
+}
+
+/* ---- MEMORY, GOBLIN.MEMORY ---- */
+
+static void goblin_memory(gr_reply_t *reply) {
+    static const struct { const char *name; int category; } rows[] = {
+        {"keyspace", GR_MEM_KEYSPACE}, {"list", GR_MEM_LIST}, {"string", GR_MEM_STRING},
+        {"session", GR_MEM_SESSION}, {"other", GR_MEM_OTHER},
+    };
+    gr_reply_map_begin(reply, 2 + sizeof rows / sizeof rows[0]);
+    gr_reply_bulk(reply, (const uint8_t *)"total", 5);
+    gr_reply_integer(reply, gr_mem_used_total());
+    gr_reply_bulk(reply, (const uint8_t *)"allocations", 11);
+    gr_reply_integer(reply, gr_mem_allocations());
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        gr_reply_bulk(reply, (const uint8_t *)rows[i].name, strlen(rows[i].name));
+        gr_reply_integer(reply, gr_mem_used_by((gr_mem_category_t)rows[i].category));
+    }
+}
+
+static void memory_command(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                           gr_reply_t *reply) {
+    if (gr_word_is(argv[1], argv_length[1], "usage")) {
+        if (argc != 3 && !(argc == 5 && gr_word_is(argv[3], argv_length[3], "samples"))) {
+            if (argc < 3) gr_reply_arity_error(reply, "memory|usage");
+            else gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
+            return;
+        }
+        gr_request_t request = {0};
+        request.template_id = GR_T_MEMORY_USAGE;
+        request.key.data = argv[2];
+        request.key.length = (uint32_t)argv_length[2];
+        gr_db_dispatch(db, &request, reply);
+    } else if (gr_word_is(argv[1], argv_length[1], "help")) {
+        static const char *lines[] = {
+            "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value.",
+            "HELP", "    Print this help.",
+        };
+        gr_reply_help(reply, lines, sizeof lines / sizeof lines[0]);
+    } else {
+        gr_reply_unknown_subcommand(reply, argv[1], argv_length[1], "MEMORY");
+    }
+}
+
+/* ---- FUNCTION: there are no functions; FLUSH and LIST answer as an empty library set ---- */
+
+static void function_command(size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    if (gr_word_is(argv[1], argv_length[1], "flush")) {
+        if (argc > 3 || (argc == 3 && !gr_word_is(argv[2], argv_length[2], "async") && !gr_word_is(argv[2], argv_length[2], "sync")))
+            gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
+        else
+            gr_reply_ok(reply);
+    } else if (gr_word_is(argv[1], argv_length[1], "list")) {
+        gr_reply_array_begin(reply, 0);
+    } else if (gr_word_is(argv[1], argv_length[1], "help")) {
+        static const char *lines[] = {
+            "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "FLUSH [ASYNC|SYNC]", "    Delete all functions (goblin-ring has none).",
+            "LIST", "    Return the function libraries (always empty).",
+        };
+        gr_reply_help(reply, lines, sizeof lines / sizeof lines[0]);
+    } else {
+        gr_reply_unknown_subcommand(reply, argv[1], argv_length[1], "FUNCTION");
+    }
+}
+
+int gr_cmd_server_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv,
+                       const size_t *argv_length, gr_reply_t *reply) {
+    const uint8_t *name = argv[0];
+    size_t name_length = argv_length[0];
+
+    if (gr_word_is(name, name_length, "ping")) {
+        if (argc > 2) gr_reply_arity_error(reply, "ping");
+        else if (argc == 2) gr_reply_bulk(reply, argv[1], argv_length[1]);
+        else gr_reply_status(reply, "PONG", 4);
+    } else if (gr_word_is(name, name_length, "echo")) {
+        gr_reply_bulk(reply, argv[1], argv_length[1]);
+    } else if (gr_word_is(name, name_length, "info")) {
+        info(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(name, name_length, "goblin.list.internals")) {
+        gr_cmd_list_internals(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(name, name_length, "goblin.memory")) {
+        goblin_memory(reply);
+    } else if (gr_word_is(name, name_length, "memory")) {
+        memory_command(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(name, name_length, "config")) {
+        gr_cmd_config(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(name, name_length, "command")) {
+        gr_cmd_command(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(name, name_length, "object")) {
+        gr_cmd_object(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(name, name_length, "function")) {
+        function_command(argc, argv, argv_length, reply);
+    } else if (gr_word_is(name, name_length, "hello") || gr_word_is(name, name_length, "auth") ||
+               gr_word_is(name, name_length, "client") || gr_word_is(name, name_length, "reset")) {
+        gr_cmd_connection(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(name, name_length, "time")) {
+        struct timeval now;
+        gettimeofday(&now, NULL);
+        char seconds[24], micros[24];
+        size_t s = gr_int64_to_text(now.tv_sec, seconds), u = gr_int64_to_text(now.tv_usec, micros);
+        gr_reply_array_begin(reply, 2);
+        gr_reply_bulk(reply, (const uint8_t *)seconds, s);
+        gr_reply_bulk(reply, (const uint8_t *)micros, u);
+    } else if (gr_word_is(name, name_length, "lastsave")) {
+        gr_reply_integer(reply, db->stats.start_time_ms / 1000);
+    } else if (gr_word_is(name, name_length, "multi") || gr_word_is(name, name_length, "exec") ||
+               gr_word_is(name, name_length, "discard")) {
+        /* RESP connections handle these in resp_conn.c; a ring batch already runs in order */
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR MULTI/EXEC/DISCARD are RESP-only: a ring pipeline already "
+                                                   "executes in order with nothing in between");
+    } else if (gr_word_is(name, name_length, "watch") || gr_word_is(name, name_length, "unwatch")) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR WATCH is not supported by goblin-ring");
+    } else if (gr_word_is(name, name_length, "quit")) {
+        gr_reply_ok(reply);   /* over RESP resp_conn.c closes the connection; a ring session stays */
+    } else {
+        return 0;
+    }
+    return 1;
+}

@@ -1,0 +1,48 @@
+/* alloc.c — counting allocator; the API and its purpose are described in alloc.h. */
+#include "core/alloc.h"
+
+#include <malloc.h>
+#include <stdlib.h>
+
+static int64_t used_total;
+static int64_t used_by_category[GR_MEM_CATEGORY_COUNT];
+static int64_t live_allocations;
+
+void *gr_mem_alloc(size_t size, gr_mem_category_t category) {
+    void *ptr = malloc(size ? size : 1);
+    if (!ptr) return NULL;
+    int64_t usable = (int64_t)malloc_usable_size(ptr);
+    used_total += usable;
+    used_by_category[category] += usable;
+    live_allocations++;
+    return ptr;
+}
+
+void *gr_mem_realloc(void *ptr, size_t size, gr_mem_category_t category) {
+    if (!ptr) return gr_mem_alloc(size, category);
+    int64_t before = (int64_t)malloc_usable_size(ptr);
+    void *grown = realloc(ptr, size ? size : 1);
+    if (!grown) return NULL;
+    int64_t after = (int64_t)malloc_usable_size(grown);
+    used_total += after - before;
+    used_by_category[category] += after - before;
+    return grown;
+}
+
+void gr_mem_free(void *ptr, gr_mem_category_t category) {
+    if (!ptr) return;
+    int64_t usable = (int64_t)malloc_usable_size(ptr);
+    used_total -= usable;
+    used_by_category[category] -= usable;
+    live_allocations--;
+    free(ptr);
+}
+
+int gr_mem_configure_for_server(void) {
+    return mallopt(M_MMAP_THRESHOLD, GR_MEM_MMAP_THRESHOLD) == 1 ? 0 : -1;
+}
+
+size_t gr_mem_usable(const void *ptr) { return ptr ? malloc_usable_size((void *)ptr) : 0; }
+int64_t gr_mem_used_total(void) { return used_total; }
+int64_t gr_mem_used_by(gr_mem_category_t category) { return used_by_category[category]; }
+int64_t gr_mem_allocations(void) { return live_allocations; }

@@ -1,0 +1,56 @@
+/* number.c — integer and double text conversions with Redis's rules (number.h). */
+#include "core/number.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Redis's string2ll: optional '-', digits, no leading zeros or spaces, fits int64. */
+int gr_bytes_to_int64(const uint8_t *data, size_t length, int64_t *out) {
+    if (length == 0 || length > 20) return -1;
+    size_t i = 0;
+    int negative = 0;
+    if (data[0] == '-') {
+        negative = 1;
+        i = 1;
+        if (length == 1) return -1;
+    }
+    if (data[i] == '0' && (length - i > 1 || negative)) return -1;   /* "01" and "-0" are not integers */
+    uint64_t value = 0;
+    for (; i < length; i++) {
+        if (data[i] < '0' || data[i] > '9') return -1;
+        uint64_t digit = (uint64_t)(data[i] - '0');
+        if (value > (UINT64_MAX - digit) / 10) return -1;
+        value = value * 10 + digit;
+    }
+    if (negative) {
+        if (value > (uint64_t)INT64_MAX + 1) return -1;
+        *out = value == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)value;
+    } else {
+        if (value > (uint64_t)INT64_MAX) return -1;
+        *out = (int64_t)value;
+    }
+    return 0;
+}
+
+size_t gr_int64_to_text(int64_t value, char *out) {
+    char reversed[21];
+    size_t n = 0;
+    uint64_t magnitude = value < 0 ? (uint64_t)0 - (uint64_t)value : (uint64_t)value;
+    do { reversed[n++] = (char)('0' + magnitude % 10); magnitude /= 10; } while (magnitude);
+    size_t length = 0;
+    if (value < 0) out[length++] = '-';
+    while (n) out[length++] = reversed[--n];
+    return length;
+}
+
+size_t gr_double_to_text(double value, char *out, size_t size) {
+    if (isinf(value)) return (size_t)snprintf(out, size, value > 0 ? "inf" : "-inf");
+    if (isnan(value)) return (size_t)snprintf(out, size, "nan");
+    int n = 0;
+    for (int precision = 15; precision <= 17; precision++) {   /* the shortest text that round-trips */
+        n = snprintf(out, size, "%.*g", precision, value);
+        if (strtod(out, NULL) == value) break;
+    }
+    return n < 0 ? 0 : (size_t)n;
+}

@@ -1,0 +1,15 @@
+/* number.h — text <-> number helpers with Redis's rules, shared by the engines (OBJECT
+ * ENCODING "int"), the command layer and both transports. No state, no allocation. */
+#ifndef GR_NUMBER_H
+#define GR_NUMBER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Redis's string2ll: optional '-', digits, no leading zeros or spaces, fits int64.
+ * 0 and *out set, or -1. */
+int gr_bytes_to_int64(const uint8_t *data, size_t length, int64_t *out);
+size_t gr_int64_to_text(int64_t value, char *out);  /* out >= 21 bytes; returns length */
+size_t gr_double_to_text(double value, char *out, size_t size);  /* shortest round-trip text */
+
+#endif

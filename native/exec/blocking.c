@@ -1,0 +1,385 @@
+/* blocking.c — the waiters of the blocking list commands; blocking.h describes the design.
+ *
+ * Structures: a chained hash table of blocked keys (database index + key bytes), each with
+ * a FIFO of links, one link per (waiter, key); a list of every waiter in blocking order
+ * (timeouts walk it); a list of keys made ready by the running command. All of it belongs
+ * to the db and is touched by the one executing thread only.
+ */
+#include "exec/blocking.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#define BUCKETS 4096   /* power of two */
+
+typedef struct blocked_key blocked_key_t;
+
+typedef struct waiter_link {
+    struct gr_waiter *waiter;
+    blocked_key_t *key;
+    struct waiter_link *prev, *next;   /* the key's FIFO */
+} waiter_link_t;
+
+struct blocked_key {
+    int32_t db_index;
+    uint32_t hash;
+    uint8_t *key;
+    size_t key_length;
+    waiter_link_t *head, *tail;
+    int ready;
+    blocked_key_t *next_in_bucket, *next_ready;
+};
+
+typedef struct gr_waiter {
+    gr_connection_t *conn;
+    gr_request_t request;        /* a copy: template, end, to_end, count; key/arg1/items point into storage */
+    int32_t db_index;
+    int64_t deadline_ms;         /* monotonic ms; INT64_MAX: forever */
+    uint64_t request_id;
+    uint8_t *storage;            /* the keys' and destination's bytes, and the links */
+    waiter_link_t *links;
+    uint32_t link_count;
+    struct gr_waiter *prev, *next;   /* every waiter, in blocking order */
+} gr_waiter_t;
+
+typedef struct gr_blocking {
+    blocked_key_t *buckets[BUCKETS];
+    blocked_key_t *ready_head, *ready_tail;
+    gr_waiter_t *first, *last;
+} gr_blocking_t;
+
+static int64_t monotonic_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static uint32_t key_hash(int32_t db_index, const uint8_t *key, size_t length) {
+    uint32_t hash = 2166136261u ^ (uint32_t)db_index;
+    for (size_t i = 0; i < length; i++) hash = (hash ^ key[i]) * 16777619u;
+    return hash;
+}
+
+static blocked_key_t *find_key(gr_blocking_t *b, int32_t db_index, const uint8_t *key, size_t length, uint32_t hash) {
+    for (blocked_key_t *k = b->buckets[hash & (BUCKETS - 1)]; k; k = k->next_in_bucket)
+        if (k->hash == hash && k->db_index == db_index && k->key_length == length && memcmp(k->key, key, length) == 0)
+            return k;
+    return NULL;
+}
+
+static void free_key_if_unused(gr_blocking_t *b, blocked_key_t *k) {
+    if (k->head || k->ready) return;
+    blocked_key_t **at = &b->buckets[k->hash & (BUCKETS - 1)];
+    while (*at != k) at = &(*at)->next_in_bucket;
+    *at = k->next_in_bucket;
+    free(k->key);
+    free(k);
+}
+
+static void recompute_deadline(gr_db_t *db) {
+    int64_t earliest = INT64_MAX;
+    for (gr_waiter_t *w = db->blocking ? db->blocking->first : NULL; w; w = w->next)
+        if (w->deadline_ms < earliest) earliest = w->deadline_ms;
+    db->next_block_deadline_ms = earliest;
+}
+
+const char *gr_blocking_timeout_error(double seconds) {
+    if (seconds != seconds || isinf(seconds)) return "ERR timeout is not a float or out of range";
+    if (seconds < 0) return "ERR timeout is negative";
+    if (seconds > 9.2e15) return "ERR timeout is out of range";   /* milliseconds past INT64_MAX */
+    return NULL;
+}
+
+/* ---- park ---- */
+
+int gr_blocking_park(gr_db_t *db, const gr_request_t *r, double timeout_s) {
+    gr_connection_t *conn = db->current;
+    if (!conn || !conn->reply) return -1;
+    if (!db->blocking) {
+        db->blocking = calloc(1, sizeof *db->blocking);
+        if (!db->blocking) return -1;
+    }
+    gr_blocking_t *b = db->blocking;
+    int keyed_by_items = r->template_id != GR_T_BLMOVE;
+    uint32_t key_count = keyed_by_items ? r->item_count : 1;
+    size_t bytes = key_count * (sizeof(gr_bytes_t) + sizeof(waiter_link_t)) + (keyed_by_items ? 0 : r->arg1.length);
+    for (uint32_t i = 0; i < key_count; i++) bytes += keyed_by_items ? r->items[i].length : r->key.length;
+    gr_waiter_t *w = calloc(1, sizeof *w);
+    uint8_t *storage = malloc(bytes ? bytes : 1);
+    blocked_key_t **keys = calloc(key_count ? key_count : 1, sizeof *keys);
+    if (!w || !storage || !keys) { free(w); free(storage); free(keys); return -1; }
+
+    /* Copy the request: its items/key/destination point into storage. */
+    w->conn = conn;
+    w->request = *r;
+    w->db_index = conn->db_index;
+    w->request_id = conn->reply_request_id ? *conn->reply_request_id : 0;
+    w->deadline_ms = timeout_s > 0 ? monotonic_ms() + (int64_t)(timeout_s * 1000.0 + 0.5) : INT64_MAX;
+    if (timeout_s > 0 && w->deadline_ms == monotonic_ms()) w->deadline_ms++;   /* a timeout under 0.5 ms still waits */
+    w->storage = storage;
+    gr_bytes_t *copies = (gr_bytes_t *)storage;
+    w->links = (waiter_link_t *)(storage + key_count * sizeof(gr_bytes_t));
+    uint8_t *at = storage + key_count * (sizeof(gr_bytes_t) + sizeof(waiter_link_t));
+    for (uint32_t i = 0; i < key_count; i++) {
+        gr_bytes_t source = keyed_by_items ? r->items[i] : r->key;
+        memcpy(at, source.data, source.length);
+        copies[i].data = at;
+        copies[i].length = source.length;
+        at += source.length;
+    }
+    if (keyed_by_items) {
+        w->request.items = copies;
+        w->request.item_capacity = key_count;
+        w->request.key.data = NULL, w->request.key.length = 0;
+    } else {
+        w->request.key = copies[0];
+        memcpy(at, r->arg1.data, r->arg1.length);
+        w->request.arg1.data = at;
+        w->request.items = NULL, w->request.item_count = 0;
+    }
+
+    /* Find or create each key's entry first, so OOM leaves nothing half-linked. */
+    for (uint32_t i = 0; i < key_count; i++) {
+        uint32_t hash = key_hash(w->db_index, copies[i].data, copies[i].length);
+        blocked_key_t *k = find_key(b, w->db_index, copies[i].data, copies[i].length, hash);
+        if (!k) {
+            k = calloc(1, sizeof *k);
+            uint8_t *key_copy = malloc(copies[i].length ? copies[i].length : 1);
+            if (!k || !key_copy) {
+                free(k);
+                free(key_copy);
+                for (uint32_t j = 0; j < i; j++) free_key_if_unused(b, keys[j]);
+                free(keys); free(storage); free(w);
+                return -1;
+            }
+            memcpy(key_copy, copies[i].data, copies[i].length);
+            k->db_index = w->db_index, k->hash = hash, k->key = key_copy, k->key_length = copies[i].length;
+            k->next_in_bucket = b->buckets[hash & (BUCKETS - 1)];
+            b->buckets[hash & (BUCKETS - 1)] = k;
+        }
+        keys[i] = k;
+    }
+    w->link_count = 0;
+    for (uint32_t i = 0; i < key_count; i++) {
+        int duplicate = 0;   /* BLPOP a a: wait once on a */
+        for (uint32_t j = 0; j < i; j++) duplicate |= keys[j] == keys[i];
+        if (duplicate) continue;
+        waiter_link_t *link = &w->links[w->link_count++];
+        link->waiter = w, link->key = keys[i], link->next = NULL, link->prev = keys[i]->tail;
+        if (keys[i]->tail) keys[i]->tail->next = link; else keys[i]->head = link;
+        keys[i]->tail = link;
+    }
+    free(keys);
+    w->prev = b->last;
+    if (b->last) b->last->next = w; else b->first = w;
+    b->last = w;
+    conn->waiter = w;
+    conn->blocked = 1;
+    db->blocked_count++;
+    if (w->deadline_ms < db->next_block_deadline_ms) db->next_block_deadline_ms = w->deadline_ms;
+    return 0;
+}
+
+/* ---- unpark ---- */
+
+static void unlink_waiter(gr_db_t *db, gr_waiter_t *w) {
+    gr_blocking_t *b = db->blocking;
+    for (uint32_t i = 0; i < w->link_count; i++) {
+        waiter_link_t *link = &w->links[i];
+        blocked_key_t *k = link->key;
+        if (link->prev) link->prev->next = link->next; else k->head = link->next;
+        if (link->next) link->next->prev = link->prev; else k->tail = link->prev;
+        free_key_if_unused(b, k);
+    }
+    if (w->prev) w->prev->next = w->next; else b->first = w->next;
+    if (w->next) w->next->prev = w->prev; else b->last = w->prev;
+    w->conn->waiter = NULL;
+    w->conn->blocked = 0;
+    db->blocked_count--;
+    free(w->storage);
+    free(w);
+}
+
+static void mark_woken(gr_db_t *db, gr_connection_t *conn) {
+    if (conn->kind == GR_CONN_RING || conn->woken) return;   /* a ring session resumes by itself */
+    conn->woken = 1;
+    db->woken_pending++;
+}
+
+void gr_blocking_forget(gr_db_t *db, gr_connection_t *conn) {
+    if (conn->waiter) {
+        unlink_waiter(db, conn->waiter);
+        recompute_deadline(db);
+    }
+    if (conn->woken) { conn->woken = 0; db->woken_pending--; }
+}
+
+/* The client behind conn can still receive a reply: its socket has not reached EOF and,
+ * for the ring, its process exists. */
+static int client_alive(const gr_connection_t *conn) {
+    if (conn->kill_requested) return 0;
+    if (conn->kind == GR_CONN_RING && conn->pid > 0 && kill(conn->pid, 0) != 0 && errno == ESRCH) return 0;
+    if (conn->fd >= 0) {
+        char byte;
+        ssize_t n = recv(conn->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (n == 0) return 0;
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return 0;
+    }
+    return 1;
+}
+
+/* Answer w with its reply writer: the ring needs the blocked request's id. */
+static gr_reply_t *writer_for(gr_waiter_t *w) {
+    if (w->conn->reply_request_id) *w->conn->reply_request_id = w->request_id;
+    return w->conn->reply;
+}
+
+/* ---- signal and serve ---- */
+
+void gr_blocking_signal(gr_db_t *db, int32_t db_index, const uint8_t *key, size_t key_length) {
+    if (db->blocked_count == 0) return;
+    gr_blocking_t *b = db->blocking;
+    blocked_key_t *k = find_key(b, db_index, key, key_length, key_hash(db_index, key, key_length));
+    if (!k || k->ready) return;
+    k->ready = 1;
+    k->next_ready = NULL;
+    if (b->ready_tail) b->ready_tail->next_ready = k; else b->ready_head = k;
+    b->ready_tail = k;
+}
+
+void gr_blocking_signal_db(gr_db_t *db, int32_t db_index) {
+    if (db->blocked_count == 0) return;
+    gr_blocking_t *b = db->blocking;
+    for (size_t i = 0; i < BUCKETS; i++)
+        for (blocked_key_t *k = b->buckets[i]; k; k = k->next_in_bucket)
+            if (k->db_index == db_index) gr_blocking_signal(db, db_index, k->key, k->key_length);
+}
+
+/* 1 if key holds a non-empty list in database db_index. */
+static int holds_list(gr_db_t *db, int32_t db_index, const blocked_key_t *k) {
+    gr_ks_entry_t *entry = gr_ks_find(db->keyspaces[db_index], k->key, k->key_length);
+    if (!entry || gr_db_is_expired(db, entry)) return 0;
+    return entry->type == GR_TYPE_LIST;
+}
+
+static void serve_key(gr_db_t *db, blocked_key_t *k) {
+    while (k->head && holds_list(db, k->db_index, k)) {
+        gr_waiter_t *w = k->head->waiter;
+        gr_connection_t *conn = w->conn;
+        if (!client_alive(conn)) {       /* nothing is popped for a client that is gone */
+            unlink_waiter(db, w);
+            if (!conn->kill_requested) { conn->kill_requested = 1; db->kills_pending++; }
+            continue;
+        }
+        /* Re-run the command on this key alone, as its own connection. */
+        gr_request_t request = w->request;
+        gr_bytes_t key = {k->key, (uint32_t)k->key_length};
+        if (request.template_id == GR_T_BLMOVE) request.key = key;
+        else request.items = &key, request.item_count = 1;
+        db->current = conn;
+        db->keyspace = db->keyspaces[w->db_index];
+        gr_reply_t *reply = writer_for(w);
+        gr_cmd_list_serve_blocked(db, &request, reply);   /* never parks; request points into w */
+        unlink_waiter(db, w);
+        mark_woken(db, conn);
+    }
+}
+
+void gr_blocking_serve(gr_db_t *db) {
+    gr_blocking_t *b = db->blocking;
+    if (!b || !b->ready_head || db->serve_deferred) return;
+    gr_connection_t *current = db->current;
+    while (b->ready_head) {
+        blocked_key_t *k = b->ready_head;
+        b->ready_head = k->next_ready;
+        if (!b->ready_head) b->ready_tail = NULL;
+        serve_key(db, k);                /* may mark further keys ready (BLMOVE destinations) */
+        k->ready = 0;
+        free_key_if_unused(b, k);
+    }
+    recompute_deadline(db);
+    db->current = current;
+    if (current) db->keyspace = db->keyspaces[current->db_index];
+}
+
+/* ---- timeouts and the server's view ---- */
+
+int64_t gr_db_expire_blocked(gr_db_t *db) {
+    if (db->blocked_count == 0) return 0;
+    int64_t now = monotonic_ms(), expired = 0;
+    if (now < db->next_block_deadline_ms) return 0;
+    gr_connection_t *current = db->current;
+    for (gr_waiter_t *w = db->blocking->first, *next; w; w = next) {
+        next = w->next;
+        if (w->deadline_ms > now) continue;
+        gr_connection_t *conn = w->conn;
+        gr_reply_t *reply = writer_for(w);
+        uint16_t template_id = w->request.template_id;
+        unlink_waiter(db, w);
+        if (template_id == GR_T_BLMOVE) gr_reply_nil(reply);
+        else gr_reply_nil_array(reply);
+        mark_woken(db, conn);
+        expired++;
+    }
+    recompute_deadline(db);
+    db->current = current;
+    return expired;
+}
+
+int64_t gr_db_next_block_timeout_ms(gr_db_t *db) {
+    if (db->blocked_count == 0 || db->next_block_deadline_ms == INT64_MAX) return -1;
+    int64_t left = db->next_block_deadline_ms - monotonic_ms();
+    return left > 0 ? left : 0;
+}
+
+int64_t gr_db_take_woken(gr_db_t *db) {
+    if (db->woken_pending == 0) return 0;
+    for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
+        if (conn->woken) {
+            conn->woken = 0;
+            db->woken_pending--;
+            return conn->id;
+        }
+    }
+    db->woken_pending = 0;
+    return 0;
+}
+
+int gr_blocking_check(const gr_db_t *db) {
+    const gr_blocking_t *b = db->blocking;
+    int64_t waiters = 0;
+    for (const gr_waiter_t *w = b ? b->first : NULL; w; w = w->next) {
+        waiters++;
+        if (w->conn->waiter != w || !w->conn->blocked) return -1;
+        for (uint32_t i = 0; i < w->link_count; i++) {
+            const waiter_link_t *link = &w->links[i], *at = link->key->head;
+            while (at && at != link) at = at->next;
+            if (!at || link->waiter != w) return -1;
+        }
+    }
+    if (waiters != db->blocked_count) return -1;
+    for (size_t i = 0; b && i < BUCKETS; i++)
+        for (const blocked_key_t *k = b->buckets[i]; k; k = k->next_in_bucket)
+            if (!k->head && !k->ready) return -1;   /* an unused key should have been freed */
+    return 0;
+}
+
+void gr_blocking_free_all(gr_db_t *db) {
+    gr_blocking_t *b = db->blocking;
+    if (!b) return;
+    while (b->first) unlink_waiter(db, b->first);
+    for (size_t i = 0; i < BUCKETS; i++)
+        while (b->buckets[i]) {
+            blocked_key_t *k = b->buckets[i];
+            b->buckets[i] = k->next_in_bucket;
+            free(k->key);
+            free(k);
+        }
+    free(b);
+    db->blocking = NULL;
+}

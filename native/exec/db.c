@@ -1,0 +1,454 @@
+/* db.c — the execution context (db.h): the databases' lifecycle, the connection registry,
+ * the two execute entry points, request dispatch by template family, and the small helpers
+ * every command file shares (error replies, integer text).
+ */
+#include "exec/db.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/alloc.h"
+#include "exec/blocking.h"
+#include "engines/string_value.h"
+
+#define SCRATCH_ITEMS 65536
+
+void gr_free_value(uint8_t type, void *value, void *context) {
+    (void)context;
+    if (type == GR_TYPE_LIST) gr_list_free(value);
+    else gr_string_free(value);
+}
+
+size_t gr_value_allocated_bytes(uint8_t type, const void *value) {
+    if (type == GR_TYPE_LIST) return gr_list_allocated_bytes(value);
+    return gr_string_allocated_bytes(value);
+}
+
+static int64_t monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+static int64_t monotonic_us(void) { return monotonic_ns() / 1000; }
+
+static int64_t now_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static void calibrate_cycles(gr_db_t *db);
+
+gr_db_t *gr_db_new(uint64_t seed) {
+    gr_db_t *db = calloc(1, sizeof *db);
+    if (!db) return NULL;
+    for (int i = 0; i < GR_DB_COUNT; i++) {
+        db->keyspaces[i] = gr_ks_new(gr_free_value, db, seed + (uint64_t)i);
+        if (!db->keyspaces[i]) { gr_db_free(db); return NULL; }
+    }
+    db->keyspace = db->keyspaces[0];
+    db->scratch_items = calloc(SCRATCH_ITEMS, sizeof *db->scratch_items);
+    db->scratch_capacity = SCRATCH_ITEMS - 1;
+    if (!db->scratch_items) {
+        gr_db_free(db);
+        return NULL;
+    }
+    gr_list_config_default(&db->list_config);
+    db->list_target = GR_LIST_SEGMENTED;
+    db->stats.start_time_ms = now_ms();
+    db->config.proto_max_bulk_len = 512LL * 1024 * 1024;
+    calibrate_cycles(db);
+    db->config.maxclients = 10000;
+    db->config.protected_mode = 1;
+    strcpy(db->config.bind, "127.0.0.1");
+    strcpy(db->info.list_implementation, "segmented");
+    strcpy(db->info.mode, "adaptive");
+    return db;
+}
+
+void gr_db_free(gr_db_t *db) {
+    if (!db) return;
+    gr_blocking_free_all(db);
+    for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_free(db->keyspaces[i]);
+    free(db->scratch_items);
+    free(db);
+}
+
+int gr_db_set_list_implementation(gr_db_t *db, const char *name) {
+    if (strcmp(name, "segmented") == 0) db->list_target = GR_LIST_SEGMENTED;
+    else if (strcmp(name, "pma") == 0) db->list_target = GR_LIST_PMA;
+    else return -1;
+    strcpy(db->info.list_implementation, name);
+    return 0;
+}
+
+static void copy_text(char *target, size_t size, const char *value) {
+    strncpy(target, value, size - 1);
+    target[size - 1] = '\0';
+}
+
+void gr_db_set_info_text(gr_db_t *db, const char *field, const char *value) {
+    if (!strcmp(field, "version")) copy_text(db->info.version, sizeof db->info.version, value);
+    else if (!strcmp(field, "name")) copy_text(db->info.name, sizeof db->info.name, value);
+    else if (!strcmp(field, "mode")) copy_text(db->info.mode, sizeof db->info.mode, value);
+    else if (!strcmp(field, "executable")) copy_text(db->info.executable, sizeof db->info.executable, value);
+    else if (!strcmp(field, "config_file")) copy_text(db->info.config_file, sizeof db->info.config_file, value);
+    else if (!strcmp(field, "run_id")) copy_text(db->info.run_id, sizeof db->info.run_id, value);
+}
+
+void gr_db_set_info_number(gr_db_t *db, const char *field, int64_t value) {
+    if (!strcmp(field, "tcp_port")) db->info.tcp_port = value;
+    else if (!strcmp(field, "process_id")) db->info.process_id = value;
+    else if (!strcmp(field, "ring_capacity")) db->info.ring_capacity = value;
+    else if (!strcmp(field, "connected_ring_sessions")) db->stats.connected_ring_sessions = value;
+    else if (!strcmp(field, "connected_resp_clients")) db->stats.connected_resp_clients = value;
+
+}
+
+void gr_db_count_connection(gr_db_t *db, int rejected) {
+    db->stats.connections_received++;
+    if (rejected) db->stats.rejected_connections++;
+}
+
+int64_t gr_db_key_count(gr_db_t *db) {
+    int64_t keys = 0;
+    for (int i = 0; i < GR_DB_COUNT; i++) keys += (int64_t)gr_ks_size(db->keyspaces[i]);
+    return keys;
+}
+
+/* ---- connections ---- */
+
+void gr_connection_register(gr_db_t *db, gr_connection_t *conn, int64_t id, gr_connection_kind_t kind) {
+    conn->id = id;
+    conn->kind = (uint8_t)kind;
+    conn->protocol = 2;
+    conn->authenticated = kind == GR_CONN_RING || db->requirepass[0] == '\0';
+    conn->created_ms = conn->last_command_ms = now_ms();
+    conn->fd = -1;
+    conn->prev = NULL;
+    conn->next = db->connections;
+    if (db->connections) db->connections->prev = conn;
+    db->connections = conn;
+}
+
+void gr_connection_unregister(gr_db_t *db, gr_connection_t *conn) {
+    gr_blocking_forget(db, conn);
+    if (conn->prev) conn->prev->next = conn->next;
+    else if (db->connections == conn) db->connections = conn->next;
+    if (conn->next) conn->next->prev = conn->prev;
+    if (conn->kill_requested && !conn->kill_reported) db->kills_pending--;
+    conn->prev = conn->next = NULL;
+    if (db->current == conn) db->current = NULL;
+}
+
+int64_t gr_db_take_killed(gr_db_t *db) {
+    for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
+        if (conn->kill_requested && !conn->kill_reported) {
+            conn->kill_reported = 1;
+            db->kills_pending--;
+            return conn->id;
+        }
+    }
+    return 0;
+}
+
+/* Make conn the context of the command about to run. */
+void gr_db_begin_batch(gr_db_t *db) {
+    if (db->batch_depth++ == 0) db->batch_clock_read = 0;   /* read lazily, by the first command */
+}
+
+void gr_db_end_batch(gr_db_t *db) {
+    if (db->batch_depth > 0) db->batch_depth--;
+}
+
+static void enter(gr_db_t *db, gr_connection_t *conn) {
+    db->current = conn;
+    db->keyspace = db->keyspaces[conn->db_index];
+    if (db->batch_depth == 0 || !db->batch_clock_read) {   /* once per batch, not per command */
+        db->now_ms = now_ms();
+        db->batch_clock_read = db->batch_depth > 0;
+    }
+    conn->last_command_ms = db->now_ms;
+    gr_ks_set_clock(db->keyspace, (uint64_t)db->now_ms);
+}
+
+int gr_db_is_expired(const gr_db_t *db, const gr_ks_entry_t *entry) {
+    return entry->expire_at_ms >= 0 && entry->expire_at_ms <= db->now_ms;
+}
+
+gr_ks_entry_t *gr_db_find_live(gr_db_t *db, gr_bytes_t key) {
+    gr_ks_entry_t *entry = gr_ks_find(db->keyspace, key.data, key.length);
+    if (entry && gr_db_is_expired(db, entry)) {
+        gr_ks_delete(db->keyspace, key.data, key.length);
+        db->stats.expired_keys++;
+        return NULL;
+    }
+    return entry;
+}
+
+gr_ks_entry_t *gr_db_lookup(gr_db_t *db, gr_bytes_t key) {
+    gr_ks_entry_t *entry = gr_db_find_live(db, key);
+    if (entry) {
+        db->stats.keyspace_hits++;
+        gr_ks_touch(db->keyspace, entry);
+    } else {
+        db->stats.keyspace_misses++;
+    }
+    return entry;
+}
+
+/* ---- active expiry ---- */
+
+#define EXPIRE_BATCH 64
+
+typedef struct expire_scan {
+    const gr_db_t *db;
+    gr_ks_entry_t *expired[EXPIRE_BATCH];
+    size_t count;
+} expire_scan_t;
+
+static void collect_expired(void *context, gr_ks_entry_t *entry) {
+    expire_scan_t *scan = context;
+    if (scan->count < EXPIRE_BATCH && gr_db_is_expired(scan->db, entry)) scan->expired[scan->count++] = entry;
+}
+
+/* Keys with an expiry are not indexed apart from the others, so active expiry walks each
+ * database that has any with the SCAN cursor (resize-safe), a few buckets at a time, and
+ * deletes what has expired: every expired key is found within one full pass, whatever the
+ * share of volatile keys, and lazy expiry covers the keys in between. */
+/* instantaneous_ops_per_sec over the last cron interval, and the memory peak */
+static void sample_stats(gr_db_t *db) {
+    int64_t elapsed = db->now_ms - db->stats.ops_sample_ms;
+    if (elapsed >= 100) {
+        if (db->stats.ops_sample_ms)
+            db->stats.ops_per_sec = (db->stats.commands_processed - db->stats.ops_sample_commands) * 1000 / elapsed;
+        db->stats.ops_sample_ms = db->now_ms;
+        db->stats.ops_sample_commands = db->stats.commands_processed;
+    }
+    int64_t used = gr_mem_used_total();
+    if (used > db->stats.peak_memory) db->stats.peak_memory = used;
+}
+
+/* CONFIG timeout: RESP clients idle longer are closed (ring sessions have heartbeats). */
+static void close_idle_clients(gr_db_t *db) {
+    if (db->config.timeout_s <= 0) return;
+    for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
+        if (conn->kind == GR_CONN_RING || conn->kill_requested || conn->blocked) continue;   /* as Redis */
+        if (db->now_ms - conn->last_command_ms > db->config.timeout_s * 1000) {
+            conn->kill_requested = 1;
+            db->kills_pending++;
+        }
+    }
+}
+
+int64_t gr_db_cron(gr_db_t *db, int64_t budget_us) {
+    int64_t start = monotonic_us(), expired = 0;
+    db->now_ms = now_ms();
+    calibrate_cycles(db);
+    close_idle_clients(db);
+    sample_stats(db);
+    for (int i = 0; i < GR_DB_COUNT; i++) {
+        gr_keyspace_t *ks = db->keyspaces[i];
+        gr_ks_rehash(ks, 100);
+        if (gr_ks_expires_count(ks) == 0) continue;
+        for (int step = 0; step < 4096; step++) {
+            expire_scan_t scan = {db, {0}, 0};
+            db->expire_cursor[i] = gr_ks_scan(ks, db->expire_cursor[i], collect_expired, &scan);
+            for (size_t k = 0; k < scan.count; k++) {   /* the scan is over: deleting is allowed */
+                gr_ks_entry_t *entry = gr_ks_unlink(ks, scan.expired[k]->key, scan.expired[k]->key_length);
+                if (entry) gr_ks_entry_free(ks, entry, 1);
+            }
+            expired += (int64_t)scan.count;
+            if (db->expire_cursor[i] == 0 || gr_ks_expires_count(ks) == 0) break;
+            if ((step & 63) == 63 && monotonic_us() - start >= budget_us) break;
+        }
+        if (monotonic_us() - start >= budget_us) break;
+    }
+    db->stats.expired_keys += expired;
+    return expired;
+}
+
+/* ---- shared reply helpers ---- */
+
+void gr_reply_error_text(gr_reply_t *reply, gr_error_code_t code, const char *text) {
+    gr_reply_error(reply, code, text, strlen(text));
+}
+
+void gr_reply_arity_error(gr_reply_t *reply, const char *command) {
+    char text[160];
+    size_t n = (size_t)snprintf(text, sizeof text, "ERR wrong number of arguments for '%s' command", command);
+    gr_reply_error(reply, GR_ERR_WRONG_ARITY, text, n < sizeof text ? n : sizeof text - 1);
+}
+
+void gr_reply_wrongtype(gr_reply_t *reply) {
+    gr_reply_error_text(reply, GR_ERR_WRONGTYPE, "WRONGTYPE Operation against a key holding the wrong kind of value");
+}
+
+void gr_reply_ok(gr_reply_t *reply) { gr_reply_status(reply, "OK", 2); }
+
+void gr_reply_oom(gr_reply_t *reply) {
+    gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+}
+
+/* ---- dispatch ---- */
+
+static void execute_command_envelope(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    enum { MAX_ARGS = 1024 };
+    if (request->item_count == 0) {
+        gr_reply_error_text(reply, GR_ERR_MALFORMED, "ERR empty command");
+        return;
+    }
+    if (request->item_count > MAX_ARGS) {
+        gr_reply_error_text(reply, GR_ERR_TOO_LARGE, "ERR too many arguments in one CommandRequest");
+        return;
+    }
+    const uint8_t *argv[MAX_ARGS];
+    size_t argv_length[MAX_ARGS];
+    for (uint32_t i = 0; i < request->item_count; i++) {
+        argv[i] = request->items[i].data;
+        argv_length[i] = request->items[i].length;
+    }
+    gr_db_run_argv(db, request->item_count, argv, argv_length, reply);
+}
+
+void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply) {
+    enter(db, conn);
+    gr_db_run(db, request, reply);
+    if (db->blocked_count) gr_blocking_serve(db);   /* a push this command made goes to waiters first */
+}
+
+void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
+                        const size_t *argv_length, gr_reply_t *reply) {
+    enter(db, conn);
+    gr_db_run_argv(db, argc, argv, argv_length, reply);
+    if (db->blocked_count) gr_blocking_serve(db);
+}
+
+/* ---- admission and accounting (INFO commandstats, errorstats) ---- */
+
+static void count_error(gr_db_t *db, const char *prefix) {
+    db->total_error_replies++;
+    for (int i = 0; i < GR_ERROR_STAT_SLOTS; i++) {
+        gr_error_stat_t *stat = &db->error_stats[i];
+        if (stat->prefix[0] == '\0') snprintf(stat->prefix, sizeof stat->prefix, "%s", prefix);
+        if (strcmp(stat->prefix, prefix) == 0) { stat->count++; return; }
+    }
+}
+
+static gr_command_stat_t *stat_of(gr_db_t *db, int index) {
+    return index >= 0 && index < GR_COMMAND_STAT_SLOTS ? &db->command_stats[index] : NULL;
+}
+
+int gr_db_admit(gr_db_t *db, int index, int no_auth, gr_reply_t *reply) {
+    const char *refusal = NULL;
+    gr_error_code_t code = GR_ERR_GENERIC;
+    if (db->current && !db->current->authenticated && !no_auth) {
+        refusal = "NOAUTH Authentication required.";
+    } else if (db->config.maxmemory > 0 && gr_command_denies_oom(index) && gr_mem_used_total() > db->config.maxmemory) {
+        refusal = "OOM command not allowed when used memory > 'maxmemory'.";
+        code = GR_ERR_OUT_OF_MEMORY;
+    }
+    if (!refusal) return 0;
+    gr_reply_error_text(reply, code, refusal);
+    gr_db_reject(db, index, reply);
+    return -1;
+}
+
+void gr_db_reject(gr_db_t *db, int index, gr_reply_t *reply) {
+    gr_command_stat_t *stat = stat_of(db, index);
+    if (stat) stat->rejected_calls++;
+    count_error(db, reply->last_error_prefix);
+}
+
+/* Command timing for commandstats: the TSC where there is one (a fraction of a
+ * clock_gettime), scaled by a rate calibrated against CLOCK_MONOTONIC at startup and
+ * refined by every cron; elsewhere the monotonic clock itself. */
+#if defined(__x86_64__) || defined(__i386__)
+static uint64_t cycles(void) { return __builtin_ia32_rdtsc(); }
+#else
+static uint64_t cycles(void) { return (uint64_t)monotonic_ns(); }
+#endif
+
+static void calibrate_cycles(gr_db_t *db) {
+    uint64_t c = cycles();
+    int64_t t = monotonic_ns();
+    if (!db->calibration_ns) {                       /* first call: a 1 ms window */
+        db->calibration_cycles = c, db->calibration_ns = t;
+        while (monotonic_ns() - t < 1000000) {}
+        c = cycles(), t = monotonic_ns();
+    }
+    if (t > db->calibration_ns)
+        db->cycles_per_ns = (double)(c - db->calibration_cycles) / (double)(t - db->calibration_ns);
+}
+
+int64_t gr_db_account_start(void) { return (int64_t)cycles(); }
+
+void gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start) {
+    db->stats.commands_processed++;
+    gr_command_stat_t *stat = stat_of(db, index);
+    int failed = reply->errors != errors_before;
+    if (failed) count_error(db, reply->last_error_prefix);
+    if (!stat) return;
+    stat->calls++;
+    stat->cycles += cycles() - (uint64_t)start;
+    if (failed) stat->failed_calls++;
+}
+
+int64_t gr_db_command_usec(const gr_db_t *db, const gr_command_stat_t *stat) {
+    return db->cycles_per_ns > 0 ? (int64_t)((double)stat->cycles / db->cycles_per_ns / 1000.0 + 0.5) : 0;
+}
+
+void gr_db_reset_stats(gr_db_t *db) {
+    memset(db->command_stats, 0, sizeof db->command_stats);
+    memset(db->error_stats, 0, sizeof db->error_stats);
+    db->total_error_replies = 0;
+    db->stats.commands_processed = 0;
+    db->stats.keyspace_hits = db->stats.keyspace_misses = 0;
+    db->stats.expired_keys = 0;
+    db->stats.rejected_connections = 0;
+    db->stats.connections_received = 0;
+    db->stats.net_input_bytes = db->stats.net_output_bytes = 0;
+    db->stats.ring_malformed = 0;
+    db->stats.ops_sample_commands = 0;
+}
+
+/* A typed request from the ring: admitted, executed, counted under its Redis command. */
+void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    if (request->template_id == GR_T_COMMAND) {   /* accounted by the argv path inside */
+        execute_command_envelope(db, request, reply);
+        return;
+    }
+    int index = gr_command_index_of_request(request);
+    if (db->current && index >= 0) db->current->last_command = gr_command_name((size_t)index, NULL);
+    if (gr_db_admit(db, index, 0, reply) != 0) return;
+    uint32_t errors_before = reply->errors;
+    int64_t start = gr_db_account_start();
+    gr_db_dispatch(db, request, reply);
+    gr_db_account(db, index, reply, errors_before, start);
+}
+
+void gr_db_dispatch(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    uint16_t template_id = request->template_id;
+    if (template_id == GR_T_PING) {
+        if (request->arg1.length) gr_reply_bulk(reply, request->arg1.data, request->arg1.length);
+        else gr_reply_status(reply, "PONG", 4);
+    } else if (template_id == GR_T_COMMAND) {
+        execute_command_envelope(db, request, reply);
+    } else if (template_id >= 200 && template_id < 300) {
+        gr_cmd_list(db, request, reply);
+    } else if (template_id >= 300 && template_id < 320) {
+        gr_cmd_string(db, request, reply);
+    } else if (template_id >= 320 && template_id < 340) {
+        gr_cmd_expire(db, request, reply);
+    } else if (template_id >= 110 && template_id < 113) {
+        gr_cmd_db(db, request, reply);
+    } else if (template_id >= 100 && template_id < 200) {
+        gr_cmd_keys(db, request, reply);
+    } else {
+        gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
+    }
+}

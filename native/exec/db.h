@@ -1,0 +1,286 @@
+/* db.h — the server's databases, its connections, and the execution context every
+ * command runs in.
+ *
+ * A gr_db_t owns the 16 keyspaces (keyspace.c) SELECT chooses between, the list engine
+ * configuration, the server-wide counters that INFO reports, and the registry of
+ * connections (gr_connection_t: one per RESP connection and per ring session) that CLIENT
+ * LIST and CLIENT KILL walk. Every command runs on behalf of one connection: the two
+ * execute entry points make it db->current and point db->keyspace at its selected
+ * database, so command code reads db->keyspace and never looks at the db index. (One
+ * thread executes everything, so "the current connection" is well defined.) Both transports execute through it on one
+ * thread: the ring path decodes an SBE request into a gr_request_t (codec.c) and calls
+ * gr_db_execute; the RESP path turns argv into the same gr_request_t (resp_commands.c) or,
+ * for commands without a typed message, calls gr_db_execute_argv. The per-type command
+ * functions live in cmd_list.c, cmd_keys.c and cmd_server.c.
+ */
+#ifndef GR_DB_H
+#define GR_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/number.h"
+#include "exec/request.h"
+#include "engines/keyspace.h"
+#include "engines/list/list.h"
+#include "exec/reply.h"
+
+/* Value types stored in keyspace entries. */
+enum { GR_TYPE_STRING = 1, GR_TYPE_LIST = 2 };
+
+#define GR_DB_COUNT 16
+
+/* What the server knows about one client, whichever transport it came by. The transport
+ * owns the struct (embedded in its connection or session) and registers it. */
+typedef enum gr_connection_kind { GR_CONN_TCP = 0, GR_CONN_UNIX = 1, GR_CONN_RING = 2 } gr_connection_kind_t;
+
+typedef struct gr_connection {
+    int64_t id;
+    uint8_t kind;             /* gr_connection_kind_t */
+    uint8_t protocol;         /* RESP protocol: 2, or 3 after HELLO 3 (ring sessions: 2) */
+    uint8_t authenticated;    /* ring sessions always (their socket is owner-only) */
+    uint8_t kill_requested;   /* CLIENT KILL: the transport closes it after this command */
+    uint8_t kill_reported;
+    int32_t db_index;
+    int64_t created_ms;
+    int64_t last_command_ms;
+    char name[128];
+    char lib_name[64];
+    char lib_ver[64];
+    char addr[64];
+    char laddr[64];
+    const char *last_command;  /* the table's name of the last command (CLIENT LIST cmd=) */
+    /* Set by the transport at registration, for replies written later (blocking.c): */
+    gr_reply_t *reply;               /* this connection's reply writer */
+    uint64_t *reply_request_id;      /* the ring writer's request id field; NULL over RESP */
+    int fd;                          /* RESP socket or ring control socket (liveness); -1 unknown */
+    int32_t pid;                     /* ring client's process (liveness); 0 unknown */
+    uint8_t blocked;                 /* parked in a blocking command: read nothing more */
+    uint8_t woken;                   /* unblocked, not yet taken by gr_db_take_woken */
+    struct gr_waiter *waiter;        /* while blocked */
+    struct gr_connection *prev, *next;   /* the db's registry */
+} gr_connection_t;
+
+/* Text fields INFO reports; set by the Python server at startup. */
+typedef struct gr_db_info {
+    char version[32];
+    char name[64];
+    char mode[32];        /* "busy" or "adaptive" */
+    char list_implementation[16];
+    char executable[256];
+    char config_file[256];
+    char run_id[41];
+    int64_t tcp_port;
+    int64_t process_id;
+    int64_t ring_capacity;
+} gr_db_info_t;
+
+typedef struct gr_db_stats {
+    int64_t start_time_ms;
+    int64_t commands_processed;
+    int64_t connections_received;
+    int64_t rejected_connections;
+    int64_t connected_resp_clients;
+    int64_t connected_ring_sessions;
+    int64_t ring_messages;
+    int64_t ring_malformed;
+    int64_t keyspace_hits;
+    int64_t keyspace_misses;
+    int64_t expired_keys;
+    int64_t net_input_bytes;
+    int64_t net_output_bytes;
+    int64_t peak_memory;
+    int64_t ops_per_sec;          /* instantaneous_ops_per_sec, from the cron's samples */
+    int64_t ops_sample_commands;
+    int64_t ops_sample_ms;
+} gr_db_stats_t;
+
+/* The settings CONFIG GET/SET reach (cmd_config.c); the server sets them at startup. */
+typedef struct gr_db_config {
+    int64_t maxmemory;              /* bytes; 0: no limit. Over it, commands that grow data get OOM */
+    int64_t proto_max_bulk_len;     /* RESP bulk limit */
+    int64_t timeout_s;              /* close RESP clients idle this long; 0: never */
+    int64_t maxclients;             /* RESP clients at once (the server refuses more) */
+    uint8_t protected_mode;         /* no requirepass: serve loopback clients only */
+    char bind[256];
+    char unixsocket[256];
+    char dir[256];
+} gr_db_config_t;
+
+/* Per-command counters for INFO commandstats (indexed like resp_commands.c's table). */
+#define GR_COMMAND_STAT_SLOTS 512
+typedef struct gr_command_stat {
+    int64_t calls, rejected_calls, failed_calls;
+    uint64_t cycles;           /* time spent, in gr_db_account's clock; gr_db_command_usec converts */
+} gr_command_stat_t;
+
+/* INFO errorstats: replies per error prefix ("ERR", "WRONGTYPE", ...). */
+#define GR_ERROR_STAT_SLOTS 32
+typedef struct gr_error_stat {
+    char prefix[24];
+    int64_t count;
+} gr_error_stat_t;
+
+typedef struct gr_db {
+    gr_keyspace_t *keyspace;                  /* the current connection's selected database */
+    gr_keyspace_t *keyspaces[GR_DB_COUNT];
+    gr_connection_t *current;                 /* the connection the running command came from */
+    gr_connection_t *connections;             /* registry, newest first */
+    int64_t kills_pending;                    /* killed connections not yet taken by the server */
+    int64_t now_ms;                           /* unix ms, read once per command */
+    char requirepass[256];                    /* empty: no AUTH needed */
+    gr_db_config_t config;
+    gr_command_stat_t command_stats[GR_COMMAND_STAT_SLOTS];
+    gr_error_stat_t error_stats[GR_ERROR_STAT_SLOTS];
+    int64_t total_error_replies;
+    /* blocking.c: waiters, the keys they wait on, the keys made ready by this command */
+    struct gr_blocking *blocking;
+    int64_t blocked_count;                    /* INFO blocked_clients */
+    int64_t woken_pending;                    /* woken RESP connections not yet taken */
+    int64_t next_block_deadline_ms;           /* earliest waiter deadline (monotonic ms); INT64_MAX none */
+    int32_t serve_deferred;                   /* > 0 inside EXEC: serve waiters after it */
+    int32_t batch_depth;                      /* > 0: inside a transport's batch of commands */
+    int32_t batch_clock_read;                 /* now_ms already read for this batch */
+    double cycles_per_ns;                     /* commandstats clock rate (calibrated) */
+    uint64_t calibration_cycles;
+    int64_t calibration_ns;
+    gr_list_config_t list_config;
+    gr_list_encoding_t list_target;           /* --list-implementation: the engine new lists convert to */
+    gr_db_stats_t stats;
+    gr_db_info_t info;
+    /* scratch shared by the argv path: a request and its items */
+    uint64_t expire_cursor[GR_DB_COUNT];      /* where active expiry's scan of each db stands */
+    gr_request_t scratch_request;
+    gr_bytes_t *scratch_items;
+    uint32_t scratch_capacity;
+} gr_db_t;
+
+/* cffi-cdef-begin */
+typedef struct gr_db gr_db_t;
+gr_db_t *gr_db_new(uint64_t seed);
+void gr_db_free(gr_db_t *db);
+/* Configuration, before serving: 0 or -1 for an unknown implementation name. */
+int gr_db_set_list_implementation(gr_db_t *db, const char *name);
+void gr_db_set_info_text(gr_db_t *db, const char *field, const char *value);
+void gr_db_set_info_number(gr_db_t *db, const char *field, int64_t value);
+int64_t gr_db_key_count(gr_db_t *db);   /* keys in every database */
+/* A RESP client was accepted (rejected = 0) or refused at once (maxclients, protected mode). */
+void gr_db_count_connection(gr_db_t *db, int rejected);
+/* A connection CLIENT KILL asked to close that the server has not been told of yet: its
+ * id (reported once), or 0. */
+int64_t gr_db_take_killed(gr_db_t *db);
+/* A RESP connection a blocking command just answered (served or timed out): its id, each
+ * reported once, or 0. The server flushes it and parses the input it held back. */
+int64_t gr_db_take_woken(gr_db_t *db);
+/* Answer blocked clients whose timeout has passed; returns how many. */
+int64_t gr_db_expire_blocked(gr_db_t *db);
+/* Milliseconds until the earliest blocked client's timeout, or -1 when none is waiting. */
+int64_t gr_db_next_block_timeout_ms(gr_db_t *db);
+/* The server's periodic work (call it ~10 times a second, like Redis's serverCron):
+ * active expiry, a scan of each database with expiring keys for at most budget_us
+ * microseconds in all, and a step of any table resize. Returns the keys expired. */
+int64_t gr_db_cron(gr_db_t *db, int64_t budget_us);
+/* CONFIG values the server reads or sets (cmd_config.c): "requirepass", "protected-mode",
+ * "maxclients", "bind", ... Text in, as CONFIG SET takes it; 0 on success, else -1 and a
+ * Redis-style message in error. */
+int gr_db_config_set(gr_db_t *db, const char *name, const char *value, char *error, size_t error_size);
+int64_t gr_db_config_number(gr_db_t *db, const char *name);
+/* Whether a new RESP client from this peer may be served (protected mode). */
+int gr_db_accepts_peer(gr_db_t *db, int is_loopback);
+/* cffi-cdef-end */
+
+/* Connections: the transport zeroes the struct, sets id and kind, then registers it. */
+void gr_connection_register(gr_db_t *db, gr_connection_t *conn, int64_t id, gr_connection_kind_t kind);
+void gr_connection_unregister(gr_db_t *db, gr_connection_t *conn);
+
+/* Execute one typed request (from either transport) for conn and write its reply. */
+void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply);
+/* Execute one command given as argv (RESP, or the ring's CommandRequest) for conn. */
+void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
+                        const size_t *argv_length, gr_reply_t *reply);
+/* The same, inside a command already running (MEMORY USAGE, the CommandRequest envelope):
+ * the context is already set. */
+void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                    gr_reply_t *reply);
+/* Execute a typed request with no admission or accounting (a command inside a command). */
+void gr_db_dispatch(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+/* Admission (AUTH, maxmemory): 0 to go on, else the refusal is written and counted.
+ * index is the command's table index (-1 unknown); no_auth: AUTH, HELLO, RESET. */
+int gr_db_admit(gr_db_t *db, int index, int no_auth, gr_reply_t *reply);
+/* Count a refused command (unknown, wrong arity) whose error is already written. */
+void gr_db_reject(gr_db_t *db, int index, gr_reply_t *reply);
+/* A transport about to run a batch of commands (a RESP read, a ring poll pass) reads the
+ * clock once for all of them; nested calls are counted. */
+void gr_db_begin_batch(gr_db_t *db);
+void gr_db_end_batch(gr_db_t *db);
+/* Microseconds a command's counters add up to. */
+int64_t gr_db_command_usec(const gr_db_t *db, const gr_command_stat_t *stat);
+/* Count an executed command: calls, time since start (from gr_db_account_start, in its
+ * clock), failed if it replied an error. */
+int64_t gr_db_account_start(void);
+void gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start);
+
+/* Index of a command in the table (commandstats), or -1: by name, or for a typed request. */
+int gr_command_index(const uint8_t *name, size_t length);
+/* MULTI's queue-time check: 0 if the command exists with a valid arity, else the error is written. */
+int gr_command_check(size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply);
+int gr_command_index_of_request(const gr_request_t *request);
+/* The table name of the command a typed request is ("rpush", "goblin.pma.lmpop"), or NULL. */
+const char *gr_request_command_name(const gr_request_t *request);
+/* 1 if the command may grow memory (refused with OOM over maxmemory) */
+int gr_command_denies_oom(int index);
+
+/* Number of commands in the command table (COMMAND COUNT). */
+size_t gr_command_count(void);
+/* The index-th entry of the RESP command table (NULL past the end) and its arity. */
+const char *gr_command_name(size_t index, int *arity);
+
+/* Shared helpers for the command files */
+void gr_reply_error_text(gr_reply_t *reply, gr_error_code_t code, const char *text);
+void gr_reply_arity_error(gr_reply_t *reply, const char *command);
+void gr_reply_wrongtype(gr_reply_t *reply);
+void gr_reply_ok(gr_reply_t *reply);
+void gr_reply_oom(gr_reply_t *reply);   /* an allocation failed: Redis's OOM error, nothing changed */
+/* The entry for key in the current database, or NULL. An entry whose expiry has passed is
+ * deleted first (lazy expiry) and counts as absent. gr_db_lookup also counts a keyspace
+ * hit or miss and stamps the access time; gr_db_find_live does neither (OBJECT, writes). */
+gr_ks_entry_t *gr_db_lookup(gr_db_t *db, gr_bytes_t key);
+gr_ks_entry_t *gr_db_find_live(gr_db_t *db, gr_bytes_t key);
+/* 1 if the entry's expiry has passed (KEYS and SCAN skip such entries). */
+int gr_db_is_expired(const gr_db_t *db, const gr_ks_entry_t *entry);
+/* Current time in unix ms, as read at the start of the running command. */
+static inline int64_t gr_db_now_ms(const gr_db_t *db) { return db->now_ms; }
+void gr_free_value(uint8_t type, void *value, void *context);
+size_t gr_value_allocated_bytes(uint8_t type, const void *value);
+
+/* Command families (typed requests) */
+void gr_cmd_list(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+/* A woken blocking command on its ready key: the value, or the nil reply (blocking.c). */
+void gr_cmd_list_serve_blocked(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+/* GOBLIN.LIST.INTERNALS key (argv; cmd_list.c) */
+void gr_cmd_list_internals(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                           gr_reply_t *reply);
+void gr_cmd_keys(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_string(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_expire(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_db(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);   /* SELECT, MOVE, SWAPDB */
+/* COMMAND [COUNT|LIST|INFO|DOCS|GETKEYS ...] (command_docs.c) */
+void gr_cmd_command(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                    gr_reply_t *reply);
+/* CONFIG GET/SET/RESETSTAT/HELP (cmd_config.c) */
+void gr_cmd_config(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                   gr_reply_t *reply);
+/* HELLO, AUTH, CLIENT ..., RESET (cmd_connection.c) */
+void gr_cmd_connection(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                       gr_reply_t *reply);
+/* OBJECT ENCODING|REFCOUNT|IDLETIME|FREQ|HELP (cmd_keys.c) */
+void gr_cmd_object(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                   gr_reply_t *reply);
+/* Reset the counters CONFIG RESETSTAT clears */
+void gr_db_reset_stats(gr_db_t *db);
+/* Argv-only commands: return 1 when handled */
+int gr_cmd_server_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv,
+                       const size_t *argv_length, gr_reply_t *reply);
+
+#endif

@@ -1,0 +1,36 @@
+/* server_text.h — helpers the admin command files share: a growing text buffer for
+ * INFO/CLIENT LIST, the HELP reply, the unknown-subcommand error, and the Redis version
+ * goblin-ring reports itself compatible with.
+ */
+#ifndef GR_SERVER_TEXT_H
+#define GR_SERVER_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exec/reply.h"
+
+/* The Redis version whose commands and replies goblin-ring follows (INFO redis_version,
+ * HELLO version). Client libraries gate features on it. */
+#define GR_REDIS_COMPATIBLE_VERSION "7.2.4"
+
+typedef struct gr_text {
+    char *data;
+    size_t length, capacity;
+    int failed;                 /* an allocation failed; the text is incomplete */
+} gr_text_t;
+
+int gr_text_init(gr_text_t *text, size_t capacity);
+void gr_text_append(gr_text_t *text, const char *format, ...) __attribute__((format(printf, 2, 3)));
+void gr_text_free(gr_text_t *text);
+
+/* An array of status lines, as Redis's HELP subcommands reply. */
+void gr_reply_help(gr_reply_t *reply, const char *const *lines, size_t count);
+/* "ERR unknown subcommand 'x'. Try CONFIG HELP." */
+void gr_reply_unknown_subcommand(gr_reply_t *reply, const uint8_t *sub, size_t length, const char *command);
+/* "ERR wrong number of arguments for 'client|setname' command": the subcommand lowercased. */
+void gr_reply_subcommand_arity_error(gr_reply_t *reply, const char *command, const uint8_t *sub, size_t length);
+/* 1 if the bytes equal word, ignoring case. */
+int gr_word_is(const uint8_t *arg, size_t length, const char *word);
+
+#endif

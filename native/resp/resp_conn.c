@@ -1,0 +1,575 @@
+/* resp_conn.c — a RESP2 connection: the parser, the RESP reply writer (the gr_reply_t of
+ * the TCP/UDS transport) and the buffers; resp_conn.h says how the server drives it.
+ * MULTI/EXEC/DISCARD live here too: MULTI queues each checked command (+QUEUED) in the
+ * connection, EXEC runs the queue with nothing in between (one thread executes everything)
+ * and answers one array; a queue-time error makes EXEC answer EXECABORT. WATCH is refused.
+ * Parsing follows Redis's networking.c (processMultibulkBuffer, processInlineBuffer) and
+ * sds.c's sdssplitargs for inline quoting; the texts of protocol errors are Redis's.
+ */
+#include "resp/resp_conn.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/alloc.h"
+#include "exec/blocking.h"
+#include "exec/server_text.h"
+
+#define READ_CHUNK (16 * 1024)
+#define MAX_LINE (64 * 1024)                 /* PROTO_INLINE_MAX_SIZE */
+#define MAX_MULTIBULK (1024 * 1024)
+#define MAX_HELD_INPUT (1024u * 1024 * 1024)   /* client-query-buffer-limit: unparsed input held */
+
+typedef struct byte_buffer {
+    uint8_t *data;
+    size_t length, capacity, start;          /* live bytes are data[start, length) */
+} byte_buffer_t;
+
+typedef struct resp_writer {
+    gr_reply_t base;
+    byte_buffer_t *out;
+    const gr_connection_t *state;            /* state->protocol picks RESP2 or RESP3 shapes */
+} resp_writer_t;
+
+struct gr_resp_conn {
+    gr_db_t *db;
+    gr_connection_t state;                   /* id, selected db, protocol, name: registered with db */
+    byte_buffer_t in, out;
+    resp_writer_t writer;
+    const uint8_t **argv;
+    size_t *argv_length;
+    size_t argv_capacity;
+    uint8_t *inline_scratch;                 /* unescaped inline arguments */
+    size_t inline_capacity;
+    int close_after_write;
+    /* MULTI: queued commands as (argc, then length + bytes per argument), run by EXEC */
+    int in_multi, multi_dirty;
+    byte_buffer_t queue;
+    size_t queued;
+};
+
+#define MAX_QUEUE_BYTES (256u * 1024 * 1024)
+
+/* ---- buffers ---- */
+
+static int buffer_reserve(byte_buffer_t *b, size_t extra) {
+    if (b->capacity - b->length >= extra) return 0;
+    if (b->start) {                          /* slide live bytes down first */
+        memmove(b->data, b->data + b->start, b->length - b->start);
+        b->length -= b->start;
+        b->start = 0;
+        if (b->capacity - b->length >= extra) return 0;
+    }
+    size_t capacity = b->capacity ? b->capacity : 4096;
+    while (capacity - b->length < extra) capacity *= 2;
+    uint8_t *grown = gr_mem_realloc(b->data, capacity, GR_MEM_SESSION);
+    if (!grown) return -1;
+    b->data = grown;
+    b->capacity = capacity;
+    return 0;
+}
+
+static void buffer_append(resp_writer_t *w, const void *data, size_t length) {
+    if (buffer_reserve(w->out, length) != 0) { w->base.failed = 1; return; }
+    memcpy(w->out->data + w->out->length, data, length);
+    w->out->length += length;
+}
+
+/* ---- the RESP2/RESP3 reply writer ---- */
+
+static int resp3(const resp_writer_t *w) { return w->state->protocol == 3; }
+
+static size_t format_int(char *out, int64_t value) { return gr_int64_to_text(value, out); }
+
+static void write_prefixed_number(resp_writer_t *w, char prefix, int64_t value) {
+    char text[32];
+    text[0] = prefix;
+    size_t n = 1 + format_int(text + 1, value);
+    text[n++] = '\r';
+    text[n++] = '\n';
+    buffer_append(w, text, n);
+}
+
+static void op_integer(gr_reply_t *r, int64_t value) { write_prefixed_number((resp_writer_t *)r, ':', value); }
+
+static void op_bulk(gr_reply_t *r, const uint8_t *data, size_t length) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    if (buffer_reserve(w->out, length + 32) != 0) { w->base.failed = 1; return; }
+    write_prefixed_number(w, '$', (int64_t)length);
+    buffer_append(w, data, length);
+    buffer_append(w, "\r\n", 2);
+}
+
+static void op_nil(gr_reply_t *r) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    if (resp3(w)) buffer_append(w, "_\r\n", 3);
+    else buffer_append(w, "$-1\r\n", 5);
+}
+
+static void op_nil_array(gr_reply_t *r) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    if (resp3(w)) buffer_append(w, "_\r\n", 3);
+    else buffer_append(w, "*-1\r\n", 5);
+}
+
+static void write_line(resp_writer_t *w, char prefix, const char *text, size_t length) {
+    if (buffer_reserve(w->out, length + 3) != 0) { w->base.failed = 1; return; }
+    uint8_t *at = w->out->data + w->out->length;
+    at[0] = (uint8_t)prefix;
+    for (size_t i = 0; i < length; i++)      /* a status or error is one line */
+        at[1 + i] = (text[i] == '\r' || text[i] == '\n') ? ' ' : (uint8_t)text[i];
+    at[1 + length] = '\r';
+    at[2 + length] = '\n';
+    w->out->length += length + 3;
+}
+
+static void op_status(gr_reply_t *r, const char *text, size_t length) { write_line((resp_writer_t *)r, '+', text, length); }
+
+static void op_error(gr_reply_t *r, gr_error_code_t code, const char *text, size_t length) {
+    (void)code;
+    write_line((resp_writer_t *)r, '-', text, length);
+}
+
+static void op_array_begin(gr_reply_t *r, size_t count) { write_prefixed_number((resp_writer_t *)r, '*', (int64_t)count); }
+
+static void op_keyed_array_begin(gr_reply_t *r, const uint8_t *key, size_t key_length, size_t count) {
+    buffer_append((resp_writer_t *)r, "*2\r\n", 4);
+    op_bulk(r, key, key_length);
+    op_array_begin(r, count);
+}
+
+static void op_pair(gr_reply_t *r, const uint8_t *key, size_t key_length, const uint8_t *value, size_t value_length) {
+    buffer_append((resp_writer_t *)r, "*2\r\n", 4);
+    op_bulk(r, key, key_length);
+    op_bulk(r, value, value_length);
+}
+
+static void op_map_begin(gr_reply_t *r, size_t pairs) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    if (resp3(w)) write_prefixed_number(w, '%', (int64_t)pairs);
+    else write_prefixed_number(w, '*', 2 * (int64_t)pairs);
+}
+
+static void op_verbatim(gr_reply_t *r, const uint8_t *text, size_t length) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    if (!resp3(w)) { op_bulk(r, text, length); return; }
+    if (buffer_reserve(w->out, length + 40) != 0) { w->base.failed = 1; return; }
+    write_prefixed_number(w, '=', (int64_t)length + 4);
+    buffer_append(w, "txt:", 4);
+    buffer_append(w, text, length);
+    buffer_append(w, "\r\n", 2);
+}
+
+static void op_double(gr_reply_t *r, double value) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    char text[48];
+    size_t n = gr_double_to_text(value, text + 1, sizeof text - 3);
+    if (!resp3(w)) { op_bulk(r, (const uint8_t *)text + 1, n); return; }
+    text[0] = ',';
+    text[n + 1] = '\r';
+    text[n + 2] = '\n';
+    buffer_append(w, text, n + 3);
+}
+
+static const gr_reply_ops_t resp_ops = {
+    op_integer, op_bulk, op_nil, op_nil_array, op_status, op_error,
+    op_array_begin, op_keyed_array_begin, op_pair, op_map_begin, op_verbatim, op_double,
+};
+
+/* ---- lifecycle ---- */
+
+gr_resp_conn_t *gr_resp_conn_new(gr_db_t *db, int64_t client_id) {
+    gr_resp_conn_t *conn = gr_mem_alloc(sizeof *conn, GR_MEM_SESSION);
+    if (!conn) return NULL;
+    memset(conn, 0, sizeof *conn);
+    conn->db = db;
+    gr_connection_register(db, &conn->state, client_id, GR_CONN_TCP);
+    conn->writer.base.ops = &resp_ops;
+    conn->writer.out = &conn->out;
+    conn->writer.state = &conn->state;
+    conn->state.reply = &conn->writer.base;
+    return conn;
+}
+
+void gr_resp_conn_free(gr_resp_conn_t *conn) {
+    if (!conn) return;
+    gr_connection_unregister(conn->db, &conn->state);
+    gr_mem_free(conn->in.data, GR_MEM_SESSION);
+    gr_mem_free(conn->out.data, GR_MEM_SESSION);
+    gr_mem_free(conn->argv, GR_MEM_SESSION);
+    gr_mem_free(conn->argv_length, GR_MEM_SESSION);
+    gr_mem_free(conn->inline_scratch, GR_MEM_SESSION);
+    gr_mem_free(conn->queue.data, GR_MEM_SESSION);
+    gr_mem_free(conn, GR_MEM_SESSION);
+}
+
+int gr_resp_conn_should_close(const gr_resp_conn_t *conn) {
+    return conn->close_after_write || conn->state.kill_requested;
+}
+
+void gr_resp_conn_set_peer(gr_resp_conn_t *conn, int fd, int is_unix, const char *addr, const char *laddr) {
+    conn->state.kind = is_unix ? GR_CONN_UNIX : GR_CONN_TCP;
+    conn->state.fd = fd;
+    snprintf(conn->state.addr, sizeof conn->state.addr, "%s", addr);
+    snprintf(conn->state.laddr, sizeof conn->state.laddr, "%s", laddr);
+}
+
+/* ---- parsing ---- */
+
+typedef enum { PARSED, INCOMPLETE, PROTOCOL_ERROR, SKIPPED } parse_status_t;
+
+static int ensure_argv(gr_resp_conn_t *conn, size_t count) {
+    if (count <= conn->argv_capacity) return 0;
+    size_t capacity = conn->argv_capacity ? conn->argv_capacity : 16;
+    while (capacity < count) capacity *= 2;
+    const uint8_t **argv = gr_mem_realloc(conn->argv, capacity * sizeof *argv, GR_MEM_SESSION);
+    if (!argv) return -1;
+    conn->argv = argv;
+    size_t *lengths = gr_mem_realloc(conn->argv_length, capacity * sizeof *lengths, GR_MEM_SESSION);
+    if (!lengths) return -1;
+    conn->argv_length = lengths;
+    conn->argv_capacity = capacity;
+    return 0;
+}
+
+static const uint8_t *find_crlf(const uint8_t *at, const uint8_t *end) {
+    const uint8_t *cr = at;
+    while ((cr = memchr(cr, '\r', (size_t)(end - cr))) != NULL) {
+        if (cr + 1 >= end) return NULL;
+        if (cr[1] == '\n') return cr;
+        cr++;
+    }
+    return NULL;
+}
+
+/* Parse a decimal line between `at` and `end` (no sign other than a leading '-'). */
+static int parse_count(const uint8_t *at, const uint8_t *end, int64_t *out) {
+    return gr_bytes_to_int64(at, (size_t)(end - at), out);
+}
+
+static parse_status_t parse_multibulk(gr_resp_conn_t *conn, const uint8_t *start, const uint8_t *end,
+                                      size_t *argc, size_t *consumed, const char **error) {
+    const uint8_t *line_end = find_crlf(start, end);
+    if (!line_end) {
+        if (end - start > MAX_LINE) { *error = "too big mbulk count string"; return PROTOCOL_ERROR; }
+        return INCOMPLETE;
+    }
+    int64_t count;
+    if (parse_count(start + 1, line_end, &count) != 0 || count > MAX_MULTIBULK) {
+        *error = "invalid multibulk length";
+        return PROTOCOL_ERROR;
+    }
+    const uint8_t *at = line_end + 2;
+    if (count <= 0) { *consumed = (size_t)(at - start); return SKIPPED; }
+    if (ensure_argv(conn, (size_t)count) != 0) { *error = "out of memory"; return PROTOCOL_ERROR; }
+    for (int64_t i = 0; i < count; i++) {
+        if (at >= end) return INCOMPLETE;
+        if (*at != '$') {
+            static char text[64];
+            snprintf(text, sizeof text, "expected '$', got '%c'", isprint(*at) ? *at : ' ');
+            *error = text;
+            return PROTOCOL_ERROR;
+        }
+        const uint8_t *bulk_line_end = find_crlf(at, end);
+        if (!bulk_line_end) {
+            if (end - at > MAX_LINE) { *error = "too big bulk count string"; return PROTOCOL_ERROR; }
+            return INCOMPLETE;
+        }
+        int64_t length;
+        if (parse_count(at + 1, bulk_line_end, &length) != 0 || length < 0 || length > conn->db->config.proto_max_bulk_len) {
+            *error = "invalid bulk length";
+            return PROTOCOL_ERROR;
+        }
+        const uint8_t *data = bulk_line_end + 2;
+        if ((uint64_t)(end - data) < (uint64_t)length + 2) return INCOMPLETE;
+        conn->argv[i] = data;
+        conn->argv_length[i] = (size_t)length;
+        at = data + length + 2;                /* the bulk's own CRLF is not checked, as Redis */
+    }
+    *argc = (size_t)count;
+    *consumed = (size_t)(at - start);
+    return PARSED;
+}
+
+static int hex_value(uint8_t c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    c = (uint8_t)tolower(c);
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+/* sdssplitargs over [at, end): unescaped bytes into scratch, argv pointing at them. */
+static int split_inline(gr_resp_conn_t *conn, const uint8_t *at, const uint8_t *end, size_t *argc) {
+    size_t need = (size_t)(end - at) + 1;
+    if (need > conn->inline_capacity) {
+        uint8_t *grown = gr_mem_realloc(conn->inline_scratch, need, GR_MEM_SESSION);
+        if (!grown) return -2;
+        conn->inline_scratch = grown;
+        conn->inline_capacity = need;
+    }
+    uint8_t *out = conn->inline_scratch;
+    size_t count = 0;
+    const uint8_t *p = at;
+    for (;;) {
+        while (p < end && isspace(*p)) p++;
+        if (p >= end) break;
+        uint8_t *token = out;
+        int in_double = 0, in_single = 0, done = 0;
+        while (!done) {
+            if (in_double) {
+                if (p >= end) return -1;
+                if (*p == '\\' && p + 3 < end && p[1] == 'x' && hex_value(p[2]) >= 0 && hex_value(p[3]) >= 0) {
+                    *out++ = (uint8_t)(hex_value(p[2]) * 16 + hex_value(p[3]));
+                    p += 3;
+                } else if (*p == '\\' && p + 1 < end) {
+                    p++;
+                    switch (*p) {
+                    case 'n': *out++ = '\n'; break;
+                    case 'r': *out++ = '\r'; break;
+                    case 't': *out++ = '\t'; break;
+                    case 'b': *out++ = '\b'; break;
+                    case 'a': *out++ = '\a'; break;
+                    default: *out++ = *p; break;
+                    }
+                } else if (*p == '"') {
+                    if (p + 1 < end && !isspace(p[1])) return -1;   /* closing quote must end the token */
+                    done = 1;
+                } else {
+                    *out++ = *p;
+                }
+            } else if (in_single) {
+                if (p >= end) return -1;
+                if (*p == '\\' && p + 1 < end && p[1] == '\'') {
+                    p++;
+                    *out++ = '\'';
+                } else if (*p == '\'') {
+                    if (p + 1 < end && !isspace(p[1])) return -1;
+                    done = 1;
+                } else {
+                    *out++ = *p;
+                }
+            } else {
+                if (p >= end || isspace(*p)) { done = 1; break; }
+                if (*p == '"') in_double = 1;
+                else if (*p == '\'') in_single = 1;
+                else *out++ = *p;
+            }
+            if (p < end) p++;
+        }
+        if (ensure_argv(conn, count + 1) != 0) return -2;
+        conn->argv[count] = token;
+        conn->argv_length[count] = (size_t)(out - token);
+        count++;
+    }
+    *argc = count;
+    return 0;
+}
+
+static parse_status_t parse_inline(gr_resp_conn_t *conn, const uint8_t *start, const uint8_t *end,
+                                   size_t *argc, size_t *consumed, const char **error) {
+    const uint8_t *newline = memchr(start, '\n', (size_t)(end - start));
+    if (!newline) {
+        if (end - start > MAX_LINE) { *error = "too big inline request"; return PROTOCOL_ERROR; }
+        return INCOMPLETE;
+    }
+    const uint8_t *line_end = newline;
+    if (line_end > start && line_end[-1] == '\r') line_end--;
+    *consumed = (size_t)(newline + 1 - start);
+    int split = split_inline(conn, start, line_end, argc);
+    if (split == -1) { *error = "unbalanced quotes in request"; return PROTOCOL_ERROR; }
+    if (split == -2) { *error = "out of memory"; return PROTOCOL_ERROR; }
+    return *argc ? PARSED : SKIPPED;
+}
+
+static void reply_protocol_error(gr_resp_conn_t *conn, const char *error) {
+    char text[128];
+    int n = snprintf(text, sizeof text, "ERR Protocol error: %s", error);
+    gr_reply_error(&conn->writer.base, GR_ERR_PROTOCOL, text, (size_t)n);
+    conn->close_after_write = 1;
+}
+
+static int argv_word(const gr_resp_conn_t *conn, size_t i, const char *word) {
+    return gr_word_is(conn->argv[i], conn->argv_length[i], word);
+}
+
+static int is_quit(const gr_resp_conn_t *conn, size_t argc) { return argc >= 1 && argv_word(conn, 0, "quit"); }
+
+/* ---- MULTI / EXEC / DISCARD ---- */
+
+static void queue_append(gr_resp_conn_t *conn, const void *data, size_t length) {
+    if (buffer_reserve(&conn->queue, length) != 0) { conn->multi_dirty = 1; return; }
+    memcpy(conn->queue.data + conn->queue.length, data, length);
+    conn->queue.length += length;
+}
+
+static void queue_command(gr_resp_conn_t *conn, size_t argc) {
+    gr_reply_t *reply = &conn->writer.base;
+    if (gr_command_check(argc, conn->argv, conn->argv_length, reply) != 0) { conn->multi_dirty = 1; return; }
+    size_t bytes = sizeof(uint64_t);
+    for (size_t i = 0; i < argc; i++) bytes += sizeof(uint64_t) + conn->argv_length[i];
+    if (conn->queue.length + bytes > MAX_QUEUE_BYTES) {
+        conn->multi_dirty = 1;
+        gr_reply_error_text(reply, GR_ERR_TOO_LARGE, "ERR the MULTI queue would exceed 256 MiB");
+        return;
+    }
+    uint64_t count = argc;
+    queue_append(conn, &count, sizeof count);
+    for (size_t i = 0; i < argc; i++) {
+        uint64_t length = conn->argv_length[i];
+        queue_append(conn, &length, sizeof length);
+        queue_append(conn, conn->argv[i], conn->argv_length[i]);
+    }
+    conn->queued++;
+    gr_reply_status(reply, "QUEUED", 6);
+}
+
+static void end_multi(gr_resp_conn_t *conn) {
+    conn->in_multi = conn->multi_dirty = 0;
+    conn->queue.length = conn->queue.start = 0;
+    conn->queued = 0;
+}
+
+static void exec_queue(gr_resp_conn_t *conn) {
+    gr_reply_t *reply = &conn->writer.base;
+    if (conn->multi_dirty) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "EXECABORT Transaction discarded because of previous errors.");
+        end_multi(conn);
+        return;
+    }
+    gr_reply_array_begin(reply, conn->queued);
+    const uint8_t *at = conn->queue.data, *end = conn->queue.data + conn->queue.length;
+    while (at < end) {
+        uint64_t argc;
+        memcpy(&argc, at, sizeof argc);
+        at += sizeof argc;
+        if (ensure_argv(conn, (size_t)argc) != 0) { reply->failed = 1; break; }
+        for (uint64_t i = 0; i < argc; i++) {
+            uint64_t length;
+            memcpy(&length, at, sizeof length);
+            at += sizeof length;
+            conn->argv[i] = at;
+            conn->argv_length[i] = (size_t)length;
+            at += length;
+        }
+        gr_db_execute_argv(conn->db, &conn->state, (size_t)argc, conn->argv, conn->argv_length, reply);
+    }
+    end_multi(conn);
+}
+
+/* 1 when the transaction state machine took the command (MULTI, EXEC, DISCARD, or queued). */
+static int handle_transaction(gr_resp_conn_t *conn, size_t argc) {
+    gr_reply_t *reply = &conn->writer.base;
+    int is_multi = argv_word(conn, 0, "multi"), is_exec = argv_word(conn, 0, "exec"),
+        is_discard = argv_word(conn, 0, "discard");
+    if (!conn->in_multi) {
+        if (is_multi && argc == 1) {
+            conn->in_multi = 1;
+            gr_reply_ok(reply);
+            return 1;
+        }
+        if ((is_exec || is_discard) && argc == 1) {
+            gr_reply_error_text(reply, GR_ERR_GENERIC, is_exec ? "ERR EXEC without MULTI" : "ERR DISCARD without MULTI");
+            return 1;
+        }
+        return 0;
+    }
+    if (argv_word(conn, 0, "reset")) { end_multi(conn); return 0; }   /* RESET runs now and ends MULTI */
+    if (is_exec && argc == 1) {
+        conn->db->serve_deferred++;      /* waiters see the transaction's pushes after it, as in Redis */
+        exec_queue(conn);
+        conn->db->serve_deferred--;
+        if (conn->db->blocked_count) gr_blocking_serve(conn->db);
+    }
+    else if (is_discard && argc == 1) { end_multi(conn); gr_reply_ok(reply); }
+    else if (is_multi) { gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR MULTI calls can not be nested"); }
+    else if (argv_word(conn, 0, "watch")) { gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR WATCH inside MULTI is not allowed"); }
+    else queue_command(conn, argc);
+    return 1;
+}
+
+/* Execute every complete command in the input buffer. */
+static void process_input(gr_resp_conn_t *conn) {
+    byte_buffer_t *in = &conn->in;
+    gr_db_begin_batch(conn->db);
+    while (in->start < in->length && !conn->close_after_write && !conn->state.kill_requested && !conn->state.blocked) {
+        const uint8_t *start = in->data + in->start, *end = in->data + in->length;
+        size_t argc = 0, consumed = 0;
+        const char *error = NULL;
+        parse_status_t status = *start == '*' ? parse_multibulk(conn, start, end, &argc, &consumed, &error)
+                                              : parse_inline(conn, start, end, &argc, &consumed, &error);
+        if (status == INCOMPLETE) break;
+        if (status == PROTOCOL_ERROR) {
+            reply_protocol_error(conn, error);
+            in->start = in->length;
+            break;
+        }
+        if (status == PARSED) {
+            if (is_quit(conn, argc)) {
+                gr_reply_ok(&conn->writer.base);
+                conn->close_after_write = 1;
+            } else if (handle_transaction(conn, argc)) {
+                /* MULTI, EXEC, DISCARD, or a command queued inside MULTI */
+            } else {
+                gr_db_execute_argv(conn->db, &conn->state, argc, conn->argv, conn->argv_length, &conn->writer.base);
+            }
+        }
+        in->start += consumed;
+    }
+    if (in->start == in->length) in->start = in->length = 0;
+    if (conn->writer.base.failed) conn->close_after_write = 1;
+    gr_db_end_batch(conn->db);
+}
+
+void gr_resp_conn_resume(gr_resp_conn_t *conn) { process_input(conn); }
+
+int64_t gr_resp_conn_read(gr_resp_conn_t *conn, int fd) {
+    /* A parked (blocked) connection keeps reading; what it sends waits, up to a bound. */
+    if (conn->in.length - conn->in.start > MAX_HELD_INPUT) return -1;
+    if (buffer_reserve(&conn->in, READ_CHUNK) != 0) return -1;
+    ssize_t n = recv(fd, conn->in.data + conn->in.length, conn->in.capacity - conn->in.length, 0);
+    if (n < 0) return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? -2 : -1;
+    if (n == 0) return 0;
+    conn->in.length += (size_t)n;
+    conn->db->stats.net_input_bytes += n;
+    process_input(conn);
+    return n;
+}
+
+void gr_resp_conn_feed(gr_resp_conn_t *conn, const uint8_t *data, size_t length) {
+    if (buffer_reserve(&conn->in, length) != 0) { conn->close_after_write = 1; return; }
+    memcpy(conn->in.data + conn->in.length, data, length);
+    conn->in.length += length;
+    process_input(conn);
+}
+
+int64_t gr_resp_conn_flush(gr_resp_conn_t *conn, int fd) {
+    byte_buffer_t *out = &conn->out;
+    while (out->start < out->length) {
+        ssize_t n = send(fd, out->data + out->start, out->length - out->start, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        out->start += (size_t)n;
+        conn->db->stats.net_output_bytes += n;
+    }
+    if (out->start == out->length) out->start = out->length = 0;
+    return (int64_t)(out->length - out->start);
+}
+
+const uint8_t *gr_resp_conn_output(const gr_resp_conn_t *conn, size_t *length) {
+    *length = conn->out.length - conn->out.start;
+    return conn->out.data + conn->out.start;
+}
+
+void gr_resp_conn_consume_output(gr_resp_conn_t *conn, size_t length) {
+    conn->out.start += length;
+    if (conn->out.start >= conn->out.length) conn->out.start = conn->out.length = 0;
+}

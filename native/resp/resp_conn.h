@@ -1,0 +1,48 @@
+/* resp_conn.h — one RESP2 client connection: read, parse, execute, write, all in C.
+ *
+ * The Python server (goblin_ring/server/loop.py) only watches the socket. On readable it
+ * calls gr_resp_conn_read, which does one recv into the connection's input buffer, parses
+ * every complete command in it (multibulk, and inline commands as redis-cli and telnet send
+ * them), executes each through the command table (resp_commands.c) and appends the RESP
+ * replies to the output buffer; gr_resp_conn_flush then writes what the socket takes.
+ * A whole pipeline costs one call.
+ *
+ * Limits, as Redis: a bulk longer than proto-max-bulk-len (CONFIG, 512 MiB by default) or a multibulk of more
+ * than 1M elements, a count line or inline request over 64 KiB, unbalanced quotes — each is
+ * answered "-ERR Protocol error: ..." and the connection is closed once that is written.
+ * A partial frame simply waits in this connection's buffer. A connection blocked in BLPOP
+ * (blocking.h) parses nothing more until it is answered; its later input waits.
+ */
+#ifndef GR_RESP_CONN_H
+#define GR_RESP_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exec/db.h"
+
+/* cffi-cdef-begin */
+typedef struct gr_resp_conn gr_resp_conn_t;
+
+gr_resp_conn_t *gr_resp_conn_new(gr_db_t *db, int64_t client_id);
+void gr_resp_conn_free(gr_resp_conn_t *conn);
+/* For CLIENT LIST: the peer's address and ours ("127.0.0.1:5000", or a socket path). */
+void gr_resp_conn_set_peer(gr_resp_conn_t *conn, int fd, int is_unix, const char *addr, const char *laddr);
+/* After a blocking command of this connection was answered (gr_db_take_woken): parse and
+ * execute the input it held back meanwhile. */
+void gr_resp_conn_resume(gr_resp_conn_t *conn);
+/* One recv and everything it completes. Returns bytes read (> 0), 0 on EOF, -1 on a socket
+ * error, -2 when the socket had nothing (EAGAIN). */
+int64_t gr_resp_conn_read(gr_resp_conn_t *conn, int fd);
+/* Parse and execute bytes handed in directly (tests, tools); same rules as a read. */
+void gr_resp_conn_feed(gr_resp_conn_t *conn, const uint8_t *data, size_t length);
+/* Write pending output; returns the bytes still pending (>= 0) or -1 on a socket error. */
+int64_t gr_resp_conn_flush(gr_resp_conn_t *conn, int fd);
+/* Output not yet written (for feed-based tests): pointer and length; consume after use. */
+const uint8_t *gr_resp_conn_output(const gr_resp_conn_t *conn, size_t *length);
+void gr_resp_conn_consume_output(gr_resp_conn_t *conn, size_t length);
+/* 1 once QUIT, CLIENT KILL or a protocol error asks for the connection to close (after its output). */
+int gr_resp_conn_should_close(const gr_resp_conn_t *conn);
+/* cffi-cdef-end */
+
+#endif

@@ -1,0 +1,256 @@
+/* session.c — ring sessions on the server side; the design and the waiting protocol are
+ * described in session.h. The ring itself is ring.c; replies are encoded by sbe_reply.c.
+ */
+#include "ring/session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+
+#include "ring/codec.h"
+#include "ring/ring.h"
+#include "ring/sbe_reply.h"
+
+#define BATCH_LIMIT 1024     /* requests per session per pass, so one busy session cannot starve others */
+
+typedef struct gr_session {
+    uint64_t id;
+    gr_connection_t state;    /* selected db, name: registered with the db */
+    gr_ring_t requests;       /* client produces, server consumes */
+    gr_ring_t replies;        /* server produces, client consumes */
+    gr_sbe_reply_t writer;    /* staged replies not yet in the reply ring */
+    size_t backlog_limit;     /* stop reading requests while this many reply bytes wait */
+} gr_session_t;
+
+struct gr_rings {
+    gr_db_t *db;
+    gr_session_t **sessions;
+    size_t count, capacity;
+    gr_request_t request;     /* decode scratch, items shared by every session */
+};
+
+size_t gr_ring_segment_bytes(uint64_t capacity) { return gr_ring_segment_size(capacity); }
+
+gr_rings_t *gr_rings_new(gr_db_t *db) {
+    gr_rings_t *rings = calloc(1, sizeof *rings);
+    if (!rings) return NULL;
+    rings->db = db;
+    rings->request.items = calloc(GR_GROUP_MAX_ITEMS, sizeof *rings->request.items);
+    rings->request.item_capacity = GR_GROUP_MAX_ITEMS;
+    if (!rings->request.items) { free(rings); return NULL; }
+    return rings;
+}
+
+static void session_free(gr_rings_t *rings, gr_session_t *session) {
+    gr_connection_unregister(rings->db, &session->state);
+    gr_sbe_reply_free(&session->writer);
+    free(session);
+}
+
+void gr_rings_free(gr_rings_t *rings) {
+    if (!rings) return;
+    for (size_t i = 0; i < rings->count; i++) session_free(rings, rings->sessions[i]);
+    free(rings->sessions);
+    free(rings->request.items);
+    free(rings);
+}
+
+int gr_rings_add_session(gr_rings_t *rings, uint64_t session_id,
+                         void *request_memory, size_t request_memory_size,
+                         void *reply_memory, size_t reply_memory_size,
+                         uint64_t capacity, char *error, size_t error_size) {
+    gr_session_t *session = calloc(1, sizeof *session);
+    if (!session) { snprintf(error, error_size, "out of memory"); return -1; }
+    session->id = session_id;
+    if (gr_ring_init(&session->requests, request_memory, request_memory_size, capacity,
+                     GR_SCHEMA_ID, GR_SCHEMA_VERSION, error, error_size) != 0 ||
+        gr_ring_init(&session->replies, reply_memory, reply_memory_size, capacity,
+                     GR_SCHEMA_ID, GR_SCHEMA_VERSION, error, error_size) != 0) {
+        free(session);
+        return -1;
+    }
+    if (gr_sbe_reply_init(&session->writer, session->replies.max_message_length) != 0) {
+        snprintf(error, error_size, "out of memory");
+        free(session);
+        return -1;
+    }
+    session->backlog_limit = capacity / 2;
+    if (rings->count == rings->capacity) {
+        size_t grown_capacity = rings->capacity ? rings->capacity * 2 : 8;
+        gr_session_t **grown = realloc(rings->sessions, grown_capacity * sizeof *grown);
+        if (!grown) { gr_sbe_reply_free(&session->writer); free(session); snprintf(error, error_size, "out of memory"); return -1; }
+        rings->sessions = grown;
+        rings->capacity = grown_capacity;
+    }
+    rings->sessions[rings->count++] = session;
+    gr_connection_register(rings->db, &session->state, (int64_t)session_id, GR_CONN_RING);
+    session->state.reply = &session->writer.base;
+    session->state.reply_request_id = &session->writer.request_id;
+    rings->db->stats.connected_ring_sessions = (int64_t)rings->count;
+    return 0;
+}
+
+void gr_rings_remove_session(gr_rings_t *rings, uint64_t session_id) {
+    for (size_t i = 0; i < rings->count; i++) {
+        if (rings->sessions[i]->id != session_id) continue;
+        session_free(rings, rings->sessions[i]);
+        rings->sessions[i] = rings->sessions[--rings->count];
+        break;
+    }
+    rings->db->stats.connected_ring_sessions = (int64_t)rings->count;
+}
+
+size_t gr_rings_session_count(const gr_rings_t *rings) { return rings->count; }
+
+void gr_rings_set_session_peer(gr_rings_t *rings, uint64_t session_id, int control_fd, int32_t pid,
+                               const char *addr, const char *name) {
+    for (size_t i = 0; i < rings->count; i++) {
+        if (rings->sessions[i]->id != session_id) continue;
+        gr_connection_t *state = &rings->sessions[i]->state;
+        state->fd = control_fd;
+        state->pid = pid;
+        snprintf(state->addr, sizeof state->addr, "%s", addr);
+        snprintf(state->laddr, sizeof state->laddr, "ring");
+        snprintf(state->name, sizeof state->name, "%s", name);
+    }
+}
+
+/* Copy staged replies into the reply ring, as many as fit; wake a sleeping client. */
+static void flush_replies(gr_session_t *session) {
+    size_t offset = 0, next = 0;
+    uint32_t template_id, length;
+    const uint8_t *message;
+    int wrote = 0;
+    while (gr_sbe_reply_frame_at(&session->writer, offset, &template_id, &message, &length, &next)) {
+        if (gr_ring_write(&session->replies, (int32_t)template_id, message, length) != GR_RING_OK) break;
+        wrote = 1;
+        offset = next;
+    }
+    if (offset) gr_sbe_reply_consume(&session->writer, offset);
+    if (wrote && gr_ring_producer_should_wake(&session->replies)) gr_ring_futex_wake(&session->replies);
+}
+
+typedef struct drain_context {
+    gr_rings_t *rings;
+    gr_session_t *session;
+} drain_context_t;
+
+static void reply_malformed(gr_session_t *session, gr_db_t *db, gr_codec_status_t status) {
+    static const gr_error_code_t codes[] = {
+        [GR_CODEC_TRUNCATED] = GR_ERR_MALFORMED, [GR_CODEC_BAD_SCHEMA] = GR_ERR_BAD_SCHEMA,
+        [GR_CODEC_UNKNOWN_TEMPLATE] = GR_ERR_UNKNOWN_TEMPLATE, [GR_CODEC_SHORT_BLOCK] = GR_ERR_MALFORMED,
+        [GR_CODEC_VAR_DATA_OVERRUN] = GR_ERR_MALFORMED, [GR_CODEC_BAD_ENUM] = GR_ERR_MALFORMED,
+        [GR_CODEC_TOO_MANY_ITEMS] = GR_ERR_TOO_LARGE, [GR_CODEC_NO_SPACE] = GR_ERR_MALFORMED,
+    };
+    char text[128];
+    int n = snprintf(text, sizeof text, "ERR malformed request: %s", gr_codec_status_text(status));
+    db->stats.ring_malformed++;
+    session->writer.request_id = 0;   /* the request id could not be read */
+    gr_reply_error(&session->writer.base, codes[status] ? codes[status] : GR_ERR_MALFORMED, text, (size_t)n);
+}
+
+static int handle_request(void *context, int32_t type, const uint8_t *payload, size_t length) {
+    drain_context_t *drain = context;
+    gr_session_t *session = drain->session;
+    if (session->writer.stage_length > session->backlog_limit) return -1;   /* back-pressure: leave it */
+    if (session->state.kill_requested) return -1;                          /* killed: leave the rest */
+    if (session->state.blocked) return -1;                                 /* parked behind a BLPOP */
+    gr_request_t *request = &drain->rings->request;
+    request->item_capacity = GR_GROUP_MAX_ITEMS;
+    gr_codec_status_t status = gr_decode_request(payload, length, request);
+    if (status == GR_CODEC_OK && type != (int32_t)request->template_id) status = GR_CODEC_UNKNOWN_TEMPLATE;
+    if (status != GR_CODEC_OK) {
+        reply_malformed(session, drain->rings->db, status);
+        return 0;
+    }
+    drain->rings->db->stats.ring_messages++;
+    session->writer.request_id = request->request_id;
+    gr_db_execute(drain->rings->db, &session->state, request, &session->writer.base);
+    return 0;
+}
+
+int64_t gr_rings_poll(gr_rings_t *rings) {
+    int64_t executed = 0;
+    gr_db_begin_batch(rings->db);
+    for (size_t i = 0; i < rings->count; i++) {
+        gr_session_t *session = rings->sessions[i];
+        if (gr_ring_is_corrupt(&session->requests)) continue;   /* waiting for the server to close it */
+        if (session->state.kill_requested) continue;            /* CLIENT KILL: likewise */
+        if (session->writer.stage_length) flush_replies(session);
+        if (session->state.blocked) continue;                   /* its later requests wait */
+        if (session->writer.stage_length > session->backlog_limit) continue;
+        drain_context_t drain = {rings, session};
+        size_t n = gr_ring_read(&session->requests, handle_request, &drain, BATCH_LIMIT);
+        if (n) {
+            executed += (int64_t)n;
+            flush_replies(session);
+        }
+    }
+    gr_db_end_batch(rings->db);
+    return executed;
+}
+
+static int64_t monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+/* Level-triggered epoll_wait with a zero timeout reports readiness without consuming it:
+ * the Python loop sees the same events in its own select afterwards. */
+static int sockets_ready(int watch_fd) {
+    struct epoll_event event;
+    return watch_fd >= 0 && epoll_wait(watch_fd, &event, 1, 0) > 0;
+}
+
+int64_t gr_rings_run(gr_rings_t *rings, int64_t spin_ns, int64_t max_ns, int watch_fd, int64_t watch_interval_ns) {
+    int64_t start = monotonic_ns(), last_work = start, last_watch = start, executed = 0;
+    for (uint32_t pass = 0;; pass++) {
+        int64_t n = gr_rings_poll(rings);
+        if (n) executed += n;
+        if (rings->db->kills_pending || rings->db->woken_pending) break;   /* the server closes / flushes them */
+        /* Reading the clock costs ~20 ns; check it every 64 idle passes, or after work. */
+        if (n || (pass & 63) == 0) {
+            int64_t now = monotonic_ns();
+            if (n) last_work = now;
+            if (rings->db->blocked_count && gr_db_expire_blocked(rings->db)) last_work = now;
+            if (now - start >= max_ns || now - last_work >= spin_ns) break;
+            if (now - last_watch >= watch_interval_ns) {
+                last_watch = now;
+                if (sockets_ready(watch_fd)) break;
+            }
+        }
+        if (!n) __builtin_ia32_pause();
+    }
+    return executed;
+}
+
+int gr_rings_prepare_sleep(gr_rings_t *rings) {
+    int backlog = 0;
+    for (size_t i = 0; i < rings->count; i++) {
+        gr_session_t *session = rings->sessions[i];
+        if (gr_ring_is_corrupt(&session->requests)) continue;
+        /* Replies waiting for room: the client frees room without telling us, so sleep short. */
+        if (session->writer.stage_length) backlog = 1;
+        (void)gr_ring_prepare_sleep(&session->requests);
+        if (session->state.blocked) continue;   /* its waiting requests are not work until it is served */
+        if (!gr_ring_still_empty_after_prepare(&session->requests) &&
+            session->writer.stage_length <= session->backlog_limit) {
+            gr_rings_end_sleep(rings);
+            return 0;
+        }
+    }
+    return backlog ? 2 : 1;
+}
+
+void gr_rings_end_sleep(gr_rings_t *rings) {
+    for (size_t i = 0; i < rings->count; i++) gr_ring_cancel_sleep(&rings->sessions[i]->requests);
+}
+
+uint64_t gr_rings_corrupt_session(const gr_rings_t *rings) {
+    for (size_t i = 0; i < rings->count; i++)
+        if (gr_ring_is_corrupt(&rings->sessions[i]->requests)) return rings->sessions[i]->id;
+    return 0;
+}

@@ -1,0 +1,32 @@
+"""sources.py — the one list of goblin-ring's C sources, globbed by layer folder.
+
+The extension (build_ffi.py) compiles every layer; each C test program (tests/run_c_tests.py)
+links the layers it needs, so a new file in a layer's folder is built everywhere at once.
+The layers, lowest first (tests/check_layers.py enforces who may include whom):
+
+    core/      allocator, varint, glob, number text: no goblin includes
+    engines/   data structures (keyspace, string, list/): core only
+    exec/      requests, replies, the db, blocking: core and engines
+    commands/  the command table and its handlers per family: exec and below
+    resp/      the RESP transport: exec's entry points
+    ring/      the ring, the SBE codec, ring sessions: exec's entry points
+    client/    the ring client and the bench's load generator: ring and exec's request types
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+NATIVE = Path(__file__).resolve().parent
+
+LAYERS = ["core", "engines", "exec", "commands", "resp", "ring", "client"]
+
+
+def sources(*layers: str) -> list[Path]:
+    """Every .c file under the named layer folders (all layers when none are named), sorted."""
+    found: list[Path] = []
+    for layer in layers or LAYERS:
+        if layer not in LAYERS:
+            raise ValueError(f"unknown layer {layer!r}; layers are {LAYERS}")
+        found.extend(sorted((NATIVE / layer).rglob("*.c")))
+    return found
