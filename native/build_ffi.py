@@ -29,6 +29,8 @@ CDEF_HEADERS = [
     "core/alloc.h",
     "ring/version.h",
     "exec/request.h",
+    "exec/reply.h",
+    "exec/command.h",
     "ring/codec.h",
     "ring/ring.h",
     "exec/db.h",

@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "exec/blocking.h"
+#include "exec/command.h"
 #include "exec/db.h"
 
 typedef struct parse_context {
@@ -21,10 +22,17 @@ typedef struct parse_context {
     const uint8_t *const *argv;
     const size_t *argv_length;
     gr_request_t *request;
-    gr_reply_t *reply;
+    gr_build_error_t *error;
 } parse_context_t;
 
-/* A builder fills ctx->request and returns 0, or replies an error and returns -1. */
+/* Record why argv is refused; returns -1 so a builder can `return fail(...)`. */
+static int fail(parse_context_t *ctx, gr_error_code_t code, const char *text) {
+    ctx->error->code = code;
+    snprintf(ctx->error->text, sizeof ctx->error->text, "%s", text);
+    return -1;
+}
+
+/* A builder fills ctx->request and returns 0, or fills ctx->error and returns -1. */
 typedef int (*request_builder_t)(parse_context_t *ctx);
 
 typedef struct command_spec {
@@ -45,14 +53,20 @@ static int arg_is(const parse_context_t *ctx, size_t i, const char *word) {
     return ctx->argv_length[i] == n && strncasecmp((const char *)ctx->argv[i], word, n) == 0;
 }
 
+static int arity_error(gr_build_error_t *error, const char *command) {
+    error->code = GR_ERR_WRONG_ARITY;
+    snprintf(error->text, sizeof error->text, "ERR wrong number of arguments for '%s' command", command);
+    return -1;
+}
+
 static int syntax_error(parse_context_t *ctx) {
-    gr_reply_error_text(ctx->reply, GR_ERR_SYNTAX, "ERR syntax error");
+    fail(ctx, GR_ERR_SYNTAX, "ERR syntax error");
     return -1;
 }
 
 static int int64_or_reply(parse_context_t *ctx, size_t i, int64_t *out) {
     if (gr_bytes_to_int64(ctx->argv[i], ctx->argv_length[i], out) == 0) return 0;
-    gr_reply_error_text(ctx->reply, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
+    fail(ctx, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
     return -1;
 }
 
@@ -61,7 +75,7 @@ static int range_or_reply(parse_context_t *ctx, size_t i, int64_t min, int64_t m
                           const char *message) {
     if (int64_or_reply(ctx, i, out) != 0) return -1;
     if (*out < min || *out > max) {
-        gr_reply_error_text(ctx->reply, GR_ERR_OUT_OF_RANGE, message);
+        fail(ctx, GR_ERR_OUT_OF_RANGE, message);
         return -1;
     }
     return 0;
@@ -76,7 +90,7 @@ static int end_or_reply(parse_context_t *ctx, size_t i, uint8_t *end) {
 static int items_from(parse_context_t *ctx, size_t first, size_t count) {
     gr_request_t *r = ctx->request;
     if (count > r->item_capacity) {
-        gr_reply_error_text(ctx->reply, GR_ERR_TOO_LARGE, "ERR too many arguments");
+        fail(ctx, GR_ERR_TOO_LARGE, "ERR too many arguments");
         return -1;
     }
     for (size_t i = 0; i < count; i++) r->items[i] = arg(ctx, first + i);
@@ -147,7 +161,7 @@ static int build_lpos(parse_context_t *ctx) {
         if (arg_is(ctx, i, "rank") && has_value) {
             if (int64_or_reply(ctx, i + 1, &value) != 0) return -1;
             if (value == 0) {
-                gr_reply_error_text(ctx->reply, GR_ERR_GENERIC,
+                fail(ctx, GR_ERR_GENERIC,
                                     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the "
                                     "second ... or use negative to start from the end of the list");
                 return -1;
@@ -155,12 +169,12 @@ static int build_lpos(parse_context_t *ctx) {
             r->index = value;
         } else if (arg_is(ctx, i, "count") && has_value) {
             if (int64_or_reply(ctx, i + 1, &value) != 0) return -1;
-            if (value < 0) { gr_reply_error_text(ctx->reply, GR_ERR_GENERIC, "ERR COUNT can't be negative"); return -1; }
+            if (value < 0) { fail(ctx, GR_ERR_GENERIC, "ERR COUNT can't be negative"); return -1; }
             r->flag = 1;
             r->count = clamp_u32(value);
         } else if (arg_is(ctx, i, "maxlen") && has_value) {
             if (int64_or_reply(ctx, i + 1, &value) != 0) return -1;
-            if (value < 0) { gr_reply_error_text(ctx->reply, GR_ERR_GENERIC, "ERR MAXLEN can't be negative"); return -1; }
+            if (value < 0) { fail(ctx, GR_ERR_GENERIC, "ERR MAXLEN can't be negative"); return -1; }
             r->max_len = clamp_u32(value);
         } else {
             return syntax_error(ctx);
@@ -219,12 +233,12 @@ static int timeout_or_reply(parse_context_t *ctx, size_t i) {
         seconds = strtod(text, &end);
     }
     if (!end || *end || length == 0 || isspace((unsigned char)text[0])) {
-        gr_reply_error_text(ctx->reply, GR_ERR_GENERIC, "ERR timeout is not a float or out of range");
+        fail(ctx, GR_ERR_GENERIC, "ERR timeout is not a float or out of range");
         return -1;
     }
     const char *why = gr_blocking_timeout_error(seconds);
     if (why) {
-        gr_reply_error_text(ctx->reply, GR_ERR_GENERIC, why);
+        fail(ctx, GR_ERR_GENERIC, why);
         return -1;
     }
     ctx->request->timeout = seconds;
@@ -297,7 +311,7 @@ static int build_scan(parse_context_t *ctx) {
     }
     return 0;
 invalid:
-    gr_reply_error_text(ctx->reply, GR_ERR_GENERIC, "ERR invalid cursor");
+    fail(ctx, GR_ERR_GENERIC, "ERR invalid cursor");
     return -1;
 }
 
@@ -354,8 +368,7 @@ static int build_getex(parse_context_t *ctx) { return parse_string_options(ctx, 
 
 static int build_mset_pairs(parse_context_t *ctx, uint8_t only_if_none_exist) {
     if (ctx->argc % 2 == 0) {
-        gr_reply_arity_error(ctx->reply, only_if_none_exist ? "msetnx" : "mset");
-        return -1;
+        return arity_error(ctx->error, only_if_none_exist ? "msetnx" : "mset");
     }
     ctx->request->flag = only_if_none_exist;
     return items_from(ctx, 1, ctx->argc - 1);
@@ -394,16 +407,16 @@ static int build_expire_variant(parse_context_t *ctx, uint8_t milliseconds, uint
             char text[128];
             snprintf(text, sizeof text, "ERR Unsupported option %.*s",
                      (int)(ctx->argv_length[i] > 64 ? 64 : ctx->argv_length[i]), (const char *)ctx->argv[i]);
-            gr_reply_error_text(ctx->reply, GR_ERR_SYNTAX, text);
+            fail(ctx, GR_ERR_SYNTAX, text);
             return -1;
         }
     }
     if (nx && (xx || gt || lt)) {
-        gr_reply_error_text(ctx->reply, GR_ERR_SYNTAX, "ERR NX and XX, GT or LT options at the same time are not compatible");
+        fail(ctx, GR_ERR_SYNTAX, "ERR NX and XX, GT or LT options at the same time are not compatible");
         return -1;
     }
     if (gt && lt) {
-        gr_reply_error_text(ctx->reply, GR_ERR_SYNTAX, "ERR GT and LT options at the same time are not compatible");
+        fail(ctx, GR_ERR_SYNTAX, "ERR GT and LT options at the same time are not compatible");
         return -1;
     }
     r->end = nx ? EXPIRE_IF_NX : gt ? EXPIRE_IF_GT : (lt && xx) ? EXPIRE_IF_XX_LT : lt ? EXPIRE_IF_LT
@@ -425,11 +438,11 @@ static int build_select(parse_context_t *ctx) { return int64_or_reply(ctx, 1, &c
 static int build_move(parse_context_t *ctx) { return int64_or_reply(ctx, 2, &ctx->request->index); }
 static int build_swapdb(parse_context_t *ctx) {
     if (gr_bytes_to_int64(ctx->argv[1], ctx->argv_length[1], &ctx->request->index) != 0) {
-        gr_reply_error_text(ctx->reply, GR_ERR_GENERIC, "ERR invalid first DB index");
+        fail(ctx, GR_ERR_GENERIC, "ERR invalid first DB index");
         return -1;
     }
     if (gr_bytes_to_int64(ctx->argv[2], ctx->argv_length[2], &ctx->request->index2) != 0) {
-        gr_reply_error_text(ctx->reply, GR_ERR_GENERIC, "ERR invalid second DB index");
+        fail(ctx, GR_ERR_GENERIC, "ERR invalid second DB index");
         return -1;
     }
     return 0;
@@ -576,35 +589,91 @@ static const command_spec_t *find_command(const uint8_t *name, size_t length) {
     return NULL;
 }
 
-static void reply_unknown_command(gr_reply_t *reply, size_t argc, const uint8_t *const *argv, const size_t *argv_length) {
-    char text[512];
-    int used = snprintf(text, sizeof text, "ERR unknown command '%.*s', with args beginning with: ",
+/* Redis's text: the name and up to 128 bytes of the arguments, quoted, newlines blanked. */
+static int unknown_command(gr_build_error_t *error, size_t argc, const uint8_t *const *argv,
+                           const size_t *argv_length) {
+    char *text = error->text;
+    size_t size = sizeof error->text;
+    int used = snprintf(text, size, "ERR unknown command '%.*s', with args beginning with: ",
                         (int)(argv_length[0] > 128 ? 128 : argv_length[0]), (const char *)argv[0]);
     size_t args_length = 0;
-    for (size_t i = 1; i < argc && args_length < 128 && used < (int)sizeof text - 4; i++) {
+    for (size_t i = 1; i < argc && args_length < 128 && used < (int)size - 4; i++) {
         int room = 128 - (int)args_length;
         int n = (int)argv_length[i] < room ? (int)argv_length[i] : room;
-        int wrote = snprintf(text + used, sizeof text - (size_t)used, "'%.*s' ", n, (const char *)argv[i]);
+        int wrote = snprintf(text + used, size - (size_t)used, "'%.*s' ", n, (const char *)argv[i]);
         if (wrote < 0) break;
         used += wrote;
         args_length += (size_t)wrote;
     }
-    for (int i = 0; i < used && i < (int)sizeof text; i++)
-        if (text[i] == '\r' || text[i] == '\n') text[i] = ' ';
-    gr_reply_error(reply, GR_ERR_UNKNOWN_COMMAND, text, strlen(text));
+    for (int i = 0; i < used && i < (int)size; i++)
+        if (text[i] == '\r' || text[i] == '\n' || text[i] == '\0') text[i] = ' ';
+    text[used < (int)size ? used : (int)size - 1] = '\0';
+    error->code = GR_ERR_UNKNOWN_COMMAND;
+    return -1;
+}
+
+static int arity_ok(const command_spec_t *spec, size_t argc) {
+    return spec->arity > 0 ? (int64_t)argc == spec->arity : (int64_t)argc >= -spec->arity;
+}
+
+/* The first half of gr_request_from_argv: the command's index once it exists with a valid
+ * arity, else -1 with *error. */
+static int lookup_checked(size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                          gr_build_error_t *error) {
+    if (argc == 0) {
+        error->code = GR_ERR_MALFORMED;
+        snprintf(error->text, sizeof error->text, "ERR empty command");
+        return -1;
+    }
+    const command_spec_t *spec = find_command(argv[0], argv_length[0]);
+    if (!spec) return unknown_command(error, argc, argv, argv_length);
+    if (!arity_ok(spec, argc)) return arity_error(error, spec->name);
+    return (int)(spec - commands);
+}
+
+/* The second half: parse the arguments of the command at index (arity already checked). */
+static int build_checked(int index, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                         gr_request_t *request, gr_bytes_t *items, uint32_t item_capacity,
+                         gr_build_error_t *error) {
+    const command_spec_t *spec = &commands[index];
+    memset(request, 0, sizeof *request);
+    request->items = items;
+    request->item_capacity = item_capacity;
+    if (spec->template_id == 0) {   /* no typed form: the request carries argv itself */
+        request->template_id = GR_T_COMMAND;
+        if (argc > item_capacity) {
+            error->code = GR_ERR_TOO_LARGE;
+            snprintf(error->text, sizeof error->text, "ERR too many arguments");
+            return -1;
+        }
+        for (size_t i = 0; i < argc; i++) items[i] = (gr_bytes_t){argv[i], (uint32_t)argv_length[i]};
+        request->item_count = (uint32_t)argc;
+        return index;
+    }
+    request->template_id = spec->template_id;
+    request->engine = spec->engine;
+    if (argc > 1) request->key = (gr_bytes_t){argv[1], (uint32_t)argv_length[1]};
+    parse_context_t ctx = {argc, argv, argv_length, request, error};
+    return spec->build(&ctx) == 0 ? index : -1;
+}
+
+int gr_request_from_argv(size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                         gr_request_t *request, gr_bytes_t *items, uint32_t item_capacity,
+                         gr_build_error_t *error) {
+    int index = lookup_checked(argc, argv, argv_length, error);
+    if (index < 0) return -1;
+    return build_checked(index, argc, argv, argv_length, request, items, item_capacity, error);
+}
+
+static void reply_build_error(gr_reply_t *reply, const gr_build_error_t *error) {
+    gr_reply_error(reply, error->code, error->text, strlen(error->text));
 }
 
 int gr_command_check(size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    const command_spec_t *spec = find_command(argv[0], argv_length[0]);
-    if (!spec) {
-        reply_unknown_command(reply, argc, argv, argv_length);
-        return -1;
-    }
-    if ((spec->arity > 0 && (int64_t)argc != spec->arity) || (spec->arity < 0 && (int64_t)argc < -spec->arity)) {
-        gr_reply_arity_error(reply, spec->name);
-        return -1;
-    }
-    return 0;
+    gr_build_error_t error;
+    if (lookup_checked(argc, argv, argv_length, &error) >= 0) return 0;
+    reply_build_error(reply, &error);
+    return -1;
 }
 
 int gr_command_index(const uint8_t *name, size_t length) {
@@ -705,41 +774,35 @@ static int is_no_auth_command(const command_spec_t *spec) {
     return !strcmp(spec->name, "auth") || !strcmp(spec->name, "hello") || !strcmp(spec->name, "reset");
 }
 
+/* The argv path (RESP, the ring's CommandRequest): unknown commands and wrong arities are
+ * refused before admission (as Redis), argument errors count as the command's failures. */
 void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply) {
     if (argc == 0) return;
-    const command_spec_t *spec = find_command(argv[0], argv_length[0]);
-    if (!spec) {
-        reply_unknown_command(reply, argc, argv, argv_length);
-        gr_db_reject(db, -1, reply);
+    gr_build_error_t error;
+    int index = lookup_checked(argc, argv, argv_length, &error);
+    if (index < 0) {
+        reply_build_error(reply, &error);
+        gr_db_reject(db, error.code == GR_ERR_WRONG_ARITY ? gr_command_index(argv[0], argv_length[0]) : -1, reply);
         return;
     }
-    int index = (int)(spec - commands);
-    if ((spec->arity > 0 && (int64_t)argc != spec->arity) || (spec->arity < 0 && (int64_t)argc < -spec->arity)) {
-        gr_reply_arity_error(reply, spec->name);
-        gr_db_reject(db, index, reply);
-        return;
-    }
+    const command_spec_t *spec = &commands[index];
     if (db->current) db->current->last_command = spec->name;
     if (gr_db_admit(db, index, is_no_auth_command(spec), reply) != 0) return;
     uint32_t errors_before = reply->errors;
     int64_t start = gr_db_account_start();
-    if (spec->template_id == 0) {
-        if (!gr_cmd_server_argv(db, argc, argv, argv_length, reply))
-            reply_unknown_command(reply, argc, argv, argv_length);
-    } else {
-        gr_request_t *request = &db->scratch_request;
-        memset(request, 0, sizeof *request);
-        request->items = db->scratch_items;
-        request->item_capacity = db->scratch_capacity;
-        request->template_id = spec->template_id;
-        request->engine = spec->engine;
-        if (argc > 1) {
-            request->key.data = argv[1];
-            request->key.length = (uint32_t)argv_length[1];
+    gr_request_t *request = &db->scratch_request;
+    if (argc > UINT32_MAX || gr_db_reserve_items(db, argc) != 0) {
+        gr_reply_oom(reply);
+    } else if (build_checked(index, argc, argv, argv_length, request, db->scratch_items, db->scratch_capacity, &error) < 0) {
+        reply_build_error(reply, &error);
+    } else if (spec->template_id == 0) {
+        if (!gr_cmd_server_argv(db, argc, argv, argv_length, reply)) {
+            unknown_command(&error, argc, argv, argv_length);
+            reply_build_error(reply, &error);
         }
-        parse_context_t ctx = {argc, argv, argv_length, request, reply};
-        if (spec->build(&ctx) == 0) gr_db_dispatch(db, request, reply);
+    } else {
+        gr_db_dispatch(db, request, reply);
     }
     gr_db_account(db, index, reply, errors_before, start);
 }

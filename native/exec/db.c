@@ -78,6 +78,15 @@ void gr_db_free(gr_db_t *db) {
     free(db);
 }
 
+int gr_db_reserve_items(gr_db_t *db, size_t count) {
+    if (count <= db->scratch_capacity) return 0;
+    gr_bytes_t *items = realloc(db->scratch_items, count * sizeof *items);
+    if (!items) return -1;
+    db->scratch_items = items;
+    db->scratch_capacity = (uint32_t)count;
+    return 0;
+}
+
 int gr_db_set_list_implementation(gr_db_t *db, const char *name) {
     if (strcmp(name, "segmented") == 0) db->list_target = GR_LIST_SEGMENTED;
     else if (strcmp(name, "pma") == 0) db->list_target = GR_LIST_PMA;

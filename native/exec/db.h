@@ -189,6 +189,9 @@ int64_t gr_db_config_number(gr_db_t *db, const char *name);
 int gr_db_accepts_peer(gr_db_t *db, int is_loopback);
 /* cffi-cdef-end */
 
+/* Grow the argv path's scratch items to hold count arguments; 0, or -1 when out of memory. */
+int gr_db_reserve_items(gr_db_t *db, size_t count);
+
 /* Connections: the transport zeroes the struct, sets id and kind, then registers it. */
 void gr_connection_register(gr_db_t *db, gr_connection_t *conn, int64_t id, gr_connection_kind_t kind);
 void gr_connection_unregister(gr_db_t *db, gr_connection_t *conn);

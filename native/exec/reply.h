@@ -27,6 +27,7 @@
 /* Numbers match the ErrorCode enum in schema/goblin.xml (checked at compile time in
  * sbe_reply.c). The message text always carries Redis's prefix too ("ERR ...",
  * "WRONGTYPE ..."), so RESP writes it unchanged. */
+/* cffi-cdef-begin: everything up to cffi-cdef-end is also read by native/build_ffi.py. */
 typedef enum gr_error_code {
     GR_ERR_GENERIC = 1,          /* ERR ... */
     GR_ERR_WRONGTYPE = 2,        /* WRONGTYPE Operation against a key holding the wrong kind of value */
@@ -43,6 +44,7 @@ typedef enum gr_error_code {
     GR_ERR_OUT_OF_MEMORY = 13,   /* OOM command not allowed when used memory > 'maxmemory' */
     GR_ERR_PROTOCOL = 14         /* ERR Protocol error: ... (RESP framing) */
 } gr_error_code_t;
+/* cffi-cdef-end */
 
 typedef struct gr_reply gr_reply_t;
 
