@@ -3,7 +3,7 @@
 GoblinError is the root and is never raised itself. Server replies become ResponseError
 (or a subclass picked by the reply's error code); transport trouble becomes
 RingFullError, TimeoutError or ConnectionError. ERROR_CLASSES maps the schema's ErrorCode
-numbers (native/reply.h, schema/goblin.xml) to classes for both transports.
+numbers (native/exec/reply.h, schema/goblin.xml) to classes for both transports.
 """
 
 from __future__ import annotations
@@ -60,14 +60,6 @@ class MessageTooLargeError(GoblinError):
 class StaleBuildError(ImportError):
     """The compiled extension does not match this source tree."""
 
-
-# ErrorCode numbers from schema/goblin.xml
-ERROR_CODE_NAMES = {
-    1: "GENERIC", 2: "WRONGTYPE", 3: "SYNTAX", 4: "OUT_OF_RANGE", 5: "NOT_INTEGER",
-    6: "NO_SUCH_KEY", 7: "UNKNOWN_COMMAND", 8: "WRONG_ARITY", 9: "MALFORMED",
-    10: "UNKNOWN_TEMPLATE", 11: "TOO_LARGE", 12: "BAD_SCHEMA", 13: "OUT_OF_MEMORY",
-    14: "PROTOCOL", 15: "PROTOCOL_VERSION",
-}
 
 ERROR_CLASSES: dict[int, type[ResponseError]] = {2: WrongTypeError}
 

@@ -242,7 +242,7 @@ static void sample_stats(gr_db_t *db) {
     if (used > db->stats.peak_memory) db->stats.peak_memory = used;
 }
 
-/* CONFIG timeout: RESP clients idle longer are closed (ring sessions have heartbeats). */
+/* CONFIG timeout: RESP clients idle longer are closed (a ring session ends at its control socket's EOF). */
 static void close_idle_clients(gr_db_t *db) {
     if (db->config.timeout_s <= 0) return;
     for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {

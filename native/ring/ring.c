@@ -1,5 +1,5 @@
 /* ring.c — the shared-memory SPSC ring: setup, the producer's claim/commit, the consumer's
- * batched read, the sleeper-flag wait protocol over a process-shared futex, and heartbeats.
+ * batched read, and the sleeper-flag wait protocol over a process-shared futex.
  *
  * ring.h holds the layout (segment diagram, record diagram) and the API; this file is the
  * code and the reasoning about memory order. Two rules carry the correctness:
@@ -57,9 +57,7 @@ _Static_assert(offsetof(gr_ring_header_t, head_cache_position) == 2 * GR_RING_LI
 _Static_assert(offsetof(gr_ring_header_t, head_position) == 3 * GR_RING_LINE, "line 3: head");
 _Static_assert(offsetof(gr_ring_header_t, consumer_sleeping) == 4 * GR_RING_LINE, "line 4: sleeper flag");
 _Static_assert(offsetof(gr_ring_header_t, futex_seq) == 4 * GR_RING_LINE + 4, "line 4: futex word");
-_Static_assert(offsetof(gr_ring_header_t, producer_heartbeat_ns) == 5 * GR_RING_LINE, "line 5: producer heartbeat");
-_Static_assert(offsetof(gr_ring_header_t, consumer_heartbeat_ns) == 5 * GR_RING_LINE + 8, "line 5: consumer heartbeat");
-_Static_assert(offsetof(gr_ring_header_t, reserved) == 6 * GR_RING_LINE, "lines 6-7: reserved");
+_Static_assert(offsetof(gr_ring_header_t, reserved) == 5 * GR_RING_LINE, "lines 5-7: reserved");
 _Static_assert(sizeof(gr_ring_header_t) == GR_RING_DATA_OFFSET, "the data starts right after the header");
 _Static_assert(GR_RING_DATA_OFFSET % GR_RING_LINE == 0, "data starts on a line");
 _Static_assert((uint64_t)GR_RING_MAX_CAPACITY / 8 + GR_RING_RECORD_HEADER_LENGTH <= INT32_MAX,
@@ -202,9 +200,7 @@ const char *gr_ring_status_text(gr_ring_status_t status)
     switch (status) {
     case GR_RING_OK: return "OK";
     case GR_RING_FULL: return "FULL";
-    case GR_RING_EMPTY: return "EMPTY";
     case GR_RING_TOO_LARGE: return "TOO_LARGE";
-    case GR_RING_PEER_GONE: return "PEER_GONE";
     case GR_RING_TIMEOUT: return "TIMEOUT";
     case GR_RING_INVALID: return "INVALID";
     }
@@ -547,28 +543,7 @@ gr_ring_status_t gr_ring_wait_readable(gr_ring_t *ring, uint32_t spin_iterations
     }
 }
 
-/* ---- heartbeat ---- */
-
-/* Release/acquire: a heartbeat seen also shows everything its writer did before it. */
-void gr_ring_heartbeat_producer(gr_ring_t *ring, uint64_t now_ns)
-{
-    gr_store_release(&ring->header->producer_heartbeat_ns, now_ns);
-}
-
-void gr_ring_heartbeat_consumer(gr_ring_t *ring, uint64_t now_ns)
-{
-    gr_store_release(&ring->header->consumer_heartbeat_ns, now_ns);
-}
-
-uint64_t gr_ring_producer_heartbeat(const gr_ring_t *ring)
-{
-    return gr_load_acquire(&ring->header->producer_heartbeat_ns);
-}
-
-uint64_t gr_ring_consumer_heartbeat(const gr_ring_t *ring)
-{
-    return gr_load_acquire(&ring->header->consumer_heartbeat_ns);
-}
+/* ---- time ---- */
 
 uint64_t gr_ring_now_ns(void)
 {

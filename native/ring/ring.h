@@ -4,7 +4,7 @@
  * process, in the style of Agrona's OneToOneRingBuffer: 8-aligned records with a
  * {length, type} header, a padding record at the wrap, a length written negative while a
  * record is being filled and published positive with a release store, and head, tail,
- * cached head, sleeper flag and heartbeats each on their own 128-byte line. A session uses
+ * cached head and sleeper flag each on their own 128-byte line. A session uses
  * two: the request ring (client produces, server consumes) and the reply ring (the other
  * way). The implementation is ring.c; its tests are native/tests/test_ring.c and its
  * microbenchmark native/tests/bench_ring.c. The ring knows nothing of SBE beyond carrying
@@ -18,9 +18,9 @@
  *   256     line 2  head cache   head_cache_position      producer only (its view of head)
  *   384     line 3  head         head_position            consumer writes
  *   512     line 4  sleeping     consumer_sleeping (u32), futex_seq (u32)   both write
- *   640     line 5  heartbeats   producer_heartbeat_ns, consumer_heartbeat_ns
- *   768     lines 6-7 reserved (zero), so the data starts 1024-aligned and a later layout
- *                     can add two lines without moving it
+ *   640     lines 5-7 reserved (zero), so the data starts 1024-aligned and a later layout
+ *                     can add three lines without moving it. (No heartbeats: a session's
+ *                     liveness is its control socket, whose EOF each side sees.)
  *  1024     data: `capacity` bytes, capacity a power of two in [4096, 1 GiB]
  *
  * Positions (tail, head) are byte counts since init, never wrapped; index = position & mask.
@@ -68,9 +68,9 @@
 typedef enum gr_ring_status {
     GR_RING_OK = 0,
     GR_RING_FULL = 1,        /* claim/write: not enough free space now; retry after the consumer reads */
-    GR_RING_EMPTY = 2,       /* nothing to read (for callers' own loops; gr_ring_read returns a count) */
+    /* 2 and 4 were EMPTY and PEER_GONE, never returned: gr_ring_read returns a count, and a
+     * dead peer is seen on the control socket (GR_CLIENT_PEER_GONE), not by the ring. */
     GR_RING_TOO_LARGE = 3,   /* payload longer than max_message_length: refused, never truncated */
-    GR_RING_PEER_GONE = 4,   /* for callers that learn the peer died (control socket EOF, stale heartbeat) */
     GR_RING_TIMEOUT = 5,     /* a wait's timeout elapsed */
     GR_RING_INVALID = 6      /* the caller's arguments (type <= 0), or a ring marked corrupt */
 } gr_ring_status_t;
@@ -98,12 +98,8 @@ typedef struct gr_ring_header {
     uint32_t consumer_sleeping;      /* 512 1 while the consumer is (about to be) asleep */
     uint32_t futex_seq;              /* 516 the futex word; the producer bumps it to wake */
     uint8_t pad_sleep[120];
-    /* line 5 (640): liveness, CLOCK_MONOTONIC nanoseconds */
-    uint64_t producer_heartbeat_ns;  /* 640 */
-    uint64_t consumer_heartbeat_ns;  /* 648 */
-    uint8_t pad_heartbeat[112];
-    /* lines 6-7 (768): reserved, zero */
-    uint8_t reserved[256];
+    /* lines 5-7 (640): reserved, zero */
+    uint8_t reserved[384];
 } gr_ring_header_t;                  /* sizeof == GR_RING_DATA_OFFSET */
 
 /* A process-local view of one segment. Each process has its own; nothing here is shared. */
@@ -188,11 +184,7 @@ void gr_ring_futex_wake(gr_ring_t *ring);
  * record is readable, TIMEOUT after timeout_ns (< 0 = none), INVALID if the ring is corrupt. */
 gr_ring_status_t gr_ring_wait_readable(gr_ring_t *ring, uint32_t spin_iterations, int64_t timeout_ns);
 
-/* Heartbeat (CLOCK_MONOTONIC nanoseconds, comparable across processes on one machine) */
-void gr_ring_heartbeat_producer(gr_ring_t *ring, uint64_t now_ns);
-void gr_ring_heartbeat_consumer(gr_ring_t *ring, uint64_t now_ns);
-uint64_t gr_ring_producer_heartbeat(const gr_ring_t *ring);
-uint64_t gr_ring_consumer_heartbeat(const gr_ring_t *ring);
+/* CLOCK_MONOTONIC nanoseconds, for wait deadlines */
 uint64_t gr_ring_now_ns(void);
 /* cffi-cdef-end */
 

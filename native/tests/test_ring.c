@@ -1,10 +1,10 @@
-/* test_ring.c — the ring's guarantees (native/ring.c), in C so they run under ASan/UBSan.
+/* test_ring.c — the ring's guarantees (native/ring/ring.c), in C so they run under ASan/UBSan.
  *
  * Single-process cases work on an exactly-sized aligned_alloc'd segment, so a byte read or
  * written past the end aborts under AddressSanitizer: setup and attach refusals, reads and
  * writes, the exact fit at the end, the padding record at the wrap (checked byte by byte),
  * FULL, TOO_LARGE, handler verdicts, zero-length payloads, claim/abort, the sleeper protocol
- * in one process, heartbeats and records a broken peer could leave.
+ * in one process, and records a broken peer could leave.
  * The two-process case forks over MAP_SHARED|MAP_ANONYMOUS rings and streams N messages
  * (random sizes 0..65536, sequence number + checksum in each) in both directions at once,
  * in bursts with pauses, so the consumers sleep on the futex thousands of times; every
@@ -168,7 +168,7 @@ static void test_init_then_attach_round_trips_the_descriptor(void)
     CHECK(h->capacity == 2097152 && h->max_message_length == 262144, "capacity");
     CHECK(h->tail_position == 0 && h->head_position == 0 && h->head_cache_position == 0
           && h->consumer_sleeping == 0 && h->futex_seq == 0, "positions zeroed");
-    CHECK(h->reserved[0] == 0 && h->reserved[255] == 0 && h->pad_descriptor[0] == 0, "padding zeroed");
+    CHECK(h->reserved[0] == 0 && h->reserved[383] == 0 && h->pad_descriptor[0] == 0, "padding zeroed");
     CHECK(producer.data[0] == 0 && producer.data[2097151] == 0, "data zeroed");
     rc = gr_ring_attach(&consumer, memory, gr_ring_segment_size(GR_RING_DEFAULT_CAPACITY),
                         SCHEMA_ID, SCHEMA_VERSION, error, sizeof error);
@@ -550,7 +550,7 @@ static void test_a_type_of_zero_or_below_is_refused(void)
     free(memory);
 }
 
-/* ---- waiting and heartbeats ---- */
+/* ---- waiting ---- */
 
 static void test_the_sleeper_protocol_in_one_process(void)
 {
@@ -583,20 +583,6 @@ static void test_the_sleeper_protocol_in_one_process(void)
     CHECK(h->consumer_sleeping == 0, "cancel lowers the flag");
     CHECK(gr_ring_wait_readable(&ring, 0, 0) == GR_RING_OK, "readable at once");
     gr_ring_futex_wake(&ring);   /* nobody waiting: harmless */
-    free(memory);
-}
-
-static void test_heartbeats_round_trip_between_views(void)
-{
-    gr_ring_t a, b;
-    void *memory = new_ring(&a, SMALL);
-    CHECK(gr_ring_attach(&b, memory, gr_ring_segment_size(SMALL), SCHEMA_ID, SCHEMA_VERSION, NULL, 0) == 0, "attach");
-    CHECK(gr_ring_producer_heartbeat(&b) == 0 && gr_ring_consumer_heartbeat(&b) == 0, "zero at init");
-    const uint64_t now = gr_ring_now_ns();
-    gr_ring_heartbeat_producer(&a, now);
-    gr_ring_heartbeat_consumer(&b, now + 5);
-    CHECK(gr_ring_producer_heartbeat(&b) == now && gr_ring_consumer_heartbeat(&a) == now + 5, "seen");
-    CHECK(now > 0 && gr_ring_now_ns() >= now, "monotonic");
     free(memory);
 }
 
@@ -767,7 +753,6 @@ static void *stress_producer(void *argument)
                 }
                 sched_yield();
             }
-            gr_ring_heartbeat_producer(ring, gr_ring_now_ns());
             usleep((useconds_t)(20 + next_random(&role->rng) % 400));
             burst = 1 + next_random(&role->rng) % 200;
         } else if (next_random(&role->rng) % 4 == 0) {
@@ -823,7 +808,6 @@ static void stress_consumer(stress_role_t *role)
         const size_t limit = (next_random(&role->rng) % 3 == 0) ? (size_t)(1 + next_random(&role->rng) % 64) : 0;
         gr_ring_read(ring, stress_handler, role, limit);
         if (gr_ring_is_corrupt(ring)) { stress_error(result, "ring corrupt", role->expected); break; }
-        if ((result->received & 1023) == 0) gr_ring_heartbeat_consumer(ring, gr_ring_now_ns());
     }
     result->sleeps = ring->sleep_count;
     result->elapsed_ns = gr_ring_now_ns() - start;
@@ -936,7 +920,6 @@ int main(int argc, char **argv)
     test_claim_then_abort_turns_the_record_into_padding();
     test_a_type_of_zero_or_below_is_refused();
     test_the_sleeper_protocol_in_one_process();
-    test_heartbeats_round_trip_between_views();
     test_an_impossible_record_marks_the_ring_corrupt_and_is_not_followed();
     test_two_processes_stream_both_ways_with_every_message_checked(messages);
 
