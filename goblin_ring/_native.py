@@ -80,7 +80,7 @@ def _set_bytes(target: Any, value: bytes, keep: list) -> None:
 
 def encode_request(template_id: int, *, items: Iterable[bytes] = (), timeout: float = 0.0,
                    **fields: Any) -> bytes:
-    """Encode one request message; fields are those of gr_request_t (see native/codec.h)."""
+    """Encode one request message; fields are those of gr_request_t (see native/ring/codec.h)."""
     keep: list = []
     request = ffi.new("gr_request_t *")
     request.template_id = template_id
@@ -262,7 +262,7 @@ def configure_allocator_for_server() -> None:
 
 
 class Database:
-    """The one keyspace and its counters (native/db.h)."""
+    """The one keyspace and its counters (native/exec/db.h)."""
 
     def __init__(self, seed: int):
         self.pointer = ffi.gc(lib.gr_db_new(seed), lib.gr_db_free)
@@ -323,7 +323,7 @@ class Database:
 
 
 class RingSessions:
-    """Every ring session's rings, drained in C (native/session.h)."""
+    """Every ring session's rings, drained in C (native/ring/session.h)."""
 
     def __init__(self, database: Database):
         self._database = database  # keeps the db alive as long as the sessions
@@ -360,7 +360,7 @@ class RingSessions:
 
 
 class RespConnection:
-    """One RESP client connection, parsed and executed in C (native/resp_conn.h)."""
+    """One RESP client connection, parsed and executed in C (native/resp/resp_conn.h)."""
 
     def __init__(self, database: Database, client_id: int):
         self._database = database
@@ -413,7 +413,7 @@ _CLIENT_ERRORS = {
 
 
 class ClientCore:
-    """gr_client_t: one cffi call per command (native/client.h)."""
+    """gr_client_t: one cffi call per command (native/client/client.h)."""
 
     def __init__(self, requests: Segment, replies: Segment, doorbell_fd: int, control_fd: int):
         error = ffi.new("char[]", 256)

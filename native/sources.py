@@ -2,7 +2,7 @@
 
 The extension (build_ffi.py) compiles every layer; each C test program (tests/run_c_tests.py)
 links the layers it needs, so a new file in a layer's folder is built everywhere at once.
-The layers, lowest first (tests/check_layers.py enforces who may include whom):
+The layers, lowest first (check_layers.py enforces who may include whom):
 
     core/      allocator, varint, glob, number text: no goblin includes
     engines/   data structures (keyspace, string, list/): core only

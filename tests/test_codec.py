@@ -15,7 +15,7 @@ from goblin_ring._native import lib
 
 T = {name: getattr(lib, name) for name in dir(lib) if name.startswith("GR_T_")}
 
-# Which gr_request_t fields each request template carries (native/codec.h's table).
+# Which gr_request_t fields each request template carries (native/ring/codec.h's table).
 REQUEST_FIELDS = {
     "GR_T_PING": {"arg1"},
     "GR_T_COMMAND": {"items"},

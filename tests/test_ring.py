@@ -1,4 +1,4 @@
-"""The ring's low-level objects from Python (native/ring.h through cffi): the header check
+"""The ring's low-level objects from Python (native/ring/ring.h through cffi): the header check
 on attach, records, padding at the wrap, FULL and TOO_LARGE. The exhaustive single- and
 two-process cases are native/tests/test_ring.c (run by test_native_programs.py; its size is
 GOBLIN_RING_STRESS_MESSAGES)."""

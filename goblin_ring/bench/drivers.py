@@ -8,7 +8,7 @@ and error replies.
 
     RespPipeline   raw socket, hiredis reader: windows of `depth` commands, send all, read all
     RingDriver     goblin_ring.RingClient: per call (one in flight), pipeline(), or batch helpers
-    NativeDriver   native/bench_load.c's gr_load_run: a C loop, a sliding window of `depth`
+    NativeDriver   native/client/bench_load.c's gr_load_run: a C loop, a sliding window of `depth`
     redis_benchmark  the Debian tool for fixed rows, as the reference measured them
 """
 

@@ -3,7 +3,7 @@
     goblin-ring         goblin over the ring, Python RingClient; columns per mode:
                         call (one in flight), pipeline (RingClient.pipeline()), batch
                         (rpush_many / lindex_many, one C call)
-    goblin-ring-native  goblin over the ring, the C load generator (native/bench_load.c)
+    goblin-ring-native  goblin over the ring, the C load generator (native/client/bench_load.c)
     goblin-resp         goblin's RESP port: fixed rows by redis-benchmark, the rest by RespPipeline
     goblin-pma          goblin started with --list-implementation pma (lists on the PMA engine):
                         two columns, native (the C load generator over the ring, as

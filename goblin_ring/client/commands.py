@@ -5,7 +5,7 @@ One lowercase method per command, with redis-py's names, signatures and return t
 redis-py turns into True), so code written for redis-py moves over unchanged.
 
 Each method describes its command once: the RESP argv, and the typed fields of the SBE
-request (native/codec.h's table). A transport implements `_execute(template, argv,
+request (native/ring/codec.h's table). A transport implements `_execute(template, argv,
 fields, convert)`: RespClient sends argv, RingClient fills a gr_request_t.
 
 `client.pma` and `client.seg` are views whose list methods reach one list engine: the same

@@ -4,7 +4,7 @@ Attach: connect to <runtime-dir>/<name>.sock, send an AttachRequest, receive the
 segment names and the server's eventfd doorbell, map both segments, confirm (the server
 then unlinks the names). The control socket stays open: the server's EOF on it is how a
 waiting call learns the server is gone (ConnectionError, within one 10 ms sleep slice).
-Every command is then one cffi call into native/client.c.
+Every command is then one cffi call into native/client/client.c.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 /* bench_load.c — the native load generator; its API and window rule are in bench_load.h, the
  * client calls it drives in client.c, the Python that builds its requests in
- * goblin_ring/bench/native.py.
+ * goblin_ring/bench/drivers.py (NativeDriver).
  */
 #include "client/bench_load.h"
 

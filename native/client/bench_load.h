@@ -1,8 +1,8 @@
 /* bench_load.h — the native load generator of goblin-ring-bench: a C loop driving one ring
  * session through client.c's gr_client_* API, with the same generated codecs as every client.
  *
- * Python (goblin_ring/bench/native.py) builds an array of typed requests once, outside the
- * timed region; gr_load_run then sends `total` of them, request i being
+ * Python (NativeDriver in goblin_ring/bench/drivers.py) builds an array of typed requests
+ * once, outside the timed region; gr_load_run then sends `total` of them, request i being
  * ops[(start + i) % op_count], with up to `depth` in flight (a sliding window: a reply is
  * read as soon as the window is full), and counts the replies by kind. A compound row (a pair
  * of commands) is two consecutive entries of ops. Nothing is kept of the replies but counts

@@ -1,6 +1,6 @@
 /* client.h — the client side of a ring session, in C: one call per command.
  *
- * goblin_ring/client/ring_client.py attaches over the control socket and maps the two
+ * goblin_ring/client/ring.py attaches over the control socket and maps the two
  * segments; everything per command happens here: encode the request with the generated
  * codec into the request ring, ring the server's eventfd doorbell if it sleeps, wait for
  * the reply (spin, then a futex sleep on the reply ring, checking the control socket for

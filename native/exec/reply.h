@@ -2,7 +2,7 @@
  *
  * A command function (cmd_list.c, cmd_keys.c, ...) never knows whether it is answering
  * over RESP or over the shared-memory ring: it calls these operations on a gr_reply_t.
- * resp_reply.c implements them as RESP2 bytes; sbe_reply.c as SBE reply messages
+ * resp/resp_conn.c implements them as RESP2/RESP3 bytes; ring/sbe_reply.c as SBE reply messages
  * (IntegerReply, BulkReply, ArrayReply, StatusReply, ErrorReply from schema/goblin.xml).
  *
  * Shapes a command may produce:

@@ -5,7 +5,7 @@
  * (schema id, version, template id, a block length no shorter than the schema's), checks
  * every var-data length against the end of the buffer before reading it, and turns a
  * message into a plain struct (gr_request_t, gr_reply_message_t, gr_attach_t) so that the
- * server's dispatch (sbe_dispatch.c) and the client read fields by name. Decoding is zero
+ * server's ring sessions (ring/session.c) and the client read fields by name. Decoding is zero
  * copy: every gr_bytes_t points into the decoded buffer.
  *
  * Field use per request template (the schema's names in brackets):
