@@ -14,11 +14,7 @@
 #include "exec/blocking.h"
 #include "exec/db.h"
 #include "resp/resp_conn.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); } } while (0)
+#include "tests/test_helpers.h"
 
 static void feed(gr_resp_conn_t *conn, const char *command) {
     gr_resp_conn_feed(conn, (const uint8_t *)command, strlen(command));
@@ -209,6 +205,5 @@ int main(int argc, char **argv) {
     test_timeouts();
     test_exec_and_key_moves();
     test_random_waiters(rounds);
-    printf("test_blocking: %s: %d passed, %d failed\n", failed ? "FAILED" : "ok", passed, failed);
-    return failed ? 1 : 0;
+    return checks_report();
 }

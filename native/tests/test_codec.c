@@ -11,11 +11,7 @@
 #include <string.h>
 
 #include "ring/codec.h"
-
-static int passed, failed;
-#define CHECK(condition, ...) do { if (condition) passed++; else { failed++; \
-    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); \
-    fprintf(stderr, "\n"); } } while (0)
+#include "tests/test_helpers.h"
 
 static gr_bytes_t item_storage[GR_GROUP_MAX_ITEMS];
 static gr_element_t element_storage[GR_GROUP_MAX_ITEMS];
@@ -139,22 +135,16 @@ int main(int argc, char **argv) {
     CHECK(decode_exact(mutated, length, 0) == GR_CODEC_VAR_DATA_OVERRUN, "var-data past the end");
 
     /* mutation fuzz: random bytes flipped in valid messages of every template */
-    uint64_t state = 0x9e3779b97f4a7c15ull;
     for (long i = 0; i < fuzz_iterations; i++) {
-        state ^= state << 13; state ^= state >> 7; state ^= state << 17;
-        uint16_t template_id = request_templates[state % (sizeof request_templates / sizeof request_templates[0])];
+        uint16_t template_id = request_templates[rnd() % (sizeof request_templates / sizeof request_templates[0])];
         size_t n = encode_sample_request(template_id, message, sizeof message);
         passed--; /* encode_sample_request counted a check; fuzz counts as one below */
-        int flips = 1 + (int)((state >> 8) % 4);
-        for (int f = 0; f < flips; f++) {
-            state ^= state << 13; state ^= state >> 7; state ^= state << 17;
-            message[state % n] = (uint8_t)(state >> 24);
-        }
-        size_t cut = (state >> 40) % 4 == 0 ? (size_t)((state >> 16) % (n + 1)) : n;
-        (void)decode_exact(message, cut, (state >> 50) & 1);
+        int flips = 1 + (int)below(4);
+        for (int f = 0; f < flips; f++) message[below(n)] = (uint8_t)rnd();
+        size_t cut = below(4) == 0 ? below(n + 1) : n;
+        (void)decode_exact(message, cut, (int)below(2));
     }
     passed++;
 
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return checks_report();
 }

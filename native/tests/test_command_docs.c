@@ -12,10 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int passed, failed;
-
-#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-                              fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+#include "tests/test_helpers.h"
 
 /* ---- the recording writer ---- */
 
@@ -329,6 +326,5 @@ int main(void) {
     test_getkeys_follows_the_key_specs();
     test_list_count_help_and_errors();
     free(recorder.log);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return checks_report();
 }

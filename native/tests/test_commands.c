@@ -13,19 +13,14 @@
 #include "exec/db.h"
 #include "resp/resp_conn.h"
 #include "engines/string_value.h"
-
-static int passed, failed;
+#include "tests/test_helpers.h"
 
 static void expect_reply(gr_resp_conn_t *conn, const char *command, const char *expected) {
     gr_resp_conn_feed(conn, (const uint8_t *)command, strlen(command));
     size_t length = 0;
     const uint8_t *out = gr_resp_conn_output(conn, &length);
-    if (length == strlen(expected) && (length == 0 || memcmp(out, expected, length) == 0)) {
-        passed++;
-    } else {
-        failed++;
-        fprintf(stderr, "FAIL: %s -> %.*s (expected %s)\n", command, (int)length, (const char *)out, expected);
-    }
+    CHECK(length == strlen(expected) && (length == 0 || memcmp(out, expected, length) == 0),
+          "%s -> %.*s (expected %s)", command, (int)length, (const char *)out, expected);
     gr_resp_conn_consume_output(conn, length);
 }
 
@@ -50,13 +45,13 @@ int main(void) {
     expect_reply(conn, "PING\r\n", "+PONG\r\n");
     gr_ks_entry_t *entry = gr_ks_find(db->keyspace, (const uint8_t *)"s", 1);
     const gr_string_t *value = entry ? entry->value : NULL;
-    if (entry && entry->type == GR_TYPE_STRING && value->length == 5 && memcmp(value->data, "hello", 5) == 0) passed++;
-    else { failed++; fprintf(stderr, "FAIL: the string value changed\n"); }
+    CHECK(entry && entry->type == GR_TYPE_STRING && value->length == 5 && memcmp(value->data, "hello", 5) == 0,
+          "the string value changed");
 
     /* protocol errors: Redis's texts, then the connection asks to close */
     gr_resp_conn_t *bad = gr_resp_conn_new(db, 2);
     expect_reply(bad, "*1\r\n$-5\r\n", "-ERR Protocol error: invalid bulk length\r\n");
-    if (gr_resp_conn_should_close(bad)) passed++; else failed++;
+    CHECK(gr_resp_conn_should_close(bad), "a protocol error closes the connection");
     gr_resp_conn_free(bad);
     bad = gr_resp_conn_new(db, 3);
     expect_reply(bad, "*2000000\r\n", "-ERR Protocol error: invalid multibulk length\r\n");
@@ -81,8 +76,6 @@ int main(void) {
 
     gr_resp_conn_free(conn);
     gr_db_free(db);
-    if (gr_mem_used_total() != 0) { failed++; fprintf(stderr, "FAIL: %lld bytes left\n", (long long)gr_mem_used_total()); }
-    else passed++;
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    CHECK(gr_mem_used_total() == 0, "%lld bytes left", (long long)gr_mem_used_total());
+    return checks_report();
 }

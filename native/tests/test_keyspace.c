@@ -19,26 +19,7 @@
 #include "core/alloc.h"
 #include "core/glob.h"
 #include "engines/keyspace.h"
-
-static int passed, failed;
-#define CHECK(condition, ...) do { if (condition) passed++; else { failed++; \
-    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); \
-    fprintf(stderr, "\n"); } } while (0)
-
-static uint64_t rng_state = 12345;
-static uint64_t rng(void) {
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-static size_t rng_below(size_t n) { return (size_t)(rng() % n); }
-
-static double now_seconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
+#include "tests/test_helpers.h"
 
 /* ---- keys: id 0 is the empty key; others are 4 little-endian id bytes (NULs included)
  * and (id % 13) filler bytes, so lengths vary and every key is distinct ---- */
@@ -144,7 +125,7 @@ static void test_200k_keys_are_found_while_the_table_grows_and_shrinks_through_r
         if (!entry || !key_matches(entry, id) || entry->value != (void *)(uintptr_t)id ||
             entry->expire_at_ms != -1 || entry->type != 1) bad_add++;
         gr_ks_entry_t *again = find_id(ks, id);
-        uint32_t earlier = 1 + (uint32_t)rng_below(id);
+        uint32_t earlier = 1 + (uint32_t)below(id);
         gr_ks_entry_t *old = find_id(ks, earlier);
         if (again != entry || !old || old->value != (void *)(uintptr_t)earlier) bad_find++;
         if (find_id(ks, id + 1) != NULL) bad_find++;
@@ -180,7 +161,7 @@ static void test_200k_keys_are_found_while_the_table_grows_and_shrinks_through_r
     uint32_t *order = malloc(n * sizeof *order);
     for (uint32_t i = 0; i < n; i++) order[i] = i + 1;
     for (uint32_t i = n - 1; i > 0; i--) {
-        uint32_t j = (uint32_t)rng_below(i + 1), t = order[i];
+        uint32_t j = (uint32_t)below(i + 1), t = order[i];
         order[i] = order[j];
         order[j] = t;
     }
@@ -190,7 +171,7 @@ static void test_200k_keys_are_found_while_the_table_grows_and_shrinks_through_r
         if (delete_id(ks, order[i]) != 1) bad_delete++;
         if (find_id(ks, order[i]) != NULL) bad_delete++;
         if (i + 1 < n) {
-            uint32_t survivor = order[i + 1 + rng_below(n - i - 1)];
+            uint32_t survivor = order[i + 1 + below(n - i - 1)];
             gr_ks_entry_t *entry = find_id(ks, survivor);
             if (!entry || entry->value != (void *)(uintptr_t)survivor) bad_find++;
         }
@@ -262,15 +243,15 @@ static void test_random_operations_agree_with_a_plain_model(size_t operations) {
          * through several sizes; the key range widens over the run. */
         int filling = (op / 6000) % 2 == 0;
         uint32_t range = 64 + (uint32_t)((op / 12000) % 6) * 800;
-        uint32_t id = (uint32_t)rng_below(range);
-        size_t dice = rng_below(100);
+        uint32_t id = (uint32_t)below(range);
+        size_t dice = below(100);
         if (dice < 5) {
-            clock += rng_below(50);
+            clock += below(50);
             gr_ks_set_clock(ks, clock);
         }
         if (dice < (filling ? 45u : 15u)) {                        /* add (or find when present) */
             if (!m->present[id]) {
-                uint8_t type = (uint8_t)(1 + rng_below(3));
+                uint8_t type = (uint8_t)(1 + below(3));
                 gr_ks_entry_t *e = add_id(ks, id, type, next_value);
                 if (!e) MISMATCH("add %u returned NULL", id);
                 m->present[id] = 1;
@@ -301,7 +282,7 @@ static void test_random_operations_agree_with_a_plain_model(size_t operations) {
             } else if (!e || e->value != (void *)m->value[id] || e->expire_at_ms != m->expire[id]) {
                 MISMATCH("unlink %u returned a wrong entry", id);
             } else {
-                int with_value = (int)rng_below(2);
+                int with_value = (int)below(2);
                 gr_ks_entry_free(ks, e, with_value);
                 if (with_value) {
                     expected_free_calls++;
@@ -312,7 +293,7 @@ static void test_random_operations_agree_with_a_plain_model(size_t operations) {
                 if (m->expire[id] >= 0) m->expires--;
             }
         } else if (dice < 90) {                                     /* rename */
-            uint32_t to = rng_below(4) ? (uint32_t)rng_below(range) : id;
+            uint32_t to = below(4) ? (uint32_t)below(range) : id;
             int r = rename_id(ks, id, to);
             int expect = m->present[id] ? 0 : -1;
             if (r != expect) MISMATCH("rename %u->%u returned %d, expected %d", id, to, r, expect);
@@ -333,7 +314,7 @@ static void test_random_operations_agree_with_a_plain_model(size_t operations) {
         } else if (dice < 95) {                                     /* expire */
             gr_ks_entry_t *e = find_id(ks, id);
             if (e) {
-                int64_t at = rng_below(3) ? (int64_t)(clock + rng_below(100000)) : -1;
+                int64_t at = below(3) ? (int64_t)(clock + below(100000)) : -1;
                 if (m->expire[id] >= 0) m->expires--;
                 if (at >= 0) m->expires++;
                 m->expire[id] = at;
@@ -351,8 +332,8 @@ static void test_random_operations_agree_with_a_plain_model(size_t operations) {
                                             e->value != (void *)m->value[key_id(e)]))
                 MISMATCH("random returned a wrong entry");
         } else if (dice < 99) {                                     /* idle-time resize steps */
-            gr_ks_rehash(ks, 1 + rng_below(20));
-        } else if (rng_below(400) == 0) {                           /* rare FLUSHDB */
+            gr_ks_rehash(ks, 1 + below(20));
+        } else if (below(400) == 0) {                           /* rare FLUSHDB */
             for (uint32_t i = 0; i < MODEL_KEYS; i++) {
                 if (m->present[i]) {
                     expected_free_calls++;
@@ -553,19 +534,19 @@ static void scan_with_churn(uint64_t seed, uint32_t stable, uint32_t wave, size_
         cursor = gr_ks_scan(ks, cursor, count_seen, &seen);
         calls++;
         if (gr_ks_is_rehashing(ks)) resizing_calls++;
-        size_t ops = rng_below(ops_between + 1);
+        size_t ops = below(ops_between + 1);
         for (size_t i = 0; i < ops; i++) {
             if (filling && live_count < wave) {
                 add_id(ks, next_volatile, 1, 0);
                 live[live_count++] = next_volatile++;
             } else if (!filling && live_count > 0) {
-                uint32_t k = (uint32_t)rng_below(live_count);
+                uint32_t k = (uint32_t)below(live_count);
                 delete_id(ks, live[k]);
                 live[k] = live[--live_count];
             }
             if (filling && live_count == wave) filling = 0;
             else if (!filling && live_count == 0) filling = 1;
-            find_id(ks, 1 + (uint32_t)rng_below(stable));
+            find_id(ks, 1 + (uint32_t)below(stable));
         }
         if (idle_steps) gr_ks_rehash(ks, (size_t)idle_steps);
         size_t now = gr_ks_bucket_count(ks);
@@ -888,9 +869,9 @@ static void test_keys_patterns_from_redis_keyspace_tests(void) {
     CHECK(strcmp(out, "dlskeriewrioeuwqoirueioqwrueoqwrueqw") == 0, "KEYS * with a long key: %s", out);
     gr_ks_clear(ks);
     gr_ks_add(ks, (const uint8_t *)"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 40, 1, NULL);
-    double start = now_seconds();
+    double start = now_ns() / 1e9;
     keys_sorted(ks, "a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b", out, sizeof out);
-    CHECK(out[0] == 0 && now_seconds() - start < 1.0, "Regression for pattern matching long nested loops");
+    CHECK(out[0] == 0 && now_ns() / 1e9 - start < 1.0, "Regression for pattern matching long nested loops");
     gr_ks_free(ks);
 }
 
@@ -904,7 +885,7 @@ static void test_pathological_patterns_finish_fast(void) {
         pattern[2 * i] = '*';
         pattern[2 * i + 1] = '?';
     }
-    double start = now_seconds();
+    double start = now_ns() / 1e9;
     int r1 = gr_glob_match(pattern, 2 * n, string, n, 0);
     /* a*a*...a*b with 5000 stars against 50000 'a': linear in practice. */
     for (size_t i = 0; i < 5000; i++) {
@@ -926,7 +907,7 @@ static void test_pathological_patterns_finish_fast(void) {
     /* 30 stars of "*a" then 'b', the classic exponential case for naive backtracking. */
     int r3 = glob("*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b",
                   "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 0);
-    double elapsed = now_seconds() - start;
+    double elapsed = now_ns() / 1e9 - start;
     CHECK(r1 == 0 && r2 == 0 && r3 == 0 && r4 == 1 && r5 == 0 && r6 == 0,
           "pathological patterns gave wrong answers (%d %d %d %d %d %d)", r1, r2, r3, r4, r5, r6);
     CHECK(elapsed < 1.0, "pathological patterns took %.3f s", elapsed);
@@ -1028,14 +1009,14 @@ static void test_glob_agrees_with_a_reference_matcher_on_random_input(size_t ite
     char example[160] = "";
     for (size_t it = 0; it < iterations; it++) {
         int dense = it % 2;
-        size_t pl = rng_below(dense ? 12 : 32), sl = rng_below(dense ? 10 : 32);
+        size_t pl = below(dense ? 12 : 32), sl = below(dense ? 10 : 32);
         uint8_t *p = malloc(pl ? pl : 1), *s = malloc(sl ? sl : 1);
-        for (size_t i = 0; i < pl; i++) p[i] = dense ? (uint8_t)alphabet[rng_below(sizeof alphabet - 1)] : (uint8_t)rng_below(128);
-        for (size_t i = 0; i < sl; i++) s[i] = dense ? (uint8_t)"abAB-]^\\*"[rng_below(9)] : (uint8_t)rng_below(128);
-        if (!dense && pl && sl && rng_below(2)) {   /* often make the string a near-match */
+        for (size_t i = 0; i < pl; i++) p[i] = dense ? (uint8_t)alphabet[below(sizeof alphabet - 1)] : (uint8_t)below(128);
+        for (size_t i = 0; i < sl; i++) s[i] = dense ? (uint8_t)"abAB-]^\\*"[below(9)] : (uint8_t)below(128);
+        if (!dense && pl && sl && below(2)) {   /* often make the string a near-match */
             for (size_t i = 0; i < sl && i < pl; i++) if (p[i] != '*' && p[i] != '[' && p[i] != '\\' && p[i] != '?') s[i] = p[i];
         }
-        int nocase = (int)rng_below(2);
+        int nocase = (int)below(2);
         int got = gr_glob_match(p, pl, s, sl, nocase);
         int want = reference_match(p, pl, s, sl, nocase);
         if (got != want) {
@@ -1072,6 +1053,5 @@ int main(int argc, char **argv) {
     test_glob_agrees_with_a_reference_matcher_on_random_input(fuzz_iterations);
 
     CHECK(gr_mem_allocations() == 0, "%lld allocations still live at exit", (long long)gr_mem_allocations());
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return checks_report();
 }

@@ -19,96 +19,18 @@
 
 #include "core/alloc.h"
 #include "engines/list/list.h"
-
-static int passed, failed;
-#define CHECK(condition, ...) do { if (condition) passed++; else { failed++; \
-    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); \
-    fprintf(stderr, "\n"); } } while (0)
-
-/* ---- random numbers ----------------------------------------------------------------- */
-
-static uint64_t rng_state;
-static uint64_t rnd(void) {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717ull;
-}
-static size_t below(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
-
-/* ---- the reference model: an array of malloc'd values ------------------------------- */
-
-typedef struct ref_value { uint8_t *data; size_t length; } ref_value_t;
-typedef struct ref { ref_value_t *items; size_t length, capacity; } ref_t;
-
-static void ref_insert(ref_t *ref, size_t index, const uint8_t *data, size_t length) {
-    if (ref->length == ref->capacity) {
-        ref->capacity = ref->capacity ? ref->capacity * 2 : 64;
-        ref->items = realloc(ref->items, ref->capacity * sizeof *ref->items);
-        if (!ref->items) abort();
-    }
-    memmove(ref->items + index + 1, ref->items + index, (ref->length - index) * sizeof *ref->items);
-    ref->items[index].data = malloc(length ? length : 1);
-    if (!ref->items[index].data) abort();
-    if (length) memcpy(ref->items[index].data, data, length);
-    ref->items[index].length = length;
-    ref->length++;
-}
-
-static void ref_delete(ref_t *ref, size_t start, size_t count) {
-    if (start >= ref->length) return;
-    if (count > ref->length - start) count = ref->length - start;
-    for (size_t i = start; i < start + count; i++) free(ref->items[i].data);
-    memmove(ref->items + start, ref->items + start + count, (ref->length - start - count) * sizeof *ref->items);
-    ref->length -= count;
-}
-
-static void ref_set(ref_t *ref, size_t index, const uint8_t *data, size_t length) {
-    ref_delete(ref, index, 1);
-    ref_insert(ref, index, data, length);
-}
-
-static int same(const uint8_t *a, size_t a_length, const uint8_t *b, size_t b_length) {
-    return a_length == b_length && (a_length == 0 || memcmp(a, b, a_length) == 0);
-}
-
-static int64_t ref_remove_matching(ref_t *ref, const uint8_t *data, size_t length, int64_t count) {
-    int64_t removed = 0;
-    if (count >= 0) {
-        for (size_t i = 0; i < ref->length && (count == 0 || removed < count);) {
-            if (same(ref->items[i].data, ref->items[i].length, data, length)) { ref_delete(ref, i, 1); removed++; }
-            else i++;
-        }
-    } else {
-        for (size_t i = ref->length; i-- > 0 && removed < -count;)
-            if (same(ref->items[i].data, ref->items[i].length, data, length)) { ref_delete(ref, i, 1); removed++; }
-    }
-    return removed;
-}
-
-static void ref_clear(ref_t *ref) { ref_delete(ref, 0, ref->length); }
+#include "tests/test_helpers.h"
 
 /* ---- values ------------------------------------------------------------------------- */
 
 static uint8_t value_buffer[40000];
 
-/* A value: often one of a few common ones (so LREM finds matches), sizes 0..100, and now and
- * then bigger than a leaf. Returns its length; the bytes are in value_buffer. */
-static size_t make_value(uint32_t leaf_bytes, size_t forced_length) {
-    size_t length;
-    uint64_t r = below(1000);
-    if (forced_length != SIZE_MAX) length = forced_length;
-    else if (r < 30) length = 0;
-    else if (r < 600) length = below(21);
-    else if (r < 985) length = below(101);
-    else length = leaf_bytes / 2 + below(leaf_bytes * 2 < sizeof value_buffer ? leaf_bytes * 2 : sizeof value_buffer - leaf_bytes);
-    if (below(100) < 45) {   /* a common value of that length: few distinct contents */
-        uint8_t seed = (uint8_t)below(3);
-        for (size_t i = 0; i < length; i++) value_buffer[i] = (uint8_t)('a' + (seed + i) % 26);
-    } else {
-        for (size_t i = 0; i < length; i++) value_buffer[i] = (uint8_t)rnd();
-    }
-    return length;
+/* Sizes 0..100, and now and then bigger than a leaf (leaf_bytes / 2 up to 2.5 leaves, as the
+ * buffer allows). Returns its length; the bytes are in value_buffer. */
+static size_t make_list_value(uint32_t leaf_bytes, size_t forced_length) {
+    const size_t large_span = leaf_bytes * 2 < sizeof value_buffer ? leaf_bytes * 2 : sizeof value_buffer - leaf_bytes;
+    const value_mix_t mix = {30, 600, 985, 20, 100, leaf_bytes / 2, large_span, 45};
+    return make_value(&mix, value_buffer, forced_length);
 }
 
 /* ---- comparing ---------------------------------------------------------------------- */
@@ -193,7 +115,7 @@ static void random_test(const char *name, const gr_list_config_t *config, size_t
                 gr_value_t values[12];
                 uint8_t *copies[12];
                 for (size_t i = 0; i < count; i++) {
-                    size_t n = make_value(config->leaf_bytes, SIZE_MAX);
+                    size_t n = make_list_value(config->leaf_bytes, SIZE_MAX);
                     copies[i] = malloc(n ? n : 1);
                     memcpy(copies[i], value_buffer, n);
                     values[i].data = copies[i];
@@ -205,7 +127,7 @@ static void random_test(const char *name, const gr_list_config_t *config, size_t
                     free(copies[i]);
                 }
             } else if (grow || below(3) == 0) {
-                size_t n = make_value(config->leaf_bytes, SIZE_MAX);
+                size_t n = make_list_value(config->leaf_bytes, SIZE_MAX);
                 plain_pushes += n > config->leaf_bytes / 2;
                 ok &= gr_list_push(list, end, value_buffer, n) == 0;
                 ref_insert(&ref, end == GR_LIST_TAIL ? ref.length : 0, value_buffer, n);
@@ -240,14 +162,14 @@ static void random_test(const char *name, const gr_list_config_t *config, size_t
         } else if (op < 54) {   /* set: equal size half of the time */
             current_op = "set";
             size_t at = below(length);
-            size_t n = below(2) ? make_value(config->leaf_bytes, ref.items[at].length)
-                                : make_value(config->leaf_bytes, SIZE_MAX);
+            size_t n = below(2) ? make_list_value(config->leaf_bytes, ref.items[at].length)
+                                : make_list_value(config->leaf_bytes, SIZE_MAX);
             ok &= gr_list_set(list, at, value_buffer, n) == 0;
             ref_set(&ref, at, value_buffer, n);
         } else if (op < 68) {   /* insert anywhere, the end included */
             current_op = "insert";
             size_t at = below(length + 1);
-            size_t n = make_value(config->leaf_bytes, SIZE_MAX);
+            size_t n = make_list_value(config->leaf_bytes, SIZE_MAX);
             ok &= gr_list_insert(list, at, value_buffer, n) == 0;
             ref_insert(&ref, at, value_buffer, n);
         } else if (op < 76) {   /* delete a range: small mostly, now and then large */
@@ -265,7 +187,7 @@ static void random_test(const char *name, const gr_list_config_t *config, size_t
                 n = pick->length;
                 memcpy(value_buffer, pick->data, n);
             } else {
-                n = make_value(config->leaf_bytes, SIZE_MAX);
+                n = make_list_value(config->leaf_bytes, SIZE_MAX);
             }
             int64_t count = (int64_t)below(5) - 2;
             if (below(5) == 0) count *= 7;
@@ -481,12 +403,6 @@ static void test_queue_patterns_stay_bounded(void) {
 
 /* ---- memory and timing -------------------------------------------------------------- */
 
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
 static gr_list_t *build_16_byte_list(uint32_t leaf_bytes, gr_list_end_t end, size_t n, double *bytes_per_item) {
     gr_list_config_t config;
     gr_list_config_default(&config);
@@ -578,7 +494,7 @@ static void test_memory_and_speed(void) {
 int main(int argc, char **argv) {
     uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 20240601;
     size_t operations = argc > 2 ? strtoull(argv[2], NULL, 10) : 10000;
-    rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
+    rng_state = seed;
     int64_t allocations = gr_mem_allocations();
     printf("seed %llu, %zu operations per configuration\n", (unsigned long long)seed, operations);
 
@@ -605,6 +521,5 @@ int main(int argc, char **argv) {
     CHECK(gr_mem_used_by(GR_MEM_LIST) == 0, "every list byte freed (%lld left)", (long long)gr_mem_used_by(GR_MEM_LIST));
     CHECK(gr_mem_allocations() == allocations, "every allocation freed (%lld left)",
           (long long)(gr_mem_allocations() - allocations));
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return checks_report();
 }

@@ -9,7 +9,8 @@
  * Usage: test_list_pma [steps] [seed]        default 200000 steps
  *        test_list_pma bench                  figures for the PMA and segmented engines side by
  *        side; needs a build without GR_LPMA_DEBUG, e.g. from native/:
- *        gcc -std=gnu11 -D_GNU_SOURCE -O2 -I. alloc.c list_seg.c list_pma.c tests/test_list_pma.c
+ *        gcc -std=gnu11 -D_GNU_SOURCE -O2 -I. core/alloc.c engines/list/list_seg.c
+ *            engines/list/list_pma.c tests/test_list_pma.c
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,88 +20,16 @@
 #include "core/alloc.h"
 #include "engines/list/list_pma.h"
 #include "engines/list/list_seg.h"
-
-static int passed, failed;
-#define CHECK(condition, ...) do { if (condition) passed++; else { failed++; \
-    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); \
-    fprintf(stderr, "\n"); } } while (0)
-
-/* ---- random numbers ----------------------------------------------------------------- */
-
-static uint64_t rng_state = 88172645463325252ull;
-static uint64_t rnd(void) {
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 2685821657736338717ull;
-}
-static size_t below(size_t n) { return n ? (size_t)(rnd() % n) : 0; }
-
-/* ---- the reference model: an array of malloc'd values ------------------------------- */
-
-typedef struct ref_value { uint8_t *data; size_t length; } ref_value_t;
-typedef struct ref { ref_value_t *items; size_t length, capacity; } ref_t;
-
-static void ref_insert(ref_t *ref, size_t index, const uint8_t *data, size_t length) {
-    if (ref->length == ref->capacity) {
-        ref->capacity = ref->capacity ? ref->capacity * 2 : 64;
-        ref->items = realloc(ref->items, ref->capacity * sizeof *ref->items);
-        if (!ref->items) abort();
-    }
-    memmove(ref->items + index + 1, ref->items + index, (ref->length - index) * sizeof *ref->items);
-    ref->items[index].data = malloc(length ? length : 1);
-    if (!ref->items[index].data) abort();
-    if (length) memcpy(ref->items[index].data, data, length);
-    ref->items[index].length = length;
-    ref->length++;
-}
-
-static void ref_delete(ref_t *ref, size_t start, size_t count) {
-    if (start >= ref->length) return;
-    if (count > ref->length - start) count = ref->length - start;
-    for (size_t i = start; i < start + count; i++) free(ref->items[i].data);
-    memmove(ref->items + start, ref->items + start + count, (ref->length - start - count) * sizeof *ref->items);
-    ref->length -= count;
-}
-
-static int same(const uint8_t *a, size_t a_length, const uint8_t *b, size_t b_length) {
-    return a_length == b_length && (a_length == 0 || memcmp(a, b, a_length) == 0);
-}
-
-static int64_t ref_remove_matching(ref_t *ref, const uint8_t *data, size_t length, int64_t count) {
-    int64_t removed = 0;
-    if (count >= 0) {
-        for (size_t i = 0; i < ref->length && (count == 0 || removed < count);) {
-            if (same(ref->items[i].data, ref->items[i].length, data, length)) { ref_delete(ref, i, 1); removed++; }
-            else i++;
-        }
-    } else {
-        for (size_t i = ref->length; i-- > 0 && removed < -count;)
-            if (same(ref->items[i].data, ref->items[i].length, data, length)) { ref_delete(ref, i, 1); removed++; }
-    }
-    return removed;
-}
+#include "tests/test_helpers.h"
 
 /* ---- values ------------------------------------------------------------------------- */
 
 static uint8_t value_buffer[5000];
 
-/* Often one of a few common values (so LREM finds matches); sizes 0..60, now and then ~4 KB. */
-static size_t make_value(size_t forced_length) {
-    size_t length;
-    uint64_t r = below(1000);
-    if (forced_length != SIZE_MAX) length = forced_length;
-    else if (r < 40) length = 0;
-    else if (r < 700) length = below(21);
-    else if (r < 995) length = below(61);
-    else length = 130 + below(4000);
-    if (below(100) < 50) {
-        uint8_t seed = (uint8_t)below(3);
-        for (size_t i = 0; i < length; i++) value_buffer[i] = (uint8_t)('a' + (seed + i) % 26);
-    } else {
-        for (size_t i = 0; i < length; i++) value_buffer[i] = (uint8_t)rnd();
-    }
-    return length;
+/* Sizes 0..60, now and then 130 B .. ~4 KB. Returns its length; the bytes are in value_buffer. */
+static size_t make_list_value(size_t forced_length) {
+    static const value_mix_t mix = {40, 700, 995, 20, 60, 130, 4000, 50};
+    return make_value(&mix, value_buffer, forced_length);
 }
 
 static const uint8_t *text(const char *s) { return (const uint8_t *)s; }
@@ -404,7 +333,7 @@ static void random_test(size_t steps) {
         gr_lpma_end_t end = below(2) ? GR_LPMA_TAIL : GR_LPMA_HEAD;
         if (r < 16 || n == 0) {
             op = "push";
-            size_t len = make_value(SIZE_MAX);
+            size_t len = make_list_value(SIZE_MAX);
             ok &= gr_lpma_push(&list, end, value_buffer, len) == 0;
             ref_insert(&ref, end == GR_LPMA_TAIL ? ref.length : 0, value_buffer, len);
         } else if (r < 22) {
@@ -413,7 +342,7 @@ static void random_test(size_t steps) {
             uint8_t *copies[64];
             size_t lengths[64];
             for (size_t i = 0; i < count; i++) {
-                lengths[i] = make_value(SIZE_MAX);
+                lengths[i] = make_list_value(SIZE_MAX);
                 copies[i] = malloc(lengths[i] + 1);
                 memcpy(copies[i], value_buffer, lengths[i]);
             }
@@ -424,7 +353,7 @@ static void random_test(size_t steps) {
             }
         } else if (r < 25) {
             op = "insert";
-            size_t at = below(n + 1), len = make_value(SIZE_MAX);
+            size_t at = below(n + 1), len = make_list_value(SIZE_MAX);
             ok &= gr_lpma_insert(&list, at, value_buffer, len) == 0;
             ref_insert(&ref, at, value_buffer, len);
         } else if (r < 35) {
@@ -453,7 +382,7 @@ static void random_test(size_t steps) {
             ok &= gr_lpma_get(&list, n, &data, &length) == -1;
         } else if (r < 65) {
             op = "set";
-            size_t at = below(n), len = make_value(below(2) ? ref.items[at].length : SIZE_MAX);
+            size_t at = below(n), len = make_list_value(below(2) ? ref.items[at].length : SIZE_MAX);
             ok &= gr_lpma_set(&list, at, value_buffer, len) == 0;
             ref_delete(&ref, at, 1);
             ref_insert(&ref, at, value_buffer, len);
@@ -470,7 +399,7 @@ static void random_test(size_t steps) {
                 len = pick->length;
                 memcpy(value_buffer, pick->data, len);
             } else {
-                len = make_value(SIZE_MAX);
+                len = make_list_value(SIZE_MAX);
             }
             int64_t count = (int64_t)below(7) - 3;
             if (below(5) == 0) count *= 9;
@@ -507,12 +436,6 @@ static void random_test(size_t steps) {
 }
 
 /* ---- the micro-benchmark ------------------------------------------------------------ */
-
-static double now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 #define BENCH_N 100000
 static volatile size_t sink;
@@ -628,7 +551,7 @@ static int bench(void) {
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "bench") == 0) return bench();
     size_t steps = argc > 1 ? strtoull(argv[1], NULL, 10) : 200000;
-    if (argc > 2) rng_state = strtoull(argv[2], NULL, 10) | 1;
+    if (argc > 2) rng_state = strtoull(argv[2], NULL, 10);
     test_an_empty_list_holds_nothing_and_refuses_reads();
     test_pushes_pops_and_peeks_at_both_ends_keep_order();
     test_pop_range_removes_from_one_end_and_clamps_to_the_length();
@@ -639,6 +562,5 @@ int main(int argc, char **argv) {
     test_end_pushes_and_pops_are_counted_in_the_tree_when_it_is_read();
     random_test(steps);
     CHECK(gr_mem_used_by(GR_MEM_LIST) == 0 && gr_mem_allocations() == 0, "every byte and allocation returned");
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return checks_report();
 }

@@ -22,11 +22,7 @@
 #include <unistd.h>
 
 #include "ring/ring.h"
-
-static int passed, failed;
-#define CHECK(condition, ...) do { if (condition) passed++; else { failed++; \
-    fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); \
-    fprintf(stderr, "\n"); } } while (0)
+#include "tests/test_helpers.h"
 
 #define SCHEMA_ID 4711
 #define SCHEMA_VERSION 1
@@ -639,18 +635,10 @@ typedef struct stress_shared {
 
 static uint8_t source[SOURCE_BYTES];
 
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 /* Sizes 0..65536 spread over 17 octaves (mean ~3.9 KiB), the same on both sides. */
 static size_t stress_size(uint64_t direction, uint64_t seq)
 {
-    const uint64_t h = mix64(direction * 0x1000000000ull + seq);
+    const uint64_t h = test_mix64(direction * 0x1000000000ull + seq);
     const unsigned octave = (unsigned)(h % 17);
     return (size_t)((h >> 8) % ((1ull << octave) + 1));
 }
@@ -690,8 +678,6 @@ typedef struct stress_role {
     uint64_t expected;           /* consumer: next seq */
 } stress_role_t;
 
-static uint64_t next_random(uint64_t *state) { *state = mix64(*state); return *state; }
-
 static void stress_error(stress_result_t *result, const char *message, uint64_t seq)
 {
     if (result->errors++ == 0) snprintf(result->error, sizeof result->error, "%s at seq %llu", message, (unsigned long long)seq);
@@ -709,14 +695,14 @@ static void *stress_producer(void *argument)
     stress_result_t *result = role->result;
     static __thread uint8_t scratch[65536];
     const uint64_t start = gr_ring_now_ns(), give_up = start + 120000000000ull;
-    uint64_t burst = 1 + next_random(&role->rng) % 200;
+    uint64_t burst = 1 + test_random(&role->rng) % 200;
     for (uint64_t seq = 0; seq < role->messages; seq++) {
         const size_t length = stress_size(role->direction, seq);
         const int32_t type = (int32_t)(1 + seq % 100000);
-        const int by_claim = (next_random(&role->rng) & 1) != 0;
-        if (next_random(&role->rng) % 97 == 0) {   /* a claim given back: the consumer must skip it */
+        const int by_claim = (test_random(&role->rng) & 1) != 0;
+        if (test_random(&role->rng) % 97 == 0) {   /* a claim given back: the consumer must skip it */
             uint8_t *p = NULL;
-            if (gr_ring_claim(ring, 77, (size_t)(1 + next_random(&role->rng) % 3000), &p) == GR_RING_OK) {
+            if (gr_ring_claim(ring, 77, (size_t)(1 + test_random(&role->rng) % 3000), &p) == GR_RING_OK) {
                 p[0] = 0x5A;   /* scribble: the consumer must never see it */
                 gr_ring_abort(ring, p);
                 result->aborts++;
@@ -753,9 +739,9 @@ static void *stress_producer(void *argument)
                 }
                 sched_yield();
             }
-            usleep((useconds_t)(20 + next_random(&role->rng) % 400));
-            burst = 1 + next_random(&role->rng) % 200;
-        } else if (next_random(&role->rng) % 4 == 0) {
+            usleep((useconds_t)(20 + test_random(&role->rng) % 400));
+            burst = 1 + test_random(&role->rng) % 200;
+        } else if (test_random(&role->rng) % 4 == 0) {
             wake_if_needed(ring);
         }
     }
@@ -770,7 +756,7 @@ static int stress_handler(void *context, int32_t type, const uint8_t *payload, s
     stress_role_t *role = context;
     stress_result_t *result = role->result;
     const uint64_t seq = role->expected;
-    const uint64_t roll = next_random(&role->rng) % 100;
+    const uint64_t roll = test_random(&role->rng) % 100;
     if (roll == 0) { result->refusals++; return -1; }   /* not now: must come back */
     if (seq >= role->messages) { stress_error(result, "more messages than sent", seq); return 1; }
     const size_t expected_length = stress_size(role->direction, seq);
@@ -805,7 +791,7 @@ static void stress_consumer(stress_role_t *role)
             continue;
         }
         if (status != GR_RING_OK) { stress_error(result, "wait failed", role->expected); break; }
-        const size_t limit = (next_random(&role->rng) % 3 == 0) ? (size_t)(1 + next_random(&role->rng) % 64) : 0;
+        const size_t limit = (test_random(&role->rng) % 3 == 0) ? (size_t)(1 + test_random(&role->rng) % 64) : 0;
         gr_ring_read(ring, stress_handler, role, limit);
         if (gr_ring_is_corrupt(ring)) { stress_error(result, "ring corrupt", role->expected); break; }
     }
@@ -837,7 +823,7 @@ static void test_two_processes_stream_both_ways_with_every_message_checked(uint6
     if (shared == MAP_FAILED) return;
     stress_shared_t *results = (stress_shared_t *)(void *)(shared + 2 * segment);
     uint64_t rng = 12345;
-    for (size_t i = 0; i < SOURCE_BYTES; i++) source[i] = (uint8_t)next_random(&rng);
+    for (size_t i = 0; i < SOURCE_BYTES; i++) source[i] = (uint8_t)test_random(&rng);
 
     gr_ring_t to_child, to_parent;
     char error[256] = "";
@@ -923,6 +909,5 @@ int main(int argc, char **argv)
     test_an_impossible_record_marks_the_ring_corrupt_and_is_not_followed();
     test_two_processes_stream_both_ways_with_every_message_checked(messages);
 
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return checks_report();
 }
