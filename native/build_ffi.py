@@ -28,10 +28,12 @@ from sources import sources  # noqa: E402  (native/sources.py: the one globbed s
 CDEF_HEADERS = [
     "core/alloc.h",
     "ring/version.h",
+    "exec/templates.h",
     "exec/request.h",
     "exec/reply.h",
     "exec/command.h",
     "ring/codec.h",
+    "ring/codec_generated.h",
     "ring/ring.h",
     "exec/db.h",
     "ring/session.h",

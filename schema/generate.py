@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""Regenerate the C codecs in native/generated/ from schema/goblin.xml with sbe-tool.
+"""Regenerate everything mechanical that follows from schema/goblin.xml, in two passes.
 
-The codecs are committed, so building goblin-ring needs no Java. This script is how they
+1. sbe-tool (Java): the C flyweights in native/generated/.
+2. schema/glue.py (no Java): the template ids (native/exec/templates.h), every encode /
+   decode / size case and enum check of the codec (native/ring/codec_generated.[ch]), the
+   template lists the codec tests walk, and the field-use comment in native/ring/codec.h.
+
+Both outputs are committed, so building goblin-ring needs no Java. This script is how they
 are made and how CI proves they are current:
 
-    python schema/generate.py           # fetch sbe-all (once), regenerate native/generated/
-    python schema/generate.py --check   # regenerate into a temporary folder, compare;
-                                        # exit 1 naming every file that differs
+    python schema/generate.py           # fetch sbe-all (once), regenerate both passes
+    python schema/generate.py --glue    # the second pass only (no Java)
+    python schema/generate.py --check   # regenerate both into memory / a temporary folder,
+                                        # compare; exit 1 naming every file that differs
 
 The sbe-all jar comes from Maven (the dependency plugin's `copy` goal, both versions pinned
 below) into a cache outside the repository: $GOBLIN_SBE_CACHE, else ~/.cache/goblin-ring/sbe.
@@ -34,6 +40,23 @@ ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "schema" / "goblin.xml"
 GENERATED = ROOT / "native" / "generated"
 STAMP_NAME = "STAMP"
+
+sys.path.insert(0, str(ROOT / "schema"))
+import glue  # noqa: E402  (schema/glue.py: the second pass)
+
+
+def write_glue() -> list[Path]:
+    written = []
+    for path, text in glue.outputs(ROOT).items():
+        if not path.is_file() or path.read_text() != text:
+            path.write_text(text)
+        written.append(path)
+    return written
+
+
+def stale_glue() -> list[str]:
+    return sorted(str(path.relative_to(ROOT)) for path, text in glue.outputs(ROOT).items()
+                  if not path.is_file() or path.read_text() != text)
 
 
 def cache_dir() -> Path:
@@ -116,15 +139,39 @@ def differing_files(expected: Path, actual: Path) -> list[str]:
     return sorted(differences)
 
 
+def report_stale(headline: str, names: list[str]) -> bool:
+    """Print the headline and every stale file to stderr; True if there was any."""
+    if names:
+        print(headline, file=sys.stderr)
+        for name in names:
+            print(f"  {name}", file=sys.stderr)
+    return bool(names)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true",
                         help="compare the committed codecs with freshly generated ones")
+    parser.add_argument("--glue", action="store_true",
+                        help="run only the second pass (no Java): templates.h, codec_generated.[ch], codec.h")
     arguments = parser.parse_args()
 
+    if arguments.glue and not arguments.check:
+        written = write_glue()
+        print(f"generated {len(written)} glue files from schema/goblin.xml")
+        return 0
     if not arguments.check:
         generate_into(GENERATED)
         print(f"generated {len(relative_files(GENERATED))} files in {GENERATED.relative_to(ROOT)}")
+        write_glue()
+        print("generated the codec glue (exec/templates.h, ring/codec_generated.[ch], ring/codec.h)")
+        return 0
+
+    if report_stale("the codec glue differs from schema/goblin.xml; run: python schema/generate.py --glue",
+                    stale_glue()):
+        return 1
+    if arguments.glue:
+        print("the codec glue is current")
         return 0
 
     with tempfile.TemporaryDirectory(prefix="goblin-check-") as scratch:
@@ -134,13 +181,10 @@ def main() -> int:
             print("native/generated/ is missing; run: python schema/generate.py", file=sys.stderr)
             return 1
         differences = differing_files(fresh, GENERATED)
-    if differences:
-        print("committed codecs differ from schema/goblin.xml; run: python schema/generate.py",
-              file=sys.stderr)
-        for name in differences:
-            print(f"  native/generated/{name}", file=sys.stderr)
+    if report_stale("committed codecs differ from schema/goblin.xml; run: python schema/generate.py",
+                    [f"native/generated/{name}" for name in differences]):
         return 1
-    print(f"native/generated/ is current (sbe-all {SBE_VERSION})")
+    print(f"native/generated/ and the codec glue are current (sbe-all {SBE_VERSION})")
     return 0
 
 

@@ -6,6 +6,9 @@ AddressSanitizer, where an out-of-bounds read would abort.
 """
 
 import struct
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -15,52 +18,15 @@ from goblin_ring._native import lib
 
 T = {name: getattr(lib, name) for name in dir(lib) if name.startswith("GR_T_")}
 
-# Which gr_request_t fields each request template carries (native/ring/codec.h's table).
+# Which gr_request_t fields each request template carries: the generated slot masks
+# (schema/glue.py's one table, compiled into codec_generated.c), over the generated list.
+_SLOT_NAMES = ("end", "to_end", "flag", "engine", "count", "max_len", "index", "index2", "cursor",
+               "timeout", "key", "arg1", "arg2", "items")
+_NAME_OF = {number: name for name, number in T.items()}
 REQUEST_FIELDS = {
-    "GR_T_PING": {"arg1"},
-    "GR_T_COMMAND": {"items"},
-    "GR_T_DEL": {"flag", "items"},
-    "GR_T_EXISTS": {"items"},
-    "GR_T_TYPE": {"key"},
-    "GR_T_DBSIZE": set(),
-    "GR_T_FLUSHDB": {"flag"},
-    "GR_T_KEYS": {"arg1"},
-    "GR_T_SCAN": {"cursor", "count", "arg1", "arg2"},
-    "GR_T_RENAME": {"key", "arg1"},
-    "GR_T_MEMORY_USAGE": {"key"},
-    "GR_T_PUSH": {"engine", "end", "flag", "items", "key"},
-    "GR_T_POP": {"engine", "end", "flag", "count", "key"},
-    "GR_T_LLEN": {"engine", "key"},
-    "GR_T_LINDEX": {"engine", "index", "key"},
-    "GR_T_LRANGE": {"engine", "index", "index2", "key"},
-    "GR_T_LSET": {"engine", "index", "key", "arg1"},
-    "GR_T_LINSERT": {"engine", "flag", "key", "arg1", "arg2"},
-    "GR_T_LREM": {"engine", "index", "key", "arg1"},
-    "GR_T_LTRIM": {"engine", "index", "index2", "key"},
-    "GR_T_LPOS": {"engine", "index", "flag", "count", "max_len", "key", "arg1"},
-    "GR_T_LMOVE": {"engine", "end", "to_end", "key", "arg1"},
-    "GR_T_LMPOP": {"engine", "end", "count", "items"},
-    "GR_T_BPOP": {"engine", "end", "timeout", "items"},
-    "GR_T_BLMOVE": {"engine", "end", "to_end", "timeout", "key", "arg1"},
-    "GR_T_BLMPOP": {"engine", "end", "count", "timeout", "items"},
-    "GR_T_SELECT": {"index"},
-    "GR_T_MOVE": {"index", "key"},
-    "GR_T_SWAPDB": {"index", "index2"},
-    "GR_T_SET": {"count", "end", "to_end", "flag", "index", "key", "arg1"},
-    "GR_T_GET": {"key"},
-    "GR_T_GETDEL": {"key"},
-    "GR_T_GETEX": {"to_end", "index", "key"},
-    "GR_T_MSET": {"flag", "items"},
-    "GR_T_MGET": {"items"},
-    "GR_T_INCRBY": {"index", "flag", "key"},
-    "GR_T_INCRBYFLOAT": {"key", "arg1"},
-    "GR_T_APPEND": {"key", "arg1"},
-    "GR_T_STRLEN": {"key"},
-    "GR_T_GETRANGE": {"index", "index2", "key"},
-    "GR_T_SETRANGE": {"index", "key", "arg1"},
-    "GR_T_EXPIRE": {"to_end", "flag", "end", "index", "key"},
-    "GR_T_TTL": {"end", "key"},
-    "GR_T_PERSIST": {"key"},
+    _NAME_OF[template]: {slot for slot in _SLOT_NAMES
+                         if lib.gr_request_slots(template) & getattr(lib, f"GR_SLOT_{slot.upper()}")}
+    for template in (lib.gr_request_templates[i] for i in range(lib.GR_REQUEST_TEMPLATE_COUNT))
 }
 
 # Enum-typed fields hold the largest value their template's enum lists (SetVariant,
@@ -90,6 +56,23 @@ def sample_request(name):
 def test_every_request_template_in_the_table_is_a_schema_template():
     request_templates = {name for name, number in T.items() if number == 4 or number >= 20}
     assert request_templates == set(REQUEST_FIELDS)
+    assert len(REQUEST_FIELDS) == lib.GR_REQUEST_TEMPLATE_COUNT
+
+
+def test_the_committed_codec_glue_is_what_the_schema_generates():
+    root = Path(__file__).resolve().parent.parent
+    completed = subprocess.run([sys.executable, str(root / "schema" / "generate.py"), "--check", "--glue"],
+                               capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+
+
+def test_the_generated_codec_agrees_with_sbe_tools_offsets():
+    assert lib.gr_codec_self_check() == 0
+
+
+def test_the_schema_says_which_template_is_which_message():
+    assert _native.ffi.string(lib.gr_template_name(lib.GR_T_PUSH)) == b"PushRequest"
+    assert lib.gr_template_name(9999) == _native.ffi.NULL
 
 
 @pytest.mark.parametrize("name", sorted(REQUEST_FIELDS))
@@ -137,7 +120,7 @@ def test_reply_messages_round_trip():
 
 def test_attach_messages_round_trip():
     request = _native.decode_attach(_native.encode_attach(
-        lib.GR_T_ATTACH_REQUEST, protocol_version=1, ring_capacity=2 ** 21, pid=1234,
+        lib.GR_T_ATTACH, protocol_version=1, ring_capacity=2 ** 21, pid=1234,
         client_name=b"worker-1"))
     assert (request["protocol_version"], request["ring_capacity"], request["pid"],
             request["client_name"]) == (1, 2 ** 21, 1234, b"worker-1")

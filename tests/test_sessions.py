@@ -42,7 +42,7 @@ def test_runtime_dir_socket_and_segments_are_owner_only(goblin):
     sock.connect(str(sock_path))
     try:
         sock.sendall(control.frame(_native.encode_attach(
-            lib.GR_T_ATTACH_REQUEST, protocol_version=control.PROTOCOL_VERSION, ring_capacity=65536,
+            lib.GR_T_ATTACH, protocol_version=control.PROTOCOL_VERSION, ring_capacity=65536,
             pid=os.getpid(), client_name=b"perm-test")))
         message, fds = control.receive_frame(sock, max_fds=1)
         reply = _native.decode_attach(message)
@@ -197,7 +197,7 @@ def test_a_restarted_server_sweeps_segments_a_crashed_one_left(tmp_path):
     name = server.name
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(str(control.socket_path(tmp_path, name)))
-    sock.sendall(control.frame(_native.encode_attach(lib.GR_T_ATTACH_REQUEST, protocol_version=1,
+    sock.sendall(control.frame(_native.encode_attach(lib.GR_T_ATTACH, protocol_version=1,
                                                      ring_capacity=65536, pid=os.getpid())))
     _message, fds = control.receive_frame(sock, max_fds=1)   # attached, never confirmed
     for fd in fds:

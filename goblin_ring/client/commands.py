@@ -212,7 +212,7 @@ class Commands:
     def memory_usage(self, key: Any, samples: int | None = None) -> int | None:
         k = encode(key)
         argv = (b"MEMORY", b"USAGE", k) if samples is None else (b"MEMORY", b"USAGE", k, b"SAMPLES", encode(samples))
-        return self._execute(T.GR_T_MEMORY_USAGE, argv, {"key": k})
+        return self._execute(T.GR_T_MEMORYUSAGE, argv, {"key": k})
 
     def goblin_memory(self) -> dict:
         """GOBLIN.MEMORY: the allocator's totals, overall and per data type, in bytes."""

@@ -56,7 +56,7 @@ class RingClient(Commands):
 
     def _attach(self, ring_size: int, client_name: str) -> None:
         request = _native.encode_attach(
-            _T.GR_T_ATTACH_REQUEST, protocol_version=control.PROTOCOL_VERSION,
+            _T.GR_T_ATTACH, protocol_version=control.PROTOCOL_VERSION,
             ring_capacity=ring_size, pid=os.getpid(), client_name=client_name.encode())
         self._sock.sendall(control.frame(request))
         try:

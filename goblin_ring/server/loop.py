@@ -307,7 +307,7 @@ class Server:
     def _handle_control_message(self, session: Session, message: bytes) -> None:
         attach = _native.decode_attach(message)
         template = attach["template_id"]
-        if template == _native.lib.GR_T_ATTACH_REQUEST and not session.attached:
+        if template == _native.lib.GR_T_ATTACH and not session.attached:
             self._attach(session, attach)
         elif template == _native.lib.GR_T_ATTACH_CONFIRM and session.attached and not session.confirmed:
             session.confirmed = True

@@ -161,7 +161,7 @@ void gr_cmd_keys(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
     case GR_T_KEYS: keys_command(db, request, reply); return;
     case GR_T_SCAN: scan(db, request, reply); return;
     case GR_T_RENAME: rename_command(db, request, reply); return;
-    case GR_T_MEMORY_USAGE: memory_usage(db, request, reply); return;
+    case GR_T_MEMORYUSAGE: memory_usage(db, request, reply); return;
     default: gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
     }
 }

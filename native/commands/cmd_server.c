@@ -252,7 +252,7 @@ static void memory_command(gr_db_t *db, size_t argc, const uint8_t *const *argv,
             return;
         }
         gr_request_t request = {0};
-        request.template_id = GR_T_MEMORY_USAGE;
+        request.template_id = GR_T_MEMORYUSAGE;
         request.key.data = argv[2];
         request.key.length = (uint32_t)argv_length[2];
         gr_db_dispatch(db, &request, reply);

@@ -706,7 +706,7 @@ static const char *request_command_name(const gr_request_t *r) {
     case GR_T_KEYS: return "keys";
     case GR_T_SCAN: return "scan";
     case GR_T_RENAME: return "rename";
-    case GR_T_MEMORY_USAGE: return "memory";
+    case GR_T_MEMORYUSAGE: return "memory";
     case GR_T_PUSH: return r->end ? (r->flag ? "rpushx" : "rpush") : (r->flag ? "lpushx" : "lpush");
     case GR_T_POP: return r->end ? "rpop" : "lpop";
     case GR_T_LLEN: return "llen";

@@ -2,7 +2,8 @@
  *
  * The ring decodes an SBE request message into a gr_request_t (ring/codec.c); the RESP path
  * and the ring client build the same struct from argv (commands/). Template ids are the
- * schema's (schema/goblin.xml); see ring/codec.h for which fields each template uses.
+ * schema's (schema/goblin.xml, generated into exec/templates.h); ring/codec.h lists which
+ * slots each template uses, generated from schema/glue.py's one slot table.
  */
 #ifndef GR_REQUEST_H
 #define GR_REQUEST_H
@@ -10,26 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* cffi-cdef-begin: everything up to cffi-cdef-end is also read by native/build_ffi.py. */
-/* Template ids, mirrored from schema/goblin.xml (checked against the generated codecs in codec.c). */
-enum gr_template {
-    GR_T_ATTACH_REQUEST = 1, GR_T_ATTACH_REPLY = 2, GR_T_ATTACH_CONFIRM = 3, GR_T_PING = 4,
-    GR_T_INTEGER_REPLY = 10, GR_T_BULK_REPLY = 11, GR_T_ARRAY_REPLY = 12,
-    GR_T_STATUS_REPLY = 13, GR_T_ERROR_REPLY = 14,
-    GR_T_COMMAND = 20,
-    GR_T_DEL = 100, GR_T_EXISTS = 101, GR_T_TYPE = 102, GR_T_DBSIZE = 103, GR_T_FLUSHDB = 104,
-    GR_T_KEYS = 105, GR_T_SCAN = 106, GR_T_RENAME = 107, GR_T_MEMORY_USAGE = 108,
-    GR_T_PUSH = 200, GR_T_POP = 201, GR_T_LLEN = 202, GR_T_LINDEX = 203, GR_T_LRANGE = 204,
-    GR_T_LSET = 205, GR_T_LINSERT = 206, GR_T_LREM = 207, GR_T_LTRIM = 208, GR_T_LPOS = 209,
-    GR_T_LMOVE = 210, GR_T_LMPOP = 211,
-    GR_T_BPOP = 220, GR_T_BLMOVE = 221, GR_T_BLMPOP = 222,
-    GR_T_SELECT = 110, GR_T_MOVE = 111, GR_T_SWAPDB = 112,
-    GR_T_SET = 300, GR_T_GET = 301, GR_T_GETDEL = 302, GR_T_GETEX = 303, GR_T_MSET = 304,
-    GR_T_MGET = 305, GR_T_INCRBY = 306, GR_T_INCRBYFLOAT = 307, GR_T_APPEND = 308,
-    GR_T_STRLEN = 309, GR_T_GETRANGE = 310, GR_T_SETRANGE = 311,
-    GR_T_EXPIRE = 320, GR_T_TTL = 321, GR_T_PERSIST = 322
-};
+#include "exec/templates.h"   /* the GR_T_* template ids, generated from the schema */
 
+/* cffi-cdef-begin: everything up to cffi-cdef-end is also read by native/build_ffi.py. */
 typedef struct gr_bytes {
     const uint8_t *data;
     uint32_t length;

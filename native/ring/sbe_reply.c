@@ -1,7 +1,8 @@
 /* sbe_reply.c — SBE reply writer for ring sessions; see sbe_reply.h for the staging format,
- * chunking and the too-large rule. Scalar replies go through codec.c's gr_encode_reply;
- * array chunks are written element by element straight into staging with the generated
- * ArrayReply flyweights, and the group count and trailing key are filled in at the close.
+ * chunking and the too-large rule. Scalar replies go through the codec's gr_encode_reply;
+ * array chunks are written element by element straight into staging with the codec's
+ * streamed ArrayReply writer (gr_stream_array_reply_*, generated from the schema), and the
+ * group count and trailing key are filled in at the close.
  */
 #include "ring/sbe_reply.h"
 
@@ -12,13 +13,13 @@
 #include <string.h>
 
 #include "ring/codec.h"
-#include "generated/goblin/errorCode.h"
 
-_Static_assert((int)GR_ERR_WRONGTYPE == (int)goblin_errorCode_WRONGTYPE, "reply.h error codes drifted from the schema");
-_Static_assert((int)GR_ERR_PROTOCOL == (int)goblin_errorCode_PROTOCOL, "reply.h error codes drifted from the schema");
+_Static_assert((int)GR_ERR_WRONGTYPE == (int)GR_ERROR_CODE_WRONGTYPE, "reply.h error codes drifted from the schema");
+_Static_assert((int)GR_ERR_PROTOCOL == (int)GR_ERROR_CODE_PROTOCOL, "reply.h error codes drifted from the schema");
 
 #define FRAME_HEADER 8
-#define ELEMENT_FIXED 13   /* kind (1) + integer (8) + var-data length word (4) */
+#define ELEMENT_FIXED GR_ARRAY_REPLY_ELEMENT_FIXED   /* an element's block and its var-data length word */
+#define ARRAY_HEAD (GR_MESSAGE_HEADER_LENGTH + GR_ARRAY_REPLY_BLOCK_LENGTH + GR_ARRAY_REPLY_GROUP_HEADER_LENGTH)
 
 static gr_sbe_reply_t *writer_of(gr_reply_t *base) { return (gr_sbe_reply_t *)base; }
 
@@ -74,14 +75,14 @@ static void poison(gr_sbe_reply_t *w, gr_error_code_t code, const char *text) {
 static void open_chunk(gr_sbe_reply_t *w) {
     if (reserve(w, FRAME_HEADER + w->max_message) != 0) { poison(w, GR_ERR_OUT_OF_MEMORY, "OOM"); return; }
     w->chunk_frame = w->stage_length;
-    char *buffer = (char *)w->stage + w->chunk_frame + FRAME_HEADER;
-    goblin_arrayReply_wrap_and_apply_header(&w->chunk_message, buffer, 0, w->max_message, &w->chunk_header);
-    goblin_arrayReply_set_requestId(&w->chunk_message, w->request_id);
-    goblin_arrayReply_set_shape(&w->chunk_message, (enum goblin_arrayShape)w->shape);
-    goblin_arrayReply_set_totalCount(&w->chunk_message, w->total);
-    goblin_arrayReply_set_firstIndex(&w->chunk_message, w->next_index);
-    w->chunk_group = goblin_arrayReply_sbe_position(&w->chunk_message);
-    goblin_arrayReply_elements_set_count(&w->chunk_message, &w->chunk_elements, 0);
+    gr_reply_message_t head = {0};
+    head.template_id = GR_T_ARRAY_REPLY;
+    head.request_id = w->request_id;
+    head.shape = w->shape;
+    head.total_count = w->total;
+    head.first_index = w->next_index;
+    size_t written = gr_stream_array_reply_head(&head, w->stage + w->chunk_frame + FRAME_HEADER, w->max_message);
+    w->chunk_end = w->chunk_frame + FRAME_HEADER + written;
     w->chunk_count = 0;
     w->chunk_first = w->next_index;
     w->chunk_open = 1;
@@ -89,13 +90,15 @@ static void open_chunk(gr_sbe_reply_t *w) {
 
 static void close_chunk(gr_sbe_reply_t *w) {
     uint8_t *message = w->stage + w->chunk_frame + FRAME_HEADER;
-    uint16_t count = (uint16_t)w->chunk_count;
-    /* messageHeader (8) + block: the group's numInGroup is the second u16 of its header */
-    memcpy(message + GR_MESSAGE_HEADER_LENGTH + w->chunk_group + 2, &count, 2);
-    int first = w->chunk_first == 0;
-    goblin_arrayReply_put_key(&w->chunk_message, first && w->key ? (const char *)w->key : "",
-                              first && w->key ? (uint32_t)w->key_length : 0);
-    uint32_t length = (uint32_t)(GR_MESSAGE_HEADER_LENGTH + goblin_arrayReply_encoded_length(&w->chunk_message));
+    gr_stream_array_reply_set_count(message, w->chunk_count);
+    gr_reply_message_t tail = {0};
+    if (w->chunk_first == 0 && w->key) {
+        tail.text.data = w->key;
+        tail.text.length = (uint32_t)w->key_length;
+    }
+    size_t used = w->chunk_end - w->chunk_frame - FRAME_HEADER;
+    size_t written = gr_stream_array_reply_tail(&tail, w->stage + w->chunk_end, w->max_message - used);
+    uint32_t length = (uint32_t)(used + written);
     put_frame_header(w->stage + w->chunk_frame, GR_T_ARRAY_REPLY, length);
     w->stage_length = w->chunk_frame + FRAME_HEADER + length;
     w->chunk_open = 0;
@@ -120,7 +123,7 @@ static size_t key_reserve(const gr_sbe_reply_t *w) {
 
 static void add_element(gr_sbe_reply_t *w, uint8_t kind, int64_t integer, const uint8_t *data, size_t length) {
     if (w->poisoned) { w->remaining--; finish_array_if_done(w); return; }
-    size_t overhead = GR_MESSAGE_HEADER_LENGTH + goblin_arrayReply_sbe_block_length() + 4 + 4 + w->key_length;
+    size_t overhead = ARRAY_HEAD + 4 + w->key_length;
     if (ELEMENT_FIXED + length + overhead > w->max_message) {
         char text[160];
         snprintf(text, sizeof text, "ERR value of %zu bytes exceeds the ring's largest message (%zu bytes)",
@@ -131,16 +134,15 @@ static void add_element(gr_sbe_reply_t *w, uint8_t kind, int64_t integer, const 
         return;
     }
     if (w->chunk_open) {
-        size_t used = GR_MESSAGE_HEADER_LENGTH + goblin_arrayReply_sbe_position(&w->chunk_message);
+        size_t used = w->chunk_end - w->chunk_frame - FRAME_HEADER;
         if (used + ELEMENT_FIXED + length + key_reserve(w) > w->max_message || w->chunk_count == GR_GROUP_MAX_ITEMS - 1)
             close_chunk(w);
     }
     if (!w->chunk_open) open_chunk(w);
     if (w->poisoned) { w->remaining--; finish_array_if_done(w); return; }
-    goblin_arrayReply_elements_next(&w->chunk_elements);
-    goblin_arrayReply_elements_set_kind(&w->chunk_elements, (enum goblin_elementKind)kind);
-    goblin_arrayReply_elements_set_integer(&w->chunk_elements, integer);
-    goblin_arrayReply_elements_put_bytes(&w->chunk_elements, length ? (const char *)data : "", (uint32_t)length);
+    gr_element_t element = {kind, integer, {data, (uint32_t)length}};
+    size_t used = w->chunk_end - w->chunk_frame - FRAME_HEADER;
+    w->chunk_end += gr_stream_array_reply_element(&element, w->stage + w->chunk_end, w->max_message - used);
     w->chunk_count++;
     w->next_index++;
     w->remaining--;

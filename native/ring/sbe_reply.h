@@ -21,8 +21,6 @@
 #include <stdint.h>
 
 #include "exec/reply.h"
-#include "generated/goblin/arrayReply.h"
-#include "generated/goblin/messageHeader.h"
 
 typedef struct gr_sbe_reply {
     gr_reply_t base;
@@ -40,12 +38,9 @@ typedef struct gr_sbe_reply {
     const uint8_t *key;
     size_t key_length;
     size_t chunk_frame;        /* stage offset of the open chunk's frame */
-    size_t chunk_group;        /* stage offset of the open chunk's group header */
+    size_t chunk_end;          /* stage offset where the open chunk's next element goes */
     uint32_t chunk_count, chunk_first;
     int chunk_open;
-    struct goblin_messageHeader chunk_header;
-    struct goblin_arrayReply chunk_message;       /* flyweights over the open chunk */
-    struct goblin_arrayReply_elements chunk_elements;
     char poison_text[160];
 } gr_sbe_reply_t;
 

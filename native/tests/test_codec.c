@@ -1,9 +1,13 @@
 /* test_codec.c — the codec's bad-input guarantees, in C so they run under ASan/UBSan.
  *
  * Each case copies the bytes into a malloc'd buffer of exactly the message's length, so
- * a read one byte past the end aborts under AddressSanitizer. Cases: every truncation of
- * every request and reply template, an unknown template, a wrong schema id, a short block
- * length, var-data lengths past the end, and a fixed-seed mutation fuzz loop.
+ * a read one byte past the end aborts under AddressSanitizer. The templates come from the
+ * generated lists (codec_generated.h), so a new schema message is tested without an edit
+ * here. Cases: the generated offsets agree with sbe-tool's; every request, reply and attach
+ * template round-trips (requests slot by slot, from the generated slot masks); every
+ * truncation of each; every too-small output buffer; an unknown template, a wrong schema id,
+ * a short block length, var-data lengths past the end; a fixed-seed mutation fuzz loop
+ * over every template of every family.
  * Usage: test_codec [fuzz-iterations]
  */
 #include <stdio.h>
@@ -46,41 +50,132 @@ static gr_codec_status_t decode_exact(const uint8_t *bytes, size_t length, int a
     return status;
 }
 
-static const uint16_t request_templates[] = {
-    GR_T_PING, GR_T_COMMAND, GR_T_DEL, GR_T_EXISTS, GR_T_TYPE, GR_T_DBSIZE, GR_T_FLUSHDB,
-    GR_T_KEYS, GR_T_SCAN, GR_T_RENAME, GR_T_MEMORY_USAGE, GR_T_PUSH, GR_T_POP, GR_T_LLEN,
-    GR_T_LINDEX, GR_T_LRANGE, GR_T_LSET, GR_T_LINSERT, GR_T_LREM, GR_T_LTRIM, GR_T_LPOS,
-    GR_T_LMOVE, GR_T_LMPOP, GR_T_BPOP, GR_T_BLMOVE, GR_T_BLMPOP,
-};
+/* Every request template the schema has (generated: codec_generated.h), and a sample with
+ * every slot set to a value valid for every enum, so each template encodes whatever it carries. */
+static void sample_request(uint16_t template_id, gr_request_t *request, gr_bytes_t *items) {
+    items[0] = text("a"); items[1] = text(""); items[2] = text("third value");
+    memset(request, 0, sizeof *request);
+    request->template_id = template_id;
+    request->request_id = 77;
+    request->end = 1; request->to_end = 1; request->flag = 1; request->engine = 2;
+    request->count = 3; request->max_len = 77;
+    request->index = -5; request->index2 = INT64_MAX; request->cursor = UINT64_MAX; request->timeout = 0.25;
+    request->key = text("mylist");
+    request->arg1 = text("pivot");
+    request->arg2 = text("value");
+    request->items = items;
+    request->item_count = 3;
+}
+
+static int same_bytes(gr_bytes_t a, gr_bytes_t b) {
+    return a.length == b.length && (a.length == 0 || memcmp(a.data, b.data, a.length) == 0);
+}
+
+/* Decode must give back every slot the template carries, and zero for every other. */
+static void check_round_trip(uint16_t template_id, const uint8_t *message, size_t length) {
+    gr_bytes_t sent_items[3];
+    gr_request_t sent, got = {0};
+    sample_request(template_id, &sent, sent_items);
+    got.items = item_storage;
+    got.item_capacity = GR_GROUP_MAX_ITEMS;
+    gr_codec_status_t status = gr_decode_request(message, length, &got);
+    CHECK(status == GR_CODEC_OK, "template %u decodes: %s", template_id, gr_codec_status_text(status));
+    if (status != GR_CODEC_OK) return;
+    uint32_t slots = gr_request_slots(template_id);
+    CHECK(got.template_id == template_id && got.request_id == 77, "template %u header", template_id);
+#define SLOT(bit, same) CHECK((slots & (bit)) ? (same) : 1, "template %u slot %s", template_id, #bit)
+#define ZERO(bit, zero) CHECK((slots & (bit)) ? 1 : (zero), "template %u slot %s not zero", template_id, #bit)
+    SLOT(GR_SLOT_END, got.end == sent.end);           ZERO(GR_SLOT_END, got.end == 0);
+    SLOT(GR_SLOT_TO_END, got.to_end == sent.to_end);  ZERO(GR_SLOT_TO_END, got.to_end == 0);
+    SLOT(GR_SLOT_FLAG, got.flag == sent.flag);        ZERO(GR_SLOT_FLAG, got.flag == 0);
+    SLOT(GR_SLOT_ENGINE, got.engine == sent.engine);  ZERO(GR_SLOT_ENGINE, got.engine == 0);
+    SLOT(GR_SLOT_COUNT, got.count == sent.count);     ZERO(GR_SLOT_COUNT, got.count == 0);
+    SLOT(GR_SLOT_MAX_LEN, got.max_len == sent.max_len); ZERO(GR_SLOT_MAX_LEN, got.max_len == 0);
+    SLOT(GR_SLOT_INDEX, got.index == sent.index);     ZERO(GR_SLOT_INDEX, got.index == 0);
+    SLOT(GR_SLOT_INDEX2, got.index2 == sent.index2);  ZERO(GR_SLOT_INDEX2, got.index2 == 0);
+    SLOT(GR_SLOT_CURSOR, got.cursor == sent.cursor);  ZERO(GR_SLOT_CURSOR, got.cursor == 0);
+    SLOT(GR_SLOT_TIMEOUT, got.timeout == sent.timeout); ZERO(GR_SLOT_TIMEOUT, got.timeout == 0);
+    SLOT(GR_SLOT_KEY, same_bytes(got.key, sent.key));    ZERO(GR_SLOT_KEY, got.key.length == 0);
+    SLOT(GR_SLOT_ARG1, same_bytes(got.arg1, sent.arg1)); ZERO(GR_SLOT_ARG1, got.arg1.length == 0);
+    SLOT(GR_SLOT_ARG2, same_bytes(got.arg2, sent.arg2)); ZERO(GR_SLOT_ARG2, got.arg2.length == 0);
+    ZERO(GR_SLOT_ITEMS, got.item_count == 0);
+    if (slots & GR_SLOT_ITEMS) {
+        CHECK(got.item_count == 3, "template %u items", template_id);
+        for (uint32_t i = 0; i < got.item_count && i < 3; i++)
+            CHECK(same_bytes(got.items[i], sent_items[i]), "template %u item %u", template_id, i);
+    }
+#undef SLOT
+#undef ZERO
+}
 
 static size_t encode_sample_request(uint16_t template_id, uint8_t *out, size_t capacity) {
-    gr_bytes_t items[3] = {text("a"), text(""), text("third value")};
-    gr_request_t request = {0};
-    request.template_id = template_id;
-    request.request_id = 77;
-    request.key = text("mylist");
-    request.arg1 = text("pivot");
-    request.arg2 = text("value");
-    request.items = items;
-    request.item_count = 3;
-    request.engine = template_id >= 200 && template_id < 300 ? 2 : 0;   /* ListEngine PMA */
+    gr_bytes_t items[3];
+    gr_request_t request;
+    sample_request(template_id, &request, items);
     size_t length = 0;
     gr_codec_status_t status = gr_encode_request(&request, out, capacity, &length);
     CHECK(status == GR_CODEC_OK, "encode template %u: %s", template_id, gr_codec_status_text(status));
+    CHECK(length == gr_request_encoded_size(&request), "template %u encoded size", template_id);
     return length;
 }
 
-static size_t encode_sample_array_reply(uint8_t *out, size_t capacity) {
-    gr_element_t elements[2] = {{0, 0, {(const uint8_t *)"x", 1}}, {2, 5, {NULL, 0}}};
+/* A reply of any reply template, every slot set (the encoder takes what its template carries). */
+static size_t encode_sample_reply(uint16_t template_id, uint8_t *out, size_t capacity) {
+    gr_element_t elements[3] = {{0, 0, {(const uint8_t *)"x", 1}}, {2, 5, {NULL, 0}}, {1, 0, {NULL, 0}}};
     gr_reply_message_t reply = {0};
-    reply.template_id = GR_T_ARRAY_REPLY;
+    reply.template_id = template_id;
+    reply.request_id = 9;
+    reply.integer = -42;
+    reply.is_nil = 1;
+    reply.error_code = 2;
     reply.shape = 1;
-    reply.total_count = 2;
+    reply.total_count = 7;
+    reply.first_index = 4;
     reply.text = text("key");
     reply.elements = elements;
-    reply.element_count = 2;
+    reply.element_count = 3;
     size_t length = 0;
-    CHECK(gr_encode_reply(&reply, out, capacity, &length) == GR_CODEC_OK, "encode array reply");
+    gr_codec_status_t status = gr_encode_reply(&reply, out, capacity, &length);
+    CHECK(status == GR_CODEC_OK, "encode reply %u: %s", template_id, gr_codec_status_text(status));
+    CHECK(length == gr_reply_encoded_size(&reply), "reply %u encoded size", template_id);
+    gr_reply_message_t got = {0};
+    got.elements = element_storage;
+    got.element_capacity = GR_GROUP_MAX_ITEMS;
+    CHECK(gr_decode_reply(out, length, &got) == GR_CODEC_OK && got.request_id == 9 && got.template_id == template_id,
+          "reply %u round-trips", template_id);
+    if (template_id == GR_T_ARRAY_REPLY)
+        CHECK(got.element_count == 3 && got.elements[1].integer == 5 && got.elements[0].bytes.length == 1 &&
+              got.shape == 1 && got.total_count == 7 && got.first_index == 4 && got.text.length == 3,
+              "array reply fields");
+    return length;
+}
+
+static gr_codec_status_t decode_attach_exact(const uint8_t *bytes, size_t length) {
+    uint8_t *copy = malloc(length ? length : 1);
+    memcpy(copy, bytes, length);
+    gr_attach_t attach;
+    gr_codec_status_t status = gr_decode_attach(copy, length, &attach);
+    free(copy);
+    return status;
+}
+
+static size_t encode_sample_attach(uint16_t template_id, uint8_t *out, size_t capacity) {
+    gr_attach_t attach = {0};
+    attach.template_id = template_id;
+    attach.protocol_version = 1;
+    attach.error_code = 0;
+    attach.ring_capacity = 1u << 21;
+    attach.pid = 1234;
+    attach.session_id = 99;
+    attach.client_name = text("worker");
+    attach.request_ring_name = text("/goblin-req");
+    attach.reply_ring_name = text("/goblin-rep");
+    attach.error_message = text("");
+    size_t length = 0;
+    CHECK(gr_encode_attach(&attach, out, capacity, &length) == GR_CODEC_OK, "encode attach %u", template_id);
+    gr_attach_t got;
+    CHECK(gr_decode_attach(out, length, &got) == GR_CODEC_OK && got.template_id == template_id,
+          "attach %u round-trips", template_id);
     return length;
 }
 
@@ -88,9 +183,13 @@ int main(int argc, char **argv) {
     long fuzz_iterations = argc > 1 ? atol(argv[1]) : 200000;
     uint8_t message[4096];
 
-    for (size_t t = 0; t < sizeof request_templates / sizeof request_templates[0]; t++) {
+    CHECK(gr_codec_self_check() == 0, "the generated offsets differ from sbe-tool's for template %d",
+          gr_codec_self_check());
+    for (size_t t = 0; t < GR_REQUEST_TEMPLATE_COUNT; t++) {
+        const uint16_t *request_templates = gr_request_templates;
         size_t length = encode_sample_request(request_templates[t], message, sizeof message);
         CHECK(decode_exact(message, length, 0) == GR_CODEC_OK, "template %u decodes", request_templates[t]);
+        check_round_trip(request_templates[t], message, length);
         for (size_t cut = 0; cut < length; cut++) {
             gr_codec_status_t status = decode_exact(message, cut, 0);
             CHECK(status == GR_CODEC_TRUNCATED || status == GR_CODEC_VAR_DATA_OVERRUN,
@@ -99,11 +198,9 @@ int main(int argc, char **argv) {
         /* a too-small output buffer is refused at every size, never overrun */
         for (size_t capacity = 0; capacity < length; capacity++) {
             uint8_t *small = malloc(capacity ? capacity : 1);
-            gr_bytes_t items[3] = {text("a"), text(""), text("third value")};
-            gr_request_t request = {0};
-            request.template_id = request_templates[t];
-            request.key = text("mylist"); request.arg1 = text("pivot"); request.arg2 = text("value");
-            request.items = items; request.item_count = 3;
+            gr_bytes_t items[3];
+            gr_request_t request;
+            sample_request(request_templates[t], &request, items);
             size_t written = 0;
             CHECK(gr_encode_request(&request, small, capacity, &written) == GR_CODEC_NO_SPACE,
                   "template %u encode into %zu bytes", request_templates[t], capacity);
@@ -111,11 +208,22 @@ int main(int argc, char **argv) {
         }
     }
 
-    size_t array_length = encode_sample_array_reply(message, sizeof message);
-    CHECK(decode_exact(message, array_length, 1) == GR_CODEC_OK, "array reply decodes");
-    for (size_t cut = 0; cut < array_length; cut++) {
-        gr_codec_status_t status = decode_exact(message, cut, 1);
-        CHECK(status == GR_CODEC_TRUNCATED || status == GR_CODEC_VAR_DATA_OVERRUN, "array reply cut %zu", cut);
+    for (size_t t = 0; t < GR_REPLY_TEMPLATE_COUNT; t++) {
+        size_t length = encode_sample_reply(gr_reply_templates[t], message, sizeof message);
+        CHECK(decode_exact(message, length, 1) == GR_CODEC_OK, "reply %u decodes", gr_reply_templates[t]);
+        for (size_t cut = 0; cut < length; cut++) {
+            gr_codec_status_t status = decode_exact(message, cut, 1);
+            CHECK(status == GR_CODEC_TRUNCATED || status == GR_CODEC_VAR_DATA_OVERRUN,
+                  "reply %u cut %zu gave %s", gr_reply_templates[t], cut, gr_codec_status_text(status));
+        }
+    }
+    for (size_t t = 0; t < GR_ATTACH_TEMPLATE_COUNT; t++) {
+        size_t length = encode_sample_attach(gr_attach_templates[t], message, sizeof message);
+        for (size_t cut = 0; cut < length; cut++) {
+            gr_codec_status_t status = decode_attach_exact(message, cut);
+            CHECK(status == GR_CODEC_TRUNCATED || status == GR_CODEC_VAR_DATA_OVERRUN,
+                  "attach %u cut %zu gave %s", gr_attach_templates[t], cut, gr_codec_status_text(status));
+        }
     }
 
     size_t length = encode_sample_request(GR_T_LLEN, message, sizeof message);
@@ -136,13 +244,17 @@ int main(int argc, char **argv) {
 
     /* mutation fuzz: random bytes flipped in valid messages of every template */
     for (long i = 0; i < fuzz_iterations; i++) {
-        uint16_t template_id = request_templates[rnd() % (sizeof request_templates / sizeof request_templates[0])];
-        size_t n = encode_sample_request(template_id, message, sizeof message);
-        passed--; /* encode_sample_request counted a check; fuzz counts as one below */
+        int family = (int)below(3);   /* 0 request, 1 reply, 2 attach */
+        int before = passed;
+        size_t n = family == 0 ? encode_sample_request(gr_request_templates[below(GR_REQUEST_TEMPLATE_COUNT)], message, sizeof message)
+                 : family == 1 ? encode_sample_reply(gr_reply_templates[below(GR_REPLY_TEMPLATE_COUNT)], message, sizeof message)
+                 : encode_sample_attach(gr_attach_templates[below(GR_ATTACH_TEMPLATE_COUNT)], message, sizeof message);
+        passed = before; /* the sample's own checks; fuzz counts as one below */
         int flips = 1 + (int)below(4);
         for (int f = 0; f < flips; f++) message[below(n)] = (uint8_t)rnd();
         size_t cut = below(4) == 0 ? below(n + 1) : n;
-        (void)decode_exact(message, cut, (int)below(2));
+        if (family == 2) (void)decode_attach_exact(message, cut);
+        else (void)decode_exact(message, cut, family);
     }
     passed++;
 
