@@ -23,11 +23,12 @@ SMALL = ["--quick", "-n", "2000", "--list-size", "2000"]
 
 
 def bench_processes() -> list[str]:
-    """Servers the bench started: each has its scratch directory (goblin-bench-*) in its argv."""
+    """Servers the bench started: each has its scratch directory (goblin-bench-*) in its argv.
+    Only this interpreter's: other checkouts on a shared machine run benches of their own."""
     found = []
     for process in psutil.process_iter(["cmdline"]):
         cmdline = " ".join(process.info["cmdline"] or [])
-        if "goblin-bench-" in cmdline and "pytest" not in cmdline:
+        if "goblin-bench-" in cmdline and "pytest" not in cmdline and cmdline.startswith(sys.executable):
             found.append(cmdline)
     return found
 
@@ -162,3 +163,18 @@ def test_values_are_distinct_and_exactly_the_value_size(size, count):
     items = scenarios.values(count, size)
     assert len(set(items)) == count and {len(v) for v in items} == {size}
     assert scenarios.foreign(b"P", size) not in set(items)
+
+
+def test_client_quick_run_reports_the_python_rows_and_issue_13_targets(tmp_path):
+    text, document = run_bench(tmp_path, "client", engines=["goblin-ring"])
+    check_document(document, "client", ["goblin-ring"])
+    rows = {row["operation"]: row for row in document["rows"]}
+    for operation in ("LPOP", "BLPOP ready (two keys)", "BRPOP ready (two keys)", "LMOVE same-list rotation",
+                      "LMPOP COUNT 8 (two keys)", "LLEN", "LRANGE of 16", "rpush(k, *128 values)",
+                      "rpush_many(k, values), 128 per message"):
+        assert rows[operation]["status"] == "ok" and f"| {operation} |" in text, operation
+    assert rows["rpush(k, *128 values)"]["values_per_s"] == pytest.approx(128 * rows["rpush(k, *128 values)"]["ops_per_s"])
+    targets = {target["target"]: target for target in document["targets"]}
+    assert len(targets) == 6 and all(target["ratio"] > 0 for target in targets.values()), targets
+    assert "Python RingClient: LRANGE of 16 >= 50% of LLEN (calls/s)" in targets
+    assert "Targets (ratios between rows of this run)" in text and "FAILED" not in text

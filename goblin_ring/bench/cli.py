@@ -3,7 +3,8 @@
     goblin-ring-bench list100k [--engines goblin-ring,redis] [-n 200000] [-P 256] [--trials 3]
                                [--warmup 4096] [--list-size 100000] [--value-size 16] [--quick]
                                [--server-core 0] [--client-core 1] [--json F] [--csv F] [--plot F.png]
-    goblin-ring-bench pingpong | latency   (the same flags)
+    goblin-ring-bench pingpong | latency | workqueue | client   (the same flags; client: the
+                               Python RingClient's per-command rows and issue 13's targets)
 
 The Markdown report goes to stdout (or -o FILE); a progress line goes to stderr.
 """
@@ -59,7 +60,7 @@ def tool_version(argv: list[str]) -> str:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="goblin-ring-bench", description="goblin-ring beside redis and valkey, "
                                 "measured side by side in one run")
-    p.add_argument("scenario", choices=sorted(SCENARIOS), help="list100k, pingpong, latency or workqueue")
+    p.add_argument("scenario", choices=sorted(SCENARIOS), help="list100k, pingpong, latency, workqueue or client")
     p.add_argument("--engines", default="all", help=f"comma list of {', '.join(ENGINES)} (default all)")
     p.add_argument("-n", type=int, default=None, help="requests per row (default 200000)")
     p.add_argument("-P", type=int, default=256, dest="pipeline", help="pipeline depth (default 256)")

@@ -221,6 +221,14 @@ def markdown(results: list[dict], meta: dict) -> str:
             for goal in workqueue_targets(result):
                 value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}x"
                 lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
+        elif result["scenario"] == "client":
+            from .client_rows import client_targets
+            lines += ["Python RingClient, one request in flight; every row from one session.", ""]
+            lines += throughput_table(result)
+            lines += ["", "Targets (ratios between rows of this run):", ""]
+            for goal in client_targets(result):
+                value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}x"
+                lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
         elif result["scenario"] == "pingpong":
             lines += ["One request in flight; microseconds per round trip.", ""]
             lines += latency_table(result, "ping")
@@ -247,6 +255,9 @@ def to_json(results: list[dict], meta: dict) -> dict:
     if any(r["scenario"] == "workqueue" for r in results):
         from .workqueue import workqueue_targets
         targets_seen += [t for r in results if r["scenario"] == "workqueue" for t in workqueue_targets(r)]
+    if any(r["scenario"] == "client" for r in results):
+        from .client_rows import client_targets
+        targets_seen += [t for r in results if r["scenario"] == "client" for t in client_targets(r)]
     if targets_seen:
         document["targets"] = targets_seen
     return document
@@ -278,7 +289,7 @@ def write_plot(path: str, results: list[dict]) -> str:
     bars: list[tuple[str, str, float]] = []
     for result in results:
         ok = [r for r in result["rows"] if r.get("status") == "ok"]
-        by_rate = result["scenario"] in ("list100k", "workqueue")
+        by_rate = result["scenario"] in ("list100k", "workqueue", "client")
         score = _headline if by_rate else (lambda r: 1.0 / r["p50_us"] if r.get("p50_us") else None)
         operations = list(dict.fromkeys(r["operation"] for r in ok)) if by_rate else ["p50"]
         for operation in operations:

@@ -444,4 +444,10 @@ def _workqueue(method: Method, engines: list[str], progress: Callable) -> dict:
     return workqueue(method, engines, progress)
 
 
-SCENARIOS = {"list100k": list100k, "pingpong": pingpong, "latency": latency, "workqueue": _workqueue}
+def _client(method: Method, engines: list[str], progress: Callable) -> dict:
+    from .client_rows import client   # imports this module's helpers
+    return client(method, engines, progress)
+
+
+SCENARIOS = {"list100k": list100k, "pingpong": pingpong, "latency": latency, "workqueue": _workqueue,
+             "client": _client}
