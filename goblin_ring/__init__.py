@@ -10,10 +10,23 @@ from .errors import (
     ResponseError, RingFullError, TimeoutError, WrongTypeError,
 )
 
-from .client import RespClient, RingClient, connect  # noqa: E402
+from .client import RespClient, connect  # noqa: E402
 
-__all__ = ["RespClient", "RingClient", "connect",
-           
-    "__version__", "CodecError", "ConnectionError", "DataError", "GoblinError", "MessageTooLargeError",
+
+def __getattr__(name: str):
+    """RingClient (and the native modules) load on first use, so RespClient works without the
+    compiled extension; a missing or stale build raises StaleBuildError here."""
+    if name == "RingClient":
+        from .client.ring import RingClient
+        return RingClient
+    if name in ("_native", "selfcheck"):
+        import importlib
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "RespClient", "RingClient", "connect", "__version__", "CodecError", "ConnectionError", "DataError",
+    "GoblinError", "MessageTooLargeError",
     "ProtocolError", "ResponseError", "RingFullError", "TimeoutError", "WrongTypeError",
 ]

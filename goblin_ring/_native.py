@@ -400,7 +400,6 @@ from .errors import (  # noqa: E402 - grouped with the client code that uses the
 
 _T_INTEGER, _T_BULK, _T_ARRAY = lib.GR_T_INTEGER_REPLY, lib.GR_T_BULK_REPLY, lib.GR_T_ARRAY_REPLY
 _T_STATUS, _T_ERROR = lib.GR_T_STATUS_REPLY, lib.GR_T_ERROR_REPLY
-_BYTES_FIELDS = frozenset(_REQUEST_BYTES_FIELDS)
 _CLIENT_ERRORS = {
     lib.GR_CLIENT_RING_FULL: (RingFullError, "the request ring stayed full"),
     lib.GR_CLIENT_TOO_LARGE: (MessageTooLargeError, "the request is larger than the ring's largest message"),
@@ -423,13 +422,10 @@ class ClientCore:
             raise _ConnectionError(f"ring attach refused: {ffi.string(error).decode()}")
         self.pointer = pointer
         self.result = ffi.new("gr_result_t *")
-        self.request = ffi.new("gr_request_t *")
-        self.items = ffi.new("gr_bytes_t[]", MAX_ITEMS)
         self.gone = False
         self.max_message = lib.gr_client_max_message(pointer)
         self._layout_capacity = 0
         self._grow_layout(256)
-        self._zero = bytes(ffi.sizeof("gr_request_t"))
 
     def _grow_layout(self, count: int) -> None:
         """Arrays gr_client_result_layout fills: one C call per array reply, not one per element."""
@@ -490,47 +486,17 @@ class ClientCore:
             return elements
         raise ProtocolError(f"unexpected reply template {template}")
 
-    def fill(self, template: int, fields: dict | None, argv: tuple, keep: list) -> Any:
-        request = self.request
-        ffi.memmove(request, self._zero, len(self._zero))
-        request.items = self.items
-        if fields is None:          # any command as argv: a CommandRequest
-            template = lib.GR_T_COMMAND
-            fields = {"items": argv}
-        request.template_id = template
-        for name, value in fields.items():
-            if name in _BYTES_FIELDS:
-                buffer = ffi.from_buffer("uint8_t[]", value)
-                keep.append(buffer)
-                target = getattr(request, name)
-                target.data = buffer
-                target.length = len(value)
-            elif name == "items":
-                if len(value) > MAX_ITEMS - 1:
-                    raise MessageTooLargeError(f"{len(value)} arguments in one request (max {MAX_ITEMS - 1})")
-                items = self.items
-                for i, item in enumerate(value):
-                    buffer = ffi.from_buffer("uint8_t[]", item)
-                    keep.append(buffer)
-                    items[i].data = buffer
-                    items[i].length = len(item)
-                request.item_count = len(value)
-            elif name == "timeout":
-                request.timeout = value
-            else:
-                setattr(request, name, value)
-        return request
-
-    def call(self, template: int, fields: dict | None, argv: tuple) -> Any:
-        keep: list = []
-        request = self.fill(template, fields, argv, keep)
-        self.check(lib.gr_client_call(self.pointer, request, self.result))
-        return self.value(self.result)
-
-    def send(self, template: int, fields: dict | None, argv: tuple) -> int:
-        keep: list = []
-        request = self.fill(template, fields, argv, keep)
-        return lib.gr_client_send(self.pointer, request)
+    def send_argv(self, argv: tuple) -> int:
+        """Send one command (argv: bytes) without waiting: C builds, validates and encodes the
+        typed request (gr_client_send_argv). Returns the client status, GR_CLIENT_RING_FULL
+        included (a pipeline then reads replies and retries)."""
+        data = b"".join(argv)
+        status = lib.gr_client_send_argv(self.pointer, data, len(data), list(map(len, argv)), len(argv))
+        if status == lib.GR_CLIENT_ENCODE and any(type(a) is memoryview for a in argv):
+            argv = tuple(bytes(a) for a in argv)     # a memoryview whose len() is not its byte count
+            data = b"".join(argv)
+            status = lib.gr_client_send_argv(self.pointer, data, len(data), list(map(len, argv)), len(argv))
+        return status
 
     def receive(self) -> Any:
         """The next reply's value; a ResponseError is returned (not raised) for pipelines."""
@@ -542,14 +508,6 @@ class ClientCore:
 
     def in_flight(self) -> int:
         return lib.gr_client_in_flight(self.pointer)
-
-    def key_int(self, template: int, key: bytes, value: int) -> Any:
-        self.check(lib.gr_client_key_int(self.pointer, template, key, len(key), value, self.result))
-        return self.value(self.result)
-
-    def ping(self) -> Any:
-        self.check(lib.gr_client_ping(self.pointer, self.result))
-        return self.value(self.result)
 
     def lindex_many(self, key: bytes, indexes: Any) -> list:
         import numpy

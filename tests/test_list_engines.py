@@ -114,9 +114,9 @@ def test_commandstats_name_the_qualified_command_on_both_transports(goblin):
             ring.seg.rpush("s", "a")
         stats = r.info("commandstats")
         r.delete("p", "s")
-    assert str(stats["cmdstat_goblin.pma.rpush"]).startswith("calls=1,")
-    assert str(stats["cmdstat_goblin.pma.lindex"]).startswith("calls=1,")
-    assert str(stats["cmdstat_goblin.seg.rpush"]).startswith("calls=1,")
+    assert stats["cmdstat_goblin.pma.rpush"]["calls"] == 1
+    assert stats["cmdstat_goblin.pma.lindex"]["calls"] == 1
+    assert stats["cmdstat_goblin.seg.rpush"]["calls"] == 1
 
 
 @pytest.mark.parametrize("transport", ["ring", "resp"])

@@ -1,11 +1,21 @@
-"""goblin_ring.client — RingClient (shared memory) and RespClient (TCP/UDS), one API."""
+"""goblin_ring.client — RingClient (shared memory) and RespClient (TCP/UDS), one API.
+
+RingClient is imported on first use: RespClient works without the compiled extension."""
 
 from __future__ import annotations
 
 from urllib.parse import parse_qs, urlparse
 
+from typing import Any
+
 from .resp import RespClient, RespPipeline
-from .ring import RingClient, RingPipeline
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("RingClient", "RingPipeline"):
+        from . import ring
+        return getattr(ring, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def connect(url: str, **options):
@@ -16,6 +26,7 @@ def connect(url: str, **options):
         name = parsed.netloc or parsed.path.lstrip("/") or "goblin"
         if "runtime_dir" in query:
             options.setdefault("runtime_dir", query["runtime_dir"])
+        from .ring import RingClient
         return RingClient(name=name, **options)
     if parsed.scheme == "redis":
         return RespClient(host=parsed.hostname or "127.0.0.1", port=parsed.port or 6379, **options)

@@ -3,7 +3,7 @@
 It works against goblin-ring's RESP listener and equally against redis-server or
 valkey-server, so code written for one machine can later point at Redis. Replies are
 parsed by hiredis when it is installed (the [test] and [bench] extras bring it), else by
-a small pure-Python parser.
+a small pure-Python parser. It does not need goblin-ring's compiled extension.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import socket
 from typing import Any
 
 from ..errors import ConnectionError, ProtocolError, ResponseError, TimeoutError, error_from_reply
-from .commands import Commands, raise_first_error
+from .commands import Commands, encode, raise_first_error
 
 try:
     import hiredis
@@ -27,6 +27,8 @@ class _ServerError(Exception):
 def pack_command(argv: tuple) -> bytes:
     parts = [b"*%d\r\n" % len(argv)]
     for arg in argv:
+        if type(arg) is not bytes:     # a bytearray or memoryview value (commands/core.py encode_values)
+            arg = encode(arg)
         parts.append(b"$%d\r\n" % len(arg))
         parts.append(arg)
         parts.append(b"\r\n")
@@ -175,7 +177,7 @@ class RespClient(Commands):
                 raise ConnectionError("the server closed the connection")
             self._reader.feed(data)
 
-    def _execute(self, template: int, argv: tuple, fields: dict | None, convert=None) -> Any:
+    def _execute(self, argv: tuple, convert=None) -> Any:
         self._send(pack_command(argv))
         value = _check(self._read_reply())
         return convert(value) if convert else value
@@ -192,7 +194,7 @@ class RespPipeline(Commands):
         self._transaction = transaction
         self._queue: list[tuple[tuple, Any]] = []
 
-    def _execute(self, template: int, argv: tuple, fields: dict | None, convert=None) -> "RespPipeline":
+    def _execute(self, argv: tuple, convert=None) -> "RespPipeline":
         self._queue.append((argv, convert))
         return self
 

@@ -4,7 +4,9 @@ Attach: connect to <runtime-dir>/<name>.sock, send an AttachRequest, receive the
 segment names and the server's eventfd doorbell, map both segments, confirm (the server
 then unlinks the names). The control socket stays open: the server's EOF on it is how a
 waiting call learns the server is gone (ConnectionError, within one 10 ms sleep slice).
-Every command is then one cffi call into native/client/client.c.
+Every command is then one cffi call into native/client/client.c: the method's argv, packed
+into one buffer plus its lengths (gr_client_call_argv), which C builds into the typed
+request, validates, encodes and sends, then waits for and decodes the reply.
 """
 
 from __future__ import annotations
@@ -16,15 +18,19 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .. import _native, control
-from ..errors import ConnectionError
-from .commands import LEFT, RIGHT, Commands, bool_ok, encode, raise_first_error
+from ..errors import ConnectionError, ProtocolError
+from .commands import Commands, bool_ok, encode, raise_first_error
+
+LEFT, RIGHT = 0, 1
 
 _T = _native.lib
-_ping, _key_int, _key_value, _buffer = (_T.gr_client_ping, _T.gr_client_key_int, _T.gr_client_key_value,
-                                       _native.ffi.buffer)
-_PUSH, _POP, _GET, _SET, _LSET = _T.GR_T_PUSH, _T.GR_T_POP, _T.GR_T_GET, _T.GR_T_SET, _T.GR_T_LSET
-_LINDEX, _LLEN, _BULK, _INTEGER = _T.GR_T_LINDEX, _T.GR_T_LLEN, _T.GR_T_BULK_REPLY, _T.GR_T_INTEGER_REPLY
-_STATUS = _T.GR_T_STATUS_REPLY
+_call_argv, _ping, _key_int, _key_value = (_T.gr_client_call_argv, _T.gr_client_ping, _T.gr_client_key_int,
+                                           _T.gr_client_key_value)
+_buffer, _NULL = _native.ffi.buffer, _native.ffi.NULL
+_join = b"".join
+_LINDEX, _LLEN, _LSET, _PUSH, _POP, _PING, _GET, _SET = (
+    _T.GR_T_LINDEX, _T.GR_T_LLEN, _T.GR_T_LSET, _T.GR_T_PUSH, _T.GR_T_POP, _T.GR_T_PING, _T.GR_T_GET, _T.GR_T_SET)
+_BULK, _INTEGER, _STATUS = _T.GR_T_BULK_REPLY, _T.GR_T_INTEGER_REPLY, _T.GR_T_STATUS_REPLY
 
 
 class RingClient(Commands):
@@ -130,63 +136,15 @@ class RingClient(Commands):
 
     # ---- execution ----
 
-    def _execute(self, template: int, argv: tuple, fields: dict | None, convert=None) -> Any:
-        value = self._live().call(template, fields, argv)
-        return convert(value) if convert else value
-
-    # Hot paths: no field dicts, one cffi call, the reply read straight from the result.
-    def ping(self, message: Any = None) -> Any:
-        if message is not None:
-            return super().ping(message)
+    def _call(self, function: Any, *args: Any) -> Any:
+        """The one preamble of every command: the live session, one C call that sends the
+        request and waits (function(core, *args, result)), and the reply read straight from
+        the gr_result_t (integer, bulk and status here; arrays and errors by ClientCore.value)."""
         core = self._core
         if core is None or core.gone:
             core = self._live()
         result = core.result
-        status = _ping(core.pointer, result)
-        if status:
-            core.check(status)
-        if result.template_id == _STATUS and result.length == 4:    # +PONG, the only status PING gets
-            return True
-        return core.value(result) == b"PONG"
-
-    def lindex(self, name: Any, index: int) -> bytes | None:
-        core = self._core
-        if core is None or core.gone:
-            core = self._live()
-        key = name if type(name) is bytes else encode(name)
-        result = core.result
-        status = _key_int(core.pointer, _LINDEX, key, len(key), index, result)
-        if status:
-            core.check(status)
-        if result.template_id == _BULK:
-            return None if result.is_nil else _buffer(result.data, result.length)[:]
-        return core.value(result)
-
-    def llen(self, name: Any) -> int:
-        core = self._core
-        if core is None or core.gone:
-            core = self._live()
-        key = name if type(name) is bytes else encode(name)
-        result = core.result
-        status = _key_int(core.pointer, _LLEN, key, len(key), 0, result)
-        if status:
-            core.check(status)
-        if result.template_id == _INTEGER:
-            return result.integer
-        return core.value(result)
-
-    def _key_value(self, template: int, end: int, flag: int, index: int, name: Any, value: Any) -> Any:
-        """One cffi call for the hot key(+value) commands; the result read straight from C."""
-        core = self._core
-        if core is None or core.gone:
-            core = self._live()
-        key = name if type(name) is bytes else encode(name)
-        result = core.result
-        if value is None:
-            status = _key_value(core.pointer, template, end, flag, index, key, len(key), _native.ffi.NULL, 0, result)
-        else:
-            data = value if type(value) is bytes else encode(value)
-            status = _key_value(core.pointer, template, end, flag, index, key, len(key), data, len(data), result)
+        status = function(core.pointer, *args, result)
         if status:
             core.check(status)
         kind = result.template_id
@@ -194,40 +152,84 @@ class RingClient(Commands):
             return result.integer
         if kind == _BULK:
             return None if result.is_nil else _buffer(result.data, result.length)[:]
+        if kind == _STATUS:
+            return _buffer(result.data, result.length)[:]
         return core.value(result)
 
-    def rpush(self, name: Any, *values: Any) -> int:
-        if len(values) != 1:
-            return super().rpush(name, *values)
-        return self._key_value(_PUSH, RIGHT, 0, 0, name, values[0])
+    def _execute(self, argv: tuple, convert=None) -> Any:
+        """Every command method: its argv (bytes-like) packed into one buffer plus the
+        lengths; C builds, validates and encodes the typed request (gr_client_call_argv)."""
+        data = _join(argv)
+        try:
+            value = self._call(_call_argv, data, len(data), list(map(len, argv)), len(argv))
+        except ProtocolError:
+            if not any(type(a) is memoryview for a in argv):
+                raise
+            argv = tuple(map(encode, argv))     # a memoryview whose len() is not its byte count
+            data = _join(argv)
+            value = self._call(_call_argv, data, len(data), list(map(len, argv)), len(argv))
+        return value if convert is None else convert(value)
 
-    def lpush(self, name: Any, *values: Any) -> int:
-        if len(values) != 1:
-            return super().lpush(name, *values)
-        return self._key_value(_PUSH, LEFT, 0, 0, name, values[0])
+    # The hottest commands in their plain forms skip argv: typed in C from typed arguments
+    # (gr_client_ping, _key_int, _key_value), through the same _call. Any other form is the
+    # shared method.
 
-    def lpop(self, name: Any, count: int | None = None) -> Any:
-        if count is not None:
-            return super().lpop(name, count)
-        return self._key_value(_POP, LEFT, 0, 0, name, None)
+    def ping(self, message: Any = None) -> Any:
+        if message is not None:
+            return super().ping(message)
+        return self._call(_ping) == b"PONG"
 
-    def rpop(self, name: Any, count: int | None = None) -> Any:
-        if count is not None:
-            return super().rpop(name, count)
-        return self._key_value(_POP, RIGHT, 0, 0, name, None)
+    def llen(self, name: Any) -> int:
+        key = name if type(name) is bytes else encode(name)
+        return self._call(_key_int, _LLEN, key, len(key), 0)
+
+    def lindex(self, name: Any, index: int) -> bytes | None:
+        key = name if type(name) is bytes else encode(name)
+        if type(index) is not int:
+            return super().lindex(name, index)
+        try:
+            return self._call(_key_int, _LINDEX, key, len(key), index)
+        except OverflowError:                   # beyond int64: the server's error text
+            return super().lindex(name, index)
 
     def get(self, name: Any) -> bytes | None:
-        return self._key_value(_GET, 0, 0, 0, name, None)
+        key = name if type(name) is bytes else encode(name)
+        return self._call(_key_value, _GET, 0, 0, 0, key, len(key), _NULL, 0)
 
     def set(self, name: Any, value: Any, *args: Any, **options: Any) -> Any:
         if args or any(v is not None and v is not False for v in options.values()):   # ex=0 is an option
             return super().set(name, value, *args, **options)
-        return self._key_value(_SET, 0, 0, 0, name, value) == b"OK" or None
+        key = name if type(name) is bytes else encode(name)
+        data = value if type(value) is bytes else encode(value)
+        return self._call(_key_value, _SET, 0, 0, 0, key, len(key), data, len(data)) == b"OK" or None
 
     def lset(self, name: Any, index: int, value: Any) -> bool:
         if type(index) is not int or not -2 ** 63 <= index < 2 ** 63:
             return super().lset(name, index, value)
-        return self._key_value(_LSET, 0, 0, index, name, value) == b"OK"
+        key = name if type(name) is bytes else encode(name)
+        data = value if type(value) is bytes else encode(value)
+        return self._call(_key_value, _LSET, 0, 0, index, key, len(key), data, len(data)) == b"OK"
+
+    def _pop(self, end: int, name: Any) -> Any:
+        key = name if type(name) is bytes else encode(name)
+        return self._call(_key_value, _POP, end, 0, 0, key, len(key), _NULL, 0)
+
+    def lpop(self, name: Any, count: int | None = None) -> Any:
+        return super().lpop(name, count) if count is not None else self._pop(LEFT, name)
+
+    def rpop(self, name: Any, count: int | None = None) -> Any:
+        return super().rpop(name, count) if count is not None else self._pop(RIGHT, name)
+
+    def _push(self, end: int, name: Any, value: Any) -> int:
+        key = name if type(name) is bytes else encode(name)
+        data = value if type(value) is bytes else encode(value)
+        return self._call(_key_value, _PUSH, end, 0, 0, key, len(key), data, len(data))
+
+    def lpush(self, name: Any, *values: Any) -> int:
+        return self._push(LEFT, name, values[0]) if len(values) == 1 else super().lpush(name, *values)
+
+    def rpush(self, name: Any, *values: Any) -> int:
+        return self._push(RIGHT, name, values[0]) if len(values) == 1 else super().rpush(name, *values)
 
     # ---- batches: one C call ----
 
@@ -244,6 +246,7 @@ class RingClient(Commands):
         return self._live().push_many(LEFT, encode(name), values, per_message)
 
     def pipeline(self, transaction: bool = False) -> "RingPipeline":
+        """Queue commands and send them with up to a full ring in flight."""
         if transaction:
             raise NotImplementedError("MULTI/EXEC transactions are not supported; use pipeline()")
         return RingPipeline(self)
@@ -251,6 +254,10 @@ class RingClient(Commands):
 
 _PACKED_HEADER = struct.Struct("<HBBqIi")   # template, end, flag, a, key length, value length (-1: none)
 _pack_header = _PACKED_HEADER.pack
+# a packed entry's Redis command word, by (template, end, flag), for when the pipeline turns general
+_PACKED_WORDS = {(_PING, 0, 0): b"PING", (_LLEN, 0, 0): b"LLEN", (_LINDEX, 0, 0): b"LINDEX", (_LSET, 0, 0): b"LSET",
+                 (_PUSH, LEFT, 0): b"LPUSH", (_PUSH, RIGHT, 0): b"RPUSH", (_PUSH, LEFT, 1): b"LPUSHX",
+                 (_PUSH, RIGHT, 1): b"RPUSHX", (_POP, LEFT, 0): b"LPOP", (_POP, RIGHT, 0): b"RPOP"}
 
 
 class RingPipeline(Commands):
@@ -258,33 +265,35 @@ class RingPipeline(Commands):
     replies in order (a command's error is raised after all replies are read, or returned
     in place with raise_on_error=False, as in redis-py).
 
-    While a pipeline holds only the hot scalar commands (PING, LLEN, LINDEX, LSET,
-    single-value pushes, count-less pops) they are packed into one buffer as they are
-    queued and executed by one C call (gr_client_execute_packed); the first other command
-    turns the pipeline into the general path, one cffi call per command, order kept."""
+    While a pipeline holds only the hot scalar commands (LLEN, LINDEX, LSET, single-value
+    pushes, count-less pops) they are packed into one buffer as they are queued and executed
+    by one C call (gr_client_execute_packed); the first other command turns the pipeline into
+    the general path (one cffi call per command, its argv built in C as for RingClient),
+    order kept."""
 
     def __init__(self, client: RingClient):
         self._client = client
-        self._queue: list[tuple] = []        # general entries: (template, fields, argv, convert)
+        self._queue: list[tuple] = []        # general entries: (argv, convert)
         self._packed = bytearray()            # hot commands while _queue is empty
         self._packed_converts: list = []
         self._last_name: Any = None
         self._last_key = b""
 
-    def _execute(self, template: int, argv: tuple, fields: dict | None, convert=None) -> "RingPipeline":
+    def _execute(self, argv: tuple, convert=None) -> "RingPipeline":
         if self._packed_converts:
             self._queue = self._unpack()
-        self._queue.append((template, fields, argv, convert))
+        self._queue.append((argv, convert))
         return self
 
-    def _pack(self, template: int, end: int, flag: int, a: int, key: bytes, value: bytes | None,
-              convert: Any) -> bool:
-        if self._queue:
+    def _pack(self, template: int, end: int, flag: int, a: Any, name: Any, value: Any, convert: Any) -> bool:
+        if self._queue or type(a) is not int:
             return False
+        key = encode(name)
+        value = None if value is None else encode(value)
         try:
-            header = _PACKED_HEADER.pack(template, end, flag, a, len(key), -1 if value is None else len(value))
+            header = _pack_header(template, end, flag, a, len(key), -1 if value is None else len(value))
         except struct.error:
-            return False                      # an index beyond int64: let the server word the error
+            return False                      # an index beyond int64: the general path words the error
         packed = self._packed
         packed += header
         packed += key
@@ -294,18 +303,19 @@ class RingPipeline(Commands):
         return True
 
     def _unpack(self) -> list[tuple]:
+        """The packed entries as general ones (argv), in order."""
         entries, at, packed = [], 0, bytes(self._packed)
         for convert in self._packed_converts:
             template, end, flag, a, key_length, value_length = _PACKED_HEADER.unpack_from(packed, at)
             at += _PACKED_HEADER.size
-            key = packed[at:at + key_length]
+            argv = [_PACKED_WORDS[(template, end, flag)], packed[at:at + key_length]]
             at += key_length
-            fields: dict = {} if template == _T.GR_T_PING else {"key": key, "end": end, "flag": flag, "index": a}
+            if template in (_LINDEX, _LSET):
+                argv.append(b"%d" % a)
             if value_length >= 0:
-                value = packed[at:at + value_length]
+                argv.append(packed[at:at + value_length])
                 at += value_length
-                fields["items" if template == _T.GR_T_PUSH else "arg1"] = [value] if template == _T.GR_T_PUSH else value
-            entries.append((template, fields, (), convert))
+            entries.append((tuple(argv), convert))
         self._packed.clear()
         self._packed_converts.clear()
         return entries
@@ -320,37 +330,50 @@ class RingPipeline(Commands):
             kind = type(name)
             key = name if kind is bytes else name.encode() if kind is str else encode(name)
             self._last_name, self._last_key = name, key
-        if not self._queue:
+        if not self._queue and type(index) is int:
             try:
                 self._packed += _pack_header(_LINDEX, 0, 0, index, len(key), -1) + key
-            except struct.error:          # an index beyond int64: let the server word the error
-                super().lindex(name, index)
-                return self
+            except struct.error:          # an index beyond int64: the general path words the error
+                return super().lindex(name, index)
             self._packed_converts.append(None)
-        else:
-            super().lindex(name, index)
-        return self
+            return self
+        return super().lindex(name, index)
 
     def llen(self, name: Any) -> "RingPipeline":
-        if not self._pack(_LLEN, 0, 0, 0, encode(name), None, None):
-            super().llen(name)
-        return self
+        return self if self._pack(_LLEN, 0, 0, 0, name, None, None) else super().llen(name)
 
     def lset(self, name: Any, index: int, value: Any) -> "RingPipeline":
-        if not self._pack(_T.GR_T_LSET, 0, 0, index, encode(name), encode(value), bool_ok):
-            super().lset(name, index, value)
-        return self
+        return self if self._pack(_LSET, 0, 0, index, name, value, bool_ok) else super().lset(name, index, value)
 
-    def _push(self, word: bytes, end: int, only_if_exists: int, name: Any, values: tuple) -> "RingPipeline":
-        if len(values) != 1 or not self._pack(_T.GR_T_PUSH, end, only_if_exists, 0, encode(name),
-                                              encode(values[0]), None):
-            super()._push(word, end, only_if_exists, name, values)
-        return self
+    def lpush(self, name: Any, *values: Any) -> "RingPipeline":
+        if len(values) == 1 and self._pack(_PUSH, LEFT, 0, 0, name, values[0], None):
+            return self
+        return super().lpush(name, *values)
 
-    def _pop(self, word: bytes, end: int, name: Any, count: int | None) -> "RingPipeline":
-        if count is not None or not self._pack(_T.GR_T_POP, end, 0, 0, encode(name), None, None):
-            super()._pop(word, end, name, count)
-        return self
+    def rpush(self, name: Any, *values: Any) -> "RingPipeline":
+        if len(values) == 1 and self._pack(_PUSH, RIGHT, 0, 0, name, values[0], None):
+            return self
+        return super().rpush(name, *values)
+
+    def lpushx(self, name: Any, *values: Any) -> "RingPipeline":
+        if len(values) == 1 and self._pack(_PUSH, LEFT, 1, 0, name, values[0], None):
+            return self
+        return super().lpushx(name, *values)
+
+    def rpushx(self, name: Any, *values: Any) -> "RingPipeline":
+        if len(values) == 1 and self._pack(_PUSH, RIGHT, 1, 0, name, values[0], None):
+            return self
+        return super().rpushx(name, *values)
+
+    def lpop(self, name: Any, count: int | None = None) -> "RingPipeline":
+        if count is None and self._pack(_POP, LEFT, 0, 0, name, None, None):
+            return self
+        return super().lpop(name, count)
+
+    def rpop(self, name: Any, count: int | None = None) -> "RingPipeline":
+        if count is None and self._pack(_POP, RIGHT, 0, 0, name, None, None):
+            return self
+        return super().rpop(name, count)
 
     def __enter__(self) -> "RingPipeline":
         return self
@@ -373,18 +396,18 @@ class RingPipeline(Commands):
             return raise_first_error(converted) if raise_on_error else converted
         queue, self._queue = self._queue, []
         results: list = []
-        lib = _native.lib
-        for template, fields, argv, _convert in queue:
+        full = _native.lib.GR_CLIENT_RING_FULL
+        for argv, _convert in queue:
             while True:
-                status = core.send(template, fields, argv)
-                if status != lib.GR_CLIENT_RING_FULL:
+                status = core.send_argv(argv)
+                if status != full:
                     break
                 results.append(core.receive())   # make room: the server waits for us to read
             core.check(status)
         while core.in_flight():
             results.append(core.receive())
         converted = []
-        for (_template, _fields, _argv, convert), value in zip(queue, results):
+        for (_argv, convert), value in zip(queue, results):
             if convert is not None and not isinstance(value, Exception):
                 value = convert(value)
             converted.append(value)

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exec/command.h"
 #include "ring/ring.h"
 
 #define SLEEP_SLICE_NS 10000000LL     /* futex sleeps in 10 ms slices, checking the server between */
@@ -42,6 +43,10 @@ struct gr_client {
     int protocol_error;
     size_t result_key_offset;
     gr_result_t *result;
+    /* the argv path's scratch: argument pointers into the caller's buffer, the request's items */
+    const uint8_t **argv_pointers;
+    gr_bytes_t *argv_items;
+    size_t argv_capacity;
 };
 
 static int64_t monotonic_ns(void) {
@@ -89,6 +94,8 @@ void gr_client_free(gr_client_t *client) {
     free(client->decoded.elements);
     free(client->arena);
     free(client->elements);
+    free(client->argv_pointers);
+    free(client->argv_items);
     free(client);
 }
 
@@ -327,6 +334,57 @@ int gr_client_send(gr_client_t *client, gr_request_t *request) {
 
 int gr_client_call(gr_client_t *client, gr_request_t *request, gr_result_t *result) {
     int status = gr_client_send(client, request);
+    if (status != GR_CLIENT_OK) return status;
+    return gr_client_receive(client, result);
+}
+
+static int argv_reserve(gr_client_t *client, size_t argc) {
+    if (argc <= client->argv_capacity) return 0;
+    size_t capacity = client->argv_capacity ? client->argv_capacity : 64;
+    while (capacity < argc) capacity *= 2;
+    const uint8_t **pointers = realloc(client->argv_pointers, capacity * sizeof *pointers);
+    if (!pointers) return -1;
+    client->argv_pointers = pointers;
+    gr_bytes_t *items = realloc(client->argv_items, capacity * sizeof *items);
+    if (!items) return -1;
+    client->argv_items = items;
+    client->argv_capacity = capacity;
+    return 0;
+}
+
+int gr_client_send_argv(gr_client_t *client, const uint8_t *data, size_t data_length, const size_t *lengths,
+                        size_t argc) {
+    if (argc == 0) return GR_CLIENT_ENCODE;
+    if (argv_reserve(client, argc) != 0) return GR_CLIENT_NO_MEMORY;
+    const uint8_t **argv = client->argv_pointers;
+    size_t at = 0;
+    for (size_t i = 0; i < argc; i++) {
+        if (lengths[i] > data_length - at || lengths[i] > UINT32_MAX) return GR_CLIENT_ENCODE;
+        argv[i] = data + at;
+        at += lengths[i];
+    }
+    if (at != data_length) return GR_CLIENT_ENCODE;
+    gr_request_t request;
+    gr_build_error_t error;
+    memset(&request, 0, sizeof request);
+    uint32_t capacity = client->argv_capacity > UINT32_MAX ? UINT32_MAX : (uint32_t)client->argv_capacity;
+    if (gr_request_from_argv(argc, argv, lengths, &request, client->argv_items, capacity, &error) < 0) {
+        /* Sent as argv: the server runs the same validation and answers with its error. */
+        memset(&request, 0, sizeof request);
+        request.template_id = GR_T_COMMAND;
+        for (size_t i = 0; i < argc; i++) {
+            client->argv_items[i].data = argv[i];
+            client->argv_items[i].length = (uint32_t)lengths[i];
+        }
+        request.items = client->argv_items;
+        request.item_count = (uint32_t)argc;
+    }
+    return gr_client_send(client, &request);
+}
+
+int gr_client_call_argv(gr_client_t *client, const uint8_t *data, size_t data_length, const size_t *lengths,
+                        size_t argc, gr_result_t *result) {
+    int status = gr_client_send_argv(client, data, data_length, lengths, argc);
     if (status != GR_CLIENT_OK) return status;
     return gr_client_receive(client, result);
 }

@@ -51,6 +51,18 @@ size_t gr_client_max_message(const gr_client_t *client);
 
 /* One command: send, wait, decode into *result (valid until the next call). */
 int gr_client_call(gr_client_t *client, gr_request_t *request, gr_result_t *result);
+
+/* One command as Redis argv, the way every RingClient method sends: argc arguments packed
+ * back to back in data (argument i is the next lengths[i] bytes; the lengths must add up to
+ * data_length, else GR_CLIENT_ENCODE and nothing is sent). C builds and validates the typed
+ * request with gr_request_from_argv (the RESP path's own function, exec/command.h), encodes
+ * it and writes the ring; a command with no typed form travels as a CommandRequest, and so
+ * does one that does not validate, so that the server answers it with Redis's error (and
+ * counts it, and aborts a transaction for it) exactly as over RESP. */
+int gr_client_send_argv(gr_client_t *client, const uint8_t *data, size_t data_length, const size_t *lengths,
+                        size_t argc);
+int gr_client_call_argv(gr_client_t *client, const uint8_t *data, size_t data_length, const size_t *lengths,
+                        size_t argc, gr_result_t *result);
 /* The hot commands without building a gr_request_t in Python. */
 int gr_client_key_int(gr_client_t *client, uint16_t template_id, const uint8_t *key, size_t key_length,
                       int64_t value, gr_result_t *result);

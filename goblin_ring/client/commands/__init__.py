@@ -1,0 +1,31 @@
+"""goblin_ring.client.commands — the typed command API shared by RingClient, RespClient and
+their pipelines, split per type as redis-py splits it.
+
+One lowercase method per command, with redis-py's names, signatures and return types
+(bytes or None for a bulk, int for an integer, list for an array, True for an OK that
+redis-py turns into True), so code written for redis-py moves over unchanged. Each method
+is written once: it builds the Redis argv and names the reply conversion; the transport's
+`_execute(argv, convert)` does the rest (core.py).
+
+    core.py      the transport hook, argument encoding and reply conversions
+    server.py    ServerCommands: PING, ECHO, INFO, DBSIZE, FLUSHDB, SELECT, MEMORY USAGE, ...
+    keys.py      KeyCommands: DEL, EXISTS, TYPE, KEYS, SCAN, RENAME, MOVE, EXPIRE, TTL, ...
+    strings.py   StringCommands: SET, GET, GETEX, MSET, INCRBY, APPEND, GETRANGE, ...
+    lists.py     ListCommands (blocking ones too) and the engine views client.pma / client.seg
+"""
+
+from __future__ import annotations
+
+from .core import CommandsCore, bool_ok, encode, raise_first_error
+from .keys import KeyCommands
+from .lists import EngineView, EngineViews, ListCommands
+from .server import ServerCommands
+from .strings import StringCommands
+
+
+class Commands(ServerCommands, KeyCommands, StringCommands, ListCommands, EngineViews):
+    """Every command group; a transport subclasses this and provides _execute."""
+
+
+__all__ = ["Commands", "CommandsCore", "EngineView", "KeyCommands", "ListCommands", "ServerCommands",
+           "StringCommands", "bool_ok", "encode", "raise_first_error"]

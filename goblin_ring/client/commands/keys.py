@@ -1,0 +1,90 @@
+"""keys.py — KeyCommands: generic key commands and expiry (redis-py's BasicKeyCommands and
+ScanCommands, minus the string commands), written once for both transports (see core.py)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from .core import (CommandsCore, as_bool, bool_ok, encode, keys_of, milliseconds_of, parse_scan, seconds_of,
+                   unix_milliseconds_of, unix_seconds_of)
+
+
+class KeyCommands(CommandsCore):
+
+    def delete(self, *names: Any) -> int:
+        return self._execute((b"DEL", *keys_of(names)))
+
+    def unlink(self, *names: Any) -> int:
+        return self._execute((b"UNLINK", *keys_of(names)))
+
+    def exists(self, *names: Any) -> int:
+        return self._execute((b"EXISTS", *keys_of(names)))
+
+    def type(self, name: Any) -> bytes:
+        return self._execute((b"TYPE", encode(name)))
+
+    def keys(self, pattern: Any = "*") -> list:
+        return self._execute((b"KEYS", encode(pattern)))
+
+    def scan(self, cursor: int = 0, match: Any = None, count: int | None = None,
+             _type: str | None = None) -> tuple[int, list]:
+        argv: list = [b"SCAN", encode(cursor)]
+        if match is not None:
+            argv += [b"MATCH", encode(match)]
+        if count is not None:
+            argv += [b"COUNT", encode(count)]
+        if _type is not None:
+            argv += [b"TYPE", encode(_type)]
+        return self._execute(tuple(argv), parse_scan)
+
+    def scan_iter(self, match: Any = None, count: int | None = None, _type: str | None = None) -> Iterator[bytes]:
+        cursor = None
+        while cursor != 0:
+            cursor, keys = self.scan(cursor or 0, match=match, count=count, _type=_type)
+            yield from keys
+
+    def rename(self, src: Any, dst: Any) -> bool:
+        return self._execute((b"RENAME", encode(src), encode(dst)), bool_ok)
+
+    def move(self, name: Any, db: int) -> bool:
+        return self._execute((b"MOVE", encode(name), encode(db)), as_bool)
+
+    # ---- expiry ----
+
+    def _expire(self, word: bytes, name: Any, value: Any, nx: bool, xx: bool, gt: bool, lt: bool) -> bool:
+        argv = [word, encode(name), encode(value)]
+        for flag, option in ((nx, b"NX"), (xx, b"XX"), (gt, b"GT"), (lt, b"LT")):
+            if flag:
+                argv.append(option)
+        return self._execute(tuple(argv), as_bool)
+
+    def expire(self, name: Any, time: Any, nx: bool = False, xx: bool = False, gt: bool = False,
+               lt: bool = False) -> bool:
+        return self._expire(b"EXPIRE", name, seconds_of(time), nx, xx, gt, lt)
+
+    def pexpire(self, name: Any, time: Any, nx: bool = False, xx: bool = False, gt: bool = False,
+                lt: bool = False) -> bool:
+        return self._expire(b"PEXPIRE", name, milliseconds_of(time), nx, xx, gt, lt)
+
+    def expireat(self, name: Any, when: Any, nx: bool = False, xx: bool = False, gt: bool = False,
+                 lt: bool = False) -> bool:
+        return self._expire(b"EXPIREAT", name, unix_seconds_of(when), nx, xx, gt, lt)
+
+    def pexpireat(self, name: Any, when: Any, nx: bool = False, xx: bool = False, gt: bool = False,
+                  lt: bool = False) -> bool:
+        return self._expire(b"PEXPIREAT", name, unix_milliseconds_of(when), nx, xx, gt, lt)
+
+    def ttl(self, name: Any) -> int:
+        return self._execute((b"TTL", encode(name)))
+
+    def pttl(self, name: Any) -> int:
+        return self._execute((b"PTTL", encode(name)))
+
+    def expiretime(self, key: Any) -> int:
+        return self._execute((b"EXPIRETIME", encode(key)))
+
+    def pexpiretime(self, key: Any) -> int:
+        return self._execute((b"PEXPIRETIME", encode(key)))
+
+    def persist(self, name: Any) -> bool:
+        return self._execute((b"PERSIST", encode(name)), as_bool)
