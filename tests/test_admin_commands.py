@@ -15,37 +15,8 @@ import pytest
 import redis
 
 from goblin_ring import ResponseError, RespClient, RingClient
+from resp_wire import raw_connection
 from servers import GoblinServer
-
-
-def raw_connection(port: int, host: str = "127.0.0.1", source: str | None = None) -> socket.socket:
-    sock = socket.create_connection((host, port), timeout=10, source_address=(source, 0) if source else None)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return sock
-
-
-def command(*args) -> bytes:
-    out = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        arg = arg if isinstance(arg, bytes) else str(arg).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(arg), arg))
-    return b"".join(out)
-
-
-def read_until(sock: socket.socket, ending: bytes) -> bytes:
-    data = b""
-    while not data.endswith(ending):
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    return data
-
-
-def read_reply_bytes(sock: socket.socket, *args) -> bytes:
-    """Send one command and read its whole reply through redis-py's RESP3-capable parser."""
-    sock.sendall(command(*args))
-    return sock.recv(65536)
 
 
 @pytest.fixture
@@ -72,17 +43,16 @@ def start_server(tmp_path, *flags) -> GoblinServer:
 
 def test_hello_3_switches_the_connection_to_resp3_shapes(goblin):
     with raw_connection(goblin.port) as sock:
-        hello = read_reply_bytes(sock, "HELLO", "3")
+        hello = sock.request("HELLO", "3")
         assert hello.startswith(b"%7\r\n") and b"proto\r\n:3\r\n" in hello
-        assert read_reply_bytes(sock, "GET", "no-such-key") == b"_\r\n"
-        assert read_reply_bytes(sock, "CONFIG", "GET", "port") == b"%%1\r\n$4\r\nport\r\n$%d\r\n%d\r\n" % (
+        assert sock.request("GET", "no-such-key") == b"_\r\n"
+        assert sock.request("CONFIG", "GET", "port") == b"%%1\r\n$4\r\nport\r\n$%d\r\n%d\r\n" % (
             len(str(goblin.port)), goblin.port)
-        sock.sendall(command("INFO", "server"))
-        info = read_until(sock, b"\r\n\r\n")
+        info = sock.request("INFO", "server")
         assert info.startswith(b"=") and b"\r\ntxt:# Server\r\n" in info
-        back = read_reply_bytes(sock, "HELLO", "2")
+        back = sock.request("HELLO", "2")
         assert back.startswith(b"*14\r\n")
-        assert read_reply_bytes(sock, "GET", "no-such-key") == b"$-1\r\n"
+        assert sock.request("GET", "no-such-key") == b"$-1\r\n"
 
 
 def test_hello_refuses_other_protocols_and_bad_options(r):
@@ -96,11 +66,11 @@ def test_hello_refuses_other_protocols_and_bad_options(r):
 
 def test_hello_setname_names_the_connection_and_reports_its_id(goblin):
     with raw_connection(goblin.port) as sock:
-        reply = read_reply_bytes(sock, "HELLO", "2", "SETNAME", "worker-7")
+        reply = sock.request("HELLO", "2", "SETNAME", "worker-7")
         assert b"worker-7" not in reply and reply.startswith(b"*14\r\n")
-        assert read_reply_bytes(sock, "CLIENT", "GETNAME") == b"$8\r\nworker-7\r\n"
-        client_id = int(read_reply_bytes(sock, "CLIENT", "ID")[1:-2])
-        assert b"id\r\n:%d\r\n" % client_id in read_reply_bytes(sock, "HELLO")
+        assert sock.request("CLIENT", "GETNAME") == b"$8\r\nworker-7\r\n"
+        client_id = int(sock.request("CLIENT", "ID")[1:-2])
+        assert b"id\r\n:%d\r\n" % client_id in sock.request("HELLO")
 
 
 def test_redis_py_resp3_reads_maps_nulls_and_verbatim_info(goblin, r3):
@@ -123,12 +93,12 @@ def test_requirepass_refuses_commands_until_auth(tmp_path):
         with pytest.raises(redis.AuthenticationError):
             redis.Redis(port=server.port, protocol=2).get("k")
         with raw_connection(server.port) as sock:
-            assert read_reply_bytes(sock, "GET", "k") == b"-NOAUTH Authentication required.\r\n"
+            assert sock.request("GET", "k") == b"-NOAUTH Authentication required.\r\n"
             wrongpass = b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"
-            assert read_reply_bytes(sock, "AUTH", "wrong") == wrongpass
-            assert read_reply_bytes(sock, "AUTH", "alice", "s3cret") == wrongpass
-            assert read_reply_bytes(sock, "AUTH", "s3cret") == b"+OK\r\n"
-            assert read_reply_bytes(sock, "SET", "k", "v") == b"+OK\r\n"
+            assert sock.request("AUTH", "wrong") == wrongpass
+            assert sock.request("AUTH", "alice", "s3cret") == wrongpass
+            assert sock.request("AUTH", "s3cret") == b"+OK\r\n"
+            assert sock.request("SET", "k", "v") == b"+OK\r\n"
 
         with redis.Redis(port=server.port, password="s3cret", protocol=3) as authed:
             assert authed.get("k") == b"v"
@@ -147,14 +117,14 @@ def test_hello_auth_authenticates_and_reset_deauthenticates(tmp_path):
     server = start_server(tmp_path, "--requirepass", "pw")
     try:
         with raw_connection(server.port) as sock:
-            assert read_reply_bytes(sock, "HELLO", "3").startswith(b"-NOAUTH HELLO must be called")
-            assert read_reply_bytes(sock, "HELLO", "3", "AUTH", "default", "nope").startswith(b"-WRONGPASS")
-            assert read_reply_bytes(sock, "HELLO", "3", "AUTH", "default", "pw", "SETNAME", "me").startswith(b"%7")
-            assert read_reply_bytes(sock, "CLIENT", "GETNAME") == b"$2\r\nme\r\n"
-            assert read_reply_bytes(sock, "RESET") == b"+RESET\r\n"
-            assert read_reply_bytes(sock, "GET", "k").startswith(b"-NOAUTH Authentication required.")
-            assert read_reply_bytes(sock, "AUTH", "pw") == b"+OK\r\n"
-            assert read_reply_bytes(sock, "GET", "k") == b"$-1\r\n"   # RESP2 again after RESET
+            assert sock.request("HELLO", "3").startswith(b"-NOAUTH HELLO must be called")
+            assert sock.request("HELLO", "3", "AUTH", "default", "nope").startswith(b"-WRONGPASS")
+            assert sock.request("HELLO", "3", "AUTH", "default", "pw", "SETNAME", "me").startswith(b"%7")
+            assert sock.request("CLIENT", "GETNAME") == b"$2\r\nme\r\n"
+            assert sock.request("RESET") == b"+RESET\r\n"
+            assert sock.request("GET", "k").startswith(b"-NOAUTH Authentication required.")
+            assert sock.request("AUTH", "pw") == b"+OK\r\n"
+            assert sock.request("GET", "k") == b"$-1\r\n"   # RESP2 again after RESET
     finally:
         assert server.stop() == 0
 
@@ -197,12 +167,12 @@ def test_protected_mode_serves_only_loopback_without_a_password(tmp_path):
     server = start_server(tmp_path, "--bind", "0.0.0.0")
     try:
         with raw_connection(server.port, host=external, source=external) as sock:
-            refused = read_until(sock, b"\r\n")   # sent at accept, before any command
+            refused = sock.read_until(b"\r\n")   # sent at accept, before any command
             assert refused.startswith(b"-DENIED") and b"protected mode" in refused
             assert sock.recv(100) == b""   # and closed
         with raw_connection(server.port) as local:
-            assert read_reply_bytes(local, "PING") == b"+PONG\r\n"
-            stats = read_reply_bytes(local, "INFO", "stats")
+            assert local.request("PING") == b"+PONG\r\n"
+            stats = local.request("INFO", "stats")
             assert b"rejected_connections:1\r\n" in stats
     finally:
         assert server.stop() == 0
@@ -210,7 +180,7 @@ def test_protected_mode_serves_only_loopback_without_a_password(tmp_path):
         server = start_server(tmp_path, "--bind", "0.0.0.0", *flags)
         try:
             with raw_connection(server.port, host=external, source=external) as sock:
-                reply = read_reply_bytes(sock, "PING")
+                reply = sock.request("PING")
                 assert reply in (b"+PONG\r\n", b"-NOAUTH Authentication required.\r\n")
         finally:
             assert server.stop() == 0
@@ -220,10 +190,10 @@ def test_maxclients_refuses_the_next_client_with_redis_error(tmp_path):
     server = start_server(tmp_path, "--maxclients", "2")
     try:
         first, second = raw_connection(server.port), raw_connection(server.port)
-        assert read_reply_bytes(first, "PING") == b"+PONG\r\n"
-        assert read_reply_bytes(second, "PING") == b"+PONG\r\n"
+        assert first.request("PING") == b"+PONG\r\n"
+        assert second.request("PING") == b"+PONG\r\n"
         with raw_connection(server.port) as third:
-            assert read_until(third, b"\r\n") == b"-ERR max number of clients reached\r\n"
+            assert third.read_until(b"\r\n") == b"-ERR max number of clients reached\r\n"
         first.close()
         second.close()
     finally:
@@ -232,7 +202,7 @@ def test_maxclients_refuses_the_next_client_with_redis_error(tmp_path):
 
 def test_config_timeout_closes_idle_clients(goblin, r):
     idle = raw_connection(goblin.port)
-    assert read_reply_bytes(idle, "PING") == b"+PONG\r\n"
+    assert idle.request("PING") == b"+PONG\r\n"
     r.config_set("timeout", 1)
     try:
         idle.settimeout(10)
@@ -243,7 +213,7 @@ def test_config_timeout_closes_idle_clients(goblin, r):
         # r idled out too: reset the module's server over a fresh connection, or every later
         # test on it would have its connections closed after a second
         with raw_connection(goblin.port) as admin:
-            assert read_reply_bytes(admin, "CONFIG", "SET", "timeout", "0") == b"+OK\r\n"
+            assert admin.request("CONFIG", "SET", "timeout", "0") == b"+OK\r\n"
         idle.close()
 
 
@@ -315,7 +285,7 @@ def test_proto_max_bulk_len_is_enforced_as_configured(goblin, r):
     try:
         with raw_connection(goblin.port) as sock:
             sock.sendall(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2000000\r\n")
-            assert read_until(sock, b"\r\n") == b"-ERR Protocol error: invalid bulk length\r\n"
+            assert sock.read_until(b"\r\n") == b"-ERR Protocol error: invalid bulk length\r\n"
             assert sock.recv(100) == b""
     finally:
         r.config_set("proto-max-bulk-len", "512mb")
@@ -343,7 +313,7 @@ def test_client_list_shows_ring_sessions_and_resp_clients_and_kill_closes_them(g
     ring = RingClient(name=goblin.name, runtime_dir=goblin.runtime_dir, client_name="ringer", timeout=10)
     victim = raw_connection(goblin.port)
     try:
-        assert read_reply_bytes(victim, "CLIENT", "SETNAME", "victim") == b"+OK\r\n"
+        assert victim.request("CLIENT", "SETNAME", "victim") == b"+OK\r\n"
         clients = {c["name"]: c for c in r.client_list()}
         assert {"lister", "ringer", "victim"} <= set(clients)
         assert clients["ringer"]["transport"] == "ring" and clients["victim"]["transport"] == "tcp"
@@ -458,6 +428,5 @@ def test_time_echo_lastsave_and_unknown_commands(r):
 
 def test_quit_replies_ok_then_closes(goblin):
     with raw_connection(goblin.port) as sock:
-        sock.sendall(command("QUIT"))
-        assert read_until(sock, b"\r\n") == b"+OK\r\n"
+        assert sock.request("QUIT") == b"+OK\r\n"
         assert sock.recv(100) == b""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -19,6 +18,7 @@ import time
 import pytest
 
 from goblin_ring import ResponseError, RespClient, RingClient, WrongTypeError
+from resp_wire import raw_connection
 
 WAIT = 10.0
 # The work-queue test moves this many items (the 1M: GOBLIN_QUEUE_ITEMS=1000000).
@@ -65,21 +65,6 @@ def admin(goblin):
     with RespClient(port=goblin.port, socket_timeout=WAIT) as c:
         c.flushall()
         yield c
-
-
-def raw(goblin) -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", goblin.port), timeout=WAIT)
-    return sock
-
-
-def recv_exactly(sock: socket.socket, expected: bytes) -> bytes:
-    data = b""
-    while len(data) < len(expected):
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    return data
 
 
 # ---- ready paths ---------------------------------------------------------------------
@@ -153,7 +138,7 @@ def test_each_blocking_command_blocks_then_is_served(goblin, admin, transport):
 
 
 def test_waiters_are_served_first_come_first_served(goblin, admin):
-    sockets = [raw(goblin) for _ in range(4)]
+    sockets = [raw_connection(goblin.port, timeout=WAIT) for _ in range(4)]
     try:
         for i, sock in enumerate(sockets):
             sock.sendall(b"BLPOP fifo 0\r\n")
@@ -161,20 +146,20 @@ def test_waiters_are_served_first_come_first_served(goblin, admin):
         admin.rpush("fifo", "first", "second", "third", "fourth")
         for sock, value in zip(sockets, [b"first", b"second", b"third", b"fourth"]):
             expected = b"*2\r\n$4\r\nfifo\r\n$%d\r\n%s\r\n" % (len(value), value)
-            assert recv_exactly(sock, expected) == expected
+            assert sock.read_exactly(len(expected)) == expected
     finally:
         for sock in sockets:
             sock.close()
 
 
 def test_a_blocked_connection_parks_its_later_commands(goblin, admin):
-    with raw(goblin) as sock:
+    with raw_connection(goblin.port, timeout=WAIT) as sock:
         sock.sendall(b"BLPOP parked 0\r\nPING\r\nLLEN parked\r\n")
         wait_for_blocked(admin, 1)
         assert admin.ping()                       # the server itself is not parked
         admin.rpush("parked", "v")
         expected = b"*2\r\n$6\r\nparked\r\n$1\r\nv\r\n+PONG\r\n:0\r\n"
-        assert recv_exactly(sock, expected) == expected
+        assert sock.read_exactly(len(expected)) == expected
 
 
 def test_lmove_into_a_watched_list_wakes_in_turn(goblin, admin):
@@ -190,18 +175,18 @@ def test_lmove_into_a_watched_list_wakes_in_turn(goblin, admin):
 
 
 def test_exec_serves_waiters_after_the_transaction(goblin, admin):
-    with raw(goblin) as waiter, raw(goblin) as tx:
+    with raw_connection(goblin.port, timeout=WAIT) as waiter, raw_connection(goblin.port, timeout=WAIT) as tx:
         waiter.sendall(b"BLPOP txq 0\r\n")
         wait_for_blocked(admin, 1)
         tx.sendall(b"MULTI\r\nRPUSH txq a\r\nLLEN txq\r\nEXEC\r\n")
         expected = b"+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n:1\r\n:1\r\n"   # LLEN inside EXEC still sees it
-        assert recv_exactly(tx, expected) == expected
+        assert tx.read_exactly(len(expected)) == expected
         served = b"*2\r\n$3\r\ntxq\r\n$1\r\na\r\n"
-        assert recv_exactly(waiter, served) == served
+        assert waiter.read_exactly(len(served)) == served
         # and inside MULTI a blocking command on an empty list answers nil at once
         tx.sendall(b"MULTI\r\nBLPOP nothing 0\r\nEXEC\r\n")
         expected = b"+OK\r\n+QUEUED\r\n*1\r\n*-1\r\n"
-        assert recv_exactly(tx, expected) == expected
+        assert tx.read_exactly(len(expected)) == expected
 
 
 def test_info_and_client_list_show_blocked_clients(goblin, admin):
@@ -246,7 +231,7 @@ def test_a_ring_wait_longer_than_the_client_timeout_still_gets_its_value(goblin,
 
 
 def test_a_blocked_resp_client_that_disconnects_gets_nothing(goblin, admin):
-    sock = raw(goblin)
+    sock = raw_connection(goblin.port, timeout=WAIT)
     sock.sendall(b"BLPOP orphan 0\r\n")
     wait_for_blocked(admin, 1)
     sock.close()
@@ -338,17 +323,17 @@ def test_64_consumers_and_producers_move_every_item_exactly_once(goblin, admin):
 def test_config_timeout_does_not_close_a_blocked_client(goblin, admin):
     admin.execute_command("CONFIG", "SET", "timeout", "1")
     try:
-        with raw(goblin) as sock:
+        with raw_connection(goblin.port, timeout=WAIT) as sock:
             sock.sendall(b"BLPOP patient 0\r\n")
             wait_for_blocked(admin, 1)
-            idle = raw(goblin)                    # an idle, unblocked client is closed meanwhile
+            idle = raw_connection(goblin.port, timeout=WAIT)                    # an idle, unblocked client is closed meanwhile
             idle.settimeout(WAIT)
             assert idle.recv(100) == b""
             idle.close()
             with RespClient(port=goblin.port, socket_timeout=WAIT) as pusher:   # admin idled out too
                 pusher.rpush("patient", "finally")
             expected = b"*2\r\n$7\r\npatient\r\n$7\r\nfinally\r\n"
-            assert recv_exactly(sock, expected) == expected
+            assert sock.read_exactly(len(expected)) == expected
     finally:
         with RespClient(port=goblin.port, socket_timeout=WAIT) as cleanup:
             cleanup.execute_command("CONFIG", "SET", "timeout", "0")

@@ -2,9 +2,10 @@
 answer for every command the server has, agree with what the server enforces, and have
 the shapes a real redis-server replies with.
 
-Each test starts its own goblin server. COMMAND INFO with an unknown name and COMMAND DOCS
-are read through a bare connection, because redis-py's COMMAND callback parses every
-COMMAND reply as COMMAND INFO's (and refuses the nil entry).
+The module shares conftest's goblin and redis servers (COMMAND changes nothing). COMMAND
+INFO with an unknown name and COMMAND DOCS are read through a bare connection, because
+redis-py's COMMAND callback parses every COMMAND reply as COMMAND INFO's (and refuses the
+nil entry).
 """
 
 from __future__ import annotations
@@ -14,26 +15,6 @@ import subprocess
 
 import pytest
 import redis
-
-from servers import GoblinServer, RedisServer
-
-
-@pytest.fixture
-def goblin_server(tmp_path):
-    server = GoblinServer(tmp_path).start()
-    yield server
-    code = server.stop()
-    assert code == 0, "".join(server.log)
-    assert server.leftover_segments() == []
-
-
-@pytest.fixture
-def real_redis():
-    if not shutil.which("redis-server"):
-        pytest.skip("redis-server is not installed")
-    server = RedisServer().start()
-    yield server
-    server.stop()
 
 
 def connect(port: int, protocol: int) -> redis.Redis:
@@ -49,15 +30,15 @@ def connect(port: int, protocol: int) -> redis.Redis:
 
 
 @pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
-def client(request, goblin_server):
-    c = connect(goblin_server.port, request.param)
+def client(request, goblin):
+    c = connect(goblin.port, request.param)
     yield c
     c.close()
 
 
 @pytest.fixture
-def resp2(goblin_server):
-    c = connect(goblin_server.port, 2)
+def resp2(goblin):
+    c = connect(goblin.port, 2)
     yield c
     c.close()
 
@@ -222,18 +203,18 @@ def test_docs_of_set_describe_its_options(client):
     assert "config|get" in as_map(config_doc["subcommands"])
 
 
-def test_redis_cli_prints_the_docs_of_set(goblin_server):
+def test_redis_cli_prints_the_docs_of_set(goblin):
     if not shutil.which("redis-cli"):
         pytest.skip("redis-cli is not installed")
-    result = subprocess.run(["redis-cli", "-p", str(goblin_server.port), "COMMAND", "DOCS", "set"],
+    result = subprocess.run(["redis-cli", "-p", str(goblin.port), "COMMAND", "DOCS", "set"],
                             capture_output=True, text=True, timeout=20)
     assert result.returncode == 0, result.stderr
     assert "expiration" in result.stdout and "unix-time-milliseconds" in result.stdout
 
 
 @pytest.mark.parametrize("protocol", [2, 3], ids=["resp2", "resp3"])
-def test_info_and_docs_have_the_shapes_a_real_redis_replies_with(goblin_server, real_redis, protocol):
-    ours, theirs = connect(goblin_server.port, protocol), connect(real_redis.port, protocol)
+def test_info_and_docs_have_the_shapes_a_redis_server_replies_with(goblin, redis_server, protocol):
+    ours, theirs = connect(goblin.port, protocol), connect(redis_server.port, protocol)
     try:
         names = ["get", "set", "mset", "lmove", "lpos", "lmpop", "rename", "expire", "config|get", "hello"]
         for our_info, their_info in zip(raw(ours, "COMMAND", "INFO", *names), raw(theirs, "COMMAND", "INFO", *names)):

@@ -3,12 +3,11 @@ GOBLIN.SEG.* command families over both transports (client.pma / client.seg), th
 wrong-engine WRONGTYPE, a qualified blocking waiter woken by a plain push, commandstats
 names, and the shapes of GOBLIN.LIST.INTERNALS."""
 
-import socket
-
 import psutil
 import pytest
 
 from goblin_ring import RespClient, RingClient, WrongTypeError
+from resp_wire import raw_connection
 from servers import GoblinServer
 from test_blocking_commands import WAIT, Background, wait_for_blocked
 
@@ -181,12 +180,9 @@ def test_list_internals_is_a_map_over_resp3_and_checks_its_key(goblin):
             internals(r, "str")
         with pytest.raises(Exception, match="wrong number of arguments"):
             r.execute_command("GOBLIN.LIST.INTERNALS")
-    with socket.create_connection(("127.0.0.1", goblin.port), timeout=WAIT) as sock:
-        sock.sendall(b"HELLO 3\r\n*2\r\n$21\r\nGOBLIN.LIST.INTERNALS\r\n$5\r\nsmall\r\n")
-        data = b""
-        while b"total_allocated_bytes" not in data or not data.endswith(b"\r\n"):
-            data += sock.recv(65536)
-        reply = data[data.index(b"%10\r\n"):]
+    with raw_connection(goblin.port, timeout=WAIT) as sock:
+        assert sock.request("HELLO", "3").startswith(b"%7\r\n")
+        reply = sock.request("GOBLIN.LIST.INTERNALS", "small")
         assert reply.startswith(b"%10\r\n$14\r\nrepresentation\r\n$8\r\nlistpack\r\n$8\r\nelements\r\n:1\r\n")
 
 

@@ -2,33 +2,20 @@
 clients, oversize lengths get Redis's protocol error and a closed connection, and the
 server stays up with every other client's data intact. Error classes map by code."""
 
-import socket
-
 import pytest
 
 from goblin_ring import ResponseError, WrongTypeError
 from goblin_ring.errors import error_from_reply
-
-
-def raw(goblin):
-    sock = socket.create_connection(("127.0.0.1", goblin.port), timeout=10)
-    return sock
-
-
-def read_until_closed(sock):
-    data = b""
-    while chunk := sock.recv(65536):
-        data += chunk
-    return data
+from resp_wire import raw_connection
 
 
 def test_a_truncated_frame_waits_and_others_are_served(goblin, resp):
     resp.rpush("kept", "v")
-    slow = raw(goblin)
+    slow = raw_connection(goblin.port)
     slow.sendall(b"*3\r\n$5\r\nRPUSH\r\n$4\r\nkept\r\n$9\r\nhalf")      # stops mid-bulk
     assert resp.lrange("kept", 0, -1) == [b"v"]                        # others unaffected
     slow.sendall(b"-done\r\n")
-    assert slow.recv(100) == b":2\r\n"
+    assert slow.read_reply() == b":2\r\n"
     slow.close()
     assert resp.lrange("kept", 0, -1) == [b"v", b"half-done"]
     resp.delete("kept")
@@ -42,18 +29,18 @@ def test_a_truncated_frame_waits_and_others_are_served(goblin, resp):
 ])
 def test_protocol_errors_answer_and_close_and_the_server_stays_up(goblin, resp, frame, error):
     resp.rpush("survives", "x")
-    sock = raw(goblin)
+    sock = raw_connection(goblin.port)
     sock.sendall(frame)
-    assert read_until_closed(sock) == error
+    assert sock.read_until_closed() == error
     sock.close()
     assert resp.lrange("survives", 0, -1) == [b"x"]
     resp.delete("survives")
 
 
 def test_inline_commands_work_as_redis_cli_and_telnet_send_them(goblin):
-    sock = raw(goblin)
+    sock = raw_connection(goblin.port)
     sock.sendall(b"RPUSH inline \"two words\" 'x'\r\nLRANGE inline 0 -1\nQUIT\r\n")
-    assert read_until_closed(sock) == b":2\r\n*2\r\n$9\r\ntwo words\r\n$1\r\nx\r\n+OK\r\n"
+    assert sock.read_until_closed() == b":2\r\n*2\r\n$9\r\ntwo words\r\n$1\r\nx\r\n+OK\r\n"
     sock.close()
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import socket
 import subprocess
 
 import pytest
 import redis
 import redis.asyncio
+
+from resp_wire import raw_connection
 
 TOOLS_TIMEOUT = 120
 
@@ -70,15 +71,10 @@ def test_redis_cli_resp3_and_info_and_client_list(goblin):
 
 
 def test_telnet_style_inline_commands(goblin):
-    with socket.create_connection(("127.0.0.1", goblin.port), timeout=10) as sock:
+    with raw_connection(goblin.port) as sock:
         sock.sendall(b'SET inline "with \\"quotes\\" and\\nnewline"\r\nGET inline\r\nPING\n')
         expected = b'+OK\r\n$25\r\nwith "quotes" and\nnewline\r\n+PONG\r\n'
-        data = b""
-        while len(data) < len(expected):
-            chunk = sock.recv(4096)
-            assert chunk, data
-            data += chunk
-        assert data == expected
+        assert sock.read_exactly(len(expected)) == expected
 
 
 def test_redis_benchmark_standard_tests_run_without_errors(goblin):
@@ -154,13 +150,8 @@ def test_redis_py_transaction_pipelines_run_multi_exec(goblin, protocol):
 
 
 def test_multi_queues_discard_drops_and_nesting_is_refused(goblin):
-    with socket.create_connection(("127.0.0.1", goblin.port), timeout=10) as sock:
+    with raw_connection(goblin.port) as sock:
         sock.sendall(b"MULTI\r\nSET a 1\r\nMULTI\r\nDISCARD\r\nGET a\r\nMULTI\r\nINCR c\r\nINCR c\r\nEXEC\r\n")
         expected = (b"+OK\r\n+QUEUED\r\n-ERR MULTI calls can not be nested\r\n+OK\r\n$-1\r\n"
                     b"+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n:1\r\n:2\r\n")
-        data = b""
-        while len(data) < len(expected):
-            chunk = sock.recv(4096)
-            assert chunk, data
-            data += chunk
-        assert data == expected
+        assert sock.read_exactly(len(expected)) == expected
