@@ -17,6 +17,7 @@
 #include <strings.h>
 
 #include "core/alloc.h"
+#include "commands/commands.h"
 #include "exec/db.h"
 #include "core/glob.h"
 #include "exec/server_text.h"

@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "commands/commands.h"
 #include "exec/db.h"
 #include "exec/server_text.h"
 
@@ -386,11 +387,29 @@ static void client(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     }
 }
 
-void gr_cmd_connection(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                       gr_reply_t *reply) {
-    if (!db->current) { gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR no connection context"); return; }
-    if (gr_word_is(argv[0], argv_length[0], "hello")) hello(db, argc, argv, argv_length, reply);
-    else if (gr_word_is(argv[0], argv_length[0], "auth")) auth(db, argc, argv, argv_length, reply);
-    else if (gr_word_is(argv[0], argv_length[0], "reset")) reset(db, reply);
-    else client(db, argc, argv, argv_length, reply);
+#define WITH_CONNECTION(db, reply)                                                              \
+    if (!(db)->current) {                                                                       \
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR no connection context");                \
+        return;                                                                                 \
+    }
+
+void gr_cmd_hello(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    WITH_CONNECTION(db, reply)
+    hello(db, argc, argv, argv_length, reply);
+}
+
+void gr_cmd_auth(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    WITH_CONNECTION(db, reply)
+    auth(db, argc, argv, argv_length, reply);
+}
+
+void gr_cmd_reset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    (void)argc, (void)argv, (void)argv_length;
+    WITH_CONNECTION(db, reply)
+    reset(db, reply);
+}
+
+void gr_cmd_client(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    WITH_CONNECTION(db, reply)
+    client(db, argc, argv, argv_length, reply);
 }

@@ -4,6 +4,7 @@
  * gr_connection_t, and db->keyspace points at the running command's database.
  */
 #include "exec/blocking.h"
+#include "commands/commands.h"
 #include "exec/db.h"
 
 static void reply_out_of_range(gr_reply_t *reply) {
@@ -12,7 +13,7 @@ static void reply_out_of_range(gr_reply_t *reply) {
 
 static int valid_index(int64_t index) { return index >= 0 && index < GR_DB_COUNT; }
 
-static void select_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_select(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (!valid_index(r->index)) { reply_out_of_range(reply); return; }
     if (db->current) db->current->db_index = (int32_t)r->index;
     db->keyspace = db->keyspaces[r->index];
@@ -20,7 +21,7 @@ static void select_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply
     gr_reply_ok(reply);
 }
 
-static void move_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_move(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (!valid_index(r->index)) { reply_out_of_range(reply); return; }
     gr_keyspace_t *target = db->keyspaces[r->index];
     if (target == db->keyspace) {
@@ -45,7 +46,7 @@ static void move_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) 
     gr_reply_integer(reply, 1);
 }
 
-static void swapdb_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_swapdb(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (!valid_index(r->index) || !valid_index(r->index2)) { reply_out_of_range(reply); return; }
     gr_keyspace_t *first = db->keyspaces[r->index];
     db->keyspaces[r->index] = db->keyspaces[r->index2];
@@ -57,13 +58,4 @@ static void swapdb_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply
     gr_blocking_signal_db(db, (int32_t)r->index);     /* waiters now see the other database's lists */
     gr_blocking_signal_db(db, (int32_t)r->index2);
     gr_reply_ok(reply);
-}
-
-void gr_cmd_db(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
-    switch (request->template_id) {
-    case GR_T_SELECT: select_command(db, request, reply); return;
-    case GR_T_MOVE: move_command(db, request, reply); return;
-    case GR_T_SWAPDB: swapdb_command(db, request, reply); return;
-    default: gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
-    }
 }

@@ -8,13 +8,14 @@
  */
 #include <stdio.h>
 
+#include "commands/commands.h"
 #include "exec/db.h"
 
 enum { CONDITION_ALWAYS = 0, CONDITION_NX = 1, CONDITION_XX = 2, CONDITION_GT = 3, CONDITION_LT = 4,
        CONDITION_XX_LT = 5 };
 enum { TTL_SECONDS = 0, TTL_MILLISECONDS = 1, EXPIRETIME_SECONDS = 2, EXPIRETIME_MILLISECONDS = 3 };
 
-static void expire_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_expire(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     static const char *names[2][2] = {{"expire", "expireat"}, {"pexpire", "pexpireat"}};
     int milliseconds = r->to_end, absolute = r->flag;
     int64_t when = r->index;
@@ -51,7 +52,7 @@ static void expire_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply
     gr_reply_integer(reply, 1);
 }
 
-static void ttl_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_ttl(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_ks_entry_t *entry = gr_db_lookup(db, r->key);
     if (!entry) { gr_reply_integer(reply, -2); return; }
     int64_t at = entry->expire_at_ms;
@@ -66,18 +67,9 @@ static void ttl_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     }
 }
 
-static void persist_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_persist(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_ks_entry_t *entry = gr_db_find_live(db, r->key);
     if (!entry || entry->expire_at_ms < 0) { gr_reply_integer(reply, 0); return; }
     gr_ks_set_expire(db->keyspace, entry, -1);
     gr_reply_integer(reply, 1);
-}
-
-void gr_cmd_expire(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
-    switch (request->template_id) {
-    case GR_T_EXPIRE: expire_command(db, request, reply); return;
-    case GR_T_TTL: ttl_command(db, request, reply); return;
-    case GR_T_PERSIST: persist_command(db, request, reply); return;
-    default: gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
-    }
 }

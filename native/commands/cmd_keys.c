@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "commands/commands.h"
 #include "exec/db.h"
 #include "exec/blocking.h"
 #include "core/glob.h"
@@ -25,7 +26,7 @@ static const char *type_name(uint8_t type) {
     }
 }
 
-static void del(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_del(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     int64_t deleted = 0;
     for (uint32_t i = 0; i < r->item_count; i++)
         if (gr_db_find_live(db, r->items[i]))   /* an expired key is deleted, but does not count */
@@ -33,13 +34,13 @@ static void del(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_integer(reply, deleted);
 }
 
-static void exists(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_exists(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     int64_t count = 0;
     for (uint32_t i = 0; i < r->item_count; i++) count += gr_db_lookup(db, r->items[i]) != NULL;
     gr_reply_integer(reply, count);
 }
 
-static void type(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_type(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_ks_entry_t *entry = gr_db_lookup(db, r->key);
     const char *name = entry ? type_name(entry->type) : "none";
     gr_reply_status(reply, name, strlen(name));
@@ -79,7 +80,7 @@ static int collect_visit(void *context, gr_ks_entry_t *entry) {
 
 static void collect_scan_visit(void *context, gr_ks_entry_t *entry) { collect(context, entry); }
 
-static void keys_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_keys(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     collected_keys_t keys = {0};
     keys.db = db;
     keys.pattern = r->arg1;
@@ -100,7 +101,7 @@ static int type_from_name(gr_bytes_t name) {
     return -1;
 }
 
-static void scan(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_scan(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     collected_keys_t keys = {0};
     keys.db = db;
     keys.pattern = r->arg1;
@@ -129,7 +130,7 @@ static void scan(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     free(keys.entries);
 }
 
-static void rename_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_rename(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_db_find_live(db, r->key);    /* an expired source is no such key */
     gr_db_find_live(db, r->arg1);   /* an expired target is gone before the rename */
     int result = gr_ks_rename(db->keyspace, r->key.data, r->key.length, r->arg1.data, r->arg1.length);
@@ -141,29 +142,22 @@ static void rename_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply
     }
 }
 
-static void memory_usage(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_memory_usage(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_ks_entry_t *entry = gr_db_lookup(db, r->key);
     if (!entry) { gr_reply_nil(reply); return; }
     gr_reply_integer(reply, (int64_t)(gr_ks_entry_bytes(entry) + gr_value_allocated_bytes(entry->type, entry->value)));
 }
 
-void gr_cmd_keys(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
-    switch (request->template_id) {
-    case GR_T_DEL: del(db, request, reply); return;
-    case GR_T_EXISTS: exists(db, request, reply); return;
-    case GR_T_TYPE: type(db, request, reply); return;
-    case GR_T_DBSIZE: gr_reply_integer(reply, (int64_t)gr_ks_size(db->keyspace)); return;
-    case GR_T_FLUSHDB:
-        if (request->flag) for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_clear(db->keyspaces[i]);   /* FLUSHALL */
-        else gr_ks_clear(db->keyspace);
-        gr_reply_ok(reply);
-        return;
-    case GR_T_KEYS: keys_command(db, request, reply); return;
-    case GR_T_SCAN: scan(db, request, reply); return;
-    case GR_T_RENAME: rename_command(db, request, reply); return;
-    case GR_T_MEMORYUSAGE: memory_usage(db, request, reply); return;
-    default: gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
-    }
+void gr_cmd_dbsize(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    (void)r;
+    gr_reply_integer(reply, (int64_t)gr_ks_size(db->keyspace));
+}
+
+/* FLUSHDB, and FLUSHALL (flag) */
+void gr_cmd_flushdb(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    if (r->flag) for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_clear(db->keyspaces[i]);
+    else gr_ks_clear(db->keyspace);
+    gr_reply_ok(reply);
 }
 
 /* ---- OBJECT (argv only: no typed message) ---- */

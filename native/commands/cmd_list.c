@@ -15,6 +15,7 @@
 
 #include "core/alloc.h"
 #include "exec/blocking.h"
+#include "commands/commands.h"
 #include "exec/db.h"
 
 #define END_LEFT 0
@@ -81,7 +82,7 @@ static gr_list_t *create_list_or_reply(gr_db_t *db, const gr_request_t *r, gr_by
 static void reply_value(gr_reply_t *reply, gr_value_t value) { gr_reply_bulk(reply, value.data, value.length); }
 
 /* LPUSH, RPUSH, LPUSHX, RPUSHX */
-static void push(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_push(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     static const char *names[2][2] = {{"lpush", "rpush"}, {"lpushx", "rpushx"}};
     if (r->item_count == 0) {
         gr_reply_arity_error(reply, names[r->flag][r->end]);
@@ -126,7 +127,7 @@ static void reply_and_remove_from_end(gr_list_t *list, gr_list_end_t end, size_t
 }
 
 /* LPOP, RPOP, with an optional count */
-static void pop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_pop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *list = NULL;
     int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
@@ -148,7 +149,7 @@ static void pop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     delete_if_empty(db, r->key, list);
 }
 
-static void llen(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_llen(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *list = NULL;
     int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found >= 0) gr_reply_integer(reply, found ? (int64_t)gr_list_length(list) : 0);
@@ -161,7 +162,7 @@ static int64_t normalise_index(int64_t index, size_t length) {
     return index;
 }
 
-static void lindex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_lindex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *list = NULL;
     int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
@@ -184,7 +185,7 @@ static int clamp_range(int64_t start, int64_t stop, size_t length, size_t *first
     return 1;
 }
 
-static void lrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_lrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *list = NULL;
     int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
@@ -201,7 +202,7 @@ static void lrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     for (size_t i = 0; i < count && gr_list_iter_next(&iterator, &value); i++) reply_value(reply, value);
 }
 
-static void lset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_lset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *list = NULL;
     int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
@@ -219,7 +220,7 @@ static int value_equals(gr_value_t value, gr_bytes_t wanted) {
     return value.length == wanted.length && (wanted.length == 0 || memcmp(value.data, wanted.data, wanted.length) == 0);
 }
 
-static void linsert(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_linsert(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *list = NULL;
     int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
@@ -242,7 +243,7 @@ static void linsert(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_integer(reply, (int64_t)gr_list_length(list));
 }
 
-static void lrem(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_lrem(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *list = NULL;
     int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
@@ -252,7 +253,7 @@ static void lrem(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_integer(reply, removed);
 }
 
-static void ltrim(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_ltrim(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_t *list = NULL;
     int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
@@ -268,7 +269,7 @@ static void ltrim(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 }
 
 /* LPOS key element [RANK rank] [COUNT num] [MAXLEN len] */
-static void lpos(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_lpos(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     int64_t rank = r->index;
     if (rank == 0) {
         gr_reply_error_text(reply, GR_ERR_GENERIC,
@@ -372,12 +373,12 @@ static int lmove_or_absent(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply
     return 1;
 }
 
-static void lmove(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_lmove(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (!lmove_or_absent(db, r, reply)) gr_reply_nil(reply);
 }
 
 /* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] */
-static void lmpop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_lmpop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (r->item_count == 0) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR numkeys should be greater than 0");
         return;
@@ -430,7 +431,7 @@ static void reply_blocking_nil(const gr_request_t *r, gr_reply_t *reply) {
     else gr_reply_nil_array(reply);
 }
 
-static void blocking_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_list_blocking(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const char *why = gr_blocking_timeout_error(r->timeout);   /* the ring's typed path too */
     if (why) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, why);
@@ -477,25 +478,5 @@ void gr_cmd_list_internals(gr_db_t *db, size_t argc, const uint8_t *const *argv,
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         gr_reply_bulk(reply, (const uint8_t *)rows[i].name, strlen(rows[i].name));
         gr_reply_integer(reply, (int64_t)rows[i].value);
-    }
-}
-
-void gr_cmd_list(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
-    switch (request->template_id) {
-    case GR_T_PUSH: push(db, request, reply); return;
-    case GR_T_POP: pop(db, request, reply); return;
-    case GR_T_LLEN: llen(db, request, reply); return;
-    case GR_T_LINDEX: lindex(db, request, reply); return;
-    case GR_T_LRANGE: lrange(db, request, reply); return;
-    case GR_T_LSET: lset(db, request, reply); return;
-    case GR_T_LINSERT: linsert(db, request, reply); return;
-    case GR_T_LREM: lrem(db, request, reply); return;
-    case GR_T_LTRIM: ltrim(db, request, reply); return;
-    case GR_T_LPOS: lpos(db, request, reply); return;
-    case GR_T_LMOVE: lmove(db, request, reply); return;
-    case GR_T_LMPOP: lmpop(db, request, reply); return;
-    case GR_T_BPOP: case GR_T_BLMOVE: case GR_T_BLMPOP: blocking_command(db, request, reply); return;
-    default:
-        gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
     }
 }

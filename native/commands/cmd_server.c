@@ -1,10 +1,9 @@
-/* cmd_server.c — server commands that have no typed SBE message: PING, ECHO, INFO, TIME,
- * LASTSAVE, MEMORY, GOBLIN.MEMORY, FUNCTION; and the router to the connection (HELLO,
- * AUTH, CLIENT, RESET: cmd_connection.c), CONFIG (cmd_config.c), COMMAND
- * (command_docs.c) and OBJECT (cmd_keys.c) families.
+/* cmd_server.c — server commands: PING (typed), and as argv ECHO, INFO, TIME, LASTSAVE,
+ * MEMORY, GOBLIN.MEMORY, FUNCTION, QUIT, and the ring's refusals of MULTI/EXEC/WATCH. Their
+ * rows are in server.def and goblin.def; the connection commands are cmd_connection.c,
+ * CONFIG cmd_config.c, COMMAND command_docs.c, OBJECT cmd_keys.c.
  *
- * They arrive as argv from resp_commands.c (over RESP, or over the ring inside a
- * CommandRequest). INFO's sections and fields follow Redis's names so that redis-py,
+ * The argv ones arrive over RESP, or over the ring inside a CommandRequest. INFO's sections and fields follow Redis's names so that redis-py,
  * redis-cli and exporters read them unchanged; used_memory is the counting allocator's
  * total (alloc.c).
  */
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "commands/commands.h"
 #include "exec/db.h"
 #include "exec/server_text.h"
 
@@ -199,7 +199,7 @@ static void info_keyspace(gr_db_t *db, gr_text_t *text) {
     }
 }
 
-static void info(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_info(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     gr_text_t text;
     if (gr_text_init(&text, 4096) != 0) { gr_reply_oom(reply); return; }
     section_request_t asked = {argc - 1, argv + 1, argv_length + 1};
@@ -227,7 +227,9 @@ static void info(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
 
 /* ---- MEMORY, GOBLIN.MEMORY ---- */
 
-static void goblin_memory(gr_reply_t *reply) {
+void gr_cmd_goblin_memory(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                          gr_reply_t *reply) {
+    (void)db, (void)argc, (void)argv, (void)argv_length;
     static const struct { const char *name; int category; } rows[] = {
         {"keyspace", GR_MEM_KEYSPACE}, {"list", GR_MEM_LIST}, {"string", GR_MEM_STRING},
         {"session", GR_MEM_SESSION}, {"other", GR_MEM_OTHER},
@@ -243,8 +245,8 @@ static void goblin_memory(gr_reply_t *reply) {
     }
 }
 
-static void memory_command(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                           gr_reply_t *reply) {
+void gr_cmd_memory(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                   gr_reply_t *reply) {
     if (gr_word_is(argv[1], argv_length[1], "usage")) {
         if (argc != 3 && !(argc == 5 && gr_word_is(argv[3], argv_length[3], "samples"))) {
             if (argc < 3) gr_reply_arity_error(reply, "memory|usage");
@@ -255,7 +257,7 @@ static void memory_command(gr_db_t *db, size_t argc, const uint8_t *const *argv,
         request.template_id = GR_T_MEMORYUSAGE;
         request.key.data = argv[2];
         request.key.length = (uint32_t)argv_length[2];
-        gr_db_dispatch(db, &request, reply);
+        gr_cmd_memory_usage(db, &request, reply);
     } else if (gr_word_is(argv[1], argv_length[1], "help")) {
         static const char *lines[] = {
             "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -270,7 +272,9 @@ static void memory_command(gr_db_t *db, size_t argc, const uint8_t *const *argv,
 
 /* ---- FUNCTION: there are no functions; FLUSH and LIST answer as an empty library set ---- */
 
-static void function_command(size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_function(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                     gr_reply_t *reply) {
+    (void)db;
     if (gr_word_is(argv[1], argv_length[1], "flush")) {
         if (argc > 3 || (argc == 3 && !gr_word_is(argv[2], argv_length[2], "async") && !gr_word_is(argv[2], argv_length[2], "sync")))
             gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
@@ -290,57 +294,62 @@ static void function_command(size_t argc, const uint8_t *const *argv, const size
     }
 }
 
-int gr_cmd_server_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv,
-                       const size_t *argv_length, gr_reply_t *reply) {
-    const uint8_t *name = argv[0];
-    size_t name_length = argv_length[0];
+/* ---- the small ones ---- */
 
-    if (gr_word_is(name, name_length, "ping")) {
-        if (argc > 2) gr_reply_arity_error(reply, "ping");
-        else if (argc == 2) gr_reply_bulk(reply, argv[1], argv_length[1]);
-        else gr_reply_status(reply, "PONG", 4);
-    } else if (gr_word_is(name, name_length, "echo")) {
-        gr_reply_bulk(reply, argv[1], argv_length[1]);
-    } else if (gr_word_is(name, name_length, "info")) {
-        info(db, argc, argv, argv_length, reply);
-    } else if (gr_word_is(name, name_length, "goblin.list.internals")) {
-        gr_cmd_list_internals(db, argc, argv, argv_length, reply);
-    } else if (gr_word_is(name, name_length, "goblin.memory")) {
-        goblin_memory(reply);
-    } else if (gr_word_is(name, name_length, "memory")) {
-        memory_command(db, argc, argv, argv_length, reply);
-    } else if (gr_word_is(name, name_length, "config")) {
-        gr_cmd_config(db, argc, argv, argv_length, reply);
-    } else if (gr_word_is(name, name_length, "command")) {
-        gr_cmd_command(db, argc, argv, argv_length, reply);
-    } else if (gr_word_is(name, name_length, "object")) {
-        gr_cmd_object(db, argc, argv, argv_length, reply);
-    } else if (gr_word_is(name, name_length, "function")) {
-        function_command(argc, argv, argv_length, reply);
-    } else if (gr_word_is(name, name_length, "hello") || gr_word_is(name, name_length, "auth") ||
-               gr_word_is(name, name_length, "client") || gr_word_is(name, name_length, "reset")) {
-        gr_cmd_connection(db, argc, argv, argv_length, reply);
-    } else if (gr_word_is(name, name_length, "time")) {
-        struct timeval now;
-        gettimeofday(&now, NULL);
-        char seconds[24], micros[24];
-        size_t s = gr_int64_to_text(now.tv_sec, seconds), u = gr_int64_to_text(now.tv_usec, micros);
-        gr_reply_array_begin(reply, 2);
-        gr_reply_bulk(reply, (const uint8_t *)seconds, s);
-        gr_reply_bulk(reply, (const uint8_t *)micros, u);
-    } else if (gr_word_is(name, name_length, "lastsave")) {
-        gr_reply_integer(reply, db->stats.start_time_ms / 1000);
-    } else if (gr_word_is(name, name_length, "multi") || gr_word_is(name, name_length, "exec") ||
-               gr_word_is(name, name_length, "discard")) {
-        /* RESP connections handle these in resp_conn.c; a ring batch already runs in order */
-        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR MULTI/EXEC/DISCARD are RESP-only: a ring pipeline already "
-                                                   "executes in order with nothing in between");
-    } else if (gr_word_is(name, name_length, "watch") || gr_word_is(name, name_length, "unwatch")) {
-        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR WATCH is not supported by goblin-ring");
-    } else if (gr_word_is(name, name_length, "quit")) {
-        gr_reply_ok(reply);   /* over RESP resp_conn.c closes the connection; a ring session stays */
-    } else {
-        return 0;
-    }
-    return 1;
+void gr_cmd_ping(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    (void)db;
+    if (request->arg1.length) gr_reply_bulk(reply, request->arg1.data, request->arg1.length);
+    else gr_reply_status(reply, "PONG", 4);
+}
+
+void gr_cmd_echo(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    (void)db, (void)argc;
+    gr_reply_bulk(reply, argv[1], argv_length[1]);
+}
+
+void gr_cmd_time(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    (void)db, (void)argc, (void)argv, (void)argv_length;
+    struct timeval now;
+    gettimeofday(&now, NULL);
+    char seconds[24], micros[24];
+    size_t s = gr_int64_to_text(now.tv_sec, seconds), u = gr_int64_to_text(now.tv_usec, micros);
+    gr_reply_array_begin(reply, 2);
+    gr_reply_bulk(reply, (const uint8_t *)seconds, s);
+    gr_reply_bulk(reply, (const uint8_t *)micros, u);
+}
+
+void gr_cmd_lastsave(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                     gr_reply_t *reply) {
+    (void)argc, (void)argv, (void)argv_length;
+    gr_reply_integer(reply, db->stats.start_time_ms / 1000);
+}
+
+/* RESP connections run MULTI/EXEC/DISCARD in resp_conn.c; over the ring they are refused. */
+static void reply_transactions_refused(gr_reply_t *reply) {
+    gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR MULTI/EXEC/DISCARD are RESP-only: a ring pipeline already "
+                                               "executes in order with nothing in between");
+}
+void gr_cmd_multi(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    (void)db, (void)argc, (void)argv, (void)argv_length;
+    reply_transactions_refused(reply);
+}
+void gr_cmd_exec(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    (void)db, (void)argc, (void)argv, (void)argv_length;
+    reply_transactions_refused(reply);
+}
+void gr_cmd_discard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    (void)db, (void)argc, (void)argv, (void)argv_length;
+    reply_transactions_refused(reply);
+}
+void gr_cmd_watch(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    (void)db, (void)argc, (void)argv, (void)argv_length;
+    gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR WATCH is not supported by goblin-ring");
+}
+void gr_cmd_unwatch(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    gr_cmd_watch(db, argc, argv, argv_length, reply);
+}
+
+void gr_cmd_quit(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    (void)db, (void)argc, (void)argv, (void)argv_length;
+    gr_reply_ok(reply);   /* over RESP resp_conn.c closes the connection; a ring session stays */
 }

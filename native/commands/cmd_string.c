@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commands/commands.h"
 #include "exec/db.h"
 #include "engines/string_value.h"
 
@@ -69,7 +70,7 @@ static int store(gr_db_t *db, gr_ks_entry_t *entry, gr_bytes_t key, gr_string_t 
     return 0;
 }
 
-static void set_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_set(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     static const char *names[] = {"set", "setnx", "setex", "psetex"};
     int variant = (int)r->count, condition = r->end, mode = r->to_end, get = r->flag;
     if (variant == VARIANT_SETNX) { condition = CONDITION_NX; mode = MODE_NONE; get = 0; }
@@ -133,19 +134,19 @@ static gr_ks_entry_t *readable_string(gr_db_t *db, gr_bytes_t key, gr_reply_t *r
     return entry;
 }
 
-static void get_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_get(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_ks_entry_t *entry = readable_string(db, r->key, reply);
     if (entry) gr_reply_bulk(reply, string_bytes(entry).data, string_bytes(entry).length);
 }
 
-static void getdel_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_getdel(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_ks_entry_t *entry = readable_string(db, r->key, reply);
     if (!entry) return;
     gr_reply_bulk(reply, string_bytes(entry).data, string_bytes(entry).length);
     gr_ks_delete(db->keyspace, r->key.data, r->key.length);
 }
 
-static void getex_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_getex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     int mode = r->to_end;
     if (mode == MODE_KEEPTTL) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
     gr_ks_entry_t *entry = readable_string(db, r->key, reply);   /* Redis looks up before the expiry */
@@ -161,7 +162,7 @@ static void getex_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply)
     else if (expire_at >= 0) gr_ks_set_expire(db->keyspace, entry, expire_at);
 }
 
-static void mset_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_mset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const char *name = r->flag ? "msetnx" : "mset";
     if (r->item_count == 0 || r->item_count % 2) { gr_reply_arity_error(reply, name); return; }
     uint32_t pairs = r->item_count / 2;
@@ -195,7 +196,7 @@ static void mset_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) 
     else gr_reply_ok(reply);
 }
 
-static void mget_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_mget(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_array_begin(reply, r->item_count);
     for (uint32_t i = 0; i < r->item_count; i++) {
         gr_ks_entry_t *entry = gr_db_lookup(db, r->items[i]);
@@ -218,7 +219,7 @@ static int store_text_keep_ttl(gr_db_t *db, gr_ks_entry_t *entry, gr_bytes_t key
     return store(db, NULL, key, s, 0);
 }
 
-static void incrby_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_incrby(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     int64_t delta = r->index;
     if (r->flag) {
         if (delta == INT64_MIN) {
@@ -279,7 +280,7 @@ static size_t format_long_double(long double value, char *out, size_t size) {
     return length;
 }
 
-static void incrbyfloat_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_incrbyfloat(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     long double increment, value = 0;
     gr_ks_entry_t *entry = gr_db_find_live(db, r->key);   /* Redis: type, then value, then increment */
     if (entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return; }
@@ -300,7 +301,7 @@ static void incrbyfloat_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *
     gr_reply_bulk(reply, (const uint8_t *)text, length);
 }
 
-static void append_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_append(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_ks_entry_t *entry = gr_db_find_live(db, r->key);
     if (entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return; }
     size_t old_length = entry ? ((gr_string_t *)entry->value)->length : 0;
@@ -317,13 +318,13 @@ static void append_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply
     gr_reply_integer(reply, (int64_t)(old_length + r->arg1.length));
 }
 
-static void strlen_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_strlen(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_ks_entry_t *entry = gr_db_lookup(db, r->key);
     if (entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return; }
     gr_reply_integer(reply, entry ? ((gr_string_t *)entry->value)->length : 0);
 }
 
-static void getrange_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_getrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_ks_entry_t *entry = gr_db_lookup(db, r->key);
     if (entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return; }
     if (!entry) { gr_reply_bulk(reply, (const uint8_t *)"", 0); return; }
@@ -339,7 +340,7 @@ static void getrange_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *rep
     gr_reply_bulk(reply, value.data + start, (size_t)(end - start + 1));
 }
 
-static void setrange_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_setrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     int64_t offset = r->index;
     if (offset < 0) { gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, "ERR offset is out of range"); return; }
     gr_ks_entry_t *entry = gr_db_find_live(db, r->key);
@@ -364,22 +365,4 @@ static void setrange_command(gr_db_t *db, const gr_request_t *r, gr_reply_t *rep
         entry->value = s;
     }
     gr_reply_integer(reply, (int64_t)new_length);
-}
-
-void gr_cmd_string(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
-    switch (request->template_id) {
-    case GR_T_SET: set_command(db, request, reply); return;
-    case GR_T_GET: get_command(db, request, reply); return;
-    case GR_T_GETDEL: getdel_command(db, request, reply); return;
-    case GR_T_GETEX: getex_command(db, request, reply); return;
-    case GR_T_MSET: mset_command(db, request, reply); return;
-    case GR_T_MGET: mget_command(db, request, reply); return;
-    case GR_T_INCRBY: incrby_command(db, request, reply); return;
-    case GR_T_INCRBYFLOAT: incrbyfloat_command(db, request, reply); return;
-    case GR_T_APPEND: append_command(db, request, reply); return;
-    case GR_T_STRLEN: strlen_command(db, request, reply); return;
-    case GR_T_GETRANGE: getrange_command(db, request, reply); return;
-    case GR_T_SETRANGE: setrange_command(db, request, reply); return;
-    default: gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
-    }
 }

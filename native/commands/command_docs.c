@@ -1,390 +1,48 @@
 /* command_docs.c — COMMAND and its subcommands: COUNT, LIST, INFO, DOCS, GETKEYS,
  * GETKEYSANDFLAGS, HELP.
  *
- * The names and arities of the commands this server runs live in resp_commands.c's table
- * (read through gr_command_count and gr_command_name); this file holds everything else a
- * client library or redis-cli asks COMMAND about — flags, key specs, ACL categories, group,
- * summary, complexity and arguments — in a table keyed by name, and replies with it in the
- * shapes Redis 7 uses. Subcommands of containers (CONFIG, CLIENT, MEMORY, COMMAND, OBJECT,
- * FUNCTION) are rows named "container|sub". A command of resp_commands.c without a row
- * still gets a complete INFO entry (no flags, no keys) and a placeholder DOCS entry;
- * goblin.pma.X and goblin.seg.X borrow X's row. Nothing here is on a hot path: argument
- * descriptions are short strings (the DSL below) parsed each time they are replied.
+ * Everything COMMAND says comes from the command table's rows (the commands/<family>.def files, read through
+ * exec/command.h's registry): names, arities, flags, key specs, ACL categories, group,
+ * summary, complexity and arguments, replied in the shapes Redis 7 uses. Subcommands of
+ * containers (CONFIG, CLIENT, MEMORY, COMMAND, OBJECT, FUNCTION) are rows named
+ * "container|sub"; goblin.pma.X and goblin.seg.X rows carry X's facts and say their engine.
+ * Nothing here is on a hot path: argument descriptions are short strings (the DSL below)
+ * parsed each time they are replied.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
+#include "commands/commands.h"
 #include "exec/db.h"
 #include "exec/server_text.h"
 #include "core/glob.h"
 
-/* ---- the metadata table ---- */
+/* ---- the rows ---- */
 
-/* One Redis 7 key spec with an "index" begin_search. find_keys is either
- *   range:  keys from argv[begin] to argv[begin + last] (last < 0: argc + last), every step
- *   keynum: argv[begin + keynum_index] holds the key count; keys start at begin + first
- * flags are Redis's key-spec flags as words ("RW access delete"). begin 0: no spec. */
-typedef struct key_spec {
-    int8_t begin;
-    int8_t keynum;
-    int8_t last;         /* range: lastkey; keynum: keynumidx */
-    int8_t step;
-    int8_t first;        /* keynum: firstkey (relative to begin) */
-    const char *flags;
-} key_spec_t;
+/* A row of the command table (exec/command.h; the rows are the commands/<family>.def files): the top-level
+ * commands, then the subcommand rows ("config|get"), seen as one sequence. */
+typedef gr_command_t command_doc_t;
+typedef gr_key_spec_t key_spec_t;
+#define MAX_KEY_SPECS GR_MAX_KEY_SPECS
 
-#define MAX_KEY_SPECS 2
+static inline size_t subcommand_row_count(void) {
+    size_t n = 0;
+    while (gr_subcommand_at(n)) n++;
+    return n;
+}
 
-/* Arguments, one string per command, parsed by parse_arguments():
- *   name:type          an argument; type is key string integer double pattern unix-time
- *   TOKEN              a pure token (its name is the token in lower case)
- *   TOKEN name:type    an argument introduced by a token ("EX seconds:integer")
- *   [ ... ]            optional;  ( ... ) grouping;  a|b|c inside either: one of them
- *   several items in a group: a block (a leading TOKEN becomes the block's token)
- *   name=[ ... ]       names the group;  ... after an item: it repeats ("key:key...")
- */
-typedef struct command_doc {
-    const char *name;       /* "get", or "config|get" for a subcommand */
-    int arity;              /* subcommands only: top-level arities are resp_commands.c's */
-    const char *flags;      /* Redis command flags as words: "write denyoom fast" */
-    const char *acl;        /* ACL categories beyond those the flags imply: "list" */
-    const char *tips;       /* command tips as words, or NULL */
-    const char *group;
-    const char *since;
-    const char *complexity;
-    const char *summary;
-    const char *arguments;  /* the DSL above; "" when the command takes none */
-    key_spec_t keys[MAX_KEY_SPECS];
-} command_doc_t;
+#define DOC_COUNT (gr_command_count() + subcommand_row_count())
 
-#define R(b, l, s, f) {.begin = (b), .keynum = 0, .last = (l), .step = (s), .first = 0, .flags = (f)}
-#define K(b, idx, fst, s, f) {.begin = (b), .keynum = 1, .last = (idx), .step = (s), .first = (fst), .flags = (f)}
-#define DOC(n, fl, acl_, grp, snc, cx, sum, args, ...) \
-    {.name = (n), .arity = 0, .flags = (fl), .acl = (acl_), .tips = NULL, .group = (grp), .since = (snc), \
-     .complexity = (cx), .summary = (sum), .arguments = (args), .keys = {__VA_ARGS__}}
-#define DOCT(n, tp, fl, acl_, grp, snc, cx, sum, args, ...) \
-    {.name = (n), .arity = 0, .flags = (fl), .acl = (acl_), .tips = (tp), .group = (grp), .since = (snc), \
-     .complexity = (cx), .summary = (sum), .arguments = (args), .keys = {__VA_ARGS__}}
-#define SUB(n, ar, fl, acl_, grp, snc, cx, sum, args, ...) \
-    {.name = (n), .arity = (ar), .flags = (fl), .acl = (acl_), .tips = NULL, .group = (grp), .since = (snc), \
-     .complexity = (cx), .summary = (sum), .arguments = (args), .keys = {__VA_ARGS__}}
-#define SUBT(n, tp, ar, fl, acl_, grp, snc, cx, sum, args, ...) \
-    {.name = (n), .arity = (ar), .flags = (fl), .acl = (acl_), .tips = (tp), .group = (grp), .since = (snc), \
-     .complexity = (cx), .summary = (sum), .arguments = (args), .keys = {__VA_ARGS__}}
-
-#define KEY1_RO R(1, 0, 1, "RO access")
-#define KEY1_RW R(1, 0, 1, "RW access update")
-#define WHERE "where=(LEFT|RIGHT)"
-#define EXPIRE_CONDITION "condition=[NX|XX|GT|LT]"
-#define FLUSH_TYPE "flush-type=[ASYNC|SYNC]"
-#define SUB_HELP(container, acl_, grp, snc) \
-    SUB(container "|help", 2, "loading stale", acl_, grp, snc, "O(1)", "List the subcommands and what they do", "")
-
-static const command_doc_t docs[] = {
-    /* lists */
-    DOC("lpush", "write denyoom fast", "list", "list", "1.0.0", "O(1) for each element added",
-        "Insert elements at the head of a list, creating it if needed", "key:key element:string...",
-        R(1, 0, 1, "RW insert")),
-    DOC("rpush", "write denyoom fast", "list", "list", "1.0.0", "O(1) for each element added",
-        "Append elements to the tail of a list, creating it if needed", "key:key element:string...",
-        R(1, 0, 1, "RW insert")),
-    DOC("lpushx", "write denyoom fast", "list", "list", "2.2.0", "O(1) for each element added",
-        "Insert elements at the head of a list only if the list exists", "key:key element:string...",
-        R(1, 0, 1, "RW insert")),
-    DOC("rpushx", "write denyoom fast", "list", "list", "2.2.0", "O(1) for each element added",
-        "Append elements to the tail of a list only if the list exists", "key:key element:string...",
-        R(1, 0, 1, "RW insert")),
-    DOC("lpop", "write fast", "list", "list", "1.0.0", "O(N) where N is the number of elements popped",
-        "Remove and return elements from the head of a list", "key:key [count:integer]",
-        R(1, 0, 1, "RW access delete")),
-    DOC("rpop", "write fast", "list", "list", "1.0.0", "O(N) where N is the number of elements popped",
-        "Remove and return elements from the tail of a list", "key:key [count:integer]",
-        R(1, 0, 1, "RW access delete")),
-    DOC("llen", "readonly fast", "list", "list", "1.0.0", "O(1)", "Return the number of elements in a list",
-        "key:key", R(1, 0, 1, "RO")),
-    DOC("lindex", "readonly", "list", "list", "1.0.0", "O(N) where N is the distance walked to the index",
-        "Return the element at an index of a list", "key:key index:integer", KEY1_RO),
-    DOC("lrange", "readonly", "list", "list", "1.0.0", "O(S+N) where S is the start offset and N the elements returned",
-        "Return a range of elements of a list", "key:key start:integer stop:integer", KEY1_RO),
-    DOC("lset", "write denyoom", "list", "list", "1.0.0", "O(N) where N is the distance walked to the index",
-        "Replace the element at an index of a list", "key:key index:integer element:string", R(1, 0, 1, "RW update")),
-    DOC("linsert", "write denyoom", "list", "list", "2.2.0", "O(N) where N is the distance walked to the pivot",
-        "Insert an element before or after another element of a list",
-        "key:key where=(BEFORE|AFTER) pivot:string element:string", R(1, 0, 1, "RW insert")),
-    DOC("lrem", "write", "list", "list", "1.0.0", "O(N+M) where N is the list's length and M the elements removed",
-        "Remove occurrences of an element from a list", "key:key count:integer element:string",
-        R(1, 0, 1, "RW delete")),
-    DOC("ltrim", "write", "list", "list", "1.0.0", "O(N) where N is the number of elements removed",
-        "Keep only a range of a list's elements", "key:key start:integer stop:integer", R(1, 0, 1, "RW delete")),
-    DOC("lpos", "readonly", "list", "list", "6.0.6", "O(N) where N is the number of elements scanned",
-        "Return the positions of the elements of a list equal to a value",
-        "key:key element:string [RANK rank:integer] [COUNT num-matches:integer] [MAXLEN len:integer]",
-        KEY1_RO),
-    DOC("lmove", "write denyoom", "list", "list", "6.2.0", "O(1)",
-        "Pop an element from one end of a list and push it onto an end of another",
-        "source:key destination:key wherefrom=(LEFT|RIGHT) whereto=(LEFT|RIGHT)",
-        R(1, 0, 1, "RW access delete"), R(2, 0, 1, "RW insert")),
-    DOC("rpoplpush", "write denyoom", "list", "list", "1.2.0", "O(1)",
-        "Pop the tail of a list and push it onto the head of another", "source:key destination:key",
-        R(1, 0, 1, "RW access delete"), R(2, 0, 1, "RW insert")),
-    DOC("lmpop", "write", "list", "list", "7.0.0", "O(N+M) where N is the keys given and M the elements popped",
-        "Pop elements from the first non-empty list of several",
-        "numkeys:integer key:key... " WHERE " [COUNT count:integer]", K(1, 0, 1, 1, "RW access delete")),
-    DOC("blpop", "write noscript blocking", "list", "list", "2.0.0", "O(N) where N is the number of keys given",
-        "Pop the head of the first non-empty list, waiting for one if all are empty", "key:key... timeout:double",
-        R(1, -2, 1, "RW access delete")),
-    DOC("brpop", "write noscript blocking", "list", "list", "2.0.0", "O(N) where N is the number of keys given",
-        "Pop the tail of the first non-empty list, waiting for one if all are empty", "key:key... timeout:double",
-        R(1, -2, 1, "RW access delete")),
-    DOC("blmove", "write denyoom noscript blocking", "list", "list", "6.2.0", "O(1)",
-        "LMOVE that waits for the source list to have an element",
-        "source:key destination:key wherefrom=(LEFT|RIGHT) whereto=(LEFT|RIGHT) timeout:double",
-        R(1, 0, 1, "RW access delete"), R(2, 0, 1, "RW insert")),
-    DOC("brpoplpush", "write denyoom noscript blocking", "list", "list", "2.2.0", "O(1)",
-        "RPOPLPUSH that waits for the source list to have an element", "source:key destination:key timeout:double",
-        R(1, 0, 1, "RW access delete"), R(2, 0, 1, "RW insert")),
-    DOC("blmpop", "write blocking", "list", "list", "7.0.0", "O(N+M) where N is the keys given and M the elements popped",
-        "LMPOP that waits for one of the lists to have an element",
-        "timeout:double numkeys:integer key:key... " WHERE " [COUNT count:integer]", K(2, 0, 1, 1, "RW access delete")),
-    DOC("goblin.list.internals", "readonly", "list", "goblin", "0.1.0", "O(N) where N is the number of segments",
-        "Describe how a list is laid out in memory: encoding, segments and their fill", "key:key", R(1, 0, 1, "RO")),
-
-    /* keys */
-    DOCT("del", "request_policy:multi_shard response_policy:agg_sum", "write", "keyspace", "generic", "1.0.0",
-         "O(N) where N is the number of keys, plus the size of each value freed", "Delete keys", "key:key...",
-         R(1, -1, 1, "RM delete")),
-    DOCT("unlink", "request_policy:multi_shard response_policy:agg_sum", "write fast", "keyspace", "generic", "4.0.0",
-         "O(1) for each key", "Delete keys, freeing large values out of the command's way", "key:key...",
-         R(1, -1, 1, "RM delete")),
-    DOCT("exists", "request_policy:multi_shard response_policy:agg_sum", "readonly fast", "keyspace", "generic",
-         "3.0.3", "O(N) where N is the number of keys", "Count how many of the given keys exist", "key:key...",
-         R(1, -1, 1, "RO")),
-    DOC("type", "readonly fast", "keyspace", "generic", "1.0.0", "O(1)", "Return the type of the value at a key",
-        "key:key", R(1, 0, 1, "RO")),
-    DOCT("dbsize", "request_policy:all_shards response_policy:agg_sum", "readonly fast", "keyspace", "server",
-         "1.0.0", "O(1)", "Return the number of keys in the selected database", ""),
-    DOCT("flushdb", "request_policy:all_shards response_policy:all_succeeded", "write", "keyspace dangerous",
-         "server", "1.0.0", "O(N) where N is the number of keys in the database", "Delete every key of the selected database",
-         FLUSH_TYPE),
-    DOCT("flushall", "request_policy:all_shards response_policy:all_succeeded", "write", "keyspace dangerous",
-         "server", "1.0.0", "O(N) where N is the number of keys in all databases", "Delete every key of every database",
-         FLUSH_TYPE),
-    DOCT("keys", "request_policy:all_shards nondeterministic_output_order", "readonly", "keyspace dangerous",
-         "generic", "1.0.0", "O(N) where N is the number of keys in the database", "Return the keys matching a glob pattern",
-         "pattern:pattern"),
-    DOCT("scan", "nondeterministic_output request_policy:special", "readonly", "keyspace",
-         "generic", "2.8.0", "O(1) per call, O(N) for a whole iteration", "Iterate over the keys of the database with a cursor",
-         "cursor:integer [MATCH pattern:pattern] [COUNT count:integer] [TYPE type:string]"),
-    DOC("rename", "write", "keyspace", "generic", "1.0.0", "O(1)", "Give a key a new name, replacing any key of that name",
-        "key:key newkey:key", R(1, 0, 1, "RW access delete"), R(2, 0, 1, "OW update")),
-
-    /* strings */
-    DOC("set", "write denyoom", "string", "string", "1.0.0", "O(1)",
-        "Store a string at a key, with optional conditions and expiry",
-        "key:key value:string condition=[NX|XX] [GET] expiration=[EX seconds:integer|PX milliseconds:integer|"
-        "EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL]",
-        R(1, 0, 1, "RW access update variable_flags")),
-    DOC("setnx", "write denyoom fast", "string", "string", "1.0.0", "O(1)", "Store a string at a key unless the key exists",
-        "key:key value:string", R(1, 0, 1, "OW insert")),
-    DOC("setex", "write denyoom", "string", "string", "2.0.0", "O(1)", "Store a string at a key with a time to live in seconds",
-        "key:key seconds:integer value:string", R(1, 0, 1, "OW update")),
-    DOC("psetex", "write denyoom", "string", "string", "2.6.0", "O(1)",
-        "Store a string at a key with a time to live in milliseconds", "key:key milliseconds:integer value:string",
-        R(1, 0, 1, "OW update")),
-    DOC("get", "readonly fast", "string", "string", "1.0.0", "O(1)", "Return the string stored at a key", "key:key",
-        KEY1_RO),
-    DOC("getdel", "write fast", "string", "string", "6.2.0", "O(1)", "Return the string at a key and delete the key",
-        "key:key", R(1, 0, 1, "RW access delete")),
-    DOC("getex", "write fast", "string", "string", "6.2.0", "O(1)", "Return the string at a key and change its expiry",
-        "key:key expiration=[EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|"
-        "PXAT unix-time-milliseconds:unix-time|PERSIST]",
-        KEY1_RW),
-    DOCT("mset", "request_policy:multi_shard response_policy:all_succeeded", "write denyoom", "string", "string",
-         "1.0.1", "O(N) where N is the number of keys", "Store several strings at once", "key_value=(key:key value:string)...",
-         R(1, -1, 2, "OW update")),
-    DOCT("msetnx", "request_policy:multi_shard response_policy:agg_min", "write denyoom", "string", "string", "1.0.1", "O(N) where N is the number of keys",
-        "Store several strings at once, only if none of the keys exists", "key_value=(key:key value:string)...",
-        R(1, -1, 2, "OW insert")),
-    DOCT("mget", "request_policy:multi_shard", "readonly fast", "string", "string", "1.0.0",
-         "O(N) where N is the number of keys", "Return the strings stored at several keys", "key:key...",
-         R(1, -1, 1, "RO access")),
-    DOC("incr", "write denyoom fast", "string", "string", "1.0.0", "O(1)", "Add one to the integer stored at a key",
-        "key:key", KEY1_RW),
-    DOC("decr", "write denyoom fast", "string", "string", "1.0.0", "O(1)", "Subtract one from the integer stored at a key",
-        "key:key", KEY1_RW),
-    DOC("incrby", "write denyoom fast", "string", "string", "1.0.0", "O(1)", "Add an integer to the integer stored at a key",
-        "key:key increment:integer", KEY1_RW),
-    DOC("decrby", "write denyoom fast", "string", "string", "1.0.0", "O(1)",
-        "Subtract an integer from the integer stored at a key", "key:key decrement:integer", KEY1_RW),
-    DOC("incrbyfloat", "write denyoom fast", "string", "string", "2.6.0", "O(1)",
-        "Add a floating-point number to the number stored at a key", "key:key increment:double", KEY1_RW),
-    DOC("append", "write denyoom fast", "string", "string", "2.0.0", "O(1) amortised",
-        "Append bytes to the string at a key, creating it if needed", "key:key value:string", R(1, 0, 1, "RW insert")),
-    DOC("strlen", "readonly fast", "string", "string", "2.2.0", "O(1)", "Return the length of the string at a key",
-        "key:key", R(1, 0, 1, "RO")),
-    DOC("getrange", "readonly", "string", "string", "2.4.0", "O(N) where N is the length returned",
-        "Return a substring of the string at a key", "key:key start:integer end:integer", KEY1_RO),
-    DOC("substr", "readonly", "string", "string", "1.0.0", "O(N) where N is the length returned",
-        "Return a substring of the string at a key (the old name of GETRANGE)", "key:key start:integer end:integer",
-        KEY1_RO),
-    DOC("setrange", "write denyoom", "string", "string", "2.2.0", "O(1), plus the copy when the string grows",
-        "Overwrite part of the string at a key from an offset", "key:key offset:integer value:string",
-        R(1, 0, 1, "RW update")),
-
-    /* expiry */
-    DOC("expire", "write fast", "keyspace", "generic", "1.0.0", "O(1)", "Give a key a time to live in seconds",
-        "key:key seconds:integer " EXPIRE_CONDITION, R(1, 0, 1, "RW update")),
-    DOC("pexpire", "write fast", "keyspace", "generic", "2.6.0", "O(1)", "Give a key a time to live in milliseconds",
-        "key:key milliseconds:integer " EXPIRE_CONDITION, R(1, 0, 1, "RW update")),
-    DOC("expireat", "write fast", "keyspace", "generic", "1.2.0", "O(1)", "Make a key expire at a unix time in seconds",
-        "key:key unix-time-seconds:unix-time " EXPIRE_CONDITION, R(1, 0, 1, "RW update")),
-    DOC("pexpireat", "write fast", "keyspace", "generic", "2.6.0", "O(1)",
-        "Make a key expire at a unix time in milliseconds",
-        "key:key unix-time-milliseconds:unix-time " EXPIRE_CONDITION, R(1, 0, 1, "RW update")),
-    DOCT("ttl", "nondeterministic_output", "readonly fast", "keyspace", "generic", "1.0.0", "O(1)",
-         "Return a key's remaining time to live in seconds", "key:key", KEY1_RO),
-    DOCT("pttl", "nondeterministic_output", "readonly fast", "keyspace", "generic", "2.6.0", "O(1)",
-         "Return a key's remaining time to live in milliseconds", "key:key", KEY1_RO),
-    DOC("expiretime", "readonly fast", "keyspace", "generic", "7.0.0", "O(1)",
-        "Return the unix time in seconds at which a key expires", "key:key", KEY1_RO),
-    DOC("pexpiretime", "readonly fast", "keyspace", "generic", "7.0.0", "O(1)",
-        "Return the unix time in milliseconds at which a key expires", "key:key", KEY1_RO),
-    DOC("persist", "write fast", "keyspace", "generic", "2.2.0", "O(1)", "Remove a key's expiry", "key:key",
-        R(1, 0, 1, "RW update")),
-
-    /* databases */
-    DOC("select", "loading stale fast", "connection", "connection", "1.0.0", "O(1)",
-        "Switch the connection to another database", "index:integer"),
-    DOC("move", "write fast", "keyspace", "generic", "1.0.0", "O(1)", "Move a key to another database",
-        "key:key db:integer", R(1, 0, 1, "RW access update")),
-    DOC("swapdb", "write fast", "keyspace dangerous", "server", "4.0.0", "O(1)", "Exchange the contents of two databases",
-        "index1:integer index2:integer"),
-
-    /* connection and server */
-    DOCT("ping", "request_policy:all_shards response_policy:all_succeeded", "fast", "connection", "connection",
-         "1.0.0", "O(1)", "Check the server answers; echoes the message if one is given", "[message:string]"),
-    DOC("echo", "loading stale fast", "connection", "connection", "1.0.0", "O(1)", "Return the message given", "message:string"),
-    DOCT("info", "nondeterministic_output request_policy:all_shards response_policy:special", "loading stale",
-         "dangerous", "server", "1.0.0", "O(1)", "Report the server's state and counters, by section",
-         "[section:string...]"),
-    DOC("goblin.memory", "loading stale", "", "goblin", "0.1.0", "O(1)",
-        "Report the bytes goblin-ring's allocator holds, by category", ""),
-    DOC("hello", "noscript loading stale fast no_auth allow_busy", "connection", "connection", "6.0.0", "O(1)",
-        "Pick the protocol version, optionally authenticate and name the connection",
-        "arguments=[protover:integer username_password=[AUTH username:string password:string] [SETNAME clientname:string]]"),
-    DOC("auth", "noscript loading stale fast no_auth allow_busy", "connection", "connection", "1.0.0", "O(N) where N is the password length",
-        "Authenticate the connection", "[username:string] password:string"),
-    DOC("reset", "noscript loading stale fast no_auth allow_busy", "connection", "connection", "6.2.0", "O(1)",
-        "Return the connection to its initial state", ""),
-    DOC("quit", "noscript loading stale fast no_auth allow_busy", "connection", "connection", "1.0.0", "O(1)",
-        "Close the connection after the reply", ""),
-    DOCT("time", "nondeterministic_output", "loading stale fast", "", "server", "2.6.0", "O(1)",
-         "Return the server's clock as seconds and microseconds", ""),
-    DOCT("lastsave", "nondeterministic_output", "loading stale fast", "admin dangerous", "server", "1.0.0", "O(1)",
-         "Return the unix time of the last successful save", ""),
-
-    /* containers and their subcommands */
-    DOCT("command", "nondeterministic_output_order", "loading stale", "connection", "server", "2.8.13", "O(N) where N is the number of commands",
-        "Describe the server's commands", ""),
-    SUB("command|count", 2, "loading stale", "connection", "server", "2.8.13", "O(1)", "Return the number of commands", ""),
-    SUBT("command|list", "nondeterministic_output_order", -2, "loading stale", "connection", "server", "7.0.0", "O(N) where N is the number of commands",
-        "Return the command names, optionally filtered",
-        "[FILTERBY filterby=(MODULE module-name:string|ACLCAT category:string|PATTERN pattern:pattern)]"),
-    SUBT("command|info", "nondeterministic_output_order", -2, "loading stale", "connection", "server", "2.8.13", "O(N) where N is the number of commands asked about",
-        "Return the flags, key positions and categories of commands", "[command-name:string...]"),
-    SUBT("command|docs", "nondeterministic_output_order", -2, "loading stale", "connection", "server", "7.0.0", "O(N) where N is the number of commands asked about",
-        "Return the summaries and arguments of commands", "[command-name:string...]"),
-    SUB("command|getkeys", -4, "loading stale", "connection", "server", "2.8.13", "O(N) where N is the number of arguments",
-        "Return the keys a full command line would touch", "command:string arg:string..."),
-    SUB("command|getkeysandflags", -4, "loading stale", "connection", "server", "7.0.0",
-        "O(N) where N is the number of arguments", "Return the keys a full command line would touch, with their access flags",
-        "command:string arg:string..."),
-    SUB_HELP("command", "connection", "server", "5.0.0"),
-
-    DOC("config", "", "", "server", "2.0.0", "Depends on the subcommand", "Read or reset the server's configuration", ""),
-    SUB("config|get", -3, "admin noscript loading stale", "", "server", "2.0.0", "O(N) where N is the number of parameters",
-        "Return the configuration parameters matching glob patterns", "parameter:string..."),
-    SUBT("config|set", "request_policy:all_nodes response_policy:all_succeeded", -4, "admin noscript loading stale", "", "server", "2.0.0", "O(N) where N is the number of parameters",
-        "Change configuration parameters", "data=(parameter:string value:string)..."),
-    SUB("config|resetstat", 2, "admin noscript loading stale", "", "server", "2.0.0", "O(1)",
-        "Reset the counters INFO reports", ""),
-    SUB("config|rewrite", 2, "admin noscript loading stale", "", "server", "2.8.0", "O(1)",
-        "Write the running configuration back to the configuration file", ""),
-    SUB_HELP("config", "", "server", "5.0.0"),
-
-    DOC("client", "", "", "connection", "2.4.0", "Depends on the subcommand", "Inspect and manage client connections", ""),
-    SUB("client|id", 2, "noscript loading stale", "connection", "connection", "5.0.0", "O(1)",
-        "Return the connection's id", ""),
-    SUBT("client|info", "nondeterministic_output", 2, "noscript loading stale", "connection", "connection", "6.2.0", "O(1)",
-        "Describe this connection", ""),
-    SUBT("client|list", "nondeterministic_output", -2, "admin noscript loading stale", "connection", "connection", "2.4.0",
-        "O(N) where N is the number of connections", "Describe every connection",
-        "[TYPE client-type=(NORMAL|MASTER|REPLICA|PUBSUB)] [ID client-id:integer...]"),
-    SUB("client|kill", -3, "admin noscript loading stale", "connection", "connection", "2.4.0",
-        "O(N) where N is the number of connections", "Close connections chosen by address or id",
-        "filter=(ip-port:string|[ID client-id:integer] [ADDR ip-port:string] [LADDR ip-port:string] [SKIPME yes/no:string])"),
-    SUB("client|getname", 2, "noscript loading stale", "connection", "connection", "2.6.9", "O(1)",
-        "Return the connection's name", ""),
-    SUB("client|setname", 3, "noscript loading stale", "connection", "connection", "2.6.9", "O(1)",
-        "Name the connection", "connection-name:string"),
-    SUB("client|setinfo", 4, "noscript loading stale", "connection", "connection", "7.2.0", "O(1)",
-        "Record the client library's name or version", "attr=(LIB-NAME libname:string|LIB-VER libver:string)"),
-    SUB_HELP("client", "connection", "connection", "5.0.0"),
-
-    DOC("memory", "", "", "server", "4.0.0", "Depends on the subcommand", "Report memory use", ""),
-    SUB("memory|usage", -3, "readonly", "", "server", "4.0.0", "O(N) where N is the number of elements sampled",
-        "Estimate the bytes a key and its value take", "key:key [SAMPLES count:integer]", R(2, 0, 1, "RO")),
-    SUBT("memory|stats", "nondeterministic_output request_policy:all_shards response_policy:special", 2, "", "", "server", "4.0.0", "O(1)", "Report memory use in detail", ""),
-    SUBT("memory|doctor", "nondeterministic_output request_policy:all_shards response_policy:special", 2, "", "", "server", "4.0.0", "O(1)", "Give advice about memory use", ""),
-    SUBT("memory|malloc-stats", "nondeterministic_output request_policy:all_shards response_policy:special", 2, "", "", "server", "4.0.0", "Depends on the allocator", "Report the allocator's statistics", ""),
-    SUBT("memory|purge", "request_policy:all_shards response_policy:all_succeeded", 2, "", "", "server", "4.0.0", "Depends on the allocator", "Ask the allocator to return free memory", ""),
-    SUB_HELP("memory", "", "server", "4.0.0"),
-
-    DOC("object", "", "", "generic", "2.2.3", "Depends on the subcommand", "Inspect how a value is stored", ""),
-    SUBT("object|encoding", "nondeterministic_output", 3, "readonly", "keyspace", "generic", "2.2.3", "O(1)",
-        "Return the internal encoding of the value at a key", "key:key", R(2, 0, 1, "RO")),
-    SUBT("object|freq", "nondeterministic_output", 3, "readonly", "keyspace", "generic", "4.0.0", "O(1)",
-        "Return the access frequency counter of a key", "key:key", R(2, 0, 1, "RO")),
-    SUBT("object|idletime", "nondeterministic_output", 3, "readonly", "keyspace", "generic", "2.2.3", "O(1)",
-        "Return the seconds since a key was last read or written", "key:key", R(2, 0, 1, "RO")),
-    SUBT("object|refcount", "nondeterministic_output", 3, "readonly", "keyspace", "generic", "2.2.3", "O(1)",
-        "Return the reference count of the value at a key", "key:key", R(2, 0, 1, "RO")),
-    SUB("object|help", 2, "loading stale", "keyspace", "generic", "6.2.0", "O(1)",
-        "List the subcommands and what they do", ""),
-
-    DOC("function", "", "", "scripting", "7.0.0", "Depends on the subcommand", "Manage function libraries", ""),
-    SUBT("function|load", "request_policy:all_shards response_policy:all_succeeded", -3, "write denyoom noscript", "scripting", "scripting", "7.0.0",
-        "O(1), plus the time to compile the code", "Load a function library", "[REPLACE] function-code:string"),
-    SUBT("function|delete", "request_policy:all_shards response_policy:all_succeeded", 3, "write noscript", "scripting", "scripting", "7.0.0", "O(1)",
-        "Delete a function library", "library-name:string"),
-    SUBT("function|flush", "request_policy:all_shards response_policy:all_succeeded", -2, "write noscript", "scripting", "scripting", "7.0.0", "O(N) where N is the number of functions",
-        "Delete every function library", FLUSH_TYPE),
-    SUBT("function|list", "nondeterministic_output_order", -2, "noscript", "scripting", "scripting", "7.0.0", "O(N) where N is the number of functions",
-        "Describe the loaded libraries and their functions",
-        "[LIBRARYNAME library-name-pattern:pattern] [WITHCODE]"),
-    SUB("function|dump", 2, "noscript", "scripting", "scripting", "7.0.0", "O(N) where N is the number of functions",
-        "Serialise every library", ""),
-    SUBT("function|restore", "request_policy:all_shards response_policy:all_succeeded", -3, "write denyoom noscript", "scripting", "scripting", "7.0.0",
-        "O(N) where N is the number of functions", "Load libraries from a FUNCTION DUMP payload",
-        "serialized-value:string policy=[FLUSH|APPEND|REPLACE]"),
-    SUBT("function|kill", "request_policy:all_shards response_policy:one_succeeded", 2, "noscript allow_busy", "scripting", "scripting", "7.0.0", "O(1)",
-        "Stop the function that is running", ""),
-    SUBT("function|stats", "nondeterministic_output request_policy:all_shards response_policy:special", 2, "noscript allow_busy", "scripting", "scripting", "7.0.0", "O(1)",
-        "Report the running function and the engines", ""),
-    SUB_HELP("function", "scripting", "scripting", "7.0.0"),
-};
-
-#define DOC_COUNT (sizeof docs / sizeof docs[0])
+static const command_doc_t *doc_at(size_t index) {
+    size_t top = gr_command_count();
+    return index < top ? gr_command_at(index) : gr_subcommand_at(index - top);
+}
 
 /* Redis's orders, which COMMAND INFO follows: flags in commandFlagsReply's order,
  * categories in the ACL category table's. */
-static const char *const flag_names[] = {
-    "write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript", "blocking", "loading", "stale",
-    "skip_monitor", "skip_slowlog", "asking", "fast", "no_auth", "may_replicate", "no_mandatory_keys",
-    "no_async_loading", "no_multi", "movablekeys", "allow_busy",
-};
+static const char *const flag_names[] = {GR_CMD_FLAG_NAMES};
 #define FLAG_COUNT (sizeof flag_names / sizeof flag_names[0])
 
 static const char *const acl_names[] = {
@@ -450,8 +108,9 @@ typedef struct command_ref {
 } command_ref_t;
 
 static const command_doc_t *find_doc(const char *name, size_t length) {
-    for (size_t i = 0; i < DOC_COUNT; i++)
-        if (strlen(docs[i].name) == length && strncasecmp(docs[i].name, name, length) == 0) return &docs[i];
+    const command_doc_t *doc;
+    for (size_t i = 0; (doc = doc_at(i)); i++)
+        if (strlen(doc->name) == length && strncasecmp(doc->name, name, length) == 0) return doc;
     return NULL;
 }
 
@@ -459,27 +118,13 @@ static command_ref_t top_level_ref(size_t index) {
     command_ref_t ref = {NULL, 0, NULL, NULL};
     ref.name = gr_command_name(index, &ref.arity);
     if (!ref.name) return ref;
-    size_t length = strlen(ref.name);
-    ref.doc = find_doc(ref.name, length);
-    static const char *const engines[] = {"pma", "seg"};
-    for (size_t e = 0; !ref.doc && e < 2; e++) {
-        char prefix[16];
-        int n = snprintf(prefix, sizeof prefix, "goblin.%s.", engines[e]);
-        if (length > (size_t)n && strncasecmp(ref.name, prefix, (size_t)n) == 0) {
-            ref.doc = find_doc(ref.name + n, length - (size_t)n);
-            if (ref.doc) ref.engine = engines[e];
-        }
-    }
+    ref.doc = gr_command_at(index);
+    if (ref.doc->engine) ref.engine = ref.doc->engine == 2 ? "pma" : "seg";
     return ref;
 }
 
-/* The index of the top-level command named name in resp_commands.c's table, or -1. */
-static long find_top_level(const uint8_t *name, size_t length) {
-    const char *candidate;
-    for (size_t i = 0; (candidate = gr_command_name(i, NULL)); i++)
-        if (gr_word_is(name, length, candidate)) return (long)i;
-    return -1;
-}
+/* The index of the top-level command named name, or -1. */
+static long find_top_level(const uint8_t *name, size_t length) { return gr_command_index(name, length); }
 
 /* The row of container|sub, or NULL. */
 static const command_doc_t *find_subcommand(const char *container, const uint8_t *sub, size_t sub_length) {
@@ -495,8 +140,7 @@ static const command_doc_t *find_subcommand(const char *container, const uint8_t
 /* "config" -> the rows "config|..." in table order: visit each with i from 0. */
 static const command_doc_t *subcommand_at(const char *container, size_t *cursor) {
     size_t n = strlen(container);
-    for (; *cursor < DOC_COUNT; (*cursor)++) {
-        const command_doc_t *doc = &docs[*cursor];
+    for (const command_doc_t *doc; (doc = gr_subcommand_at(*cursor)); (*cursor)++) {
         if (strncasecmp(doc->name, container, n) == 0 && doc->name[n] == '|') { (*cursor)++; return doc; }
     }
     return NULL;
@@ -531,35 +175,8 @@ static int resolve(const uint8_t *name, size_t length, command_ref_t *out) {
 
 /* ---- flags, categories and the legacy key range ---- */
 
-/* Redis's populateCommandLegacyRangeSpec: one range covering contiguous step-1 range
- * specs; a command any of whose keys it cannot describe gets "movablekeys". */
 static void legacy_range(const command_doc_t *doc, int *first, int *last, int *step, int *movable) {
-    *first = *last = *step = 0;
-    *movable = 0;
-    size_t specs = key_spec_count(doc);
-    if (specs == 0) return;
-    if (specs == 1 && !doc->keys[0].keynum) {
-        *first = doc->keys[0].begin;
-        *last = doc->keys[0].last >= 0 ? doc->keys[0].begin + doc->keys[0].last : doc->keys[0].last;
-        *step = doc->keys[0].step;
-        return;
-    }
-    int lowest = 1 << 30, highest = 0, previous = 0;
-    for (size_t i = 0; i < specs; i++) {
-        const key_spec_t *spec = &doc->keys[i];
-        if (spec->keynum || spec->step != 1 || (previous && previous != spec->begin - 1)) {
-            *movable = 1;
-            continue;
-        }
-        if (spec->begin < lowest) lowest = spec->begin;
-        int absolute = spec->last >= 0 ? spec->begin + spec->last : spec->last;
-        if ((unsigned)absolute > (unsigned)highest) highest = absolute;   /* negative (from the end) wins */
-        previous = highest;
-    }
-    if (lowest == 1 << 30) return;
-    *first = lowest;
-    *last = highest;
-    *step = 1;
+    gr_command_legacy_range(doc, first, last, step, movable);
 }
 
 static int command_has_flag(const command_doc_t *doc, const char *flag) {

@@ -1,6 +1,7 @@
 /* db.c — the execution context (db.h): the databases' lifecycle, the connection registry,
- * the two execute entry points, request dispatch by template family, and the small helpers
- * every command file shares (error replies, integer text).
+ * the execute entry points (each command one call through its table row's handler,
+ * exec/command.h), admission and accounting, and the small helpers every command file shares
+ * (error replies).
  */
 #include "exec/db.h"
 
@@ -303,25 +304,30 @@ void gr_reply_oom(gr_reply_t *reply) {
     gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
 }
 
-/* ---- dispatch ---- */
+/* ---- execution: every command is one call through its row's handler ---- */
 
+/* The ring's CommandRequest: its items are argv. */
 static void execute_command_envelope(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
-    enum { MAX_ARGS = 1024 };
     if (request->item_count == 0) {
         gr_reply_error_text(reply, GR_ERR_MALFORMED, "ERR empty command");
         return;
     }
-    if (request->item_count > MAX_ARGS) {
-        gr_reply_error_text(reply, GR_ERR_TOO_LARGE, "ERR too many arguments in one CommandRequest");
+    size_t argc = request->item_count;
+    const uint8_t **argv = malloc(argc * sizeof *argv);
+    size_t *argv_length = malloc(argc * sizeof *argv_length);
+    if (!argv || !argv_length) {
+        free(argv);
+        free(argv_length);
+        gr_reply_oom(reply);
         return;
     }
-    const uint8_t *argv[MAX_ARGS];
-    size_t argv_length[MAX_ARGS];
-    for (uint32_t i = 0; i < request->item_count; i++) {
+    for (size_t i = 0; i < argc; i++) {
         argv[i] = request->items[i].data;
         argv_length[i] = request->items[i].length;
     }
-    gr_db_run_argv(db, request->item_count, argv, argv_length, reply);
+    gr_db_run_argv(db, argc, argv, argv_length, reply);
+    free(argv);
+    free(argv_length);
 }
 
 void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply) {
@@ -432,32 +438,58 @@ void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
         return;
     }
     int index = gr_command_index_of_request(request);
-    if (db->current && index >= 0) db->current->last_command = gr_command_name((size_t)index, NULL);
+    const gr_command_t *command = gr_command_at((size_t)index);
+    if (!command) {
+        gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
+        gr_db_reject(db, -1, reply);
+        return;
+    }
+    if (db->current) db->current->last_command = command->name;
     if (gr_db_admit(db, index, 0, reply) != 0) return;
     uint32_t errors_before = reply->errors;
     int64_t start = gr_db_account_start();
-    gr_db_dispatch(db, request, reply);
+    command->handler(db, request, reply);
+    gr_db_account(db, index, reply, errors_before, start);
+}
+
+/* The argv path (RESP, the ring's CommandRequest): unknown commands and wrong arities are
+ * refused before admission, as Redis refuses them; argument errors count as the command's
+ * failed calls. */
+void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                    gr_reply_t *reply) {
+    if (argc == 0) return;
+    gr_build_error_t error;
+    int index = gr_command_lookup(argc, argv, argv_length, &error);
+    if (index < 0) {
+        gr_reply_build_error(reply, &error);
+        gr_db_reject(db, error.code == GR_ERR_WRONG_ARITY ? gr_command_index(argv[0], argv_length[0]) : -1, reply);
+        return;
+    }
+    const gr_command_t *command = gr_command_at((size_t)index);
+    if (db->current) db->current->last_command = command->name;
+    if (gr_db_admit(db, index, (gr_command_flags(index) & GR_CMD_FLAG_NO_AUTH) != 0, reply) != 0) return;
+    uint32_t errors_before = reply->errors;
+    int64_t start = gr_db_account_start();
+    gr_request_t *request = &db->scratch_request;
+    if (argc > UINT32_MAX || gr_db_reserve_items(db, argc) != 0) {
+        gr_reply_oom(reply);
+    } else if (gr_command_build(index, argc, argv, argv_length, request, db->scratch_items, db->scratch_capacity,
+                                &error) < 0) {
+        gr_reply_build_error(reply, &error);
+    } else if (request->template_id == GR_T_COMMAND) {
+        command->argv_handler(db, argc, argv, argv_length, reply);
+    } else {
+        command->handler(db, request, reply);
+    }
     gr_db_account(db, index, reply, errors_before, start);
 }
 
 void gr_db_dispatch(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
-    uint16_t template_id = request->template_id;
-    if (template_id == GR_T_PING) {
-        if (request->arg1.length) gr_reply_bulk(reply, request->arg1.data, request->arg1.length);
-        else gr_reply_status(reply, "PONG", 4);
-    } else if (template_id == GR_T_COMMAND) {
+    if (request->template_id == GR_T_COMMAND) {
         execute_command_envelope(db, request, reply);
-    } else if (template_id >= 200 && template_id < 300) {
-        gr_cmd_list(db, request, reply);
-    } else if (template_id >= 300 && template_id < 320) {
-        gr_cmd_string(db, request, reply);
-    } else if (template_id >= 320 && template_id < 340) {
-        gr_cmd_expire(db, request, reply);
-    } else if (template_id >= 110 && template_id < 113) {
-        gr_cmd_db(db, request, reply);
-    } else if (template_id >= 100 && template_id < 200) {
-        gr_cmd_keys(db, request, reply);
-    } else {
-        gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
+        return;
     }
+    const gr_command_t *command = gr_command_at((size_t)gr_command_index_of_request(request));
+    if (command) command->handler(db, request, reply);
+    else gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
 }

@@ -8,10 +8,10 @@
  * execute entry points make it db->current and point db->keyspace at its selected
  * database, so command code reads db->keyspace and never looks at the db index. (One
  * thread executes everything, so "the current connection" is well defined.) Both transports execute through it on one
- * thread: the ring path decodes an SBE request into a gr_request_t (codec.c) and calls
- * gr_db_execute; the RESP path turns argv into the same gr_request_t (resp_commands.c) or,
- * for commands without a typed message, calls gr_db_execute_argv. The per-type command
- * functions live in cmd_list.c, cmd_keys.c and cmd_server.c.
+ * thread: the ring path decodes an SBE request into a gr_request_t (ring/codec.c) and calls
+ * gr_db_execute; the RESP path calls gr_db_execute_argv, which builds the same gr_request_t
+ * through the command table (exec/command.h) or, for a command without a typed form, runs
+ * its argv handler. Either way the command runs as one call through its row's handler.
  */
 #ifndef GR_DB_H
 #define GR_DB_H
@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "core/number.h"
+#include "exec/command.h"
 #include "exec/request.h"
 #include "engines/keyspace.h"
 #include "engines/list/list.h"
@@ -107,7 +108,7 @@ typedef struct gr_db_config {
     char dir[256];
 } gr_db_config_t;
 
-/* Per-command counters for INFO commandstats (indexed like resp_commands.c's table). */
+/* Per-command counters for INFO commandstats (indexed like the command table). */
 #define GR_COMMAND_STAT_SLOTS 512
 typedef struct gr_command_stat {
     int64_t calls, rejected_calls, failed_calls;
@@ -206,7 +207,8 @@ void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const u
 void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply);
-/* Execute a typed request with no admission or accounting (a command inside a command). */
+/* Execute a typed request with no admission or accounting (a command inside a command, a
+ * served waiter): its row's handler. */
 void gr_db_dispatch(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 /* Admission (AUTH, maxmemory): 0 to go on, else the refusal is written and counted.
  * index is the command's table index (-1 unknown); no_auth: AUTH, HELLO, RESET. */
@@ -223,21 +225,6 @@ int64_t gr_db_command_usec(const gr_db_t *db, const gr_command_stat_t *stat);
  * clock), failed if it replied an error. */
 int64_t gr_db_account_start(void);
 void gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start);
-
-/* Index of a command in the table (commandstats), or -1: by name, or for a typed request. */
-int gr_command_index(const uint8_t *name, size_t length);
-/* MULTI's queue-time check: 0 if the command exists with a valid arity, else the error is written. */
-int gr_command_check(size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply);
-int gr_command_index_of_request(const gr_request_t *request);
-/* The table name of the command a typed request is ("rpush", "goblin.pma.lmpop"), or NULL. */
-const char *gr_request_command_name(const gr_request_t *request);
-/* 1 if the command may grow memory (refused with OOM over maxmemory) */
-int gr_command_denies_oom(int index);
-
-/* Number of commands in the command table (COMMAND COUNT). */
-size_t gr_command_count(void);
-/* The index-th entry of the RESP command table (NULL past the end) and its arity. */
-const char *gr_command_name(size_t index, int *arity);
 
 /* Shared helpers for the command files */
 void gr_reply_error_text(gr_reply_t *reply, gr_error_code_t code, const char *text);
@@ -257,33 +244,10 @@ static inline int64_t gr_db_now_ms(const gr_db_t *db) { return db->now_ms; }
 void gr_free_value(uint8_t type, void *value, void *context);
 size_t gr_value_allocated_bytes(uint8_t type, const void *value);
 
-/* Command families (typed requests) */
-void gr_cmd_list(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-/* A woken blocking command on its ready key: the value, or the nil reply (blocking.c). */
+/* A woken blocking command on its ready key: the value, or the nil reply (commands/cmd_list.c;
+ * blocking.c's one remaining call into commands/, until blocking specs replace it). */
 void gr_cmd_list_serve_blocked(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-/* GOBLIN.LIST.INTERNALS key (argv; cmd_list.c) */
-void gr_cmd_list_internals(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                           gr_reply_t *reply);
-void gr_cmd_keys(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_string(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_expire(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_db(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);   /* SELECT, MOVE, SWAPDB */
-/* COMMAND [COUNT|LIST|INFO|DOCS|GETKEYS ...] (command_docs.c) */
-void gr_cmd_command(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                    gr_reply_t *reply);
-/* CONFIG GET/SET/RESETSTAT/HELP (cmd_config.c) */
-void gr_cmd_config(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                   gr_reply_t *reply);
-/* HELLO, AUTH, CLIENT ..., RESET (cmd_connection.c) */
-void gr_cmd_connection(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                       gr_reply_t *reply);
-/* OBJECT ENCODING|REFCOUNT|IDLETIME|FREQ|HELP (cmd_keys.c) */
-void gr_cmd_object(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                   gr_reply_t *reply);
 /* Reset the counters CONFIG RESETSTAT clears */
 void gr_db_reset_stats(gr_db_t *db);
-/* Argv-only commands: return 1 when handled */
-int gr_cmd_server_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv,
-                       const size_t *argv_length, gr_reply_t *reply);
 
 #endif

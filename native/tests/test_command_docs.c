@@ -1,8 +1,9 @@
 /* test_command_docs.c — COMMAND's metadata and reply shapes (command_docs.c).
  *
- * The file under test is included, not linked, so its static table and DSL parser can be
- * checked directly: every row's argument string parses, names its key arguments against
- * its key specs, and every subcommand row has a container. The replies are driven through
+ * The file under test is included, not linked, so its DSL parser can be checked directly
+ * against every row of the command table: each argument string parses and names its key
+ * arguments against its key specs, every subcommand row has a container, and every command
+ * row can run (a builder and typed handler, or an argv handler). The replies are driven through
  * gr_cmd_command into a recording writer that checks the nesting (each array or map
  * followed by exactly as many elements as it announced) and logs the reply as text —
  * "*2 $a $b" — so individual replies can be compared exactly.
@@ -136,7 +137,7 @@ static size_t count_keys(const arg_tree_t *t, int node) {
 
 static void test_every_row_is_consistent(void) {
     for (size_t i = 0; i < DOC_COUNT; i++) {
-        const command_doc_t *doc = &docs[i];
+        const command_doc_t *doc = doc_at(i);
         arg_tree_t tree;
         int parsed = parse_arguments(doc, &tree);
         CHECK(parsed == 0 && (doc->arguments[0] == '\0') == (tree.first < 0), "%s: arguments do not parse: %s",
@@ -164,6 +165,11 @@ static void test_every_row_is_consistent(void) {
             CHECK(known, "%s: unknown ACL category %.*s", doc->name, (int)n, word);
         }
         CHECK(find_doc(doc->name, strlen(doc->name)) == doc, "%s: duplicate row", doc->name);
+        if (!bar) {   /* a top-level row runs one way or both: built and typed, or as argv */
+            CHECK((doc->build && doc->handler && doc->template_id) || (!doc->build && doc->argv_handler),
+                  "%s: no way to run it from argv", doc->name);
+            CHECK(!doc->handler || doc->template_id, "%s: a typed handler without a template", doc->name);
+        }
     }
 }
 
@@ -194,7 +200,7 @@ static void test_every_reply_is_well_formed(void) {
     }
     for (size_t i = 0; i < DOC_COUNT; i++) {
         char line[160];
-        snprintf(line, sizeof line, "COMMAND DOCS %s", docs[i].name);
+        snprintf(line, sizeof line, "COMMAND DOCS %s", doc_at(i)->name);
         expect_well_formed(line);
     }
 }

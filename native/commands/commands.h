@@ -1,0 +1,41 @@
+/* commands.h — what the command table's rows (the commands/<family>.def files) point at: the argv builders
+ * (command_builders.c) and the handlers, a file per family (cmd_list.c, cmd_keys.c,
+ * cmd_string.c, cmd_expire.c, cmd_db.c, cmd_server.c, cmd_connection.c, cmd_config.c,
+ * command_docs.c). Only commands/ includes it: exec reaches these through the rows.
+ */
+#ifndef GR_COMMANDS_H
+#define GR_COMMANDS_H
+
+#include "exec/command.h"
+#include "exec/db.h"
+
+/* ---- builders: argv -> request (exec/command.h's gr_build_context_t) ---- */
+#define GR_BUILDERS(X) \
+    X(push) X(pop) X(key) X(lindex) X(range) X(lset) X(linsert) X(lrem) X(lpos) X(lmove) X(destination) \
+    X(lmpop) X(bpop) X(blmove) X(brpoplpush) X(blmpop) X(keys_list) X(flush) X(pattern) X(scan) X(set) \
+    X(setex) X(getex) X(mset) X(incr) X(decr) X(incrby) X(value) X(setrange) X(expire) X(select) X(move) \
+    X(swapdb) X(ping)
+#define GR_DECLARE_BUILDER(name) int gr_build_##name(gr_build_context_t *ctx);
+GR_BUILDERS(GR_DECLARE_BUILDER)
+
+/* ---- typed handlers: one per template (the request's fields say which variant) ---- */
+#define GR_TYPED_HANDLERS(X) \
+    X(push) X(pop) X(llen) X(lindex) X(lrange) X(lset) X(linsert) X(lrem) X(ltrim) X(lpos) X(lmove) X(lmpop) \
+    X(list_blocking) \
+    X(del) X(exists) X(type) X(dbsize) X(flushdb) X(keys) X(scan) X(rename) X(memory_usage) \
+    X(expire) X(ttl) X(persist) X(select) X(move) X(swapdb) \
+    X(set) X(get) X(getdel) X(getex) X(mset) X(mget) X(incrby) X(incrbyfloat) X(append) X(strlen) X(getrange) \
+    X(setrange) X(ping)
+#define GR_DECLARE_TYPED(name) void gr_cmd_##name(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+GR_TYPED_HANDLERS(GR_DECLARE_TYPED)
+
+/* ---- argv handlers ---- */
+#define GR_ARGV_HANDLERS(X) \
+    X(echo) X(info) X(memory) X(goblin_memory) X(list_internals) X(config) X(client) X(command) X(hello) \
+    X(auth) X(reset) X(object) X(function) X(lastsave) X(multi) X(exec) X(discard) X(watch) X(unwatch) \
+    X(time) X(quit)
+#define GR_DECLARE_ARGV(name) \
+    void gr_cmd_##name(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply);
+GR_ARGV_HANDLERS(GR_DECLARE_ARGV)
+
+#endif
