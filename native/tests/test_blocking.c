@@ -16,28 +16,6 @@
 #include "resp/resp_conn.h"
 #include "tests/test_helpers.h"
 
-static void feed(gr_resp_conn_t *conn, const char *command) {
-    gr_resp_conn_feed(conn, (const uint8_t *)command, strlen(command));
-}
-
-/* The connection's pending output, consumed. */
-static const char *output(gr_resp_conn_t *conn) {
-    static char text[8192];
-    size_t length = 0;
-    const uint8_t *out = gr_resp_conn_output(conn, &length);
-    if (length >= sizeof text) length = sizeof text - 1;
-    if (length) memcpy(text, out, length);
-    text[length] = '\0';
-    gr_resp_conn_consume_output(conn, length);
-    return text;
-}
-
-static void expect(gr_resp_conn_t *conn, const char *command, const char *expected) {
-    if (command) feed(conn, command);
-    const char *got = output(conn);
-    CHECK(strcmp(got, expected) == 0, "%s -> %s (expected %s)", command ? command : "(pending)", got, expected);
-}
-
 /* What gr_db_take_woken reports, in order, until 0. */
 static int woken_count(gr_db_t *db) {
     int n = 0;
@@ -48,16 +26,16 @@ static int woken_count(gr_db_t *db) {
 static void test_fifo_and_parking(void) {
     gr_db_t *db = gr_db_new(1);
     gr_resp_conn_t *a = gr_resp_conn_new(db, 1), *b = gr_resp_conn_new(db, 2), *c = gr_resp_conn_new(db, 3);
-    expect(a, "BLPOP k1 k2 0\r\nPING\r\n", "");          /* parked: PING waits behind it */
-    expect(b, "BRPOP k2 0\r\n", "");
+    expect_reply(a, "BLPOP k1 k2 0\r\nPING\r\n", "");          /* parked: PING waits behind it */
+    expect_reply(b, "BRPOP k2 0\r\n", "");
     CHECK(db->blocked_count == 2, "blocked_count %lld", (long long)db->blocked_count);
-    expect(c, "RPUSH k2 x y z\r\n", ":3\r\n");             /* the length right after the push */
-    expect(a, NULL, "*2\r\n$2\r\nk2\r\n$1\r\nx\r\n");       /* the longest waiter first */
-    expect(b, NULL, "*2\r\n$2\r\nk2\r\n$1\r\nz\r\n");
+    expect_reply(c, "RPUSH k2 x y z\r\n", ":3\r\n");             /* the length right after the push */
+    expect_reply(a, NULL, "*2\r\n$2\r\nk2\r\n$1\r\nx\r\n");       /* the longest waiter first */
+    expect_reply(b, NULL, "*2\r\n$2\r\nk2\r\n$1\r\nz\r\n");
     CHECK(woken_count(db) == 2, "two woken");
     gr_resp_conn_resume(a);
-    expect(a, NULL, "+PONG\r\n");                          /* what waited runs after */
-    expect(c, "LRANGE k2 0 -1\r\n", "*1\r\n$1\r\ny\r\n");
+    expect_reply(a, NULL, "+PONG\r\n");                          /* what waited runs after */
+    expect_reply(c, "LRANGE k2 0 -1\r\n", "*1\r\n$1\r\ny\r\n");
     CHECK(db->blocked_count == 0, "none blocked");
     gr_resp_conn_free(a);
     gr_resp_conn_free(b);
@@ -69,18 +47,18 @@ static void test_blmove_chain_and_dead_waiters(void) {
     gr_db_t *db = gr_db_new(2);
     gr_resp_conn_t *mover = gr_resp_conn_new(db, 1), *final = gr_resp_conn_new(db, 2);
     gr_resp_conn_t *gone = gr_resp_conn_new(db, 3), *pusher = gr_resp_conn_new(db, 4);
-    expect(gone, "BLPOP s1 0\r\n", "");
-    expect(mover, "BLMOVE s1 s2 LEFT RIGHT 0\r\n", "");
-    expect(final, "BLMPOP 0 1 s2 LEFT COUNT 5\r\n", "");
+    expect_reply(gone, "BLPOP s1 0\r\n", "");
+    expect_reply(mover, "BLMOVE s1 s2 LEFT RIGHT 0\r\n", "");
+    expect_reply(final, "BLMPOP 0 1 s2 LEFT COUNT 5\r\n", "");
     gr_resp_conn_free(gone);                               /* freed while parked: forgotten */
     CHECK(db->blocked_count == 2, "blocked_count %lld", (long long)db->blocked_count);
-    expect(pusher, "RPUSH s1 v\r\n", ":1\r\n");
-    expect(mover, NULL, "$1\r\nv\r\n");
-    expect(final, NULL, "*2\r\n$2\r\ns2\r\n*1\r\n$1\r\nv\r\n");
-    expect(pusher, "EXISTS s1 s2\r\n", ":0\r\n");
+    expect_reply(pusher, "RPUSH s1 v\r\n", ":1\r\n");
+    expect_reply(mover, NULL, "$1\r\nv\r\n");
+    expect_reply(final, NULL, "*2\r\n$2\r\ns2\r\n*1\r\n$1\r\nv\r\n");
+    expect_reply(pusher, "EXISTS s1 s2\r\n", ":0\r\n");
     /* a wrong-type key met first: the waiter is answered WRONGTYPE at once */
-    expect(pusher, "SET str x\r\n", "+OK\r\n");
-    expect(mover, "BLPOP str other 0\r\n", "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n");
+    expect_reply(pusher, "SET str x\r\n", "+OK\r\n");
+    expect_reply(mover, "BLPOP str other 0\r\n", "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n");
     gr_resp_conn_free(mover);
     gr_resp_conn_free(final);
     gr_resp_conn_free(pusher);
@@ -90,8 +68,8 @@ static void test_blmove_chain_and_dead_waiters(void) {
 static void test_timeouts(void) {
     gr_db_t *db = gr_db_new(3);
     gr_resp_conn_t *a = gr_resp_conn_new(db, 1), *b = gr_resp_conn_new(db, 2);
-    expect(a, "BLPOP t 0.01\r\n", "");
-    expect(b, "BLMOVE t u LEFT LEFT 0.01\r\n", "");
+    expect_reply(a, "BLPOP t 0.01\r\n", "");
+    expect_reply(b, "BLMOVE t u LEFT LEFT 0.01\r\n", "");
     CHECK(gr_db_next_block_timeout_ms(db) >= 0 && gr_db_next_block_timeout_ms(db) <= 10, "deadline %lld",
           (long long)gr_db_next_block_timeout_ms(db));
     struct timespec start, now;
@@ -102,14 +80,14 @@ static void test_timeouts(void) {
         clock_gettime(CLOCK_MONOTONIC, &now);
     } while (expired < 2 && now.tv_sec - start.tv_sec < 5);
     CHECK(expired == 2, "expired %lld", (long long)expired);
-    expect(a, NULL, "*-1\r\n");
-    expect(b, NULL, "$-1\r\n");
+    expect_reply(a, NULL, "*-1\r\n");
+    expect_reply(b, NULL, "$-1\r\n");
     CHECK(gr_db_next_block_timeout_ms(db) == -1, "no deadline left");
     feed(a, "HELLO 3\r\n");
-    output(a);                                             /* HELLO's map */
-    expect(a, "BLPOP t 0.001\r\n", "");
+    take_output(a);                                             /* HELLO's map */
+    expect_reply(a, "BLPOP t 0.001\r\n", "");
     while (!gr_db_expire_blocked(db)) {}
-    expect(a, NULL, "_\r\n");                              /* RESP3's null */
+    expect_reply(a, NULL, "_\r\n");                              /* RESP3's null */
     gr_resp_conn_free(a);
     gr_resp_conn_free(b);
     gr_db_free(db);
@@ -118,22 +96,22 @@ static void test_timeouts(void) {
 static void test_exec_and_key_moves(void) {
     gr_db_t *db = gr_db_new(4);
     gr_resp_conn_t *w = gr_resp_conn_new(db, 1), *tx = gr_resp_conn_new(db, 2);
-    expect(w, "BLPOP q 0\r\n", "");
-    expect(tx, "MULTI\r\nRPUSH q a\r\nLLEN q\r\nEXEC\r\n", "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n:1\r\n:1\r\n");
-    expect(w, NULL, "*2\r\n$1\r\nq\r\n$1\r\na\r\n");
-    expect(tx, "MULTI\r\nBLPOP nothing 0\r\nEXEC\r\n", "+OK\r\n+QUEUED\r\n*1\r\n*-1\r\n");
+    expect_reply(w, "BLPOP q 0\r\n", "");
+    expect_reply(tx, "MULTI\r\nRPUSH q a\r\nLLEN q\r\nEXEC\r\n", "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n:1\r\n:1\r\n");
+    expect_reply(w, NULL, "*2\r\n$1\r\nq\r\n$1\r\na\r\n");
+    expect_reply(tx, "MULTI\r\nBLPOP nothing 0\r\nEXEC\r\n", "+OK\r\n+QUEUED\r\n*1\r\n*-1\r\n");
     /* RENAME onto a watched key wakes */
-    expect(w, "BLPOP renamed 0\r\n", "");
-    expect(tx, "RPUSH src r\r\nRENAME src renamed\r\n", ":1\r\n+OK\r\n");
-    expect(w, NULL, "*2\r\n$7\r\nrenamed\r\n$1\r\nr\r\n");
+    expect_reply(w, "BLPOP renamed 0\r\n", "");
+    expect_reply(tx, "RPUSH src r\r\nRENAME src renamed\r\n", ":1\r\n+OK\r\n");
+    expect_reply(w, NULL, "*2\r\n$7\r\nrenamed\r\n$1\r\nr\r\n");
     /* MOVE into the waiter's database wakes */
-    expect(w, "SELECT 2\r\nBLPOP moved 0\r\n", "+OK\r\n");
-    expect(tx, "RPUSH moved m\r\nMOVE moved 2\r\n", ":1\r\n:1\r\n");
-    expect(w, NULL, "*2\r\n$5\r\nmoved\r\n$1\r\nm\r\n");
+    expect_reply(w, "SELECT 2\r\nBLPOP moved 0\r\n", "+OK\r\n");
+    expect_reply(tx, "RPUSH moved m\r\nMOVE moved 2\r\n", ":1\r\n:1\r\n");
+    expect_reply(w, NULL, "*2\r\n$5\r\nmoved\r\n$1\r\nm\r\n");
     /* SWAPDB brings a list under a watched key */
-    expect(w, "BLPOP swapped 0\r\n", "");
-    expect(tx, "SELECT 5\r\nRPUSH swapped s\r\nSWAPDB 5 2\r\n", "+OK\r\n:1\r\n+OK\r\n");
-    expect(w, NULL, "*2\r\n$7\r\nswapped\r\n$1\r\ns\r\n");
+    expect_reply(w, "BLPOP swapped 0\r\n", "");
+    expect_reply(tx, "SELECT 5\r\nRPUSH swapped s\r\nSWAPDB 5 2\r\n", "+OK\r\n:1\r\n+OK\r\n");
+    expect_reply(w, NULL, "*2\r\n$7\r\nswapped\r\n$1\r\ns\r\n");
     CHECK(db->blocked_count == 0, "none blocked");
     gr_resp_conn_free(w);
     gr_resp_conn_free(tx);
@@ -158,7 +136,7 @@ static void test_random_waiters(int rounds) {
             snprintf(command, sizeof command, "BLPOP key%d key%d 0\r\n", k1, k2);
             feed(waiters[i], command);
         } else if (rand() % 4 == 0) {
-            const char *out = output(waiters[i]);
+            const char *out = take_output(waiters[i]);
             if (*out) delivered++;
             gr_resp_conn_free(waiters[i]);           /* gone, parked or served */
             waiters[i] = NULL;
@@ -167,7 +145,7 @@ static void test_random_waiters(int rounds) {
             char command[64];
             snprintf(command, sizeof command, "RPUSH key%d %ld\r\n", rand() % KEYS, next_value++);
             feed(pusher, command);
-            output(pusher);
+            take_output(pusher);
             pushed++;
         }
         for (int j = 0; j < WAITERS; j++) {           /* served waiters may block again */
@@ -175,7 +153,7 @@ static void test_random_waiters(int rounds) {
             size_t length;
             gr_resp_conn_output(waiters[j], &length);
             if (length) {
-                output(waiters[j]);
+                take_output(waiters[j]);
                 delivered++;
                 gr_resp_conn_free(waiters[j]);
                 waiters[j] = NULL;
@@ -189,7 +167,7 @@ static void test_random_waiters(int rounds) {
         char command[32];
         snprintf(command, sizeof command, "LLEN key%d\r\n", k);
         feed(pusher, command);
-        left += strtol(output(pusher) + 1, NULL, 10);
+        left += strtol(take_output(pusher) + 1, NULL, 10);
     }
     CHECK(delivered + left == pushed, "pushed %ld, delivered %ld, left %ld", pushed, delivered, left);
     for (int j = 0; j < WAITERS; j++) if (waiters[j]) gr_resp_conn_free(waiters[j]);

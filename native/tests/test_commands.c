@@ -15,15 +15,6 @@
 #include "engines/string_value.h"
 #include "tests/test_helpers.h"
 
-static void expect_reply(gr_resp_conn_t *conn, const char *command, const char *expected) {
-    gr_resp_conn_feed(conn, (const uint8_t *)command, strlen(command));
-    size_t length = 0;
-    const uint8_t *out = gr_resp_conn_output(conn, &length);
-    CHECK(length == strlen(expected) && (length == 0 || memcmp(out, expected, length) == 0),
-          "%s -> %.*s (expected %s)", command, (int)length, (const char *)out, expected);
-    gr_resp_conn_consume_output(conn, length);
-}
-
 int main(void) {
     const char *wrongtype = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
     gr_db_t *db = gr_db_new(42);

@@ -3,6 +3,9 @@
  * reference model (a plain array of malloc'd values, with the random value mix the list
  * engines are fed) that test_list.c and test_list_pma.c compare their engines against.
  *
+ * Programs that include resp/resp_conn.h first also get feed / take_output / expect_reply,
+ * which drive a RESP connection with bytes directly (no sockets) and check its exact reply.
+ *
  * Header-only: every test program is one translation unit (run_c_tests.py links it with the
  * layers it needs), so the counters are that program's own. Functions are `static inline`
  * so a program that uses only CHECK compiles cleanly under -Wall -Wextra -Werror.
@@ -145,5 +148,32 @@ static inline size_t make_value(const value_mix_t *mix, uint8_t *buffer, size_t 
     }
     return length;
 }
+
+/* ---- RESP connections fed bytes directly (only with resp/resp_conn.h included first) -- */
+
+#ifdef GR_RESP_CONN_H
+static inline void feed(gr_resp_conn_t *conn, const char *bytes) {
+    gr_resp_conn_feed(conn, (const uint8_t *)bytes, strlen(bytes));
+}
+
+/* The connection's pending output as text, consumed (valid until the next call). */
+static inline const char *take_output(gr_resp_conn_t *conn) {
+    static char text[8192];
+    size_t length = 0;
+    const uint8_t *out = gr_resp_conn_output(conn, &length);
+    const size_t kept = length < sizeof text ? length : sizeof text - 1;
+    if (kept) memcpy(text, out, kept);
+    text[kept] = '\0';
+    gr_resp_conn_consume_output(conn, length);
+    return text;
+}
+
+/* Feed `command` (NULL: nothing, read what is pending) and CHECK the exact reply bytes. */
+static inline void expect_reply(gr_resp_conn_t *conn, const char *command, const char *expected) {
+    if (command) feed(conn, command);
+    const char *got = take_output(conn);
+    CHECK(strcmp(got, expected) == 0, "%s -> %s (expected %s)", command ? command : "(pending)", got, expected);
+}
+#endif
 
 #endif
