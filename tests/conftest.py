@@ -15,11 +15,8 @@ from servers import STARTED_NAMES, GoblinServer, RedisServer
 @pytest.fixture(scope="module")
 def goblin(tmp_path_factory):
     runtime_dir = tmp_path_factory.mktemp("runtime")
-    server = GoblinServer(runtime_dir).start()
-    yield server
-    code = server.stop()
-    assert code == 0, "".join(server.log)
-    assert server.leftover_segments() == []
+    with GoblinServer(runtime_dir).start() as server:
+        yield server
 
 
 @pytest.fixture(scope="module", params=["segmented", "pma"], ids=lambda name: f"list-{name}")
@@ -27,12 +24,9 @@ def goblin_each_list_implementation(request, tmp_path_factory):
     """A goblin server per --list-implementation: a module whose `goblin` fixture returns
     this one runs all its tests over both list engines."""
     runtime_dir = tmp_path_factory.mktemp("runtime")
-    server = GoblinServer(runtime_dir, "--list-implementation", request.param).start()
-    server.list_implementation = request.param
-    yield server
-    code = server.stop()
-    assert code == 0, "".join(server.log)
-    assert server.leftover_segments() == []
+    with GoblinServer(runtime_dir, "--list-implementation", request.param).start() as server:
+        server.list_implementation = request.param
+        yield server
 
 
 def make_client(server: GoblinServer, transport: str):

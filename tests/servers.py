@@ -64,6 +64,22 @@ class GoblinServer:
         self.process = None
         return code
 
+    def stop_cleanly(self) -> None:
+        """Stop, and assert what a clean shutdown is: exit status 0 and no segment left."""
+        code = self.stop()
+        assert code == 0, "".join(self.log)
+        assert self.leftover_segments() == []
+
+    def __enter__(self) -> "GoblinServer":
+        return self
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        """A block that raised only stops the server; one that finished also checks the stop."""
+        if exc_type is None:
+            self.stop_cleanly()
+        else:
+            self.stop()
+
     def kill(self) -> None:
         self.process.kill()
         self.process.wait()

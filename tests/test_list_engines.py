@@ -24,10 +24,8 @@ def values(n, prefix="v"):
 
 @pytest.fixture(scope="module")
 def pma_goblin(tmp_path_factory):
-    server = GoblinServer(tmp_path_factory.mktemp("runtime"), "--list-implementation", "pma").start()
-    yield server
-    assert server.stop() == 0, "".join(server.log)
-    assert server.leftover_segments() == []
+    with GoblinServer(tmp_path_factory.mktemp("runtime"), "--list-implementation", "pma").start() as server:
+        yield server
 
 
 def connect(server, transport):
