@@ -190,28 +190,19 @@ class RingDriver:
         return Run(time.perf_counter() - start, len(commands))
 
 
-_TEMPLATES = {
-    "LLEN": "GR_T_LLEN", "LINDEX": "GR_T_LINDEX", "LRANGE": "GR_T_LRANGE", "LSET": "GR_T_LSET",
-    "LINSERT": "GR_T_LINSERT", "LREM": "GR_T_LREM", "LPUSH": "GR_T_PUSH", "RPUSH": "GR_T_PUSH",
-    "LPOP": "GR_T_POP", "RPOP": "GR_T_POP", "PING": "GR_T_PING",
-    "LMOVE": "GR_T_LMOVE", "RPOPLPUSH": "GR_T_LMOVE", "BLMOVE": "GR_T_BLMOVE", "BRPOPLPUSH": "GR_T_BLMOVE",
-    "BLPOP": "GR_T_BPOP", "BRPOP": "GR_T_BPOP", "LMPOP": "GR_T_LMPOP", "BLMPOP": "GR_T_BLMPOP",
-}
-
-_END = {b"LEFT": 0, b"RIGHT": 1}
-
-
 class NativeDriver:
-    """The C load generator over a RingClient's session: typed requests built once, then
-    gr_load_run sends them with a sliding window of `depth` and counts the replies."""
+    """The C load generator over a RingClient's session: each command's argv built once into a
+    typed request by gr_request_from_argv (the function the RESP path and RingClient use, so
+    the bench has no argv -> request mapping of its own), then gr_load_run sends them with a
+    sliding window of `depth` and counts the replies. A command with no typed form travels as
+    a CommandRequest."""
 
     def __init__(self, ring_client):
         self.core = ring_client._live()
         self._cache: dict[int, tuple] = {}
 
     def supports(self, cycle: Cycle) -> str:
-        missing = {c[0] for op in cycle for c in op} - set(_TEMPLATES)
-        return f"no typed request for {', '.join(sorted(missing))} in the load generator" if missing else ""
+        return ""
 
     def _build(self, cycle: Cycle) -> tuple:
         """(requests array, commands per op, keep-alive) for a cycle, cached by identity."""
@@ -219,87 +210,29 @@ class NativeDriver:
         if cached is not None and cached[0] is cycle:
             return cached[1:]
         ffi, lib = _native.ffi, _native.lib
-        commands = [c for op in cycle for c in op]
         per_op = len(cycle[0])
         if any(len(op) != per_op for op in cycle):
             raise ValueError("every operation of a cycle must have the same number of commands")
-        blob = bytearray()
-
-        def place(value: Any) -> tuple[int, int]:
-            data = resp_bytes(value)
-            at = len(blob)
-            blob.extend(data)
-            return at, len(data)
-
-        plans = []
-        for name, *args in commands:
-            key = place(args[0]) if args and name not in ("PING", "BLPOP", "BRPOP", "LMPOP", "BLMPOP") else None
-            plan: dict[str, Any] = {"template": getattr(lib, _TEMPLATES[name]), "key": key}
-            if name == "LINDEX":
-                plan["index"] = int(args[1])
-            elif name == "LRANGE":
-                plan["index"], plan["index2"] = int(args[1]), int(args[2])
-            elif name == "LSET":
-                plan["index"], plan["arg1"] = int(args[1]), place(args[2])
-            elif name == "LINSERT":
-                plan["flag"] = 0 if resp_bytes(args[1]).upper() == b"BEFORE" else 1
-                plan["arg1"], plan["arg2"] = place(args[2]), place(args[3])
-            elif name == "LREM":
-                plan["index"], plan["arg1"] = int(args[1]), place(args[2])
-            elif name in ("LPUSH", "RPUSH"):
-                plan["end"] = 0 if name == "LPUSH" else 1
-                plan["items"] = [place(v) for v in args[1:]]
-            elif name in ("LPOP", "RPOP"):
-                plan["end"] = 0 if name == "LPOP" else 1
-                if len(args) > 1:
-                    plan["flag"], plan["count"] = 1, int(args[1])
-            elif name in ("LMOVE", "BLMOVE"):
-                plan["arg1"] = place(args[1])
-                plan["end"], plan["to_end"] = _END[resp_bytes(args[2]).upper()], _END[resp_bytes(args[3]).upper()]
-                if name == "BLMOVE":
-                    plan["timeout"] = float(args[4])
-            elif name in ("RPOPLPUSH", "BRPOPLPUSH"):
-                plan["arg1"], plan["end"], plan["to_end"] = place(args[1]), 1, 0
-                if name == "BRPOPLPUSH":
-                    plan["timeout"] = float(args[2])
-            elif name in ("BLPOP", "BRPOP"):
-                plan["end"], plan["timeout"] = (0 if name == "BLPOP" else 1), float(args[-1])
-                plan["items"] = [place(k) for k in args[:-1]]
-            elif name in ("LMPOP", "BLMPOP"):
-                rest = list(args)
-                if name == "BLMPOP":
-                    plan["timeout"] = float(rest.pop(0))
-                numkeys = int(rest[0])
-                plan["items"] = [place(k) for k in rest[1:1 + numkeys]]
-                plan["end"] = _END[resp_bytes(rest[1 + numkeys]).upper()]
-                tail = rest[2 + numkeys:]
-                plan["count"] = int(tail[1]) if tail else 1
-            plans.append(plan)
-        data = ffi.from_buffer("uint8_t[]", bytes(blob)) if blob else ffi.new("uint8_t[]", 1)
-        base = ffi.cast("uint8_t *", data)
-        requests = ffi.new("gr_request_t[]", len(plans))
-        item_total = sum(len(p.get("items", ())) for p in plans)
-        items = ffi.new("gr_bytes_t[]", max(item_total, 1))
-        next_item = 0
-        for request, plan in zip(requests, plans):
-            request.template_id = plan["template"]
-            for field in ("key", "arg1", "arg2"):
-                if plan.get(field) is not None:
-                    at, length = plan[field]
-                    target = getattr(request, field)
-                    target.data = base + at
-                    target.length = length
-            for field in ("index", "index2", "end", "to_end", "flag", "count", "timeout"):
-                if field in plan:
-                    setattr(request, field, plan[field])
-            if "items" in plan:
-                request.items = items + next_item
-                request.item_count = len(plan["items"])
-                for at, length in plan["items"]:
-                    items[next_item].data = base + at
-                    items[next_item].length = length
-                    next_item += 1
-        built = (requests, per_op, (data, items, blob))
+        argvs = [[resp_bytes(a) for a in command] for op in cycle for command in op]
+        blob = b"".join(arg for argv in argvs for arg in argv)
+        data = ffi.from_buffer("uint8_t[]", blob) if blob else ffi.new("uint8_t[]", 1)
+        base = ffi.cast("const uint8_t *", data)
+        total = sum(len(argv) for argv in argvs)
+        pointers = ffi.new("const uint8_t *[]", total)
+        lengths = ffi.new("size_t[]", total)
+        items = ffi.new("gr_bytes_t[]", total)
+        requests = ffi.new("gr_request_t[]", len(argvs))
+        error = ffi.new("gr_build_error_t *")
+        at = k = 0
+        for i, argv in enumerate(argvs):
+            first = k
+            for arg in argv:
+                pointers[k], lengths[k] = base + at, len(arg)
+                at, k = at + len(arg), k + 1
+            if lib.gr_request_from_argv(len(argv), pointers + first, lengths + first, requests + i, items + first,
+                                        len(argv), error) < 0:
+                raise ValueError(f"{argv[0].decode(errors='replace')}: {ffi.string(error.text).decode()}")
+        built = (requests, per_op, (data, pointers, lengths, items, blob))
         self._cache = {id(cycle): (cycle, *built)}
         return built
 
