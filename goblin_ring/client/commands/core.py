@@ -56,12 +56,17 @@ def encode_values(values: tuple) -> tuple:
 
 
 def keys_of(keys: Any, args: tuple = ()) -> list[bytes]:
-    """redis-py's list_or_args: one key or an iterable of keys, then any more."""
-    if isinstance(keys, (bytes, str, bytearray, memoryview, int, float)):
-        names = [keys]
+    """redis-py's list_or_args: one key or an iterable of keys, then any more; encoded."""
+    kind = type(keys)
+    if kind is list or kind is tuple:
+        names = keys
+    elif isinstance(keys, (bytes, str, bytearray, memoryview, int, float)):
+        names = (keys,)
     else:
         names = list(keys)
-    return [encode(k) for k in (*names, *args)]
+    if args:
+        names = (*names, *args)
+    return [k if type(k) is bytes else encode(k) for k in names]
 
 
 def seconds_of(value: Any) -> int:
