@@ -162,3 +162,24 @@ def test_mixed_argument_types_are_converted_as_redis_py_converts_them(ring, resp
         assert client.rpush("mixed", bytearray(b"x"), wide) in (9, 11)
     assert resp.lrange("mixed", 7, -1) == [b"x", bytes(range(8))] * 2
     ring.delete("mixed")
+
+
+def test_array_replies_of_every_shape_decode_alike_on_both_transports(ring, resp):
+    resp.delete("arr", "big", "str")
+    values = [b"", b"\x00\r\n", b"x" * 300, "é".encode(), b"last"]
+    resp.rpush("arr", *values)
+    resp.rpush("big", *[b"%d" % i for i in range(2000)])     # longer than the one-unpack fast path takes
+    resp.set("str", "v")
+    reads = [
+        lambda c: c.lrange("arr", 0, -1), lambda c: c.lrange("nothing", 0, -1), lambda c: c.lrange("big", 0, -1),
+        lambda c: c.mget("str", "nothing", "str"), lambda c: c.lmpop(1, "nothing", direction="LEFT"),
+        lambda c: c.lpos("arr", "last", count=0), lambda c: c.keys("ar*"), lambda c: c.lrange("arr", 1, 1),
+    ]
+    for read in reads:
+        got, expected = read(ring), read(resp)
+        assert got == expected and type(got) is type(expected)
+    assert ring.lrange("arr", 0, -1) == values
+    assert ring.lmpop(2, "nothing", "arr", direction="RIGHT", count=2) == [b"arr", [b"last", "é".encode()]]
+    assert ring.blpop(["nothing", "arr"], 0) == (b"arr", b"")
+    assert ring.lpop("arr", 5) == [b"\x00\r\n", b"x" * 300]
+    resp.delete("big", "str")
