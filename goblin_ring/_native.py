@@ -10,6 +10,7 @@ plain Python.
 from __future__ import annotations
 
 import hashlib
+import os
 import socket
 from pathlib import Path
 from typing import Any, Iterable
@@ -357,6 +358,63 @@ class RingSessions:
 
     def end_sleep(self) -> None:
         lib.gr_rings_end_sleep(self.pointer)
+
+
+class ServingLoop:
+    """The C serving loop (native/server/server.h): RESP clients and the ring drain on one
+    epoll set; Python's selector (control sockets) is nested in it."""
+
+    DEADLINE, PYTHON, SIGNAL, SESSIONS, LOG = (lib.GR_SERVE_DEADLINE, lib.GR_SERVE_PYTHON, lib.GR_SERVE_SIGNAL,
+                                               lib.GR_SERVE_SESSIONS, lib.GR_SERVE_LOG)
+
+    def __init__(self, database: Database, rings: RingSessions, python_fd: int):
+        self._keep = (database, rings)
+        pointer = lib.gr_server_new(database.pointer, rings.pointer, python_fd)
+        if pointer == ffi.NULL:
+            raise OSError("could not create the serving loop's epoll set")
+        self.pointer = pointer          # freed by close(), which shutdown always calls
+        self._log = ffi.new("char[]", 1 << 16)
+
+    def add_listener(self, sock) -> None:
+        status = lib.gr_server_add_listener(self.pointer, sock.fileno(), int(sock.family == socket.AF_UNIX))
+        if status:
+            raise OSError(-status, os.strerror(-status))
+
+    def watch_doorbell(self, fd: int) -> None:
+        status = lib.gr_server_watch_doorbell(self.pointer, fd)
+        if status:
+            raise OSError(-status, os.strerror(-status))
+
+    def unwatch_doorbell(self, fd: int) -> None:
+        lib.gr_server_unwatch_doorbell(self.pointer, fd)
+
+    def next_client_id(self) -> int:
+        return lib.gr_server_next_client_id(self.pointer)
+
+    def run(self, max_ns: int, spin_ns: int, busy: bool) -> int:
+        """Serve until Python has work; returns the GR_SERVE_* reasons."""
+        return lib.gr_server_run(self.pointer, max_ns, spin_ns, int(busy))
+
+    def take_killed_session(self) -> int:
+        return lib.gr_server_take_killed_session(self.pointer)
+
+    def take_log(self) -> list[str]:
+        lines: list[str] = []
+        while n := lib.gr_server_take_log(self.pointer, self._log, len(self._log)):
+            lines.extend(ffi.string(self._log, n).decode(errors="replace").splitlines())
+        return lines
+
+    def resp_clients(self) -> int:
+        return lib.gr_server_resp_clients(self.pointer)
+
+    def close(self) -> None:
+        """Close every RESP connection now (shutdown)."""
+        if self.pointer is not None:
+            lib.gr_server_free(self.pointer)
+            self.pointer = None
+
+    def __del__(self) -> None:
+        self.close()
 
 
 class RespConnection:

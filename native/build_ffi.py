@@ -39,6 +39,7 @@ CDEF_HEADERS = [
     "ring/session.h",
     "client/client.h",
     "resp/resp_conn.h",
+    "server/server.h",
     "client/bench_load.h",
 ]
 

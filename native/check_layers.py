@@ -35,6 +35,7 @@ RULES: dict[str, set[str]] = {
     "commands": {"core", "engines", "exec", "commands"},
     "resp": {"core", "exec", "resp"},
     "ring": {"core", "exec", "ring"},
+    "server": {"core", "exec", "resp", "ring", "server"},
     "client": {"core", "exec", "commands", "ring", "client"},
 }
 # The sbe-tool output (native/generated/) is the ring codec's business alone.

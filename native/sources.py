@@ -10,6 +10,7 @@ The layers, lowest first (check_layers.py enforces who may include whom):
     commands/  the command table and its handlers per family: exec and below
     resp/      the RESP transport: exec's entry points
     ring/      the ring, the SBE codec, ring sessions: exec's entry points
+    server/    the C serving loop (epoll: RESP accept/read/write, the ring drain): resp, ring, exec
     client/    the ring client and the bench's load generator: ring and exec's request types
 """
 
@@ -19,7 +20,7 @@ from pathlib import Path
 
 NATIVE = Path(__file__).resolve().parent
 
-LAYERS = ["core", "engines", "exec", "commands", "resp", "ring", "client"]
+LAYERS = ["core", "engines", "exec", "commands", "resp", "ring", "server", "client"]
 
 
 def sources(*layers: str) -> list[Path]:

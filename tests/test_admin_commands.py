@@ -239,7 +239,8 @@ def test_config_get_takes_globs_and_several_patterns(goblin, r):
     assert r.config_get("port") == {"port": str(goblin.port)}
     assert r.execute_command("CONFIG", "GET", "databases") == [b"databases", b"16"]
     both = r.execute_command("CONFIG", "GET", "maxmemory*", "save", "maxmemory")
-    assert dict(zip(both[::2], both[1::2])) == {b"maxmemory": b"0", b"maxmemory-policy": b"noeviction", b"save": b""}
+    assert dict(zip(both[::2], both[1::2])) == {b"maxmemory": b"0", b"maxmemory-policy": b"noeviction",
+                                                b"maxmemory-clients": b"0", b"save": b""}
     assert r.config_get("no-such-parameter") == {}
     assert r.config_get("bind") == {"bind": "127.0.0.1"}
 

@@ -1,22 +1,24 @@
-"""loop.py — the server process: one thread, one epoll, one keyspace.
+"""loop.py — the server process: one thread, one keyspace, the serving loop in C.
 
-What runs here is per connection and per event, never per ring message:
+Python keeps what is per process or per ring session, never per request:
+  * start-up: the runtime dir, the control socket, the RESP listeners (bound here, then
+    handed to C), maxclients fitted to the descriptor limit (as Redis does, with a log line);
   * the control socket: accept, the attach handshake (create both segments, the eventfd
     doorbell, reply with the names and the fd), AttachConfirm (unlink the names), EOF
     (free the session);
-  * RESP over TCP and a Unix socket: the C connection object reads, parses and executes a
-    whole read buffer of pipelined commands per call, and writes what it can;
-  * the rings: `RingSessions.run` drains every session in C for up to a time slice, so busy
-    rings cannot starve sockets and an idle listener costs the rings one epoll poll per slice.
-Adaptive polling spins on the rings for --spin-us after the last message, then sets the
-sleeper flags and sleeps in epoll, where a client's doorbell wakes it. Busy polling never
-sleeps while sessions exist.
+  * signals and the cron (active expiry, idle clients, stats), ten times a second.
+Everything else runs in `ServingLoop.run` (native/server/server.h): RESP accept, read,
+parse, execute and write, the ring drain, blocked-client timeouts, CLIENT KILL, the output
+buffer limits. It returns when this selector (nested in C's epoll set) has control events,
+when the cron is due, on a signal, or when a ring session must be closed.
+Adaptive polling spins for --spin-us after the last work, then sets the rings' sleeper flags
+and sleeps in epoll, where a client's doorbell or a socket wakes it. Busy polling never sleeps.
 """
 
 from __future__ import annotations
 
-import errno
 import os
+import resource
 import secrets
 import selectors
 import signal
@@ -30,18 +32,9 @@ from .. import __version__, _native, control
 from ..errors import CodecError
 from .config import ServerConfig, prepare_runtime_dir
 
-SLICE_NS = 200_000          # adaptive mode: longest the rings run before Python looks at sockets
-BUSY_SLICE_NS = 50_000_000  # busy mode: the C loop returns at least this often (signals)
-WATCH_NS = 10_000           # how often the C loop peeks at the epoll set for ready sockets
-IDLE_SLEEP_S = 0.1          # epoll timeout when asleep: short, so no wakeup is ever lost for long
 CRON_INTERVAL_S = 0.1        # active expiry and idle rehash, ten times a second (Redis's hz 10)
 CRON_BUDGET_US = 1000        # at most this long per cron
-BACKLOG_SLEEP_S = 0.001     # when replies wait for a client to make room in its reply ring
-DENIED_REPLY = (b"-DENIED goblin-ring is running in protected mode because protected mode is enabled and no "
-                b"password is set. In this mode connections are only accepted from the loopback interface. "
-                b"Either start the server with --requirepass (or GOBLIN_REQUIREPASS), or, if you are sure the "
-                b"network is private, with --protected-mode no.\r\n")
-MAX_CLIENTS_REPLY = b"-ERR max number of clients reached\r\n"
+RESERVED_FDS = 32            # Redis's CONFIG_MIN_RESERVED_FDS: descriptors kept for everything but clients
 
 
 def log(message: str) -> None:
@@ -78,12 +71,12 @@ class Server:
                             ("timeout", config.timeout), ("maxmemory", config.maxmemory)):
             self.database.configure(name, value)
         self.rings = _native.RingSessions(self.database)
+        # RESP clients, the ring drain and the doorbells are served in C; this selector
+        # (control sockets) is nested in its epoll set. One id space for ring sessions and
+        # RESP clients (CLIENT ID) comes from it too.
+        self.serving = _native.ServingLoop(self.database, self.rings, self.selector.fileno())
         self.sessions: dict[int, Session] = {}          # by session id
-        self.doorbells: dict[int, Session] = {}         # by eventfd
-        self.resp_connections: dict[int, tuple[socket.socket, _native.RespConnection]] = {}
         self.listeners: list[socket.socket] = []
-        self.resp_by_id: dict[int, socket.socket] = {}   # client id -> socket, for CLIENT KILL
-        self.next_client_id = 1     # one id space for ring sessions and RESP clients (CLIENT ID)
         self.stopping = False
         self.control_socket: socket.socket | None = None
 
@@ -92,6 +85,7 @@ class Server:
     def start(self) -> None:
         if self.config.server_core is not None:
             os.sched_setaffinity(0, {self.config.server_core})
+        self._fit_maxclients_to_descriptors()
         self._open_control_socket()
         self._sweep_segments()
         if self.config.port:
@@ -111,6 +105,37 @@ class Server:
             f"resp={'%s:%d' % (self.config.bind, self.config.port) if self.config.port else 'off'} "
             f"poll={self.config.poll} ring_size={self.config.ring_size} "
             f"core={self.config.server_core if self.config.server_core is not None else 'any'}")
+
+    def _fit_maxclients_to_descriptors(self) -> None:
+        """Redis's adjustOpenFilesLimit: raise the descriptor limit to maxclients plus the
+        reserve if allowed, else lower maxclients to what the limit allows, and say so."""
+        maxclients = self.database.config_number("maxclients")
+        wanted = maxclients + RESERVED_FDS
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft == resource.RLIM_INFINITY or soft >= wanted:
+            return
+        target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        error = None
+        if target > soft:
+            try:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            except (OSError, ValueError) as failure:
+                error, target = failure, soft
+        else:
+            target = soft
+        if target >= wanted:
+            log(f"Increased maximum number of open files to {target} (it was originally set to {soft}).")
+            return
+        log(f"You requested maxclients of {maxclients} requiring at least {wanted} max file descriptors.")
+        log(f"Server can't set maximum open files to {wanted} because of OS error: "
+            f"{error.strerror if isinstance(error, OSError) and error.strerror else 'the hard limit is ' + str(hard)}.")
+        reduced = target - RESERVED_FDS
+        if reduced < 1:
+            raise SystemExit(f"goblin-ring-server: your current 'ulimit -n' of {target} is not enough for the server "
+                             f"to start. Please increase your open file limit to at least {wanted}.")
+        self.database.configure("maxclients", reduced)
+        log(f"Current maximum open files is {target}. maxclients has been reduced to {reduced} to compensate "
+            f"for low ulimit. If you need higher maxclients increase 'ulimit -n'.")
 
     def _open_control_socket(self) -> None:
         path = self.socket_path
@@ -159,7 +184,7 @@ class Server:
         sock.listen(511)
         sock.setblocking(False)
         self.listeners.append(sock)
-        self.selector.register(sock, selectors.EVENT_READ, ("resp-listener", None))
+        self.serving.add_listener(sock)
 
     def _listen_unix(self, path: str) -> None:
         if os.path.exists(path):
@@ -174,7 +199,7 @@ class Server:
         sock.listen(511)
         sock.setblocking(False)
         self.listeners.append(sock)
-        self.selector.register(sock, selectors.EVENT_READ, ("resp-listener", None))
+        self.serving.add_listener(sock)
 
     def request_stop(self, signum: int, _frame) -> None:
         self.stopping = True
@@ -182,12 +207,8 @@ class Server:
     def shutdown(self) -> None:
         for session in list(self.sessions.values()):
             self._close_session(session, "server shutting down")
-        for sock, _connection in list(self.resp_connections.values()):
-            self.selector.unregister(sock)
-            sock.close()
-        self.resp_connections.clear()
+        self.serving.close()            # every RESP connection
         for sock in self.listeners:
-            self.selector.unregister(sock)
             sock.close()
         if self.config.unixsocket and os.path.exists(self.config.unixsocket):
             os.unlink(self.config.unixsocket)
@@ -206,70 +227,31 @@ class Server:
     def serve_forever(self) -> None:
         spin_ns = self.config.spin_us * 1000
         busy = self.config.poll == "busy"
+        serving = self.serving
         next_cron = time.monotonic() + CRON_INTERVAL_S
         while not self.stopping:
             if (now := time.monotonic()) >= next_cron:
                 self.database.cron(CRON_BUDGET_US)
                 next_cron = now + CRON_INTERVAL_S
-            executed = 0
-            if self.sessions:
-                # Busy: spin on the rings until a socket is ready (checked every WATCH_NS) or a
-                # slice ends (so signals are handled); adaptive: also stop after spin_ns idle.
-                executed = self.rings.run(BUSY_SLICE_NS if busy else spin_ns, BUSY_SLICE_NS if busy else SLICE_NS,
-                                          self.selector.fileno(), WATCH_NS)
-            sleeping = False
-            if executed or busy:        # busy mode never sleeps: sockets are polled too
-                timeout = 0.0
-            else:
-                readiness = self.rings.prepare_sleep() if self.sessions else 1
-                sleeping = readiness != 0
-                timeout = (IDLE_SLEEP_S if readiness == 1 else BACKLOG_SLEEP_S) if sleeping else 0.0
-                if timeout and (block_timeout := self.database.next_block_timeout()) is not None:
-                    timeout = min(timeout, block_timeout)   # a BLPOP's timeout is the server's
-                if self.sessions and (corrupt := self.rings.corrupt_session()):
+            reasons = serving.run(max(0, int((next_cron - now) * 1e9)), spin_ns, busy)
+            if reasons & serving.LOG:
+                for line in serving.take_log():
+                    log(line)
+            if reasons & serving.PYTHON:
+                for key, _mask in self.selector.select(0):
+                    kind, owner = key.data
+                    if kind == "control" and self.sessions.get(owner.session_id) is not owner:
+                        continue        # closed by an earlier event of this same batch
+                    if kind == "control":
+                        self._serve_control(owner)
+                    elif kind == "control-listener":
+                        self._accept_control()
+            if reasons & serving.SESSIONS:
+                while killed := serving.take_killed_session():
+                    if (session := self.sessions.get(killed)) is not None:
+                        self._close_session(session, "killed by CLIENT KILL")
+                while (corrupt := self.rings.corrupt_session()) and corrupt in self.sessions:
                     self._close_session(self.sessions[corrupt], "corrupt request ring")
-            try:
-                events = self.selector.select(timeout)
-            finally:
-                if sleeping and self.sessions:
-                    self.rings.end_sleep()
-            for key, mask in events:
-                kind, owner = key.data
-                if kind in ("doorbell", "control") and self.sessions.get(owner.session_id) is not owner:
-                    continue        # closed by an earlier event of this same batch
-                if kind == "resp" and key.fd not in self.resp_connections:
-                    continue
-                if kind == "resp":
-                    self._serve_resp(key.fileobj, mask)
-                elif kind == "doorbell":
-                    self._drain_doorbell(owner)
-                elif kind == "control":
-                    self._serve_control(owner)
-                elif kind == "resp-listener":
-                    self._accept_resp(key.fileobj)
-                elif kind == "control-listener":
-                    self._accept_control()
-            self.database.expire_blocked()
-            while woken := self.database.take_woken():
-                self._resume_woken(woken)
-            while killed := self.database.take_killed():
-                self._close_killed(killed)
-
-    def _resume_woken(self, client_id: int) -> None:
-        """A blocking command of this RESP client was answered: send it, then run what waited."""
-        if (sock := self.resp_by_id.get(client_id)) is not None:
-            _sock, connection = self.resp_connections[sock.fileno()]
-            connection.resume()
-            self._serve_resp(sock, 0)
-
-    def _close_killed(self, client_id: int) -> None:
-        """CLIENT KILL named this connection: write what it has (its own OK), then close it."""
-        if (session := self.sessions.get(client_id)) is not None:
-            self._close_session(session, "killed by CLIENT KILL")
-        elif (sock := self.resp_by_id.get(client_id)) is not None:
-            _sock, connection = self.resp_connections[sock.fileno()]
-            connection.flush(sock.fileno())
-            self._close_resp(sock)
 
     # ---- ring sessions ------------------------------------------------------------------
 
@@ -280,8 +262,7 @@ class Server:
             except BlockingIOError:
                 return
             sock.setblocking(False)
-            session = Session(self.next_client_id, sock)
-            self.next_client_id += 1
+            session = Session(self.serving.next_client_id(), sock)
             self.sessions[session.session_id] = session
             self.selector.register(sock, selectors.EVENT_READ, ("control", session))
 
@@ -341,8 +322,7 @@ class Server:
             self._refuse(session, 1, f"could not create the session's rings: {error}")
             return
         session.attached = True
-        self.doorbells[session.doorbell] = session
-        self.selector.register(session.doorbell, selectors.EVENT_READ, ("doorbell", session))
+        self.serving.watch_doorbell(session.doorbell)
         reply = _native.encode_attach(
             _native.lib.GR_T_ATTACH_REPLY, protocol_version=control.PROTOCOL_VERSION,
             session_id=session.session_id, ring_capacity=capacity, pid=os.getpid(),
@@ -365,12 +345,6 @@ class Server:
             pass
         self._close_session(session, f"refused: {message}")
 
-    def _drain_doorbell(self, session: Session) -> None:
-        try:
-            os.eventfd_read(session.doorbell)
-        except BlockingIOError:
-            pass
-
     def _close_session(self, session: Session, why: str) -> None:
         if self.sessions.pop(session.session_id, None) is None:
             return
@@ -381,8 +355,7 @@ class Server:
                 segment.unlink()
                 segment.close()
         if session.doorbell >= 0:
-            self.selector.unregister(session.doorbell)
-            self.doorbells.pop(session.doorbell, None)
+            self.serving.unwatch_doorbell(session.doorbell)
             os.close(session.doorbell)
         try:
             self.selector.unregister(session.sock)
@@ -390,81 +363,6 @@ class Server:
             pass
         session.sock.close()
         log(f"session {session.session_id} closed: {why}")
-
-    # ---- RESP ---------------------------------------------------------------------------
-
-    def _accept_resp(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                sock, _address = listener.accept()
-            except BlockingIOError:
-                return
-            except OSError as error:
-                if error.errno in (errno.EMFILE, errno.ENFILE):
-                    log(f"accept failed: {error}")
-                    return
-                raise
-            refusal = None
-            if len(self.resp_connections) >= self.database.config_number("maxclients"):
-                refusal = MAX_CLIENTS_REPLY
-            elif not self.database.accepts_peer(is_loopback_peer(sock)):
-                refusal = DENIED_REPLY
-            self.database.count_connection(rejected=refusal is not None)
-            if refusal is not None:
-                try:
-                    sock.setblocking(False)
-                    sock.send(refusal)
-                except OSError:
-                    pass
-                sock.close()
-                continue
-            sock.setblocking(False)
-            if sock.family != socket.AF_UNIX:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            connection = _native.RespConnection(self.database, self.next_client_id)
-            connection.set_peer(sock)
-            self.resp_by_id[self.next_client_id] = sock
-            connection.client_id = self.next_client_id
-            self.next_client_id += 1
-            self.resp_connections[sock.fileno()] = (sock, connection)
-            self.database.set_info("connected_resp_clients", len(self.resp_connections))
-            self.selector.register(sock, selectors.EVENT_READ, ("resp", connection))
-
-    def _serve_resp(self, sock: socket.socket, mask: int) -> None:
-        _sock, connection = self.resp_connections[sock.fileno()]
-        if mask & selectors.EVENT_READ:
-            if not connection.read(sock.fileno()):
-                self._close_resp(sock)
-                return
-        pending = connection.flush(sock.fileno())
-        if pending < 0 or (pending == 0 and connection.should_close()):
-            self._close_resp(sock)
-            return
-        wanted = selectors.EVENT_READ | (selectors.EVENT_WRITE if pending else 0)
-        if pending and connection.should_close():
-            wanted = selectors.EVENT_WRITE
-        if self.selector.get_key(sock).events != wanted:
-            self.selector.modify(sock, wanted, ("resp", connection))
-
-    def _close_resp(self, sock: socket.socket) -> None:
-        _sock, connection = self.resp_connections.pop(sock.fileno(), (None, None))
-        if connection is not None:
-            self.resp_by_id.pop(connection.client_id, None)
-        self.database.set_info("connected_resp_clients", len(self.resp_connections))
-        self.selector.unregister(sock)
-        sock.close()
-
-
-def is_loopback_peer(sock: socket.socket) -> bool:
-    """A Unix-socket client, or a TCP peer on 127.0.0.0/8 or ::1 (what protected mode serves)."""
-    if sock.family == socket.AF_UNIX:
-        return True
-    try:
-        host = sock.getpeername()[0]
-    except OSError:
-        return False
-    return host.startswith("127.") or host in ("::1", "::ffff:127.0.0.1") or host.startswith("::ffff:127.")
-
 
 def run(config: ServerConfig) -> int:
     server = Server(config)

@@ -22,12 +22,13 @@
 #include "core/glob.h"
 #include "exec/server_text.h"
 
-typedef enum { KIND_TEXT, KIND_INT, KIND_MEMORY, KIND_BOOL } param_kind_t;
+typedef enum { KIND_TEXT, KIND_INT, KIND_MEMORY, KIND_BOOL, KIND_OUTPUT_LIMITS, KIND_MEMORY_OR_PERCENT } param_kind_t;
 
 typedef enum {
     P_PORT, P_BIND, P_UNIXSOCKET, P_DIR, P_DATABASES, P_REQUIREPASS, P_PROTECTED_MODE, P_MAXMEMORY,
     P_MAXMEMORY_POLICY, P_MAXCLIENTS, P_TIMEOUT, P_PROTO_MAX_BULK_LEN, P_SAVE, P_APPENDONLY, P_HZ,
-    P_LIST_IMPLEMENTATION, P_RING_SIZE, P_POLL, P_COUNT
+    P_LIST_IMPLEMENTATION, P_RING_SIZE, P_POLL, P_CLIENT_OUTPUT_BUFFER_LIMIT, P_MAXMEMORY_CLIENTS,
+    P_CLIENT_QUERY_BUFFER_LIMIT, P_COUNT
 } param_id_t;
 
 typedef struct param {
@@ -56,7 +57,20 @@ static const param_t params[P_COUNT] = {
     [P_LIST_IMPLEMENTATION] = {"list-implementation", KIND_TEXT, 0, 0, 0},
     [P_RING_SIZE] = {"ring-size", KIND_MEMORY, 0, 0, INT64_MAX},
     [P_POLL] = {"poll", KIND_TEXT, 0, 0, 0},
+    [P_CLIENT_OUTPUT_BUFFER_LIMIT] = {"client-output-buffer-limit", KIND_OUTPUT_LIMITS, 1, 0, 0},
+    [P_MAXMEMORY_CLIENTS] = {"maxmemory-clients", KIND_MEMORY_OR_PERCENT, 1, 0, INT64_MAX},
+    [P_CLIENT_QUERY_BUFFER_LIMIT] = {"client-query-buffer-limit", KIND_MEMORY, 1, 1024 * 1024, INT64_MAX},
 };
+
+/* client-output-buffer-limit's classes, in CONFIG GET's order (Redis names the replica class "slave"). */
+static const char *const output_classes[3] = {"normal", "slave", "pubsub"};
+
+static int output_class(const char *name) {
+    if (!strcasecmp(name, "normal")) return GR_CLIENT_CLASS_NORMAL;
+    if (!strcasecmp(name, "slave") || !strcasecmp(name, "replica")) return GR_CLIENT_CLASS_REPLICA;
+    if (!strcasecmp(name, "pubsub")) return GR_CLIENT_CLASS_PUBSUB;
+    return -1;
+}
 
 static int find_param(const char *name) {
     for (int i = 0; i < P_COUNT; i++)
@@ -84,6 +98,21 @@ static void param_value(const gr_db_t *db, int id, char *out, size_t size) {
     case P_LIST_IMPLEMENTATION: snprintf(out, size, "%s", db->info.list_implementation); break;
     case P_RING_SIZE: snprintf(out, size, "%lld", (long long)db->info.ring_capacity); break;
     case P_POLL: snprintf(out, size, "%s", db->info.mode); break;
+    case P_CLIENT_OUTPUT_BUFFER_LIMIT: {
+        size_t used = 0;
+        out[0] = '\0';
+        for (int c = 0; c < 3 && used < size; c++)
+            used += (size_t)snprintf(out + used, size - used, "%s%s %lld %lld %lld", c ? " " : "", output_classes[c],
+                                     (long long)db->config.output_limit[c][GR_LIMIT_HARD],
+                                     (long long)db->config.output_limit[c][GR_LIMIT_SOFT],
+                                     (long long)db->config.output_limit[c][GR_LIMIT_SOFT_SECONDS]);
+        break;
+    }
+    case P_MAXMEMORY_CLIENTS:
+        snprintf(out, size, "%lld%s", (long long)db->config.maxmemory_clients,
+                 db->config.maxmemory_clients_percent ? "%" : "");
+        break;
+    case P_CLIENT_QUERY_BUFFER_LIMIT: snprintf(out, size, "%lld", (long long)db->config.client_query_buffer_limit); break;
     case P_COUNT: out[0] = '\0'; break;
     }
 }
@@ -113,14 +142,70 @@ static int parse_memory(const char *text, int64_t *out) {
 
 typedef struct parsed_value {
     int64_t number;
+    int percent;                      /* KIND_MEMORY_OR_PERCENT: number is a percentage */
+    int64_t limits[3][3];             /* KIND_OUTPUT_LIMITS: the classes named are set ... */
+    int classes_given[3];             /* ... and only those */
     char text[256];
 } parsed_value_t;
+
+/* "class hard soft seconds" quadruples, as Redis's client-output-buffer-limit. */
+static int parse_output_limits(const char *value, parsed_value_t *parsed, char *why, size_t why_size) {
+    char copy[256], *words[64];
+    size_t count = 0;
+    if (strlen(value) >= sizeof copy) { snprintf(why, why_size, "argument is too long"); return -1; }
+    snprintf(copy, sizeof copy, "%s", value);
+    for (char *save = NULL, *word = strtok_r(copy, " \t", &save); word; word = strtok_r(NULL, " \t", &save)) {
+        if (count == 64) break;
+        words[count++] = word;
+    }
+    if (count % 4 != 0) { snprintf(why, why_size, "Wrong number of arguments in buffer limit configuration."); return -1; }
+    for (size_t i = 0; i < count; i += 4) {
+        int c = output_class(words[i]);
+        if (c < 0) { snprintf(why, why_size, "Invalid client class specified in buffer limit configuration."); return -1; }
+        int64_t hard, soft;
+        char *end;
+        errno = 0;
+        long long seconds = strtoll(words[i + 3], &end, 10);
+        if (parse_memory(words[i + 1], &hard) != 0 || parse_memory(words[i + 2], &soft) != 0 || errno || *end ||
+            seconds < 0) {
+            snprintf(why, why_size, "Error in hard, soft or soft_seconds setting in buffer limit configuration.");
+            return -1;
+        }
+        parsed->limits[c][GR_LIMIT_HARD] = hard;
+        parsed->limits[c][GR_LIMIT_SOFT] = soft;
+        parsed->limits[c][GR_LIMIT_SOFT_SECONDS] = seconds;
+        parsed->classes_given[c] = 1;
+    }
+    return 0;
+}
 
 /* Check one value; on failure write the reason (without the "CONFIG SET failed" prefix). */
 static int validate(int id, const char *value, parsed_value_t *parsed, char *why, size_t why_size) {
     const param_t *param = &params[id];
+    memset(parsed, 0, sizeof *parsed);
     snprintf(parsed->text, sizeof parsed->text, "%s", value);
     switch (param->kind) {
+    case KIND_OUTPUT_LIMITS:
+        if (parse_output_limits(value, parsed, why, why_size) != 0) return -1;
+        break;
+    case KIND_MEMORY_OR_PERCENT: {
+        size_t length = strlen(value);
+        if (length > 1 && value[length - 1] == '%') {
+            char *end;
+            errno = 0;
+            long long percent = strtoll(value, &end, 10);
+            if (errno || end != value + length - 1 || percent < 0 || percent > 100) {
+                snprintf(why, why_size, "argument must be a memory or percent value");
+                return -1;
+            }
+            parsed->number = percent;
+            parsed->percent = 1;
+        } else if (parse_memory(value, &parsed->number) != 0) {
+            snprintf(why, why_size, "argument must be a memory or percent value");
+            return -1;
+        }
+        break;
+    }
     case KIND_BOOL:
         if (!strcasecmp(value, "yes")) parsed->number = 1;
         else if (!strcasecmp(value, "no")) parsed->number = 0;
@@ -178,6 +263,15 @@ static void apply(gr_db_t *db, int id, const parsed_value_t *parsed) {
     case P_TIMEOUT: db->config.timeout_s = parsed->number; break;
     case P_PROTO_MAX_BULK_LEN: db->config.proto_max_bulk_len = parsed->number; break;
     case P_PORT: db->info.tcp_port = parsed->number; break;
+    case P_CLIENT_QUERY_BUFFER_LIMIT: db->config.client_query_buffer_limit = parsed->number; break;
+    case P_MAXMEMORY_CLIENTS:
+        db->config.maxmemory_clients = parsed->number;
+        db->config.maxmemory_clients_percent = (uint8_t)parsed->percent;
+        break;
+    case P_CLIENT_OUTPUT_BUFFER_LIMIT:
+        for (int c = 0; c < 3; c++)
+            if (parsed->classes_given[c]) memcpy(db->config.output_limit[c], parsed->limits[c], sizeof parsed->limits[c]);
+        break;
     default: break;   /* fixed values (databases, hz, save "", appendonly no, ...) */
     }
 }
@@ -199,10 +293,6 @@ int64_t gr_db_config_number(gr_db_t *db, const char *name) {
     if (!strcmp(name, "proto-max-bulk-len")) return db->config.proto_max_bulk_len;
     if (!strcmp(name, "requirepass")) return db->requirepass[0] != '\0';
     return -1;
-}
-
-int gr_db_accepts_peer(gr_db_t *db, int is_loopback) {
-    return is_loopback || !db->config.protected_mode || db->requirepass[0] != '\0';
 }
 
 /* ---- the commands ---- */

@@ -64,6 +64,10 @@ gr_db_t *gr_db_new(uint64_t seed) {
     db->config.proto_max_bulk_len = 512LL * 1024 * 1024;
     calibrate_cycles(db);
     db->config.maxclients = 10000;
+    db->config.client_query_buffer_limit = 1024LL * 1024 * 1024;
+    static const int64_t output_limits[3][3] = {
+        {0, 0, 0}, {256LL * 1024 * 1024, 64LL * 1024 * 1024, 60}, {32LL * 1024 * 1024, 8LL * 1024 * 1024, 60}};
+    memcpy(db->config.output_limit, output_limits, sizeof output_limits);
     db->config.protected_mode = 1;
     strcpy(db->config.bind, "127.0.0.1");
     strcpy(db->info.list_implementation, "segmented");
@@ -119,6 +123,10 @@ void gr_db_set_info_number(gr_db_t *db, const char *field, int64_t value) {
 
 }
 
+int gr_db_accepts_peer(gr_db_t *db, int is_loopback) {
+    return is_loopback || !db->config.protected_mode || db->requirepass[0] != '\0';
+}
+
 void gr_db_count_connection(gr_db_t *db, int rejected) {
     db->stats.connections_received++;
     if (rejected) db->stats.rejected_connections++;
@@ -156,6 +164,7 @@ void gr_connection_unregister(gr_db_t *db, gr_connection_t *conn) {
 }
 
 int64_t gr_db_take_killed(gr_db_t *db) {
+    if (db->kills_pending <= 0) return 0;     /* the common case walks nothing */
     for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
         if (conn->kill_requested && !conn->kill_reported) {
             conn->kill_reported = 1;

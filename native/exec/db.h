@@ -103,10 +103,19 @@ typedef struct gr_db_config {
     int64_t timeout_s;              /* close RESP clients idle this long; 0: never */
     int64_t maxclients;             /* RESP clients at once (the server refuses more) */
     uint8_t protected_mode;         /* no requirepass: serve loopback clients only */
+    int64_t client_query_buffer_limit;   /* unparsed input one RESP client may hold (1 GiB) */
+    /* client-output-buffer-limit per class (GR_CLIENT_CLASS_*): hard bytes, soft bytes, soft
+     * seconds; 0 disables. Redis's defaults: normal 0 0 0, replica 256mb 64mb 60, pubsub 32mb 8mb 60. */
+    int64_t output_limit[3][3];
+    int64_t maxmemory_clients;      /* bytes all RESP clients' buffers may use (0: no limit) */
+    uint8_t maxmemory_clients_percent;   /* maxmemory_clients is a percentage of maxmemory */
     char bind[256];
     char unixsocket[256];
     char dir[256];
 } gr_db_config_t;
+
+enum { GR_CLIENT_CLASS_NORMAL = 0, GR_CLIENT_CLASS_REPLICA = 1, GR_CLIENT_CLASS_PUBSUB = 2 };
+enum { GR_LIMIT_HARD = 0, GR_LIMIT_SOFT = 1, GR_LIMIT_SOFT_SECONDS = 2 };
 
 /* Per-command counters for INFO commandstats (indexed like the command table). */
 #define GR_COMMAND_STAT_SLOTS 512

@@ -23,8 +23,8 @@
 
 #define READ_CHUNK (16 * 1024)
 #define MAX_LINE (64 * 1024)                 /* PROTO_INLINE_MAX_SIZE */
-#define MAX_MULTIBULK (1024 * 1024)
-#define MAX_HELD_INPUT (1024u * 1024 * 1024)   /* client-query-buffer-limit: unparsed input held */
+#define BIG_READ (64u * 1024 * 1024)           /* most one recv takes for an argument in progress */
+#define TRIM_ABOVE (64u * 1024)                 /* idle buffers larger than this are given back */
 
 typedef struct byte_buffer {
     uint8_t *data;
@@ -44,7 +44,19 @@ struct gr_resp_conn {
     resp_writer_t writer;
     const uint8_t **argv;
     size_t *argv_length;
+    size_t *argv_offset;                     /* while parsing: each argument's offset from in.start */
     size_t argv_capacity;
+    /* The frame being parsed survives across reads (Redis's qb_pos, multibulklen, bulklen),
+     * so a frame that arrives in pieces is scanned once: parsing is linear in the bytes
+     * received, however the sender paces them. Offsets count from in.start. */
+    int in_multibulk;                        /* the *N line has been read */
+    int64_t multibulk_left;                  /* arguments still to come */
+    int64_t bulk_length;                     /* the current argument's length; -1: its $ line is next */
+    size_t parsed_argc;                      /* arguments complete so far */
+    size_t parse_at;                         /* where parsing resumes */
+    size_t scan_from;                        /* where the search for the current line's end resumes */
+    int64_t soft_limit_since_ms;             /* output over the soft limit since (0: not over) */
+    const char *close_reason;                /* closed at once, without its output (the server logs it) */
     uint8_t *inline_scratch;                 /* unescaped inline arguments */
     size_t inline_capacity;
     int close_after_write;
@@ -194,6 +206,7 @@ gr_resp_conn_t *gr_resp_conn_new(gr_db_t *db, int64_t client_id) {
     conn->writer.out = &conn->out;
     conn->writer.state = &conn->state;
     conn->state.reply = &conn->writer.base;
+    conn->bulk_length = -1;
     return conn;
 }
 
@@ -204,13 +217,14 @@ void gr_resp_conn_free(gr_resp_conn_t *conn) {
     gr_mem_free(conn->out.data, GR_MEM_SESSION);
     gr_mem_free(conn->argv, GR_MEM_SESSION);
     gr_mem_free(conn->argv_length, GR_MEM_SESSION);
+    gr_mem_free(conn->argv_offset, GR_MEM_SESSION);
     gr_mem_free(conn->inline_scratch, GR_MEM_SESSION);
     gr_mem_free(conn->queue.data, GR_MEM_SESSION);
     gr_mem_free(conn, GR_MEM_SESSION);
 }
 
 int gr_resp_conn_should_close(const gr_resp_conn_t *conn) {
-    return conn->close_after_write || conn->state.kill_requested;
+    return conn->close_after_write || conn->state.kill_requested || conn->close_reason != NULL;
 }
 
 void gr_resp_conn_set_peer(gr_resp_conn_t *conn, int fd, int is_unix, const char *addr, const char *laddr) {
@@ -234,17 +248,37 @@ static int ensure_argv(gr_resp_conn_t *conn, size_t count) {
     size_t *lengths = gr_mem_realloc(conn->argv_length, capacity * sizeof *lengths, GR_MEM_SESSION);
     if (!lengths) return -1;
     conn->argv_length = lengths;
+    size_t *offsets = gr_mem_realloc(conn->argv_offset, capacity * sizeof *offsets, GR_MEM_SESSION);
+    if (!offsets) return -1;
+    conn->argv_offset = offsets;
     conn->argv_capacity = capacity;
     return 0;
 }
 
-static const uint8_t *find_crlf(const uint8_t *at, const uint8_t *end) {
-    const uint8_t *cr = at;
-    while ((cr = memchr(cr, '\r', (size_t)(end - cr))) != NULL) {
-        if (cr + 1 >= end) return NULL;
-        if (cr[1] == '\n') return cr;
-        cr++;
+/* Forget the frame in progress (it completed, was skipped or was refused). */
+static void reset_frame(gr_resp_conn_t *conn) {
+    conn->in_multibulk = 0;
+    conn->multibulk_left = 0;
+    conn->bulk_length = -1;
+    conn->parsed_argc = 0;
+    conn->parse_at = 0;
+    conn->scan_from = 0;
+}
+
+/* The CRLF ending the line that starts at `from` (offset), or NULL. The search resumes where
+ * the last one for this line stopped (conn->scan_from), so a long line arriving a byte at a
+ * time is scanned once. */
+static const uint8_t *find_line_end(gr_resp_conn_t *conn, const uint8_t *base, size_t avail, size_t from) {
+    size_t at = conn->scan_from > from ? conn->scan_from : from;
+    while (at < avail) {
+        const uint8_t *cr = memchr(base + at, '\r', avail - at);
+        if (!cr) break;
+        size_t offset = (size_t)(cr - base);
+        if (offset + 1 >= avail) { conn->scan_from = offset; return NULL; }   /* the LF may follow */
+        if (cr[1] == '\n') { conn->scan_from = 0; return cr; }
+        at = offset + 1;
     }
+    conn->scan_from = avail;
     return NULL;
 }
 
@@ -253,48 +287,82 @@ static int parse_count(const uint8_t *at, const uint8_t *end, int64_t *out) {
     return gr_bytes_to_int64(at, (size_t)(end - at), out);
 }
 
-static parse_status_t parse_multibulk(gr_resp_conn_t *conn, const uint8_t *start, const uint8_t *end,
-                                      size_t *argc, size_t *consumed, const char **error) {
-    const uint8_t *line_end = find_crlf(start, end);
-    if (!line_end) {
-        if (end - start > MAX_LINE) { *error = "too big mbulk count string"; return PROTOCOL_ERROR; }
-        return INCOMPLETE;
-    }
-    int64_t count;
-    if (parse_count(start + 1, line_end, &count) != 0 || count > MAX_MULTIBULK) {
-        *error = "invalid multibulk length";
-        return PROTOCOL_ERROR;
-    }
-    const uint8_t *at = line_end + 2;
-    if (count <= 0) { *consumed = (size_t)(at - start); return SKIPPED; }
-    if (ensure_argv(conn, (size_t)count) != 0) { *error = "out of memory"; return PROTOCOL_ERROR; }
-    for (int64_t i = 0; i < count; i++) {
-        if (at >= end) return INCOMPLETE;
-        if (*at != '$') {
-            static char text[64];
-            snprintf(text, sizeof text, "expected '$', got '%c'", isprint(*at) ? *at : ' ');
-            *error = text;
-            return PROTOCOL_ERROR;
-        }
-        const uint8_t *bulk_line_end = find_crlf(at, end);
-        if (!bulk_line_end) {
-            if (end - at > MAX_LINE) { *error = "too big bulk count string"; return PROTOCOL_ERROR; }
+static int auth_required(const gr_resp_conn_t *conn) { return !conn->state.authenticated; }
+
+/* processMultibulkBuffer: resumes the frame in progress; PARSED fills argv/argc. */
+static parse_status_t parse_multibulk(gr_resp_conn_t *conn, size_t *argc, size_t *consumed, const char **error) {
+    const uint8_t *base = conn->in.data + conn->in.start;
+    size_t avail = conn->in.length - conn->in.start;
+    if (!conn->in_multibulk) {
+        const uint8_t *line_end = find_line_end(conn, base, avail, 0);
+        if (!line_end) {
+            if (avail > MAX_LINE) { *error = "too big mbulk count string"; return PROTOCOL_ERROR; }
             return INCOMPLETE;
         }
-        int64_t length;
-        if (parse_count(at + 1, bulk_line_end, &length) != 0 || length < 0 || length > conn->db->config.proto_max_bulk_len) {
-            *error = "invalid bulk length";
+        int64_t count;
+        if (parse_count(base + 1, line_end, &count) != 0 || count > INT32_MAX) {
+            *error = "invalid multibulk length";
             return PROTOCOL_ERROR;
         }
-        const uint8_t *data = bulk_line_end + 2;
-        if ((uint64_t)(end - data) < (uint64_t)length + 2) return INCOMPLETE;
-        conn->argv[i] = data;
-        conn->argv_length[i] = (size_t)length;
-        at = data + length + 2;                /* the bulk's own CRLF is not checked, as Redis */
+        if (count > 10 && auth_required(conn)) { *error = "unauthenticated multibulk length"; return PROTOCOL_ERROR; }
+        size_t after = (size_t)(line_end + 2 - base);
+        if (count <= 0) { *consumed = after; reset_frame(conn); return SKIPPED; }
+        /* Room grows as arguments arrive (as Redis: at most 1024 up front), so a count
+         * line alone never reserves memory for two billion arguments. */
+        if (ensure_argv(conn, count < 1024 ? (size_t)count : 1024) != 0) { *error = "out of memory"; return PROTOCOL_ERROR; }
+        conn->in_multibulk = 1;
+        conn->multibulk_left = count;
+        conn->bulk_length = -1;
+        conn->parsed_argc = 0;
+        conn->parse_at = after;
     }
-    *argc = (size_t)count;
-    *consumed = (size_t)(at - start);
+    while (conn->multibulk_left > 0) {
+        if (conn->bulk_length < 0) {
+            size_t at = conn->parse_at;
+            if (at >= avail) return INCOMPLETE;
+            if (base[at] != '$') {
+                static char text[64];
+                snprintf(text, sizeof text, "expected '$', got '%c'", isprint(base[at]) ? base[at] : ' ');
+                *error = text;
+                return PROTOCOL_ERROR;
+            }
+            const uint8_t *line_end = find_line_end(conn, base, avail, at);
+            if (!line_end) {
+                if (avail - at > MAX_LINE) { *error = "too big bulk count string"; return PROTOCOL_ERROR; }
+                return INCOMPLETE;
+            }
+            int64_t length;
+            if (parse_count(base + at + 1, line_end, &length) != 0 || length < 0 ||
+                length > conn->db->config.proto_max_bulk_len) {
+                *error = "invalid bulk length";
+                return PROTOCOL_ERROR;
+            }
+            if (length > 16384 && auth_required(conn)) { *error = "unauthenticated bulk length"; return PROTOCOL_ERROR; }
+            conn->bulk_length = length;
+            conn->parse_at = (size_t)(line_end + 2 - base);
+        }
+        if ((uint64_t)(avail - conn->parse_at) < (uint64_t)conn->bulk_length + 2) return INCOMPLETE;
+        if (ensure_argv(conn, conn->parsed_argc + 1) != 0) { *error = "out of memory"; return PROTOCOL_ERROR; }
+        conn->argv_offset[conn->parsed_argc] = conn->parse_at;
+        conn->argv_length[conn->parsed_argc] = (size_t)conn->bulk_length;
+        conn->parsed_argc++;
+        conn->parse_at += (size_t)conn->bulk_length + 2;   /* the bulk's own CRLF is not checked, as Redis */
+        conn->bulk_length = -1;
+        conn->multibulk_left--;
+    }
+    for (size_t i = 0; i < conn->parsed_argc; i++) conn->argv[i] = base + conn->argv_offset[i];
+    *argc = conn->parsed_argc;
+    *consumed = conn->parse_at;
+    reset_frame(conn);
     return PARSED;
+}
+
+/* Bytes the frame in progress still needs before it can complete (at least), for sizing reads. */
+static size_t frame_bytes_missing(const gr_resp_conn_t *conn) {
+    if (!conn->in_multibulk || conn->bulk_length < 0) return 0;
+    size_t have = conn->in.length - conn->in.start - conn->parse_at;
+    size_t want = (size_t)conn->bulk_length + 2;
+    return want > have ? want - have : 0;
 }
 
 static int hex_value(uint8_t c) {
@@ -371,13 +439,16 @@ static int split_inline(gr_resp_conn_t *conn, const uint8_t *at, const uint8_t *
     return 0;
 }
 
-static parse_status_t parse_inline(gr_resp_conn_t *conn, const uint8_t *start, const uint8_t *end,
-                                   size_t *argc, size_t *consumed, const char **error) {
-    const uint8_t *newline = memchr(start, '\n', (size_t)(end - start));
+static parse_status_t parse_inline(gr_resp_conn_t *conn, size_t *argc, size_t *consumed, const char **error) {
+    const uint8_t *start = conn->in.data + conn->in.start, *end = conn->in.data + conn->in.length;
+    size_t avail = (size_t)(end - start);
+    const uint8_t *newline = conn->scan_from < avail ? memchr(start + conn->scan_from, '\n', avail - conn->scan_from) : NULL;
     if (!newline) {
-        if (end - start > MAX_LINE) { *error = "too big inline request"; return PROTOCOL_ERROR; }
+        conn->scan_from = avail;           /* resume here when more arrives */
+        if (avail > MAX_LINE) { *error = "too big inline request"; return PROTOCOL_ERROR; }
         return INCOMPLETE;
     }
+    conn->scan_from = 0;
     const uint8_t *line_end = newline;
     if (line_end > start && line_end[-1] == '\r') line_end--;
     *consumed = (size_t)(newline + 1 - start);
@@ -493,19 +564,46 @@ static int handle_transaction(gr_resp_conn_t *conn, size_t argc) {
     return 1;
 }
 
+/* client-output-buffer-limit (the normal class: goblin has no replicas and no pub/sub
+ * clients yet), as Redis's checkClientOutputBufferLimits: over the hard limit, or over the
+ * soft limit for longer than its seconds, closes the client at once, its output dropped. */
+int gr_resp_conn_check_output_limit(gr_resp_conn_t *conn) {
+    if (conn->close_reason) return 1;
+    const int64_t *limit = conn->db->config.output_limit[GR_CLIENT_CLASS_NORMAL];
+    int64_t used = (int64_t)(conn->out.length - conn->out.start);
+    int hard = limit[GR_LIMIT_HARD] && used >= limit[GR_LIMIT_HARD];
+    int soft = limit[GR_LIMIT_SOFT] && used >= limit[GR_LIMIT_SOFT];
+    if (soft) {
+        int64_t now = conn->db->now_ms;
+        if (conn->soft_limit_since_ms == 0) {
+            conn->soft_limit_since_ms = now ? now : 1;
+            soft = 0;
+        } else if (now - conn->soft_limit_since_ms <= limit[GR_LIMIT_SOFT_SECONDS] * 1000) {
+            soft = 0;
+        }
+    } else {
+        conn->soft_limit_since_ms = 0;
+    }
+    if (!hard && !soft) return 0;
+    conn->close_reason = "output buffer limits";
+    return 1;
+}
+
 /* Execute every complete command in the input buffer. */
 static void process_input(gr_resp_conn_t *conn) {
     byte_buffer_t *in = &conn->in;
     gr_db_begin_batch(conn->db);
-    while (in->start < in->length && !conn->close_after_write && !conn->state.kill_requested && !conn->state.blocked) {
-        const uint8_t *start = in->data + in->start, *end = in->data + in->length;
+    while (in->start < in->length && !conn->close_after_write && !conn->close_reason &&
+           !conn->state.kill_requested && !conn->state.blocked) {
         size_t argc = 0, consumed = 0;
         const char *error = NULL;
-        parse_status_t status = *start == '*' ? parse_multibulk(conn, start, end, &argc, &consumed, &error)
-                                              : parse_inline(conn, start, end, &argc, &consumed, &error);
+        parse_status_t status = conn->in_multibulk || in->data[in->start] == '*'
+                                    ? parse_multibulk(conn, &argc, &consumed, &error)
+                                    : parse_inline(conn, &argc, &consumed, &error);
         if (status == INCOMPLETE) break;
         if (status == PROTOCOL_ERROR) {
             reply_protocol_error(conn, error);
+            reset_frame(conn);
             in->start = in->length;
             break;
         }
@@ -518,6 +616,7 @@ static void process_input(gr_resp_conn_t *conn) {
             } else {
                 gr_db_execute_argv(conn->db, &conn->state, argc, conn->argv, conn->argv_length, &conn->writer.base);
             }
+            gr_resp_conn_check_output_limit(conn);
         }
         in->start += consumed;
     }
@@ -529,15 +628,24 @@ static void process_input(gr_resp_conn_t *conn) {
 void gr_resp_conn_resume(gr_resp_conn_t *conn) { process_input(conn); }
 
 int64_t gr_resp_conn_read(gr_resp_conn_t *conn, int fd) {
-    /* A parked (blocked) connection keeps reading; what it sends waits, up to a bound. */
-    if (conn->in.length - conn->in.start > MAX_HELD_INPUT) return -1;
-    if (buffer_reserve(&conn->in, READ_CHUNK) != 0) return -1;
+    if (conn->close_reason) return -1;
+    /* A big argument in progress is read in one piece, not READ_CHUNK at a time. */
+    size_t want = frame_bytes_missing(conn);
+    if (want < READ_CHUNK) want = READ_CHUNK;
+    if (want > BIG_READ) want = BIG_READ;
+    if (buffer_reserve(&conn->in, want) != 0) { conn->close_reason = "out of memory for its query buffer"; return -1; }
     ssize_t n = recv(fd, conn->in.data + conn->in.length, conn->in.capacity - conn->in.length, 0);
     if (n < 0) return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? -2 : -1;
     if (n == 0) return 0;
     conn->in.length += (size_t)n;
     conn->db->stats.net_input_bytes += n;
     process_input(conn);
+    /* client-query-buffer-limit: what waits unparsed (a frame in progress, or input held
+     * behind a blocking command), as Redis measures its querybuf. */
+    if ((int64_t)(conn->in.length - conn->in.start) > conn->db->config.client_query_buffer_limit) {
+        conn->close_reason = "max query buffer length";
+        return -1;
+    }
     return n;
 }
 
@@ -546,6 +654,36 @@ void gr_resp_conn_feed(gr_resp_conn_t *conn, const uint8_t *data, size_t length)
     memcpy(conn->in.data + conn->in.length, data, length);
     conn->in.length += length;
     process_input(conn);
+}
+
+const char *gr_resp_conn_close_reason(const gr_resp_conn_t *conn) { return conn->close_reason; }
+
+size_t gr_resp_conn_output_pending(const gr_resp_conn_t *conn) { return conn->out.length - conn->out.start; }
+
+size_t gr_resp_conn_input_pending(const gr_resp_conn_t *conn) { return conn->in.length - conn->in.start; }
+
+size_t gr_resp_conn_memory(const gr_resp_conn_t *conn) {
+    return sizeof *conn + conn->in.capacity + conn->out.capacity + conn->queue.capacity + conn->inline_capacity +
+           conn->argv_capacity * (sizeof *conn->argv + sizeof *conn->argv_length + sizeof *conn->argv_offset);
+}
+
+gr_connection_t *gr_resp_conn_state(gr_resp_conn_t *conn) { return &conn->state; }
+
+void gr_resp_conn_mark_closing(gr_resp_conn_t *conn, const char *reason) {
+    if (!conn->close_reason) conn->close_reason = reason;
+}
+
+/* Give back buffer memory a burst left behind (called when the connection is idle). */
+void gr_resp_conn_trim(gr_resp_conn_t *conn) {
+    byte_buffer_t *buffers[2] = {&conn->in, &conn->out};
+    for (int i = 0; i < 2; i++) {
+        byte_buffer_t *b = buffers[i];
+        if (b->length == 0 && b->capacity > TRIM_ABOVE) {
+            gr_mem_free(b->data, GR_MEM_SESSION);
+            b->data = NULL;
+            b->capacity = b->start = 0;
+        }
+    }
 }
 
 int64_t gr_resp_conn_flush(gr_resp_conn_t *conn, int fd) {

@@ -1,17 +1,23 @@
-/* resp_conn.h — one RESP2 client connection: read, parse, execute, write, all in C.
+/* resp_conn.h — one RESP2/RESP3 client connection: read, parse, execute, write, all in C.
  *
- * The Python server (goblin_ring/server/loop.py) only watches the socket. On readable it
- * calls gr_resp_conn_read, which does one recv into the connection's input buffer, parses
- * every complete command in it (multibulk, and inline commands as redis-cli and telnet send
- * them), executes each through the command table (resp_commands.c) and appends the RESP
- * replies to the output buffer; gr_resp_conn_flush then writes what the socket takes.
- * A whole pipeline costs one call.
+ * The C serving loop (server/server.c) watches the socket. On readable it calls
+ * gr_resp_conn_read, which does one recv into the connection's input buffer, parses every
+ * complete command in it (multibulk, and inline commands as redis-cli and telnet send them),
+ * executes each through the command table and appends the RESP replies to the output
+ * buffer; gr_resp_conn_flush then writes what the socket takes. A whole pipeline costs one call.
  *
- * Limits, as Redis: a bulk longer than proto-max-bulk-len (CONFIG, 512 MiB by default) or a multibulk of more
- * than 1M elements, a count line or inline request over 64 KiB, unbalanced quotes — each is
- * answered "-ERR Protocol error: ..." and the connection is closed once that is written.
- * A partial frame simply waits in this connection's buffer. A connection blocked in BLPOP
- * (blocking.h) parses nothing more until it is answered; its later input waits.
+ * A frame that arrives in pieces is parsed where the last read stopped (the parser's state
+ * lives in the connection), so parsing costs are linear in the bytes received however the
+ * sender paces them.
+ *
+ * Limits, as Redis 7: a multibulk count above INT_MAX or a bulk longer than
+ * proto-max-bulk-len (512 MiB), a count line or inline request over 64 KiB, unbalanced
+ * quotes, and before AUTH a count above 10 or a bulk above 16 KiB — each is answered
+ * "-ERR Protocol error: ..." and the connection is closed once that is written. Unparsed
+ * input above client-query-buffer-limit (1 GiB), and output above client-output-buffer-limit
+ * (normal class; no limit by default), close the connection at once: close_reason says why
+ * and the server logs it. A connection blocked in BLPOP (blocking.h) parses nothing more
+ * until it is answered; its later input waits.
  */
 #ifndef GR_RESP_CONN_H
 #define GR_RESP_CONN_H
@@ -44,5 +50,20 @@ void gr_resp_conn_consume_output(gr_resp_conn_t *conn, size_t length);
 /* 1 once QUIT, CLIENT KILL or a protocol error asks for the connection to close (after its output). */
 int gr_resp_conn_should_close(const gr_resp_conn_t *conn);
 /* cffi-cdef-end */
+
+/* For the serving loop (server/server.c): */
+/* Why the connection must close at once, without writing its output ("output buffer limits",
+ * "max query buffer length", ...), or NULL. */
+const char *gr_resp_conn_close_reason(const gr_resp_conn_t *conn);
+void gr_resp_conn_mark_closing(gr_resp_conn_t *conn, const char *reason);
+/* client-output-buffer-limit: 1 (and close_reason set) if this connection's output is over it. */
+int gr_resp_conn_check_output_limit(gr_resp_conn_t *conn);
+size_t gr_resp_conn_output_pending(const gr_resp_conn_t *conn);
+size_t gr_resp_conn_input_pending(const gr_resp_conn_t *conn);
+/* Bytes this connection's buffers hold (maxmemory-clients). */
+size_t gr_resp_conn_memory(const gr_resp_conn_t *conn);
+gr_connection_t *gr_resp_conn_state(gr_resp_conn_t *conn);
+/* Give back large buffers once they are empty. */
+void gr_resp_conn_trim(gr_resp_conn_t *conn);
 
 #endif

@@ -45,7 +45,7 @@ int main(void) {
     CHECK(gr_resp_conn_should_close(bad), "a protocol error closes the connection");
     gr_resp_conn_free(bad);
     bad = gr_resp_conn_new(db, 3);
-    expect_reply(bad, "*2000000\r\n", "-ERR Protocol error: invalid multibulk length\r\n");
+    expect_reply(bad, "*2147483648\r\n", "-ERR Protocol error: invalid multibulk length\r\n");
     gr_resp_conn_free(bad);
     bad = gr_resp_conn_new(db, 4);
     expect_reply(bad, "*1\r\nx\r\n", "-ERR Protocol error: expected '$', got 'x'\r\n");
