@@ -68,6 +68,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=int, default=None, help="untimed operations before each row (>= 4096)")
     p.add_argument("--list-size", type=int, default=None, help="values in the list (100000)")
     p.add_argument("--value-size", type=int, default=16, help="bytes per value (16)")
+    p.add_argument("--clients", type=int, default=1, metavar="N",
+                   help="RESP columns (goblin-resp, redis, valkey): N clients with one request in flight each, "
+                        "by redis-benchmark -c N -P 1 (pingpong: PING; list100k: the fixed rows); default 1")
     p.add_argument("--quick", action="store_true", help="small sizes: the whole run in under a minute")
     p.add_argument("--server-core", type=int, default=0)
     p.add_argument("--client-core", type=int, default=1)
@@ -96,9 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     method = Method(n=args.n or defaults["n"], pipeline=args.pipeline, trials=args.trials or defaults["trials"],
                     warmup=args.warmup if args.warmup is not None else defaults["warmup"],
                     list_size=args.list_size or defaults["list_size"], value_size=args.value_size,
-                    server_core=args.server_core, client_core=args.client_core, quick=args.quick)
+                    server_core=args.server_core, client_core=args.client_core, quick=args.quick,
+                    clients=args.clients)
     if method.warmup < 4096:
         error("--warmup must be at least 4096")
+    if method.clients < 1:
+        error("--clients must be at least 1")
     if method.pipeline < 1 or method.trials < 1 or method.n < 1 or method.list_size < 16:
         error("-P, --trials and -n must be positive, --list-size at least 16")
     os.sched_setaffinity(0, {args.client_core})

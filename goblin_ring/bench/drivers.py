@@ -251,9 +251,17 @@ def redis_benchmark_available() -> bool:
     return shutil.which("redis-benchmark") is not None
 
 
-def redis_benchmark(port: int, n: int, depth: int, command: Command, client_core: int | None) -> float:
-    """Requests per second of one fixed command, as redis-benchmark -c 1 -P depth reports it."""
-    argv = ["redis-benchmark", "-p", str(port), "-n", str(n), "-P", str(depth), "-c", "1", "--csv",
+def redis_benchmark(port: int, n: int, depth: int, command: Command, client_core: int | None,
+                    clients: int = 1) -> float:
+    """Requests per second of one fixed command, as redis-benchmark -c clients -P depth reports it."""
+    return redis_benchmark_figures(port, n, depth, command, client_core, clients)["ops_per_s"]
+
+
+def redis_benchmark_figures(port: int, n: int, depth: int, command: Command, client_core: int | None,
+                            clients: int = 1) -> dict:
+    """redis-benchmark -c clients -P depth on one fixed command: ops_per_s, and p50_us / p99_us
+    as the tool reports them (its CSV gives milliseconds)."""
+    argv = ["redis-benchmark", "-p", str(port), "-n", str(n), "-P", str(depth), "-c", str(clients), "--csv",
             *(resp_bytes(a).decode() for a in command)]
     if client_core is not None and shutil.which("taskset"):
         argv = ["taskset", "-c", str(client_core), *argv]
@@ -261,6 +269,10 @@ def redis_benchmark(port: int, n: int, depth: int, command: Command, client_core
     if done.returncode != 0:
         raise RuntimeError(f"redis-benchmark exited {done.returncode}: "
                            f"{(done.stderr or done.stdout).strip()[-300:] or 'no output'}")
-    out = done.stdout
-    rows = [r for r in csv.reader(io.StringIO(out)) if r]
-    return float(rows[-1][1])
+    rows = [r for r in csv.reader(io.StringIO(done.stdout)) if r]
+    header, last = rows[0], rows[-1]
+    figures = {"ops_per_s": float(last[1])}
+    for name, key in (("p50_latency_ms", "p50_us"), ("p99_latency_ms", "p99_us")):
+        if name in header and len(last) == len(header):
+            figures[key] = float(last[header.index(name)]) * 1000.0
+    return figures

@@ -181,10 +181,28 @@ def targets(result: dict) -> list[dict]:
                     "ratio": rss["bytes_per_item"], "met": rss["bytes_per_item"] <= 28, "unit": " B/item"})
     fixed = [r["operation"] for r in result["rows"] if r["column"] == "goblin-resp" and
              (r["operation"].startswith(("LLEN", "LINDEX", "LRANGE", "LSET")))]
+    clients = result.get("clients", 1)
     for operation in fixed:
         r = ratio("goblin-resp", operation)
-        out.append({"target": f"goblin-resp {operation} >= 1.0x redis", "ratio": r, "met": r is not None and r >= 1})
+        if clients > 1:      # issue 14: many one-in-flight clients
+            out.append({"target": f"goblin-resp {operation}, {clients} clients one in flight >= 1.5x redis",
+                        "ratio": r, "met": r is not None and r >= 1.5})
+        else:
+            out.append({"target": f"goblin-resp {operation} >= 1.0x redis", "ratio": r,
+                        "met": r is not None and r >= 1})
     return out
+
+
+def pingpong_targets(result: dict) -> list[dict]:
+    """With --clients N: goblin-resp's PING rate against redis's, both by redis-benchmark (issue 14)."""
+    clients = result.get("clients", 1)
+    if clients <= 1:
+        return []
+    rows = {r["column"]: r for r in result["rows"]}
+    a, b = _headline(rows.get("goblin-resp")), _headline(rows.get("redis"))
+    r = a / b if a is not None and b else None
+    return [{"target": f"goblin-resp PING, {clients} clients one in flight >= 1.5x redis", "ratio": r,
+             "met": r is not None and r >= 1.5}]
 
 
 def markdown(results: list[dict], meta: dict) -> str:
@@ -230,8 +248,14 @@ def markdown(results: list[dict], meta: dict) -> str:
                 value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}x"
                 lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
         elif result["scenario"] == "pingpong":
-            lines += ["One request in flight; microseconds per round trip.", ""]
+            lines += ["One request in flight per client; microseconds per round trip.", ""]
             lines += latency_table(result, "ping")
+            goals = pingpong_targets(result)
+            if goals:
+                lines += ["", "Targets (measured in this run):", ""]
+                for goal in goals:
+                    value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}x"
+                    lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
         else:
             lines += ["Pipeline depth 1; microseconds per RPUSH.", ""]
             lines += latency_table(result, "rpush")
@@ -252,6 +276,7 @@ def to_json(results: list[dict], meta: dict) -> dict:
     meta = {**meta, "other_cpu": [load for result in results for load in result.get("load", [])]}
     document: dict[str, Any] = {"meta": meta, "rows": rows, "memory": memory, "checks": checks}
     targets_seen = [t for r in results if r["scenario"] == "list100k" for t in targets(r)]
+    targets_seen += [t for r in results if r["scenario"] == "pingpong" for t in pingpong_targets(r)]
     if any(r["scenario"] == "workqueue" for r in results):
         from .workqueue import workqueue_targets
         targets_seen += [t for r in results if r["scenario"] == "workqueue" for t in workqueue_targets(r)]

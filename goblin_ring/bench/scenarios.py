@@ -41,6 +41,7 @@ class Method:
     server_core: int | None = 0
     client_core: int | None = 1
     quick: bool = False
+    clients: int = 1          # RESP columns: this many one-in-flight clients (redis-benchmark -c N -P 1)
 
 
 def values(count: int, size: int) -> list[bytes]:
@@ -168,6 +169,10 @@ def _run_row(session: Session, row: Row, method: Method, offsets: dict, progress
     reason = session.supports(row.cycle)
     if reason:
         return _na("list100k", column, row.label, reason)
+    many_clients = method.clients > 1 and not column.over_ring
+    if many_clients and not (row.kind == "fixed" and session.uses_redis_benchmark):
+        return _na("list100k", column, row.label,
+                   f"--clients {method.clients}: only the fixed rows (redis-benchmark -c N -P 1) run on RESP columns")
     depth = method.pipeline if column.mode != "call" else 1
     driver = session.driver
 
@@ -195,8 +200,9 @@ def _run_row(session: Session, row: Row, method: Method, offsets: dict, progress
             on_population_trial(trial)
         if row.kind == "fixed" and session.uses_redis_benchmark:
             try:
-                rates.append(drivers.redis_benchmark(session.server.port, row.count, method.pipeline,
-                                                     row.cycle[0][0], method.client_core))
+                rates.append(drivers.redis_benchmark(session.server.port, row.count,
+                                                     1 if many_clients else method.pipeline, row.cycle[0][0],
+                                                     method.client_core, method.clients))
             except RuntimeError as error:      # reported as n/a with the tool's words, never a crash
                 return _na("list100k", column, row.label, str(error))
             continue
@@ -208,7 +214,8 @@ def _run_row(session: Session, row: Row, method: Method, offsets: dict, progress
             on_population_trial(-1 - trial)
     rate = statistics.median(rates)
     result.update(status="ok", ops_per_s=rate, trials=[round(r, 1) for r in rates],
-                  tool="redis-benchmark" if row.kind == "fixed" and session.uses_redis_benchmark else
+                  tool=(f"redis-benchmark -c {method.clients} -P 1" if many_clients else "redis-benchmark")
+                  if row.kind == "fixed" and session.uses_redis_benchmark else
                   type(driver).__name__ + (f".{column.mode}" if column.mode else ""))
     if row.kind == "population":
         total_values = sum(len(op[0]) - 2 for op in row.cycle)
@@ -228,7 +235,10 @@ def list100k(method: Method, engines: list[str], progress: Callable) -> dict:
     items = values(method.list_size, method.value_size)
     rows_spec = list_rows(method, items)
     out: dict[str, Any] = {"scenario": "list100k", "columns": [], "rows": [], "memory": [], "checks": [],
-                           "notes": [], "versions": {}, "load": [], "internals": []}
+                           "notes": [], "versions": {}, "load": [], "internals": [], "clients": method.clients}
+    if method.clients > 1:
+        out["notes"].append(f"RESP columns: {method.clients} clients, one request in flight each (redis-benchmark "
+                            f"-c {method.clients} -P 1), fixed rows only; ring columns as without --clients")
     leftovers: list[str] = []
     digests = {}
     for column in columns(engines):
@@ -334,8 +344,10 @@ def _latency_row(scenario: str, column: Column, operation: str, latencies, repli
 def pingpong(method: Method, engines: list[str], progress: Callable) -> dict:
     n = method.n
     out: dict[str, Any] = {"scenario": "pingpong", "columns": [], "rows": [], "memory": [], "checks": [],
-                           "notes": [], "versions": {}, "load": []}
+                           "notes": [], "versions": {}, "load": [], "clients": method.clients}
     leftovers: list[str] = []
+    many = (f"PING, {method.clients} clients one in flight (redis-benchmark -c {method.clients} -P 1)"
+            if method.clients > 1 else "")
     plan = []
     for engine in engines:
         if engine == "goblin-ring-native":
@@ -344,7 +356,7 @@ def pingpong(method: Method, engines: list[str], progress: Callable) -> dict:
         elif engine == "goblin-ring":
             plan.append((Column(engine, "call"), "Python RingClient.ping()"))
         else:
-            plan.append((Column(engine), "Python RespClient.ping() over TCP"))
+            plan.append((Column(engine), many or "Python RespClient.ping() over TCP"))
     for column, operation in plan:
         out["columns"].append(column.name)
         why = unavailable(column.engine)
@@ -367,6 +379,22 @@ def pingpong(method: Method, engines: list[str], progress: Callable) -> dict:
             continue
         with open_session(column, method.server_core, leftovers, out["load"]) as session:
             out["versions"][column.engine] = session.version
+            if many and not column.over_ring:
+                try:
+                    drivers.redis_benchmark(session.server.port, method.warmup, 1, ("PING",), method.client_core,
+                                            method.clients)
+                    trials = [drivers.redis_benchmark_figures(session.server.port, n, 1, ("PING",),
+                                                              method.client_core, method.clients)
+                              for _ in range(method.trials)]
+                except RuntimeError as error:      # n/a with the tool's words, never a crash
+                    out["rows"].append(_na("pingpong", column, operation, str(error)))
+                    continue
+                figures = sorted(trials, key=lambda t: t["ops_per_s"])[len(trials) // 2]   # the median trial
+                out["rows"].append({"scenario": "pingpong", "engine": column.engine, "mode": column.mode,
+                                    "column": column.name, "operation": operation, "status": "ok", "n": n,
+                                    "tool": f"redis-benchmark -c {method.clients} -P 1",
+                                    "trials": [round(t["ops_per_s"], 1) for t in trials], **figures})
+                continue
             if column.engine == "goblin-ring-native":
                 core = session.ring._live()
                 warm = numpy.empty(method.warmup, dtype=numpy.int64)
