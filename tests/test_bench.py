@@ -135,6 +135,24 @@ def test_pingpong_quick_run_reports_percentiles_for_every_transport(tmp_path):
     assert "| p99.99 us |" in text and "| rate /s |" in text
 
 
+def test_clients_runs_the_resp_columns_as_many_one_in_flight_clients_and_reports_the_target(tmp_path):
+    engines = ["goblin-resp", "redis"]
+    text, document = run_bench(tmp_path, "pingpong", "--clients", "8", engines=engines)
+    rows = {row["column"]: row for row in document["rows"]}
+    for column in engines:
+        assert rows[column]["status"] == "ok" and rows[column]["ops_per_s"] > 0
+        assert rows[column]["tool"] == "redis-benchmark -c 8 -P 1"
+        assert "8 clients one in flight" in rows[column]["operation"]
+    assert [t["target"] for t in document["targets"]] == ["goblin-resp PING, 8 clients one in flight >= 1.5x redis"]
+    assert "goblin-resp PING, 8 clients one in flight >= 1.5x redis" in text
+    text, document = run_bench(tmp_path, "list100k", "--clients", "8", engines=engines)
+    by = {(row["column"], row["operation"]): row for row in document["rows"]}
+    assert by[("goblin-resp", "LLEN")]["tool"] == "redis-benchmark -c 8 -P 1"
+    assert by[("goblin-resp", "LPUSH + LPOP (pair)")]["status"] == "n/a"
+    assert "goblin-resp LLEN, 8 clients one in flight >= 1.5x redis" in text
+    assert all(check["ok"] for check in document["checks"]), document["checks"]
+
+
 def test_latency_quick_run_appends_the_same_list_on_every_engine(tmp_path):
     text, document = run_bench(tmp_path, "latency")
     check_document(document, "latency")
