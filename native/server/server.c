@@ -466,7 +466,7 @@ static int ms_until(int64_t now, int64_t then) {
 int gr_server_run(gr_server_t *s, int64_t max_ns, int64_t spin_ns, int busy) {
     gr_db_t *db = s->db;
     gr_rings_t *rings = s->rings;
-    int64_t start = monotonic_ns(), deadline = start + max_ns, last_work = start;
+    int64_t deadline = monotonic_ns() + max_ns;
     int reasons = 0;
     struct epoll_event events[MAX_EVENTS];
     while (!reasons) {
@@ -478,10 +478,12 @@ int gr_server_run(gr_server_t *s, int64_t max_ns, int64_t spin_ns, int busy) {
             int64_t slice = busy ? left : (left < SLICE_NS ? left : SLICE_NS);
             executed = gr_rings_run(rings, busy ? slice : spin_ns, slice, s->epoll_fd, WATCH_NS);
         }
+        /* Spinning is the rings' business (gr_rings_run spins spin_ns after their last
+         * message, since a ring client rings the doorbell only once the server sleeps);
+         * sockets wake epoll by themselves, so RESP work alone never keeps the loop awake. */
         int64_t now = monotonic_ns();
-        if (executed) last_work = now;
         int timeout_ms = 0, sleeping = 0;
-        if (!busy && !executed && now - last_work >= spin_ns) {
+        if (!busy && !executed) {
             int readiness = have_sessions ? gr_rings_prepare_sleep(rings) : 1;
             if (readiness != 0) {
                 sleeping = have_sessions;
@@ -508,10 +510,7 @@ int gr_server_run(gr_server_t *s, int64_t max_ns, int64_t spin_ns, int busy) {
             int kind = (int)(events[i].data.u64 >> 32), fd = (int)(uint32_t)events[i].data.u64;
             switch (kind) {
             case WATCH_RESP:
-                if ((size_t)fd < s->slot_capacity && s->slots[fd].conn) {
-                    serve_connection(s, fd, events[i].events);
-                    last_work = now;
-                }
+                if ((size_t)fd < s->slot_capacity && s->slots[fd].conn) serve_connection(s, fd, events[i].events);
                 break;
             case WATCH_LISTENER:
                 for (size_t l = 0; l < s->listener_count; l++)
