@@ -65,6 +65,43 @@ int main(void) {
     expect_reply(bad, "ECHO 'it''s'\r\n", "-ERR Protocol error: unbalanced quotes in request\r\n");
     gr_resp_conn_free(bad);
 
+    /* Every frame split at every byte: the parser resumes where the last piece stopped
+     * (a multibulk, its count and bulk lines, an inline command, a pipeline of both). */
+    const char *stream = "*3\r\n$5\r\nRPUSH\r\n$5\r\nsplit\r\n$12\r\nhello\r\nworld\r\nLLEN split\r\n"
+                         "*2\r\n$4\r\nLLEN\r\n$5\r\nsplit\r\n";
+    for (size_t cut = 1; cut < strlen(stream); cut++) {
+        gr_resp_conn_t *split = gr_resp_conn_new(db, 8);
+        gr_resp_conn_feed(split, (const uint8_t *)stream, cut);
+        gr_resp_conn_feed(split, (const uint8_t *)stream + cut, strlen(stream) - cut);
+        char expected[64];
+        snprintf(expected, sizeof expected, ":%zu\r\n:%zu\r\n:%zu\r\n", cut, cut, cut);
+        size_t length = 0;
+        const uint8_t *out = gr_resp_conn_output(split, &length);
+        CHECK(length == strlen(expected) && memcmp(out, expected, length) == 0, "cut at %zu: %.*s", cut, (int)length,
+              (const char *)out);
+        gr_resp_conn_free(split);
+    }
+    /* one byte at a time, and more arguments than the parser reserves up front (1024) */
+    gr_resp_conn_t *trickle = gr_resp_conn_new(db, 9);
+    char header[64];
+    int n = snprintf(header, sizeof header, "*%d\r\n$5\r\nRPUSH\r\n$4\r\nmany\r\n", 3002);
+    for (int i = 0; i < n; i++) gr_resp_conn_feed(trickle, (const uint8_t *)header + i, 1);
+    for (int i = 0; i < 3000; i++) {
+        char value[32];
+        int m = snprintf(value, sizeof value, "$%d\r\n%d\r\n", i < 10 ? 1 : i < 100 ? 2 : i < 1000 ? 3 : 4, i);
+        for (int j = 0; j < m; j++) gr_resp_conn_feed(trickle, (const uint8_t *)value + j, 1);
+    }
+    expect_reply(trickle, "LINDEX many 2999\r\n", ":3000\r\n$4\r\n2999\r\n");
+    gr_resp_conn_free(trickle);
+    /* before AUTH, Redis's unauthenticated limits */
+    gr_db_config_set(db, "requirepass", "pw", (char[64]){0}, 64);
+    bad = gr_resp_conn_new(db, 10);
+    expect_reply(bad, "*11\r\n", "-ERR Protocol error: unauthenticated multibulk length\r\n");
+    gr_resp_conn_free(bad);
+    bad = gr_resp_conn_new(db, 11);
+    expect_reply(bad, "*2\r\n$16385\r\n", "-ERR Protocol error: unauthenticated bulk length\r\n");
+    gr_resp_conn_free(bad);
+
     gr_resp_conn_free(conn);
     gr_db_free(db);
     CHECK(gr_mem_used_total() == 0, "%lld bytes left", (long long)gr_mem_used_total());
