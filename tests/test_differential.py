@@ -1,4 +1,4 @@
-"""Differential test: a seeded random sequence of list, string, expiry and key commands runs
+"""Differential test: a seeded random sequence of list, string, expiry and key commands (COPY too) runs
 on a real redis-server (Debian's, started here) and on goblin over the ring and over RESP;
 every reply must be equal. The keys are shared between types, so WRONGTYPE paths are
 compared too. TTL and PTTL replies are compared by kind (-2, -1 or a remaining time),
@@ -105,6 +105,8 @@ def random_command(rng):
         ("lmpop", (2, key, other), {"direction": end, "count": rng.randint(1, 10)}),
         ("delete", (key,), {}), ("exists", (key, other), {}), ("type", (key,), {}),
         ("rename", (key, other), {}), ("dbsize", (), {}),
+        ("copy", (key, other), rng.choice([{}, {"replace": True}, {"destination_db": 0},
+                                           {"destination_db": 1}, {"destination_db": 1, "replace": True}])),
     ]
     return rng.choice(table)
 

@@ -1,5 +1,5 @@
 /* cmd_keys.c — the generic key commands: DEL, UNLINK, EXISTS, TYPE, DBSIZE, FLUSHDB,
- * FLUSHALL, KEYS, SCAN, RENAME, MEMORY USAGE and OBJECT. KEYS and SCAN skip keys whose expiry has
+ * FLUSHALL, KEYS, SCAN, RENAME, COPY, MEMORY USAGE and OBJECT. KEYS and SCAN skip keys whose expiry has
  * passed (the cron or the next lookup deletes them).
  *
  * The keyspace itself (hash table, incremental rehash, the SCAN cursor) is keyspace.c and
@@ -207,4 +207,92 @@ void gr_cmd_object(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
                             "Please note that when switching between policies at runtime LRU and LFU data "
                             "will take some time to adjust.");
     }
+}
+
+/* ---- COPY source destination [DB destination-db] [REPLACE] (argv only) ---- */
+
+/* A new value equal to value, of its type (the list keeps its engine); NULL on OOM. */
+static void *duplicate_value(gr_db_t *db, uint8_t type, const void *value) {
+    if (type == GR_TYPE_STRING) {
+        const gr_string_t *s = value;
+        return gr_string_new(s->data, s->length);
+    }
+    const gr_list_t *list = value;
+    gr_list_t *copy = gr_list_new_for(&db->list_config, gr_list_target(list));
+    if (!copy) return NULL;
+    gr_list_iter_t iter;
+    gr_value_t item;
+    gr_list_iter_init(&iter, list, 0, GR_LIST_HEAD);
+    while (gr_list_iter_next(&iter, &item)) {
+        if (gr_list_push(copy, GR_LIST_TAIL, item.data, item.length) != 0) {
+            gr_list_free(copy);
+            return NULL;
+        }
+    }
+    return copy;
+}
+
+static int32_t current_db_index(const gr_db_t *db) {
+    if (db->current) return db->current->db_index;
+    for (int32_t i = 0; i < GR_DB_COUNT; i++) if (db->keyspaces[i] == db->keyspace) return i;
+    return 0;
+}
+
+/* Redis's copyCommand: options in order (an unusable DB stops at it), then the same-key
+ * check, 0 for a missing source or an existing destination without REPLACE, else 1. The
+ * copy keeps the source's expiry, and a list copied under a key wakes its waiters. */
+void gr_cmd_copy(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                 gr_reply_t *reply) {
+    gr_bytes_t source = {argv[1], (uint32_t)argv_length[1]};
+    gr_bytes_t destination = {argv[2], (uint32_t)argv_length[2]};
+    int replace = 0;
+    int64_t target_index = current_db_index(db);
+    for (size_t i = 3; i < argc; i++) {
+        if (gr_word_is(argv[i], argv_length[i], "replace")) {
+            replace = 1;
+        } else if (gr_word_is(argv[i], argv_length[i], "db") && i + 1 < argc) {
+            if (gr_bytes_to_int64(argv[i + 1], argv_length[i + 1], &target_index) != 0 || target_index < INT32_MIN ||
+                target_index > INT32_MAX) {
+                gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
+                return;
+            }
+            if (target_index < 0 || target_index >= GR_DB_COUNT) {
+                gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, "ERR DB index is out of range");
+                return;
+            }
+            i++;
+        } else {
+            gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
+            return;
+        }
+    }
+    gr_keyspace_t *target = db->keyspaces[target_index];
+    if (target == db->keyspace && source.length == destination.length &&
+        memcmp(source.data, destination.data, source.length) == 0) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR source and destination objects are the same");
+        return;
+    }
+    gr_ks_entry_t *entry = gr_db_lookup(db, source);
+    if (!entry) { gr_reply_integer(reply, 0); return; }
+    gr_ks_entry_t *existing = gr_ks_find(target, destination.data, destination.length);
+    if (existing && gr_db_is_expired(db, existing)) {
+        gr_ks_delete(target, destination.data, destination.length);
+        db->stats.expired_keys++;
+        existing = NULL;
+    }
+    if (existing && !replace) { gr_reply_integer(reply, 0); return; }
+    uint8_t type = entry->type;
+    int64_t expire_at_ms = entry->expire_at_ms;
+    void *copy = duplicate_value(db, type, entry->value);
+    if (!copy) { gr_reply_oom(reply); return; }
+    if (existing) gr_ks_delete(target, destination.data, destination.length);
+    gr_ks_entry_t *added = gr_ks_add(target, destination.data, destination.length, type, copy);
+    if (!added) {
+        gr_free_value(type, copy, db);
+        gr_reply_oom(reply);
+        return;
+    }
+    if (expire_at_ms >= 0) gr_ks_set_expire(target, added, expire_at_ms);
+    if (type == GR_TYPE_LIST) gr_blocking_signal(db, (int32_t)target_index, destination.data, destination.length);
+    gr_reply_integer(reply, 1);
 }

@@ -33,7 +33,7 @@ GR_TYPED_HANDLERS(GR_DECLARE_TYPED)
 #define GR_ARGV_HANDLERS(X) \
     X(echo) X(info) X(memory) X(goblin_memory) X(list_internals) X(config) X(client) X(command) X(hello) \
     X(auth) X(reset) X(object) X(function) X(lastsave) X(multi) X(exec) X(discard) X(watch) X(unwatch) \
-    X(time) X(quit)
+    X(time) X(quit) X(copy)
 #define GR_DECLARE_ARGV(name) \
     void gr_cmd_##name(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply);
 GR_ARGV_HANDLERS(GR_DECLARE_ARGV)

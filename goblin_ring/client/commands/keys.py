@@ -49,6 +49,14 @@ class KeyCommands(CommandsCore):
     def move(self, name: Any, db: int) -> bool:
         return self._execute((b"MOVE", encode(name), encode(db)), as_bool)
 
+    def copy(self, source: Any, destination: Any, destination_db: int | None = None, replace: bool = False) -> bool:
+        argv = [b"COPY", encode(source), encode(destination)]
+        if destination_db is not None:
+            argv += [b"DB", encode(destination_db)]
+        if replace:
+            argv.append(b"REPLACE")
+        return self._execute(tuple(argv), as_bool)
+
     # ---- expiry ----
 
     def _expire(self, word: bytes, name: Any, value: Any, nx: bool, xx: bool, gt: bool, lt: bool) -> bool:
