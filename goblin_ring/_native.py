@@ -206,6 +206,29 @@ def decode_attach(data: bytes) -> dict:
     return decoded
 
 
+# ---- the command table (native/exec/command.h; rows in native/commands/<family>.def) --------
+
+_COMMAND_FLAGS = {name[len("GR_CMD_FLAG_"):].lower(): getattr(lib, name)
+                  for name in dir(lib) if name.startswith("GR_CMD_FLAG_")}
+
+
+def command_table() -> list[dict]:
+    """Every command of the server's table, in COMMAND's order: name, arity, template_id (0:
+    travels as a CommandRequest), engine, whether argv builds a typed request, Redis's flags,
+    and the legacy key range."""
+    facts = ffi.new("gr_command_facts_t *")
+    table = []
+    for index in range(lib.gr_command_count()):
+        lib.gr_command_facts(index, facts)
+        table.append({
+            "name": ffi.string(facts.name).decode(), "arity": facts.arity, "template_id": facts.template_id,
+            "engine": facts.engine, "typed_from_argv": bool(facts.has_builder),
+            "flags": {name for name, bit in _COMMAND_FLAGS.items() if facts.flags & bit},
+            "keys": (facts.first_key, facts.last_key, facts.key_step),
+        })
+    return table
+
+
 # ---- shared-memory segments -------------------------------------------------------------
 
 class Segment:

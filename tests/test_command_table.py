@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from goblin_ring._native import ffi, lib
+from goblin_ring._native import command_table, ffi, lib
 
 
 _kept: list = []   # argv buffers the last requests' items point into
@@ -88,3 +88,31 @@ def test_the_unknown_command_text_is_bounded_as_redis_bounds_it():
     code, text = error_of(b"x" * 300, b"y" * 300)
     assert code == lib.GR_ERR_UNKNOWN_COMMAND
     assert text == "ERR unknown command '" + "x" * 128 + "', with args beginning with: '" + "y" * 128 + "' "
+
+
+def test_the_table_read_from_python_agrees_with_what_argv_builds():
+    table = {row["name"]: row for row in command_table()}
+    assert len(table) == lib.gr_command_count()
+    assert table["lpush"]["template_id"] == lib.GR_T_PUSH and table["lpush"]["typed_from_argv"]
+    assert table["lpush"]["flags"] == {"write", "denyoom", "fast"}
+    assert table["goblin.pma.lpush"]["engine"] == 2
+    assert table["mset"]["keys"] == (1, -1, 2)
+    assert table["copy"]["template_id"] == 0 and "denyoom" in table["copy"]["flags"]
+    for name, row in table.items():
+        argv = [name.encode()] + [b"1"] * (abs(row["arity"]) - 1)
+        index, request, error = build(*argv)
+        if index < 0:   # arguments that do not parse; never the arity or the name
+            assert error.code not in (lib.GR_ERR_UNKNOWN_COMMAND, lib.GR_ERR_WRONG_ARITY), name
+            continue
+        assert lib.gr_command_index(name.encode(), len(name)) == index
+        expected = row["template_id"] if row["typed_from_argv"] else lib.GR_T_COMMAND
+        assert request.template_id == expected, name
+
+
+def test_a_typed_request_is_named_by_its_template_and_match_fields():
+    for argv, name in [((b"rpushx", b"k", b"v"), b"rpushx"), ((b"unlink", b"k"), b"unlink"),
+                       ((b"pexpireat", b"k", b"1"), b"pexpireat"), ((b"setex", b"k", b"1", b"v"), b"setex"),
+                       ((b"goblin.seg.brpop", b"k", b"0"), b"goblin.seg.brpop"), ((b"decrby", b"k", b"1"), b"decrby")]:
+        index, request, _ = build(*argv)
+        assert lib.gr_command_index_of_request(request) == index
+        assert ffi.string(lib.gr_command_name(index, ffi.NULL)) == name

@@ -40,6 +40,19 @@ typedef struct gr_build_error {
 int gr_request_from_argv(size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                          gr_request_t *request, gr_bytes_t *items, uint32_t item_capacity,
                          gr_build_error_t *error);
+/* Command flags, Redis's words in COMMAND INFO's order; a row names them as words
+ * (.flags = "write denyoom fast") and the registry keeps them as these bits. */
+enum {
+    GR_CMD_FLAG_WRITE = 1u << 0, GR_CMD_FLAG_READONLY = 1u << 1, GR_CMD_FLAG_DENYOOM = 1u << 2,
+    GR_CMD_FLAG_MODULE = 1u << 3, GR_CMD_FLAG_ADMIN = 1u << 4, GR_CMD_FLAG_PUBSUB = 1u << 5,
+    GR_CMD_FLAG_NOSCRIPT = 1u << 6, GR_CMD_FLAG_BLOCKING = 1u << 7, GR_CMD_FLAG_LOADING = 1u << 8,
+    GR_CMD_FLAG_STALE = 1u << 9, GR_CMD_FLAG_SKIP_MONITOR = 1u << 10, GR_CMD_FLAG_SKIP_SLOWLOG = 1u << 11,
+    GR_CMD_FLAG_ASKING = 1u << 12, GR_CMD_FLAG_FAST = 1u << 13, GR_CMD_FLAG_NO_AUTH = 1u << 14,
+    GR_CMD_FLAG_MAY_REPLICATE = 1u << 15, GR_CMD_FLAG_NO_MANDATORY_KEYS = 1u << 16,
+    GR_CMD_FLAG_NO_ASYNC_LOADING = 1u << 17, GR_CMD_FLAG_NO_MULTI = 1u << 18, GR_CMD_FLAG_MOVABLEKEYS = 1u << 19,
+    GR_CMD_FLAG_ALLOW_BUSY = 1u << 20,
+};
+
 /* The table, read by index (COMMAND, INFO commandstats, the Python client). */
 typedef struct gr_command_facts {
     const char *name;        /* "get", "goblin.pma.lpush" */
@@ -62,18 +75,6 @@ int gr_command_index(const uint8_t *name, size_t length);
 int gr_command_index_of_request(const gr_request_t *request);
 /* cffi-cdef-end */
 
-/* Command flags, Redis's words in COMMAND INFO's order; a row names them as words
- * (.flags = "write denyoom fast") and the registry keeps them as these bits. */
-enum {
-    GR_CMD_FLAG_WRITE = 1u << 0, GR_CMD_FLAG_READONLY = 1u << 1, GR_CMD_FLAG_DENYOOM = 1u << 2,
-    GR_CMD_FLAG_MODULE = 1u << 3, GR_CMD_FLAG_ADMIN = 1u << 4, GR_CMD_FLAG_PUBSUB = 1u << 5,
-    GR_CMD_FLAG_NOSCRIPT = 1u << 6, GR_CMD_FLAG_BLOCKING = 1u << 7, GR_CMD_FLAG_LOADING = 1u << 8,
-    GR_CMD_FLAG_STALE = 1u << 9, GR_CMD_FLAG_SKIP_MONITOR = 1u << 10, GR_CMD_FLAG_SKIP_SLOWLOG = 1u << 11,
-    GR_CMD_FLAG_ASKING = 1u << 12, GR_CMD_FLAG_FAST = 1u << 13, GR_CMD_FLAG_NO_AUTH = 1u << 14,
-    GR_CMD_FLAG_MAY_REPLICATE = 1u << 15, GR_CMD_FLAG_NO_MANDATORY_KEYS = 1u << 16,
-    GR_CMD_FLAG_NO_ASYNC_LOADING = 1u << 17, GR_CMD_FLAG_NO_MULTI = 1u << 18, GR_CMD_FLAG_MOVABLEKEYS = 1u << 19,
-    GR_CMD_FLAG_ALLOW_BUSY = 1u << 20,
-};
 #define GR_CMD_FLAG_NAMES                                                                                    \
     "write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript", "blocking", "loading", "stale", \
     "skip_monitor", "skip_slowlog", "asking", "fast", "no_auth", "may_replicate", "no_mandatory_keys",       \
