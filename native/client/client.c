@@ -130,14 +130,20 @@ static int server_gone(const gr_client_t *client) {
     return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
-static void wake_server_if_sleeping(gr_client_t *client);
+static int wake_server_if_sleeping(gr_client_t *client);
 
-/* Wait until the reply ring has a record: spin, then sleep on its futex in slices. */
+/* Wait until the reply ring has a record: spin, then sleep on its futex in slices.
+ * After ringing a sleeping server's doorbell there is no spin at all: the server's wake-up
+ * takes tens of microseconds whatever we do, and the CPU we would spin on is often the one
+ * the kernel wants to run the server on (or, with the other CPUs busy, the one it would pull
+ * the server to once it goes idle). A spinning client held the server off until the
+ * scheduler preempted it: 0.8 ms per request after an idle pause (issue 15, item 8). */
 static int wait_for_reply(gr_client_t *client) {
-    wake_server_if_sleeping(client);
-    for (uint32_t i = 0; i < client->spin_iterations; i++) {
-        if (!gr_ring_is_empty(&client->replies)) return GR_CLIENT_OK;
-        __builtin_ia32_pause();
+    if (!wake_server_if_sleeping(client)) {
+        for (uint32_t i = 0; i < client->spin_iterations; i++) {
+            if (!gr_ring_is_empty(&client->replies)) return GR_CLIENT_OK;
+            __builtin_ia32_pause();
+        }
     }
     int64_t deadline = client->timeout_ns >= 0 && !client->blocking_forever
                        ? monotonic_ns() + client->timeout_ns + client->blocking_extra_ns : INT64_MAX;
@@ -300,14 +306,14 @@ static int publish(gr_client_t *client, uint16_t template_id, size_t length) {
 /* The producer side of the sleeper-flag protocol, once per batch of published requests:
  * should_wake fences after our release stores of the records, then reads the server's flag;
  * only a sleeping server costs a syscall. Called before any wait for a reply. */
-static void wake_server_if_sleeping(gr_client_t *client) {
-    if (!client->wake_pending) return;
+static int wake_server_if_sleeping(gr_client_t *client) {
+    if (!client->wake_pending) return 0;
     client->wake_pending = 0;
-    if (gr_ring_producer_should_wake(&client->requests)) {
-        uint64_t one = 1;
-        ssize_t ignored = write(client->doorbell_fd, &one, sizeof one);
-        (void)ignored;
-    }
+    if (!gr_ring_producer_should_wake(&client->requests)) return 0;
+    uint64_t one = 1;
+    ssize_t ignored = write(client->doorbell_fd, &one, sizeof one);
+    (void)ignored;
+    return 1;
 }
 
 int gr_client_send_raw(gr_client_t *client, int32_t type, const uint8_t *message, size_t length) {
