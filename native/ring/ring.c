@@ -113,8 +113,8 @@ size_t gr_ring_segment_size(uint64_t capacity)
     return capacity_is_valid(capacity) ? (size_t)(GR_RING_DATA_OFFSET + capacity) : 0;
 }
 
-int gr_ring_init(gr_ring_t *ring, void *memory, size_t memory_size, uint64_t capacity,
-                 uint16_t schema_id, uint16_t schema_version, char *error, size_t error_size)
+static int ring_init(gr_ring_t *ring, void *memory, size_t memory_size, uint64_t capacity,
+                     uint16_t schema_id, uint16_t schema_version, int zero_data, char *error, size_t error_size)
 {
     if (ring == NULL || memory == NULL)
         return fail(error, error_size, "ring init: ring and memory must not be NULL");
@@ -131,7 +131,9 @@ int gr_ring_init(gr_ring_t *ring, void *memory, size_t memory_size, uint64_t cap
         return fail(error, error_size, "ring init: memory %p is not 8-byte aligned", memory);
 
     gr_ring_header_t *header = memory;
-    memset(memory, 0, needed);   /* positions 0, flag clear, every data index reads length 0 */
+    /* Positions 0, flag clear; and every data index must read length 0: zeroed here, or
+     * already zero in a fresh segment (gr_ring_init_fresh), whose pages we then never touch. */
+    memset(memory, 0, zero_data ? needed : (size_t)GR_RING_DATA_OFFSET);
     header->layout_version = GR_RING_LAYOUT_VERSION;
     header->sbe_schema_id = schema_id;
     header->sbe_schema_version = schema_version;
@@ -143,6 +145,18 @@ int gr_ring_init(gr_ring_t *ring, void *memory, size_t memory_size, uint64_t cap
 
     fill_view(ring, memory, capacity);
     return 0;
+}
+
+int gr_ring_init(gr_ring_t *ring, void *memory, size_t memory_size, uint64_t capacity,
+                 uint16_t schema_id, uint16_t schema_version, char *error, size_t error_size)
+{
+    return ring_init(ring, memory, memory_size, capacity, schema_id, schema_version, 1, error, error_size);
+}
+
+int gr_ring_init_fresh(gr_ring_t *ring, void *memory, size_t memory_size, uint64_t capacity,
+                       uint16_t schema_id, uint16_t schema_version, char *error, size_t error_size)
+{
+    return ring_init(ring, memory, memory_size, capacity, schema_id, schema_version, 0, error, error_size);
 }
 
 int gr_ring_attach(gr_ring_t *ring, void *memory, size_t memory_size,
@@ -334,6 +348,14 @@ gr_ring_status_t gr_ring_write(gr_ring_t *ring, int32_t type, const void *payloa
         memcpy(destination, payload, length);
     gr_ring_commit(ring, destination);
     return GR_RING_OK;
+}
+
+int gr_ring_check_head(gr_ring_t *ring)
+{
+    if (ring->corrupt)
+        return 0;
+    uint64_t head;
+    return load_head(ring, gr_load_relaxed(&ring->header->tail_position), &head);
 }
 
 size_t gr_ring_free_bytes(const gr_ring_t *ring)

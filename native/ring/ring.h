@@ -129,6 +129,11 @@ size_t gr_ring_segment_size(uint64_t capacity);
  * memory must be 8-aligned (a mapping is). 0, or -1 with a message in error. */
 int gr_ring_init(gr_ring_t *ring, void *memory, size_t memory_size, uint64_t capacity,
                  uint16_t schema_id, uint16_t schema_version, char *error, size_t error_size);
+/* The same for memory known to read as zero (a new shared-memory segment: ftruncate and
+ * fallocate give zero pages): only the header line is written, so no data page is touched
+ * (no time spent zeroing, no memory faulted in) until a record is written there. */
+int gr_ring_init_fresh(gr_ring_t *ring, void *memory, size_t memory_size, uint64_t capacity,
+                       uint16_t schema_id, uint16_t schema_version, char *error, size_t error_size);
 /* The other side: checks magic, layout version, schema id and version, capacity and that
  * the segment fits memory_size, then fills *ring. 0, or -1 with a message naming the field
  * and both values. */
@@ -149,6 +154,10 @@ void gr_ring_commit(gr_ring_t *ring, uint8_t *payload);
 void gr_ring_abort(gr_ring_t *ring, uint8_t *payload);
 /* claim + copy + commit. */
 gr_ring_status_t gr_ring_write(gr_ring_t *ring, int32_t type, const void *payload, size_t length);
+/* Producer: 1 if the consumer's head is one it could hold (head <= tail <= head + capacity);
+ * else marks the ring corrupt and returns 0. Claims check this only when the cached head
+ * says the ring is full; call it when idle to catch a peer that moved head past tail. */
+int gr_ring_check_head(gr_ring_t *ring);
 /* capacity - (tail - head): the bytes not holding unconsumed records. A message whose
  * aligned record fits this may still be FULL at the wrap (the padding needs room too). */
 size_t gr_ring_free_bytes(const gr_ring_t *ring);

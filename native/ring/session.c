@@ -29,6 +29,7 @@ struct gr_rings {
     gr_session_t **sessions;
     size_t count, capacity;
     gr_request_t request;     /* decode scratch, items shared by every session */
+    int corrupt_pending;      /* a ring of some session was found corrupt: the server closes it */
 };
 
 size_t gr_ring_segment_bytes(uint64_t capacity) { return gr_ring_segment_size(capacity); }
@@ -64,10 +65,12 @@ int gr_rings_add_session(gr_rings_t *rings, uint64_t session_id,
     gr_session_t *session = calloc(1, sizeof *session);
     if (!session) { snprintf(error, error_size, "out of memory"); return -1; }
     session->id = session_id;
-    if (gr_ring_init(&session->requests, request_memory, request_memory_size, capacity,
-                     GR_SCHEMA_ID, GR_SCHEMA_VERSION, error, error_size) != 0 ||
-        gr_ring_init(&session->replies, reply_memory, reply_memory_size, capacity,
-                     GR_SCHEMA_ID, GR_SCHEMA_VERSION, error, error_size) != 0) {
+    /* The server hands over new segments, which read as zero: only the headers are written,
+     * so an idle session costs two header pages, not 2 x capacity of zeroing and RSS. */
+    if (gr_ring_init_fresh(&session->requests, request_memory, request_memory_size, capacity,
+                           GR_SCHEMA_ID, GR_SCHEMA_VERSION, error, error_size) != 0 ||
+        gr_ring_init_fresh(&session->replies, reply_memory, reply_memory_size, capacity,
+                           GR_SCHEMA_ID, GR_SCHEMA_VERSION, error, error_size) != 0) {
         free(session);
         return -1;
     }
@@ -115,6 +118,12 @@ void gr_rings_set_session_peer(gr_rings_t *rings, uint64_t session_id, int contr
         snprintf(state->laddr, sizeof state->laddr, "ring");
         snprintf(state->name, sizeof state->name, "%s", name);
     }
+}
+
+/* The client wrote an impossible request record, or moved its reply ring's head where no
+ * consumer could put it: the session is no longer served, and the server closes it. */
+static int session_corrupt(const gr_session_t *session) {
+    return gr_ring_is_corrupt(&session->requests) || gr_ring_is_corrupt(&session->replies);
 }
 
 /* Copy staged replies into the reply ring, as many as fit; wake a sleeping client. */
@@ -176,7 +185,10 @@ int64_t gr_rings_poll(gr_rings_t *rings) {
     gr_db_begin_batch(rings->db);
     for (size_t i = 0; i < rings->count; i++) {
         gr_session_t *session = rings->sessions[i];
-        if (gr_ring_is_corrupt(&session->requests)) continue;   /* waiting for the server to close it */
+        if (session_corrupt(session)) {                         /* waiting for the server to close it */
+            rings->corrupt_pending = 1;
+            continue;
+        }
         if (session->state.kill_requested) continue;            /* CLIENT KILL: likewise */
         if (session->writer.stage_length) flush_replies(session);
         if (session->state.blocked) continue;                   /* its later requests wait */
@@ -187,6 +199,7 @@ int64_t gr_rings_poll(gr_rings_t *rings) {
             executed += (int64_t)n;
             flush_replies(session);
         }
+        if (session_corrupt(session)) rings->corrupt_pending = 1;
     }
     gr_db_end_batch(rings->db);
     return executed;
@@ -210,7 +223,8 @@ int64_t gr_rings_run(gr_rings_t *rings, int64_t spin_ns, int64_t max_ns, int wat
     for (uint32_t pass = 0;; pass++) {
         int64_t n = gr_rings_poll(rings);
         if (n) executed += n;
-        if (rings->db->kills_pending || rings->db->woken_pending) break;   /* the server closes / flushes them */
+        if (rings->db->kills_pending || rings->db->woken_pending || rings->corrupt_pending)
+            break;   /* the server closes / flushes / closes them */
         /* Reading the clock costs ~20 ns; check it every 64 idle passes, or after work. */
         if (n || (pass & 63) == 0) {
             int64_t now = monotonic_ns();
@@ -231,7 +245,10 @@ int gr_rings_prepare_sleep(gr_rings_t *rings) {
     int backlog = 0;
     for (size_t i = 0; i < rings->count; i++) {
         gr_session_t *session = rings->sessions[i];
-        if (gr_ring_is_corrupt(&session->requests)) continue;
+        /* Idle: the moment to look at the reply ring's head too (claims look at it only
+         * when the ring seems full), so a client that corrupted it is closed now. */
+        if (!gr_ring_check_head(&session->replies)) rings->corrupt_pending = 1;
+        if (session_corrupt(session)) continue;
         /* Replies waiting for room: the client frees room without telling us, so sleep short. */
         if (session->writer.stage_length) backlog = 1;
         (void)gr_ring_prepare_sleep(&session->requests);
@@ -249,8 +266,10 @@ void gr_rings_end_sleep(gr_rings_t *rings) {
     for (size_t i = 0; i < rings->count; i++) gr_ring_cancel_sleep(&rings->sessions[i]->requests);
 }
 
-uint64_t gr_rings_corrupt_session(const gr_rings_t *rings) {
+uint64_t gr_rings_corrupt_session(gr_rings_t *rings) {
+    if (!rings->corrupt_pending) return 0;
     for (size_t i = 0; i < rings->count; i++)
-        if (gr_ring_is_corrupt(&rings->sessions[i]->requests)) return rings->sessions[i]->id;
+        if (session_corrupt(rings->sessions[i])) return rings->sessions[i]->id;
+    rings->corrupt_pending = 0;   /* every corrupt session has been closed */
     return 0;
 }

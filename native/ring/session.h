@@ -52,9 +52,11 @@ int64_t gr_rings_run(gr_rings_t *rings, int64_t spin_ns, int64_t max_ns, int wat
  * some replies wait for room in a reply ring (sleep briefly); 0: work arrived. */
 int gr_rings_prepare_sleep(gr_rings_t *rings);
 void gr_rings_end_sleep(gr_rings_t *rings);
-/* A session whose client wrote an impossible record (the ring marks itself corrupt) is no
- * longer read; this returns its id (0 if none) so the server can close it. */
-uint64_t gr_rings_corrupt_session(const gr_rings_t *rings);
+/* A session whose client wrote an impossible request record or moved its reply ring's head
+ * past the tail (the ring marks itself corrupt) is no longer served; this returns its id (0
+ * if none) so the server can close it. Costs nothing until a corruption was seen; then
+ * gr_rings_run returns at once so the server closes the session promptly. */
+uint64_t gr_rings_corrupt_session(gr_rings_t *rings);
 /* cffi-cdef-end */
 
 #endif
