@@ -234,8 +234,11 @@ def command_table() -> list[dict]:
 class Segment:
     """One POSIX shared-memory segment (posix_ipc), mapped, with a C pointer to it.
 
-    The server creates segments (mode 0600, O_CREX); the client opens them by name. Either
-    side unlinks the name once both have mapped it, so nothing is left in /dev/shm.
+    The server creates segments (mode 0600, O_CREX) and reserves every page with
+    posix_fallocate before mapping, so a full /dev/shm is an OSError here (ENOSPC), never a
+    SIGBUS on first touch; a creation that fails at any step unlinks what it made. The client
+    opens them by name. Either side unlinks the name once both have mapped it, so nothing is
+    left in /dev/shm.
     """
 
     def __init__(self, name: str, size: int = 0, create: bool = False):
@@ -245,17 +248,26 @@ class Segment:
         import posix_ipc
 
         self.name = name
+        self.map = None
         if create:
-            shm = posix_ipc.SharedMemory(name, posix_ipc.O_CREX, mode=0o600, size=size)
-            os.fchmod(shm.fd, 0o600)
+            shm = posix_ipc.SharedMemory(name, posix_ipc.O_CREX, mode=0o600)
+            try:
+                os.fchmod(shm.fd, 0o600)
+                os.posix_fallocate(shm.fd, 0, size)     # every page now, or ENOSPC now
+                self.map = mmap.mmap(shm.fd, size)
+            except BaseException:
+                shm.close_fd()
+                self.unlink()
+                raise
+            shm.close_fd()
         else:
             shm = posix_ipc.SharedMemory(name)
             size = shm.size
-        try:
-            self.size = size
-            self.map = mmap.mmap(shm.fd, size)
-        finally:
-            shm.close_fd()
+            try:
+                self.map = mmap.mmap(shm.fd, size)
+            finally:
+                shm.close_fd()
+        self.size = size
         self.pointer = ffi.from_buffer(self.map)
 
     def unlink(self) -> None:

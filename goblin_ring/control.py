@@ -4,12 +4,15 @@ The control socket carries framed SBE messages: a little-endian u32 length, then
 message (AttachRequest, AttachReply, AttachConfirm from schema/goblin.xml). The reply to
 an attach also carries the session's eventfd doorbell as SCM_RIGHTS ancillary data.
 Segment names are /goblin-<name>-<server pid>-<session id>-req|rep, so a restarting server
-can sweep whatever a crashed one of the same name left in /dev/shm.
+can sweep whatever a crashed one of the same name left in /dev/shm: parse_segment_name reads
+a name back from its end (pid and session id are digits, names may contain '-'), so a sweep
+matches its own name exactly and never a longer name that starts with it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import socket
 import struct
 from pathlib import Path
@@ -34,6 +37,15 @@ def socket_path(runtime_dir: Path, name: str) -> Path:
 
 def segment_prefix(name: str) -> str:
     return f"goblin-{name}-"
+
+
+SEGMENT_NAME = re.compile(r"^goblin-(?P<name>.+)-(?P<pid>[0-9]+)-(?P<session>[0-9]+)-(?:req|rep)$")
+
+
+def parse_segment_name(entry: str) -> tuple[str, int] | None:
+    """(server name, server pid) of a /dev/shm entry named by segment_names, else None."""
+    match = SEGMENT_NAME.match(entry)
+    return (match["name"], int(match["pid"])) if match else None
 
 
 def segment_names(name: str, server_pid: int, session_id: int) -> tuple[str, str]:

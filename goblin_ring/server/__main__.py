@@ -9,12 +9,13 @@ from .loop import run
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit 2 with one line on stderr for anything the user can fix (flags, runtime dir, a
+    port in use); the server's own exit is 0."""
     try:
-        config = config_from_args(argv)
+        return run(config_from_args(argv))
     except ConfigError as error:
         print(f"goblin-ring-server: {error}", file=sys.stderr)
         return 2
-    return run(config)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """config.py — the server's command line and the embedded default configuration.
 
 Every flag has a default, so `goblin-ring-server` with no arguments is a working server:
-name `goblin`, RESP on 127.0.0.1:6379, rings of 2 MiB, adaptive polling, segmented lists.
+name `goblin`, RESP on 127.0.0.1:6379, rings of 2 MiB (and no larger for any client unless
+--max-ring-size says so), adaptive polling, segmented lists.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class ServerConfig:
     server_core: int | None = None
     poll: str = "adaptive"
     ring_size: int = DEFAULT_RING_SIZE
+    max_ring_size: int | None = None     # the most a client may ask for; None: ring_size
     spin_us: int = 200
     requirepass: str = ""
     protected_mode: bool = True
@@ -56,6 +58,13 @@ class ServerConfig:
         size = self.ring_size
         if size < MIN_RING_SIZE or size > MAX_RING_SIZE or size & (size - 1):
             raise ConfigError(f"--ring-size {size}: a power of two from {MIN_RING_SIZE} to {MAX_RING_SIZE}")
+        if self.max_ring_size is None:
+            self.max_ring_size = size
+        top = self.max_ring_size
+        if top < MIN_RING_SIZE or top > MAX_RING_SIZE or top & (top - 1):
+            raise ConfigError(f"--max-ring-size {top}: a power of two from {MIN_RING_SIZE} to {MAX_RING_SIZE}")
+        if top < size:
+            raise ConfigError(f"--max-ring-size {top} is smaller than --ring-size {size}")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"--port {self.port}: 0 (disabled) to 65535")
         if len(self.requirepass) > 255 or any(c in self.requirepass for c in "\0\r\n"):
@@ -72,16 +81,32 @@ class ServerConfig:
 
 
 def prepare_runtime_dir(path: str | os.PathLike | None) -> Path:
-    """Create the runtime directory 0700, or check an existing one is ours and private."""
+    """Create the runtime directory 0700, or check an existing one is ours, real and private.
+    Every refusal is a ConfigError with a one-line reason (the server exits 2 with it)."""
     directory = Path(path) if path else default_runtime_dir()
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    info = directory.lstat()
+    try:
+        info = directory.lstat()
+    except FileNotFoundError:
+        try:
+            directory.mkdir(mode=0o700, parents=True)
+        except FileExistsError:
+            pass                          # created meanwhile: checked below like any other
+        except OSError as error:
+            raise ConfigError(f"runtime dir {directory} cannot be created: {error.strerror}") from None
+        info = directory.lstat()
+    except OSError as error:
+        raise ConfigError(f"runtime dir {directory} cannot be examined: {error.strerror}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise ConfigError(f"runtime dir {directory} is a symbolic link; give a real directory (--runtime-dir)")
     if not stat.S_ISDIR(info.st_mode):
-        raise ConfigError(f"runtime dir {directory} is not a directory")
+        raise ConfigError(f"runtime dir {directory} is not a directory (--runtime-dir)")
     if info.st_uid != os.getuid():
-        raise ConfigError(f"runtime dir {directory} belongs to uid {info.st_uid}, not {os.getuid()}")
+        raise ConfigError(f"runtime dir {directory} belongs to uid {info.st_uid}, not {os.getuid()} (--runtime-dir)")
     if stat.S_IMODE(info.st_mode) != 0o700:
-        os.chmod(directory, 0o700)
+        try:
+            os.chmod(directory, 0o700)
+        except OSError as error:
+            raise ConfigError(f"runtime dir {directory} cannot be made private (0700): {error.strerror}") from None
     return directory
 
 
@@ -110,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="busy: spin on the rings (use with --server-core); adaptive: spin, then sleep")
     parser.add_argument("--ring-size", type=parse_size, default=DEFAULT_RING_SIZE,
                         help="bytes per ring, a power of two (default: 2MiB)")
+    parser.add_argument("--max-ring-size", type=parse_size, default=None,
+                        help="the largest ring a client may ask for at attach; larger asks are refused "
+                             "(default: --ring-size)")
     parser.add_argument("--spin-us", type=int, default=200,
                         help="adaptive mode: microseconds of idle spinning before sleeping (default: 200)")
     parser.add_argument("--requirepass", default=os.environ.get("GOBLIN_REQUIREPASS", ""),
@@ -131,7 +159,8 @@ def config_from_args(argv: list[str] | None = None) -> ServerConfig:
         name=arguments.name, runtime_dir=arguments.runtime_dir, bind=arguments.bind,
         port=arguments.port, unixsocket=arguments.unixsocket,
         list_implementation=arguments.list_implementation, server_core=arguments.server_core,
-        poll=arguments.poll, ring_size=arguments.ring_size, spin_us=arguments.spin_us,
+        poll=arguments.poll, ring_size=arguments.ring_size, max_ring_size=arguments.max_ring_size,
+        spin_us=arguments.spin_us,
         requirepass=arguments.requirepass, protected_mode=arguments.protected_mode == "yes",
         maxclients=arguments.maxclients, timeout=arguments.timeout, maxmemory=arguments.maxmemory)
     config.validate()

@@ -3,9 +3,11 @@
 Python keeps what is per process or per ring session, never per request:
   * start-up: the runtime dir, the control socket, the RESP listeners (bound here, then
     handed to C), maxclients fitted to the descriptor limit (as Redis does, with a log line);
-  * the control socket: accept, the attach handshake (create both segments, the eventfd
-    doorbell, reply with the names and the fd), AttachConfirm (unlink the names), EOF
-    (free the session);
+  * the control socket: accept (EMFILE refuses the waiting client through a spare
+    descriptor), the attach handshake (check the ask against --max-ring-size and maxclients,
+    have segments.py's worker create both segments off this thread, then the eventfd doorbell
+    and the reply with the names and the fd), AttachConfirm (unlink the names), EOF (free the
+    session; the worker unmaps its segments);
   * signals and the cron (active expiry, idle clients, stats), ten times a second.
 Everything else runs in `ServingLoop.run` (native/server/server.h): RESP accept, read,
 parse, execute and write, the ring drain, blocked-client timeouts, CLIENT KILL, the output
@@ -17,6 +19,7 @@ and sleeps in epoll, where a client's doorbell or a socket wakes it. Busy pollin
 
 from __future__ import annotations
 
+import errno
 import os
 import resource
 import secrets
@@ -30,11 +33,18 @@ from pathlib import Path
 
 from .. import __version__, _native, control
 from ..errors import CodecError
-from .config import ServerConfig, prepare_runtime_dir
+from .config import ConfigError, ServerConfig, prepare_runtime_dir
+from .segments import Created, SegmentWorker
 
 CRON_INTERVAL_S = 0.1        # active expiry and idle rehash, ten times a second (Redis's hz 10)
 CRON_BUDGET_US = 1000        # at most this long per cron
 RESERVED_FDS = 32            # Redis's CONFIG_MIN_RESERVED_FDS: descriptors kept for everything but clients
+ACCEPT_PAUSE_S = 0.1        # descriptors exhausted: the control listener rests this long
+ACCEPT_LOG_INTERVAL_S = 10  # ... and says so at most this often
+
+
+class StartupError(ConfigError):
+    """The server cannot start here (port in use, socket path unusable): one line, exit 2."""
 
 
 def log(message: str) -> None:
@@ -52,6 +62,9 @@ class Session:
     requests: _native.Segment | None = None
     replies: _native.Segment | None = None
     doorbell: int = -1
+    capacity: int = 0
+    names: tuple[str, str] = ("", "")
+    attaching: bool = False      # its segments are being created by the worker
     attached: bool = False
     confirmed: bool = False
 
@@ -79,6 +92,14 @@ class Server:
         self.listeners: list[socket.socket] = []
         self.stopping = False
         self.control_socket: socket.socket | None = None
+        self.control_paused_until = 0.0     # monotonic time the control listener resumes, if paused
+        self.accept_failures = 0            # refused for want of descriptors since the last log line
+        self.accept_logged_at = -ACCEPT_LOG_INTERVAL_S
+        self.spare_fd = -1                  # given up to accept-and-refuse when descriptors run out
+        self.attaching = 0                  # sessions whose segments the worker is creating
+        self.segment_worker: SegmentWorker | None = None
+        self.unix_listening = False
+        self.started = False
 
     # ---- lifecycle -----------------------------------------------------------------
 
@@ -89,9 +110,23 @@ class Server:
         self._open_control_socket()
         self._sweep_segments()
         if self.config.port:
-            self._listen_tcp(self.config.bind, self.config.port)
+            try:
+                self._listen_tcp(self.config.bind, self.config.port)
+            except OSError as error:
+                if error.errno == errno.EADDRINUSE:
+                    raise StartupError(f"port {self.config.port} on {self.config.bind} is already in use; "
+                                       f"choose another with --port (or --port 0 for no TCP)") from None
+                raise StartupError(f"cannot listen on {self.config.bind}:{self.config.port}: "
+                                   f"{error.strerror or error}") from None
         if self.config.unixsocket:
-            self._listen_unix(self.config.unixsocket)
+            try:
+                self._listen_unix(self.config.unixsocket)
+            except OSError as error:
+                raise StartupError(f"cannot listen on --unixsocket {self.config.unixsocket}: "
+                                   f"{error.strerror or error}") from None
+        self.segment_worker = SegmentWorker()
+        self.selector.register(self.segment_worker.wakeup, selectors.EVENT_READ, ("segments", None))
+        self.spare_fd = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
         database = self.database
         database.set_info("version", __version__)
         database.set_info("name", self.config.name)
@@ -103,8 +138,9 @@ class Server:
         database.set_info("ring_capacity", self.config.ring_size)
         log(f"started: name={self.config.name} control={self.socket_path} "
             f"resp={'%s:%d' % (self.config.bind, self.config.port) if self.config.port else 'off'} "
-            f"poll={self.config.poll} ring_size={self.config.ring_size} "
+            f"poll={self.config.poll} ring_size={self.config.ring_size} max_ring_size={self.config.max_ring_size} "
             f"core={self.config.server_core if self.config.server_core is not None else 'any'}")
+        self.started = True
 
     def _fit_maxclients_to_descriptors(self) -> None:
         """Redis's adjustOpenFilesLimit: raise the descriptor limit to maxclients plus the
@@ -147,12 +183,15 @@ class Server:
                 path.unlink()               # stale: its server is gone
             else:
                 probe.close()
-                raise SystemExit(f"goblin-ring-server: a server named {self.config.name!r} "
-                                 f"is already running ({path})")
+                raise StartupError(f"a server named {self.config.name!r} is already running ({path}); "
+                                   f"choose another --name")
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old_umask = os.umask(0o177)         # the socket is created 0600
         try:
             sock.bind(str(path))
+        except OSError as error:
+            sock.close()
+            raise StartupError(f"cannot create the control socket {path}: {error.strerror or error}") from None
         finally:
             os.umask(old_umask)
         os.chmod(path, 0o600)
@@ -162,26 +201,33 @@ class Server:
         self.selector.register(sock, selectors.EVENT_READ, ("control-listener", None))
 
     def _sweep_segments(self) -> None:
-        """Unlink segments a crashed server of this name left behind (we hold the name now)."""
-        prefix = control.segment_prefix(self.config.name)
+        """Unlink segments a crashed server of exactly this name left behind: the name read
+        back from the segment's must equal ours (not merely start with it: 'probe' must not
+        sweep 'probe-b'), and the server pid in it must be dead."""
         swept = 0
         if control.SHM_DIR.is_dir():
             for entry in control.SHM_DIR.iterdir():
-                if entry.name.startswith(prefix):
-                    try:
-                        entry.unlink()
-                        swept += 1
-                    except OSError:
-                        pass
+                parsed = control.parse_segment_name(entry.name)
+                if parsed is None or parsed[0] != self.config.name or process_alive(parsed[1]):
+                    continue
+                try:
+                    entry.unlink()
+                    swept += 1
+                except OSError:
+                    pass
         if swept:
-            log(f"swept {swept} stale segment(s) named {prefix}*")
+            log(f"swept {swept} stale segment(s) of dead servers named {self.config.name!r}")
 
     def _listen_tcp(self, host: str, port: int) -> None:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(511)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((host, port))
+            sock.listen(511)
+        except OSError:
+            sock.close()
+            raise
         sock.setblocking(False)
         self.listeners.append(sock)
         self.serving.add_listener(sock)
@@ -193,34 +239,46 @@ class Server:
         old_umask = os.umask(0o177)
         try:
             sock.bind(path)
+            os.chmod(path, 0o600)
+            sock.listen(511)
+        except OSError:
+            sock.close()
+            raise
         finally:
             os.umask(old_umask)
-        os.chmod(path, 0o600)
-        sock.listen(511)
         sock.setblocking(False)
         self.listeners.append(sock)
+        self.unix_listening = True
         self.serving.add_listener(sock)
 
     def request_stop(self, signum: int, _frame) -> None:
         self.stopping = True
 
-    def shutdown(self) -> None:
+    def shutdown(self, quiet: bool = False) -> None:
         for session in list(self.sessions.values()):
             self._close_session(session, "server shutting down")
         self.serving.close()            # every RESP connection
         for sock in self.listeners:
             sock.close()
-        if self.config.unixsocket and os.path.exists(self.config.unixsocket):
+        if self.unix_listening and os.path.exists(self.config.unixsocket):
             os.unlink(self.config.unixsocket)
         if self.control_socket is not None:
-            self.selector.unregister(self.control_socket)
+            if self.control_paused_until == 0.0:
+                self.selector.unregister(self.control_socket)
             self.control_socket.close()
             try:
                 self.socket_path.unlink()
             except FileNotFoundError:
                 pass
+        if self.segment_worker is not None:
+            self.selector.unregister(self.segment_worker.wakeup)
+            self.segment_worker.close()         # every segment unlinked and unmapped
+            self.segment_worker = None
+        if self.spare_fd >= 0:
+            os.close(self.spare_fd)
         self.selector.close()
-        log("stopped")
+        if not quiet:
+            log("stopped")
 
     # ---- the loop -------------------------------------------------------------------
 
@@ -233,6 +291,8 @@ class Server:
             if (now := time.monotonic()) >= next_cron:
                 self.database.cron(CRON_BUDGET_US)
                 next_cron = now + CRON_INTERVAL_S
+            if self.control_paused_until and now >= self.control_paused_until:
+                self._resume_control_accept()
             reasons = serving.run(max(0, int((next_cron - now) * 1e9)), spin_ns, busy)
             if reasons & serving.LOG:
                 for line in serving.take_log():
@@ -246,12 +306,15 @@ class Server:
                         self._serve_control(owner)
                     elif kind == "control-listener":
                         self._accept_control()
+                    elif kind == "segments":
+                        for created in self.segment_worker.completed():
+                            self._finish_attach(created)
             if reasons & serving.SESSIONS:
                 while killed := serving.take_killed_session():
                     if (session := self.sessions.get(killed)) is not None:
                         self._close_session(session, "killed by CLIENT KILL")
                 while (corrupt := self.rings.corrupt_session()) and corrupt in self.sessions:
-                    self._close_session(self.sessions[corrupt], "corrupt request ring")
+                    self._close_session(self.sessions[corrupt], "corrupt ring (impossible record or reply-ring head)")
 
     # ---- ring sessions ------------------------------------------------------------------
 
@@ -260,6 +323,15 @@ class Server:
             try:
                 sock, _ = self.control_socket.accept()
             except BlockingIOError:
+                return
+            except OSError as error:
+                if error.errno in (errno.ECONNABORTED, errno.EINTR, errno.EPROTO):
+                    continue
+                if error.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    if not self._refuse_without_descriptors(error):
+                        return
+                    continue
+                log(f"control socket accept failed: {error}")
                 return
             sock.setblocking(False)
             session = Session(self.serving.next_client_id(), sock)
@@ -288,7 +360,7 @@ class Server:
     def _handle_control_message(self, session: Session, message: bytes) -> None:
         attach = _native.decode_attach(message)
         template = attach["template_id"]
-        if template == _native.lib.GR_T_ATTACH and not session.attached:
+        if template == _native.lib.GR_T_ATTACH and not session.attached and not session.attaching:
             self._attach(session, attach)
         elif template == _native.lib.GR_T_ATTACH_CONFIRM and session.attached and not session.confirmed:
             session.confirmed = True
@@ -298,6 +370,7 @@ class Server:
             raise ValueError(f"unexpected control message (template {template})")
 
     def _attach(self, session: Session, attach: dict) -> None:
+        """Check the ask, then have the worker create the segments; _finish_attach replies."""
         session.client_pid = attach["pid"]
         session.client_name = attach["client_name"].decode(errors="replace")
         if attach["protocol_version"] != control.PROTOCOL_VERSION:
@@ -308,20 +381,46 @@ class Server:
         if capacity < 4096 or capacity > (1 << 30) or capacity & (capacity - 1):
             self._refuse(session, 11, f"ring capacity {capacity} must be a power of two from 4096 to 1 GiB")
             return
-        request_name, reply_name = control.segment_names(self.config.name, os.getpid(), session.session_id)
-        size = _native.ring_segment_bytes(capacity)
+        if capacity > self.config.max_ring_size:
+            self._refuse(session, 11, f"ring capacity {capacity} is larger than this server allows "
+                                      f"(--max-ring-size {self.config.max_ring_size})")
+            return
+        if self._client_count() >= self.database.config_number("maxclients"):
+            self.database.count_connection(rejected=True)
+            self._refuse(session, 1, "ERR max number of clients reached")
+            return
+        session.capacity = capacity
+        session.names = control.segment_names(self.config.name, os.getpid(), session.session_id)
+        session.attaching = True
+        self.attaching += 1
+        self.segment_worker.create(session.session_id, session.names,
+                                   _native.ring_segment_bytes(capacity))
+
+    def _finish_attach(self, created: Created) -> None:
+        session = self.sessions.get(created.session_id)
+        if session is None or not session.attaching:    # the client left meanwhile
+            if created.segments:
+                self.segment_worker.release(*created.segments)
+            return
+        session.attaching = False
+        self.attaching -= 1
+        if created.segments is None:
+            self._refuse(session, created.error_code, created.error)
+            return
+        session.requests, session.replies = created.segments
+        capacity = session.capacity
+        request_name, reply_name = session.names
         try:
-            session.requests = _native.Segment(request_name, size, create=True)
-            session.replies = _native.Segment(reply_name, size, create=True)
             session.doorbell = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
             self.rings.add(session.session_id, session.requests, session.replies, capacity)
+            session.attached = True
             self.rings.set_peer(session.session_id, session.sock.fileno(), session.client_pid,
                                 f"ring:pid={session.client_pid}", session.client_name)
             self.database.count_connection(rejected=False)
         except Exception as error:  # noqa: BLE001 - any failure refuses this client only
-            self._refuse(session, 1, f"could not create the session's rings: {error}")
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+            self._refuse(session, 1, f"could not create the session's rings: {reason}")
             return
-        session.attached = True
         self.serving.watch_doorbell(session.doorbell)
         reply = _native.encode_attach(
             _native.lib.GR_T_ATTACH_REPLY, protocol_version=control.PROTOCOL_VERSION,
@@ -336,6 +435,55 @@ class Server:
         log(f"session {session.session_id} attached: pid={session.client_pid} "
             f"name={session.client_name or '-'} ring={capacity}")
 
+    def _client_count(self) -> int:
+        """What maxclients limits: RESP clients, attached ring sessions and attaches under way."""
+        return self.serving.resp_clients() + self.rings.count() + self.attaching
+
+    def _refuse_without_descriptors(self, error: OSError) -> bool:
+        """accept failed for want of descriptors: give up the spare one to accept the oldest
+        waiting client and tell it why (instead of leaving it hanging), as Redis does with its
+        reserved descriptor. If even that fails, rest the listener (no spinning on a
+        level-triggered listener). Logged at most every ACCEPT_LOG_INTERVAL_S seconds.
+        True: one client was refused, try the next."""
+        self.accept_failures += 1
+        now = time.monotonic()
+        if now - self.accept_logged_at >= ACCEPT_LOG_INTERVAL_S:
+            log(f"control socket: out of file descriptors ({errno.errorcode.get(error.errno, error.errno)}); "
+                f"{self.accept_failures} attach(es) refused since the last report")
+            self.accept_logged_at, self.accept_failures = now, 0
+        if self.spare_fd >= 0:
+            os.close(self.spare_fd)
+            self.spare_fd = -1
+            try:
+                sock, _ = self.control_socket.accept()
+            except OSError:
+                sock = None
+            if sock is not None:
+                message = f"the server is out of file descriptors ({errno.errorcode.get(error.errno, '')})"
+                reply = _native.encode_attach(_native.lib.GR_T_ATTACH_REPLY,
+                                              protocol_version=control.PROTOCOL_VERSION,
+                                              error_code=1, error_message=message.encode())
+                try:
+                    sock.setblocking(False)
+                    sock.send(control.frame(reply))
+                    sock.recv(control.MAX_CONTROL_FRAME)     # read what it sent: close without RST
+                except OSError:
+                    pass
+                sock.close()
+            try:
+                self.spare_fd = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                pass
+            if sock is not None:
+                return True
+        self.selector.unregister(self.control_socket)
+        self.control_paused_until = now + ACCEPT_PAUSE_S
+        return False
+
+    def _resume_control_accept(self) -> None:
+        self.control_paused_until = 0.0
+        self.selector.register(self.control_socket, selectors.EVENT_READ, ("control-listener", None))
+
     def _refuse(self, session: Session, code: int, message: str) -> None:
         reply = _native.encode_attach(_native.lib.GR_T_ATTACH_REPLY, protocol_version=control.PROTOCOL_VERSION,
                                       error_code=code, error_message=message.encode())
@@ -348,12 +496,13 @@ class Server:
     def _close_session(self, session: Session, why: str) -> None:
         if self.sessions.pop(session.session_id, None) is None:
             return
+        if session.attaching:
+            self.attaching -= 1         # the worker's segments are released when they come back
+            session.attaching = False
         if session.attached:
             self.rings.remove(session.session_id)   # C stops touching the memory first
-        for segment in (session.requests, session.replies):
-            if segment is not None:
-                segment.unlink()
-                segment.close()
+        self.segment_worker.release(session.requests, session.replies)
+        session.requests = session.replies = None
         if session.doorbell >= 0:
             self.serving.unwatch_doorbell(session.doorbell)
             os.close(session.doorbell)
@@ -364,13 +513,29 @@ class Server:
         session.sock.close()
         log(f"session {session.session_id} closed: {why}")
 
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (ours or another user's)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def run(config: ServerConfig) -> int:
+    """Serve until SIGTERM/SIGINT. A ConfigError (StartupError) leaves nothing behind and is
+    the caller's one-line error."""
     server = Server(config)
     signal.signal(signal.SIGTERM, server.request_stop)
     signal.signal(signal.SIGINT, server.request_stop)
-    server.start()
     try:
+        server.start()
         server.serve_forever()
     finally:
-        server.shutdown()
+        server.shutdown(quiet=not server.started)
     return 0
