@@ -256,6 +256,20 @@ def markdown(results: list[dict], meta: dict) -> str:
                 for goal in goals:
                     value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}x"
                     lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
+            if result.get("idle"):
+                from .scenarios import idle_targets
+                lines += ["", "Idle: one PING after the server sat idle (adaptive mode sleeps after --spin-us); "
+                          "microseconds.", "", "| column | idle | p50 us | p90 us | p99 us |", "|---|---|---|---|---|"]
+                for row in result["idle"]:
+                    if row["status"] == "ok":
+                        lines.append(f"| {row['column']} | {row['idle_ms']} ms | {row['p50_us']:.1f} | "
+                                     f"{row['p90_us']:.1f} | {row['p99_us']:.1f} |")
+                goals = idle_targets(result)
+                if goals:
+                    lines += ["", "Targets (measured in this run):", ""]
+                    for goal in goals:
+                        lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — "
+                                     f"{goal['ratio']:.2f}{goal.get('unit', 'x')}")
         else:
             lines += ["Pipeline depth 1; microseconds per RPUSH.", ""]
             lines += latency_table(result, "rpush")
@@ -270,7 +284,7 @@ def markdown(results: list[dict], meta: dict) -> str:
 def to_json(results: list[dict], meta: dict) -> dict:
     rows, memory, checks = [], [], []
     for result in results:
-        rows += result["rows"] + result.get("wake", [])
+        rows += result["rows"] + result.get("wake", []) + result.get("idle", [])
         memory += result["memory"]
         checks += [{"scenario": result["scenario"], **c} for c in result["checks"]]
     meta = {**meta, "other_cpu": [load for result in results for load in result.get("load", [])]}
@@ -283,6 +297,9 @@ def to_json(results: list[dict], meta: dict) -> dict:
     if any(r["scenario"] == "client" for r in results):
         from .client_rows import client_targets
         targets_seen += [t for r in results if r["scenario"] == "client" for t in client_targets(r)]
+    if any(r["scenario"] == "pingpong" for r in results):
+        from .scenarios import idle_targets
+        targets_seen += [t for r in results if r["scenario"] == "pingpong" for t in idle_targets(r)]
     if targets_seen:
         document["targets"] = targets_seen
     return document
@@ -297,7 +314,7 @@ def write_csv(path: str, results: list[dict]) -> None:
         writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS, extrasaction="ignore")
         writer.writeheader()
         for result in results:
-            writer.writerows(result["rows"])
+            writer.writerows(result["rows"] + result.get("idle", []))
 
 
 def write_plot(path: str, results: list[dict]) -> str:

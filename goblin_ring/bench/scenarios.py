@@ -341,10 +341,47 @@ def _latency_row(scenario: str, column: Column, operation: str, latencies, repli
     return row
 
 
+IDLE_PAUSES_MS = (1, 10)
+
+
+def _idle_rows(column: Column, ping: Callable, samples: int) -> list[dict]:
+    """The `idle` rows: a PING after the server has been idle for 1 ms and 10 ms, so that an
+    adaptive server has gone to sleep (issue 15: the wake-up, not the steady state)."""
+    rows = []
+    for pause_ms in IDLE_PAUSES_MS:
+        latencies = numpy.empty(samples, dtype=numpy.int64)
+        good = 0
+        for i in range(samples):
+            time.sleep(pause_ms / 1000)
+            start = time.perf_counter_ns()
+            if ping():
+                good += 1
+            latencies[i] = time.perf_counter_ns() - start
+        row = _latency_row("pingpong", column, f"PING after {pause_ms} ms idle", latencies, good, samples)
+        row["idle_ms"] = pause_ms
+        rows.append(row)
+    return rows
+
+
+def idle_targets(result: dict) -> list[dict]:
+    """Issue 15: a ring PING after 10 ms idle (adaptive server) has p50 <= 50 us and below RESP's."""
+    rows = {row["column"]: row for row in result.get("idle", []) if row.get("idle_ms") == 10 and row["status"] == "ok"}
+    ring, resp = rows.get("goblin-ring call"), rows.get("goblin-resp")
+    if ring is None:
+        return []
+    goals = [{"target": "ring PING after 10 ms idle: p50 <= 50 us", "ratio": ring["p50_us"], "unit": " us",
+              "met": ring["p50_us"] <= 50}]
+    if resp is not None:
+        goals.append({"target": "ring PING after 10 ms idle: p50 below goblin-resp's (ring / resp)",
+                      "ratio": ring["p50_us"] / resp["p50_us"], "met": ring["p50_us"] < resp["p50_us"]})
+    return goals
+
+
 def pingpong(method: Method, engines: list[str], progress: Callable) -> dict:
     n = method.n
     out: dict[str, Any] = {"scenario": "pingpong", "columns": [], "rows": [], "memory": [], "checks": [],
-                           "notes": [], "versions": {}, "load": [], "clients": method.clients}
+                           "notes": [], "versions": {}, "load": [], "clients": method.clients, "idle": []}
+    idle_samples = 50 if method.quick else 300
     leftovers: list[str] = []
     many = (f"PING, {method.clients} clients one in flight (redis-benchmark -c {method.clients} -P 1)"
             if method.clients > 1 else "")
@@ -411,6 +448,14 @@ def pingpong(method: Method, engines: list[str], progress: Callable) -> dict:
             out["rows"].append(_latency_row("pingpong", column, operation, latencies, replies, n))
             out["checks"].append({"column": column.name, "check": "every ping answered PONG",
                                   "ok": replies == n, "detail": f"{replies} of {n}"})
+        if column.engine != "goblin-ring-native":
+            # A server of its own, never pinned: a pinned goblin busy-polls and never sleeps,
+            # and the row is about the default adaptive mode's wake-up.
+            progress(f"pingpong {column.name}: PING after {' and '.join(map(str, IDLE_PAUSES_MS))} ms idle")
+            with open_session(column, None, leftovers, []) as session:
+                client = session.ring if column.over_ring else session.admin
+                _timed_calls(client.ping, 100)
+                out["idle"] += _idle_rows(column, client.ping, idle_samples)
     out["checks"].append({"column": "all", "check": "nothing left in /dev/shm", "ok": not leftovers,
                           "detail": ", ".join(leftovers) or "none"})
     progress.done()
