@@ -617,6 +617,40 @@ static void test_an_impossible_record_marks_the_ring_corrupt_and_is_not_followed
     free(memory);
 }
 
+static void test_a_head_past_the_tail_is_caught_by_the_producers_idle_check(void)
+{
+    gr_ring_t ring;
+    void *memory = new_ring(&ring, SMALL);
+    CHECK(write_pattern(&ring, 1, 100) == GR_RING_OK, "a write");
+    CHECK(gr_ring_check_head(&ring) == 1 && !gr_ring_is_corrupt(&ring), "a head the consumer could hold");
+    ring.header->head_position = 1u << 20;     /* the peer moved it past the tail */
+    CHECK(gr_ring_check_head(&ring) == 0 && gr_ring_is_corrupt(&ring), "caught without a claim");
+    CHECK(gr_ring_write(&ring, 1, NULL, 0) == GR_RING_INVALID, "and no more writes");
+    free(memory);
+}
+
+static void test_fresh_init_writes_only_the_header_of_zeroed_memory(void)
+{
+    const size_t size = gr_ring_segment_size(SMALL);
+    uint8_t *memory = new_segment(SMALL);
+    memset(memory, 0xAB, GR_RING_DATA_OFFSET);     /* a stale header: rewritten */
+    memset(memory + GR_RING_DATA_OFFSET, 0, SMALL);
+    memory[size - 1] = 0x5A;                       /* a data byte: left alone (not zeroed) */
+    gr_ring_t ring, peer;
+    char error[256];
+    CHECK(gr_ring_init_fresh(&ring, memory, size, SMALL, SCHEMA_ID, SCHEMA_VERSION, error, sizeof error) == 0,
+          "%s", error);
+    CHECK(memory[size - 1] == 0x5A, "data untouched");
+    CHECK(head_of(&ring) == 0 && ring.header->tail_position == 0 && ring.header->consumer_sleeping == 0,
+          "positions and flag zeroed");
+    CHECK(gr_ring_attach(&peer, memory, size, SCHEMA_ID, SCHEMA_VERSION, error, sizeof error) == 0, "%s", error);
+    memory[size - 1] = 0;
+    CHECK(write_pattern(&ring, 3, 200) == GR_RING_OK, "write");
+    collector_t c = {0};
+    CHECK(gr_ring_read(&peer, collect, &c, 0) == 1 && c.calls == 1, "read back through the attached view");
+    free(memory);
+}
+
 /* ---- two processes, both directions, many wraps, futex sleeps ---- */
 
 #define STRESS_CAPACITY GR_RING_DEFAULT_CAPACITY
@@ -907,6 +941,8 @@ int main(int argc, char **argv)
     test_a_type_of_zero_or_below_is_refused();
     test_the_sleeper_protocol_in_one_process();
     test_an_impossible_record_marks_the_ring_corrupt_and_is_not_followed();
+    test_a_head_past_the_tail_is_caught_by_the_producers_idle_check();
+    test_fresh_init_writes_only_the_header_of_zeroed_memory();
     test_two_processes_stream_both_ways_with_every_message_checked(messages);
 
     return checks_report();
