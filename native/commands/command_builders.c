@@ -206,7 +206,8 @@ static int timeout_or_reply(parse_context_t *ctx, size_t i) {
         text[length] = '\0';
         seconds = strtod(text, &end);
     }
-    if (!end || *end || length == 0 || isspace((unsigned char)text[0])) {
+    /* end must reach the argument's own end: "0.1\0x" stops strtod at the NUL, not at *end. */
+    if (!end || end != text + length || length == 0 || isspace((unsigned char)text[0])) {
         fail(ctx, GR_ERR_GENERIC, "ERR timeout is not a float or out of range");
         return -1;
     }
