@@ -336,27 +336,6 @@ class Database:
     def config_number(self, name: str) -> int:
         return lib.gr_db_config_number(self.pointer, name.encode())
 
-    def accepts_peer(self, is_loopback: bool) -> bool:
-        """Protected mode: may a client from this kind of address be served?"""
-        return bool(lib.gr_db_accepts_peer(self.pointer, int(is_loopback)))
-
-    def take_woken(self) -> int:
-        """The id of a RESP connection whose blocking command was just answered, or 0."""
-        return lib.gr_db_take_woken(self.pointer)
-
-    def expire_blocked(self) -> int:
-        """Answer blocked clients whose timeout passed; returns how many."""
-        return lib.gr_db_expire_blocked(self.pointer)
-
-    def next_block_timeout(self) -> float | None:
-        """Seconds until the earliest blocked client's timeout, or None."""
-        milliseconds = lib.gr_db_next_block_timeout_ms(self.pointer)
-        return None if milliseconds < 0 else milliseconds / 1000.0
-
-    def take_killed(self) -> int:
-        """The id of a connection CLIENT KILL asked to close (each reported once), or 0."""
-        return lib.gr_db_take_killed(self.pointer)
-
 
 class RingSessions:
     """Every ring session's rings, drained in C (native/ring/session.h)."""
@@ -381,18 +360,8 @@ class RingSessions:
     def count(self) -> int:
         return lib.gr_rings_session_count(self.pointer)
 
-    def run(self, spin_ns: int, max_ns: int, watch_fd: int = -1, watch_interval_ns: int = 10_000) -> int:
-        return lib.gr_rings_run(self.pointer, spin_ns, max_ns, watch_fd, watch_interval_ns)
-
-    def prepare_sleep(self) -> int:
-        """0: work arrived; 1: safe to sleep; 2: safe to sleep briefly (replies wait for room)."""
-        return lib.gr_rings_prepare_sleep(self.pointer)
-
     def corrupt_session(self) -> int:
         return lib.gr_rings_corrupt_session(self.pointer)
-
-    def end_sleep(self) -> None:
-        lib.gr_rings_end_sleep(self.pointer)
 
 
 class ServingLoop:
@@ -450,38 +419,6 @@ class ServingLoop:
 
     def __del__(self) -> None:
         self.close()
-
-
-class RespConnection:
-    """One RESP client connection, parsed and executed in C (native/resp/resp_conn.h)."""
-
-    def __init__(self, database: Database, client_id: int):
-        self._database = database
-        self.pointer = ffi.gc(lib.gr_resp_conn_new(database.pointer, client_id), lib.gr_resp_conn_free)
-
-    def read(self, fd: int) -> bool:
-        """Read and execute what arrived; False when the peer closed or the socket failed."""
-        n = lib.gr_resp_conn_read(self.pointer, fd)
-        return n > 0 or n == -2
-
-    def flush(self, fd: int) -> int:
-        return lib.gr_resp_conn_flush(self.pointer, fd)
-
-    def set_peer(self, sock) -> None:
-        """Record the socket's addresses for CLIENT LIST."""
-        if sock.family == socket.AF_UNIX:
-            lib.gr_resp_conn_set_peer(self.pointer, sock.fileno(), 1, b"/unixsocket:0", str(sock.getsockname()).encode())
-            return
-        def text(address) -> bytes:
-            return f"{address[0]}:{address[1]}".encode()
-        lib.gr_resp_conn_set_peer(self.pointer, sock.fileno(), 0, text(sock.getpeername()), text(sock.getsockname()))
-
-    def resume(self) -> None:
-        """Its blocking command was answered: parse what it sent meanwhile."""
-        lib.gr_resp_conn_resume(self.pointer)
-
-    def should_close(self) -> bool:
-        return bool(lib.gr_resp_conn_should_close(self.pointer))
 
 
 # ---- client side ------------------------------------------------------------------------

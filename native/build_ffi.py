@@ -38,7 +38,6 @@ CDEF_HEADERS = [
     "exec/db.h",
     "ring/session.h",
     "client/client.h",
-    "resp/resp_conn.h",
     "server/server.h",
     "client/bench_load.h",
 ]

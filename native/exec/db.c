@@ -163,18 +163,6 @@ void gr_connection_unregister(gr_db_t *db, gr_connection_t *conn) {
     if (db->current == conn) db->current = NULL;
 }
 
-int64_t gr_db_take_killed(gr_db_t *db) {
-    if (db->kills_pending <= 0) return 0;     /* the common case walks nothing */
-    for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
-        if (conn->kill_requested && !conn->kill_reported) {
-            conn->kill_reported = 1;
-            db->kills_pending--;
-            return conn->id;
-        }
-    }
-    return 0;
-}
-
 /* Make conn the context of the command about to run. */
 void gr_db_begin_batch(gr_db_t *db) {
     if (db->batch_depth++ == 0) db->batch_clock_read = 0;   /* read lazily, by the first command */

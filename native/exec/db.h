@@ -136,7 +136,7 @@ typedef struct gr_db {
     gr_keyspace_t *keyspaces[GR_DB_COUNT];
     gr_connection_t *current;                 /* the connection the running command came from */
     gr_connection_t *connections;             /* registry, newest first */
-    int64_t kills_pending;                    /* killed connections not yet taken by the server */
+    int64_t kills_pending;                    /* killed connections the server has not closed (server.c) */
     int64_t now_ms;                           /* unix ms, read once per command */
     char requirepass[256];                    /* empty: no AUTH needed */
     gr_db_config_t config;
@@ -176,9 +176,6 @@ void gr_db_set_info_number(gr_db_t *db, const char *field, int64_t value);
 int64_t gr_db_key_count(gr_db_t *db);   /* keys in every database */
 /* A RESP client was accepted (rejected = 0) or refused at once (maxclients, protected mode). */
 void gr_db_count_connection(gr_db_t *db, int rejected);
-/* A connection CLIENT KILL asked to close that the server has not been told of yet: its
- * id (reported once), or 0. */
-int64_t gr_db_take_killed(gr_db_t *db);
 /* A RESP connection a blocking command just answered (served or timed out): its id, each
  * reported once, or 0. The server flushes it and parses the input it held back. */
 int64_t gr_db_take_woken(gr_db_t *db);

@@ -27,7 +27,6 @@
 
 #include "exec/db.h"
 
-/* cffi-cdef-begin */
 typedef struct gr_resp_conn gr_resp_conn_t;
 
 gr_resp_conn_t *gr_resp_conn_new(gr_db_t *db, int64_t client_id);
@@ -49,9 +48,6 @@ const uint8_t *gr_resp_conn_output(const gr_resp_conn_t *conn, size_t *length);
 void gr_resp_conn_consume_output(gr_resp_conn_t *conn, size_t length);
 /* 1 once QUIT, CLIENT KILL or a protocol error asks for the connection to close (after its output). */
 int gr_resp_conn_should_close(const gr_resp_conn_t *conn);
-/* cffi-cdef-end */
-
-/* For the serving loop (server/server.c): */
 /* Why the connection must close at once, without writing its output ("output buffer limits",
  * "max query buffer length", ...), or NULL. */
 const char *gr_resp_conn_close_reason(const gr_resp_conn_t *conn);
