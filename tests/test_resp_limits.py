@@ -182,3 +182,18 @@ def test_a_low_descriptor_limit_lowers_maxclients_and_exhaustion_backs_off_quiet
     log = "\n".join(server.log)
     episodes = log.count("Error accepting a client connection")
     assert 1 <= episodes <= 3 and 1 <= log.count("Accepting clients again") <= episodes, log
+
+
+def test_ring_sessions_count_toward_maxclients_at_resp_accept(tmp_path):
+    from goblin_ring import RingClient
+
+    server = GoblinServer(tmp_path, "--maxclients", "2").start()
+    try:
+        with RingClient(name=server.name, runtime_dir=server.runtime_dir, timeout=10) as ring:
+            assert ring.ping()
+            with raw(server) as first:
+                assert first.request("PING") == b"+PONG\r\n"          # the ring session + this one = 2
+                with raw(server) as third:
+                    assert third.read_until(b"\r\n") == b"-ERR max number of clients reached\r\n"
+    finally:
+        assert server.stop() == 0
