@@ -309,7 +309,7 @@ static void accept_clients(gr_server_t *s, listener_t *l, int64_t now) {
         gr_resp_conn_t *conn = ensure_slot(s, fd) == 0 ? gr_resp_conn_new(db, s->next_client_id) : NULL;
         if (!conn) { close(fd); continue; }
         s->next_client_id++;
-        char addr[80], laddr[80];
+        char addr[80], laddr[sizeof ((struct sockaddr_un *)0)->sun_path + 8];
         format_address(&peer, addr, sizeof addr);
         if (l->is_unix) {
             struct sockaddr_un local;
