@@ -27,8 +27,9 @@ _T = _native.lib
 _call_argv, _ping, _key_int, _key_value = (_T.gr_client_call_argv, _T.gr_client_ping, _T.gr_client_key_int,
                                            _T.gr_client_key_value)
 _buffer, _string, _NULL = _native.ffi.buffer, _native.ffi.string, _native.ffi.NULL
-_struct_format, _arena, _unpack_from = _T.gr_client_result_struct_format, _T.gr_client_arena, struct.unpack_from
-_FORMAT_CAPACITY = 4096     # an array of up to a few hundred values; a longer one is laid out by ClientCore.value
+_struct_format, _unpack_from = _T.gr_client_result_struct_format, struct.unpack_from
+# an array of up to a few hundred values, 64 KiB in all, is read with one unpack; a longer one by ClientCore.value
+_FORMAT_CAPACITY, _VALUES_CAPACITY = 4096, 65536
 _join = b"".join
 _LINDEX, _LLEN, _LSET, _PUSH, _POP, _PING, _GET, _SET = (
     _T.GR_T_LINDEX, _T.GR_T_LLEN, _T.GR_T_LSET, _T.GR_T_PUSH, _T.GR_T_POP, _T.GR_T_PING, _T.GR_T_GET, _T.GR_T_SET)
@@ -61,7 +62,8 @@ class RingClient(Commands):
         self._closed = False
         self._core.set_wait(spin_iterations, timeout)
         self._format = _native.ffi.new("char[]", _FORMAT_CAPACITY)
-        self._span = _native.ffi.new("size_t *")
+        self._values = bytearray(_VALUES_CAPACITY)      # never resized: C writes through the pointer
+        self._values_pointer = _native.ffi.from_buffer("uint8_t[]", self._values)
         self.session_id: int
 
     def _attach(self, ring_size: int, client_name: str) -> None:
@@ -159,9 +161,10 @@ class RingClient(Commands):
         if kind == _STATUS:
             return _buffer(result.data, result.length)[:]
         if kind == _ARRAY:      # bulks (LRANGE, BLPOP, LMPOP's values): every bytes object in one unpack
-            length = _struct_format(core.pointer, result, self._format, _FORMAT_CAPACITY, self._span)
+            length = _struct_format(core.pointer, result, self._format, _FORMAT_CAPACITY, self._values_pointer,
+                                    _VALUES_CAPACITY)
             if length >= 0:
-                values = _unpack_from(_string(self._format), _buffer(_arena(core.pointer), self._span[0]))
+                values = _unpack_from(_string(self._format), self._values)
                 return [values[0], list(values[1:])] if result.shape else list(values)
         return core.value(result)
 

@@ -672,31 +672,31 @@ static int format_append(char *format, size_t capacity, size_t *used, size_t cou
     return 0;
 }
 
-/* "<n>s" for one bulk at arena offset `offset`, after "<gap>x" for any arena bytes skipped. */
-static int format_bulk(const gr_client_t *client, char *format, size_t capacity, size_t *used, size_t *at,
-                       const uint8_t *data, size_t length) {
-    size_t offset = length ? (size_t)(data - client->arena) : *at;
-    if (offset < *at || offset + length > client->arena_length) return -1;
-    if (offset > *at && format_append(format, capacity, used, offset - *at, 'x') != 0) return -1;
-    if (format_append(format, capacity, used, length, 's') != 0) return -1;
-    *at = offset + length;
+/* "<n>s" for one bulk, its bytes appended to values. */
+static int format_bulk(char *format, size_t capacity, size_t *used, uint8_t *values, size_t values_capacity,
+                       size_t *at, const uint8_t *data, size_t length) {
+    if (length > values_capacity - *at || format_append(format, capacity, used, length, 's') != 0) return -1;
+    if (length) memcpy(values + *at, data, length);
+    *at += length;
     return 0;
 }
 
 long gr_client_result_struct_format(const gr_client_t *client, const gr_result_t *result, char *format,
-                                    size_t capacity, size_t *span) {
+                                    size_t capacity, uint8_t *values, size_t values_capacity) {
+    (void)client;
     if (result->template_id != GR_T_ARRAY_REPLY || result->shape > 1 || capacity < 2) return -1;
     size_t used = 0, at = 0;
     format[used++] = '=';
     format[used] = '\0';
     if (result->shape == 1 &&
-        format_bulk(client, format, capacity, &used, &at, result->data, result->length) != 0) return -1;
+        format_bulk(format, capacity, &used, values, values_capacity, &at, result->data, result->length) != 0)
+        return -1;
     for (uint32_t i = 0; i < result->count; i++) {
         const gr_element_t *element = &result->elements[i];
-        if (element->kind != GR_ELEMENT_KIND_BULK) return -1;
-        if (format_bulk(client, format, capacity, &used, &at, element->bytes.data, element->bytes.length) != 0)
+        if (element->kind != GR_ELEMENT_KIND_BULK ||
+            format_bulk(format, capacity, &used, values, values_capacity, &at, element->bytes.data,
+                        element->bytes.length) != 0)
             return -1;
     }
-    *span = at;
     return (long)used;
 }
