@@ -14,7 +14,8 @@ shared machine. The rows are issue 13's Python targets and their baselines:
     rpush_many(k, values)       128 per message, one C call, values/s
 
 Before each trial the queue is refilled (untimed) so the timed pops always find values, and
-each row checks what it left behind.
+each row checks what it left behind. Trials run in rounds over all the rows, so a change in
+the machine's load falls on every row alike.
 """
 
 from __future__ import annotations
@@ -77,68 +78,86 @@ def _refill(admin, items: list[bytes]) -> None:
         admin.rpush(QUEUE, *items[start:start + 10_000])
 
 
-def _run_row(session, row: dict, method: Method, items: list[bytes], progress: Callable) -> tuple[dict, str]:
-    column, ring, admin = session.column, session.ring, session.admin
+def _run_trial(session, row: dict, trial: int, count: int, items: list[bytes]) -> tuple[float, str]:
+    """One timed trial of one row: (calls per second, check failure text or '')."""
+    ring, admin = session.ring, session.admin
     label = row["label"]
     rotation = items[:ROTATION_SIZE]
-    rates, problem = [], ""
-    for trial in range(method.trials + 1):               # trial 0 is the warmup
-        count = min(row["count"], max(method.warmup // max(row.get("values_per_op", 1), 1), 1)) if trial == 0 \
-            else row["count"]
-        progress(f"client {column.name}: {label} {'warmup' if trial == 0 else f'trial {trial}/{method.trials}'}")
-        if "push" in row:
-            admin.delete(PUSHED)
-            chunk = items[:PER_PUSH]
-            if row["push"] == "call":
-                rpush = ring.rpush
-                start = time.perf_counter()
-                for _ in range(count):
-                    rpush(PUSHED, *chunk)
-                elapsed = time.perf_counter() - start
-            else:
-                batch = chunk * count
-                start = time.perf_counter()
-                ring.rpush_many(PUSHED, batch, per_message=PER_PUSH)
-                elapsed = time.perf_counter() - start
-            length = admin.llen(PUSHED)
-            if trial and length != count * PER_PUSH:
-                problem = problem or f"{label}: LLEN {length}, expected {count * PER_PUSH}"
-            admin.delete(PUSHED)
-        else:
-            if row.get("rotation"):
-                _refill(admin, rotation)
-            elif row.get("list"):
-                if admin.llen(LIST) != LIST_SIZE:
-                    admin.delete(LIST)
-                    admin.rpush(LIST, *items[:LIST_SIZE])
-            else:
-                _refill(admin, items[:row["refill"] if trial else min(row["refill"], 8 * count)])
-            method_, args = row["call"](ring)
+    problem = ""
+    if "push" in row:
+        admin.delete(PUSHED)
+        chunk = items[:PER_PUSH]
+        if row["push"] == "call":
+            rpush = ring.rpush
             start = time.perf_counter()
             for _ in range(count):
-                method_(*args)
+                rpush(PUSHED, *chunk)
             elapsed = time.perf_counter() - start
+        else:
+            batch = chunk * count
+            start = time.perf_counter()
+            ring.rpush_many(PUSHED, batch, per_message=PER_PUSH)
+            elapsed = time.perf_counter() - start
+        length = admin.llen(PUSHED)
+        if length != count * PER_PUSH:
+            problem = f"{label}: LLEN {length}, expected {count * PER_PUSH}"
+        admin.delete(PUSHED)
+        return count / elapsed, problem
+    if row.get("rotation"):
+        _refill(admin, rotation)
+    elif row.get("list"):
+        if admin.llen(LIST) != LIST_SIZE:
+            admin.delete(LIST)
+            admin.rpush(LIST, *items[:LIST_SIZE])
+    else:
+        _refill(admin, items[:row["refill"] if trial else min(row["refill"], 8 * count)])
+    method_, args = row["call"](ring)
+    start = time.perf_counter()
+    for _ in range(count):
+        method_(*args)
+    elapsed = time.perf_counter() - start
+    length = admin.llen(LIST if row.get("list") else QUEUE)
+    if row.get("rotation"):
+        turned = count % len(rotation)
+        expected = rotation[-turned:] + rotation[:-turned] if turned else rotation
+        if admin.lrange(QUEUE, 0, -1) != expected:
+            problem = f"{label}: the rotation left the list out of order (LLEN {length})"
+    elif row.get("list"):
+        if length != LIST_SIZE:
+            problem = f"{label}: LLEN {length}, expected {LIST_SIZE}"
+    elif trial and length != row["left"]:
+        problem = f"{label}: LLEN {length} after the pops, expected {row['left']}"
+    return count / elapsed, problem
+
+
+def _run_rows(session, rows_spec: list[dict], method: Method, items: list[bytes],
+              progress: Callable) -> tuple[list[dict], list[str]]:
+    """Every row, trial by trial in rounds (round 0 is the warmup), so that a change in the
+    machine's load during the run falls on every row alike, not on a few."""
+    column = session.column
+    rates: dict[str, list[float]] = {row["label"]: [] for row in rows_spec}
+    problems: list[str] = []
+    for trial in range(method.trials + 1):
+        for row in rows_spec:
+            label = row["label"]
+            count = row["count"] if trial else min(row["count"], max(method.warmup // row.get("values_per_op", 1), 1))
+            progress(f"client {column.name}: {label} {'warmup' if trial == 0 else f'trial {trial}/{method.trials}'}")
+            rate, problem = _run_trial(session, row, trial, count, items)
             if trial:
-                length = admin.llen(LIST if row.get("list") else QUEUE)
-                if row.get("rotation"):
-                    turned = count % len(rotation)
-                    expected = rotation[-turned:] + rotation[:-turned] if turned else rotation
-                    if admin.lrange(QUEUE, 0, -1) != expected:
-                        problem = problem or f"{label}: the rotation left the list out of order (LLEN {length})"
-                elif row.get("list"):
-                    if length != LIST_SIZE:
-                        problem = problem or f"{label}: LLEN {length}, expected {LIST_SIZE}"
-                elif length != row["left"]:
-                    problem = problem or f"{label}: LLEN {length} after the pops, expected {row['left']}"
-        if trial:
-            rates.append(count / elapsed)
-    rate = statistics.median(rates)
-    result = {"scenario": "client", "engine": column.engine, "mode": column.mode, "column": column.name,
-              "operation": label, "status": "ok", "ops_per_s": rate, "trials": [round(r, 1) for r in rates],
-              "tool": "RingClient, one in flight" if row.get("push") != "many" else "RingClient.rpush_many"}
-    if row.get("values_per_op"):
-        result["values_per_s"] = rate * row["values_per_op"]
-    return result, problem
+                rates[label].append(rate)
+                if problem:
+                    problems.append(problem)
+    results = []
+    for row in rows_spec:
+        rate = statistics.median(rates[row["label"]])
+        result = {"scenario": "client", "engine": column.engine, "mode": column.mode, "column": column.name,
+                  "operation": row["label"], "status": "ok", "ops_per_s": rate,
+                  "trials": [round(r, 1) for r in rates[row["label"]]],
+                  "tool": "RingClient.rpush_many" if row.get("push") == "many" else "RingClient, one in flight"}
+        if row.get("values_per_op"):
+            result["values_per_s"] = rate * row["values_per_op"]
+        results.append(result)
+    return results, problems
 
 
 def client(method: Method, engines: list[str], progress: Callable) -> dict:
@@ -158,19 +177,16 @@ def client(method: Method, engines: list[str], progress: Callable) -> dict:
     leftovers: list[str] = []
     with open_session(column, method.server_core, leftovers, out["load"]) as session:
         out["versions"][column.engine] = session.version
-        problems = []
-        for row in rows_spec:
-            result, problem = _run_row(session, row, method, items, progress)
-            out["rows"].append(result)
-            if problem:
-                problems.append(problem)
+        results, problems = _run_rows(session, rows_spec, method, items, progress)
+        out["rows"] += results
         out["checks"].append({"column": column.name, "check": "every call found its values and left the lists "
                               "as expected", "ok": not problems,
                               "detail": "; ".join(problems) or "LLEN and contents as expected"})
     out["checks"].append({"column": "all", "check": "nothing left in /dev/shm", "ok": not leftovers,
                           "detail": ", ".join(leftovers) or "none"})
     out["notes"].append("Python RingClient, one request in flight (rpush_many: one C call for the whole batch); "
-                        "server pinned and busy-polling, the client pinned to another core")
+                        "server pinned and busy-polling, the client pinned to another core; the rows' trials are "
+                        "interleaved (every row's trial 1, then every row's trial 2, ...), the median reported")
     progress.done()
     return out
 
