@@ -480,10 +480,11 @@ int gr_server_run(gr_server_t *s, int64_t max_ns, int64_t spin_ns, int busy) {
         }
         /* Spinning is the rings' business (gr_rings_run spins spin_ns after their last
          * message, since a ring client rings the doorbell only once the server sleeps);
-         * sockets wake epoll by themselves, so RESP work alone never keeps the loop awake. */
+         * sockets wake epoll by themselves, so RESP work alone never keeps the loop awake,
+         * and busy mode spins only while ring sessions exist. */
         int64_t now = monotonic_ns();
         int timeout_ms = 0, sleeping = 0;
-        if (!busy && !executed) {
+        if (!executed && !(busy && have_sessions)) {
             int readiness = have_sessions ? gr_rings_prepare_sleep(rings) : 1;
             if (readiness != 0) {
                 sleeping = have_sessions;

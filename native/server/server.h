@@ -47,8 +47,9 @@ int gr_server_watch_doorbell(gr_server_t *server, int fd);
 void gr_server_unwatch_doorbell(gr_server_t *server, int fd);
 /* One id space for RESP clients and ring sessions (CLIENT ID). */
 int64_t gr_server_next_client_id(gr_server_t *server);
-/* Serve until one of the GR_SERVE_* reasons; returns the reasons. Adaptive (busy = 0):
- * spin for spin_ns after the last work, then sleep in epoll; busy: never sleep. */
+/* Serve until one of the GR_SERVE_* reasons; returns the reasons. Adaptive (busy = 0): the
+ * rings spin for spin_ns after their last message, then the loop sleeps in epoll; busy: never
+ * sleep while ring sessions exist. Without sessions both sleep in epoll (sockets wake it). */
 int gr_server_run(gr_server_t *server, int64_t max_ns, int64_t spin_ns, int busy);
 /* A ring session CLIENT KILL named: its id (each once), or 0. Python closes it. */
 uint64_t gr_server_take_killed_session(gr_server_t *server);
