@@ -56,6 +56,9 @@ typedef struct gr_connection {
     uint64_t *reply_request_id;      /* the ring writer's request id field; NULL over RESP */
     int fd;                          /* RESP socket or ring control socket (liveness); -1 unknown */
     int32_t pid;                     /* ring client's process (liveness); 0 unknown */
+    int64_t query_buffer_bytes;      /* RESP: unparsed input (CLIENT LIST qbuf); kept by the transport */
+    int64_t output_buffer_bytes;     /* RESP: output not yet written (omem) */
+    int64_t memory_bytes;            /* RESP: the connection's buffers (tot-mem) */
     uint8_t blocked;                 /* parked in a blocking command: read nothing more */
     uint8_t woken;                   /* unblocked, not yet taken by gr_db_take_woken */
     struct gr_waiter *waiter;        /* while blocked */

@@ -564,6 +564,13 @@ static int handle_transaction(gr_resp_conn_t *conn, size_t argc) {
     return 1;
 }
 
+/* What CLIENT LIST and the limits' log lines show of this connection's buffers. */
+static void publish_sizes(gr_resp_conn_t *conn) {
+    conn->state.query_buffer_bytes = (int64_t)(conn->in.length - conn->in.start);
+    conn->state.output_buffer_bytes = (int64_t)(conn->out.length - conn->out.start);
+    conn->state.memory_bytes = (int64_t)gr_resp_conn_memory(conn);
+}
+
 /* client-output-buffer-limit (the normal class: goblin has no replicas and no pub/sub
  * clients yet), as Redis's checkClientOutputBufferLimits: over the hard limit, or over the
  * soft limit for longer than its seconds, closes the client at once, its output dropped. */
@@ -623,6 +630,7 @@ static void process_input(gr_resp_conn_t *conn) {
     if (in->start == in->length) in->start = in->length = 0;
     if (conn->writer.base.failed) conn->close_after_write = 1;
     gr_db_end_batch(conn->db);
+    publish_sizes(conn);
 }
 
 void gr_resp_conn_resume(gr_resp_conn_t *conn) { process_input(conn); }
@@ -639,7 +647,7 @@ int64_t gr_resp_conn_read(gr_resp_conn_t *conn, int fd) {
     if (n == 0) return 0;
     conn->in.length += (size_t)n;
     conn->db->stats.net_input_bytes += n;
-    process_input(conn);
+    process_input(conn);   /* also publishes the buffer sizes */
     /* client-query-buffer-limit: what waits unparsed (a frame in progress, or input held
      * behind a blocking command), as Redis measures its querybuf. */
     if ((int64_t)(conn->in.length - conn->in.start) > conn->db->config.client_query_buffer_limit) {
@@ -684,6 +692,7 @@ void gr_resp_conn_trim(gr_resp_conn_t *conn) {
             b->capacity = b->start = 0;
         }
     }
+    publish_sizes(conn);
 }
 
 int64_t gr_resp_conn_flush(gr_resp_conn_t *conn, int fd) {
@@ -699,6 +708,7 @@ int64_t gr_resp_conn_flush(gr_resp_conn_t *conn, int fd) {
         conn->db->stats.net_output_bytes += n;
     }
     if (out->start == out->length) out->start = out->length = 0;
+    conn->state.output_buffer_bytes = (int64_t)(out->length - out->start);
     return (int64_t)(out->length - out->start);
 }
 
