@@ -106,3 +106,17 @@ def test_command_info_and_getkeys_describe_copy_as_redis_does(resp):
     [info] = resp.execute_command("COMMAND", "INFO", "copy")
     assert info[:6] == [b"copy", -3, [b"write", b"denyoom"], 1, 2, 1]
     assert resp.execute_command("COMMAND", "GETKEYS", "COPY", "a", "b", "DB", "2", "REPLACE") == [b"a", b"b"]
+
+
+def test_over_maxmemory_copy_is_refused_as_its_row_says_denyoom(client):
+    client.set("a", "v")
+    client.execute_command("CONFIG", "SET", "maxmemory", "1")
+    try:
+        with pytest.raises(ResponseError) as raised:
+            client.copy("a", "b")
+        assert str(raised.value) == "OOM command not allowed when used memory > 'maxmemory'."
+        assert client.get("a") == b"v"           # readonly: served
+        assert client.exists("b") == 0
+    finally:
+        client.execute_command("CONFIG", "SET", "maxmemory", "0")
+    assert client.copy("a", "b") is True
