@@ -290,7 +290,7 @@ static void test_list_count_help_and_errors(void) {
     CHECK(ok && strstr(cats, "$lpush") && !strstr(cats, "$get"), "aclcat list: %s", cats);
 }
 
-/* A command resp_commands.c gains before this table does, and a goblin.pma./goblin.seg.
+/* A reference with no row behind it (the writer's fallback), and a goblin.pma./goblin.seg.
  * copy of a list command: both still get complete entries. */
 static void test_commands_without_a_row_and_engine_copies_get_entries(void) {
     command_ref_t bare = {"goblin.nodoc", -2, NULL, NULL};
