@@ -53,7 +53,6 @@ _check_build_stamp()
 
 # ---- codec helpers (tests and tools drive these; the hot paths stay in C) ------------
 
-MAX_ITEMS = 65535
 _REQUEST_INT_FIELDS = ("request_id", "end", "to_end", "flag", "engine", "count", "max_len",
                        "index", "index2", "cursor")
 _REQUEST_BYTES_FIELDS = ("key", "arg1", "arg2")
@@ -110,9 +109,10 @@ def decode_request(data: bytes) -> dict:
     """Decode one request message into a dict of gr_request_t's fields."""
     source = ffi.from_buffer(data)
     request = ffi.new("gr_request_t *")
-    items = ffi.new("gr_bytes_t[]", MAX_ITEMS)
+    capacity = len(data) // 4 + 1      # every group entry takes at least its length word
+    items = ffi.new("gr_bytes_t[]", capacity)
     request.items = items
-    request.item_capacity = MAX_ITEMS
+    request.item_capacity = capacity
     _raise_for(lib.gr_decode_request(ffi.cast("const uint8_t *", source), len(data), request),
                "decode request")
     decoded = {name: getattr(request, name) for name in _REQUEST_INT_FIELDS}
@@ -125,9 +125,10 @@ def decode_request(data: bytes) -> dict:
 
 
 def encode_reply(template_id: int, *, request_id: int = 0, integer: int = 0, is_nil: int = 0,
-                 error_code: int = 0, text: bytes = b"", shape: int = 0, total_count: int = 0,
-                 first_index: int = 0, elements: Iterable[tuple[int, int, bytes]] = ()) -> bytes:
-    """Encode one reply message; elements are (kind, integer, bytes) triples."""
+                 error_code: int = 0, text: bytes = b"",
+                 elements: Iterable[tuple[int, int, bytes]] = ()) -> bytes:
+    """Encode one reply message; an ArrayReply's elements are (kind, integer, bytes) triples,
+    its tree in pre-order (GR_ELEMENT_KIND_*)."""
     keep: list = []
     reply = ffi.new("gr_reply_message_t *")
     reply.template_id = template_id
@@ -136,9 +137,6 @@ def encode_reply(template_id: int, *, request_id: int = 0, integer: int = 0, is_
     reply.is_nil = is_nil
     reply.error_code = error_code
     _set_bytes(reply.text, text, keep)
-    reply.shape = shape
-    reply.total_count = total_count
-    reply.first_index = first_index
     element_list = list(elements)
     storage = ffi.new("gr_element_t[]", max(1, len(element_list)))
     for i, (kind, value, payload) in enumerate(element_list):
@@ -147,8 +145,8 @@ def encode_reply(template_id: int, *, request_id: int = 0, integer: int = 0, is_
         _set_bytes(storage[i].bytes, payload, keep)
     reply.elements = storage
     reply.element_count = len(element_list)
-    capacity = 64 + len(text) + sum(32 + len(p) for _, _, p in element_list)
-    out = ffi.new("uint8_t[]", capacity)
+    capacity = lib.gr_reply_encoded_size(reply)
+    out = ffi.new("uint8_t[]", max(1, capacity))
     length = ffi.new("size_t *")
     _raise_for(lib.gr_encode_reply(reply, out, capacity, length), "encode reply")
     return bytes(ffi.buffer(out, length[0]))
@@ -157,16 +155,16 @@ def encode_reply(template_id: int, *, request_id: int = 0, integer: int = 0, is_
 def decode_reply(data: bytes) -> dict:
     source = ffi.from_buffer(data)
     reply = ffi.new("gr_reply_message_t *")
-    elements = ffi.new("gr_element_t[]", MAX_ITEMS)
+    capacity = len(data) // 13 + 1     # every element takes at least its 13 fixed bytes
+    elements = ffi.new("gr_element_t[]", capacity)
     reply.elements = elements
-    reply.element_capacity = MAX_ITEMS
+    reply.element_capacity = capacity
     _raise_for(lib.gr_decode_reply(ffi.cast("const uint8_t *", source), len(data), reply),
                "decode reply")
     return {
         "template_id": reply.template_id, "request_id": reply.request_id,
         "integer": reply.integer, "is_nil": reply.is_nil, "error_code": reply.error_code,
-        "text": _bytes_of(reply.text), "shape": reply.shape, "total_count": reply.total_count,
-        "first_index": reply.first_index,
+        "text": _bytes_of(reply.text),
         "elements": [(elements[i].kind, elements[i].integer, _bytes_of(elements[i].bytes))
                      for i in range(reply.element_count)],
     }
@@ -441,6 +439,40 @@ _CLIENT_ERRORS = {
 }
 
 
+_KIND_ARRAY, _KIND_MAP, _KIND_INTEGER = lib.GR_ELEMENT_KIND_ARRAY, lib.GR_ELEMENT_KIND_MAP, lib.GR_ELEMENT_KIND_INTEGER
+_KIND_ERROR, _KIND_NIL, _KIND_NIL_ARRAY = lib.GR_ELEMENT_KIND_ERROR, lib.GR_ELEMENT_KIND_NIL, lib.GR_ELEMENT_KIND_NIL_ARRAY
+
+
+def _reply_tree(kinds: list, integers: list, offsets: list, lengths: list, arena: bytes) -> Any:
+    """Python objects for an ArrayReply's tree, laid out by C in pre-order: an ARRAY element is
+    followed by its children, a MAP by its pairs (a flat list, as RESP2 gives it and redis-py's
+    callbacks expect), an error inside an array is a ResponseError in the list (as redis-py)."""
+    root: list = []
+    stack: list = []
+    current, remaining = root, 1
+    for kind, integer, offset, length in zip(kinds, integers, offsets, lengths):
+        children = 0
+        if kind == _KIND_ARRAY or kind == _KIND_MAP:
+            value: Any = []
+            children = integer * 2 if kind == _KIND_MAP else integer
+        elif kind == _KIND_INTEGER:
+            value = integer
+        elif kind == _KIND_NIL or kind == _KIND_NIL_ARRAY:
+            value = None
+        elif kind == _KIND_ERROR:
+            value = error_from_reply(arena[offset:offset + length].decode(errors="replace"), integer)
+        else:                                   # BULK, STATUS
+            value = arena[offset:offset + length]
+        current.append(value)
+        remaining -= 1
+        if children:
+            stack.append((current, remaining))
+            current, remaining = value, children
+        while remaining == 0 and stack:
+            current, remaining = stack.pop()
+    return root[0]
+
+
 class ClientCore:
     """gr_client_t: one cffi call per command (native/client/client.h)."""
 
@@ -495,7 +527,7 @@ class ClientCore:
         if template == _T_ERROR:
             raise error_from_reply(ffi.buffer(r.data, r.length)[:].decode(errors="replace"), r.error_code)
         if template == _T_ARRAY:
-            if r.shape == 2:
+            if r.is_nil:
                 return None
             n = r.count
             if n > self._layout_capacity:
@@ -505,15 +537,9 @@ class ClientCore:
             arena = ffi.buffer(lib.gr_client_arena(self.pointer), used)[:] if used else b""
             offsets, lengths = ffi.unpack(self._offsets, n), ffi.unpack(self._lengths, n)
             kinds = ffi.unpack(self._kinds, n)
-            if not any(kinds):      # all bulk: the common case
-                elements = [arena[o:o + length] for o, length in zip(offsets, lengths)]
-            else:
-                integers = ffi.unpack(self._integers, n)
-                elements = [arena[o:o + length] if kind == 0 else (value if kind == 2 else None)
-                            for kind, value, o, length in zip(kinds, integers, offsets, lengths)]
-            if r.shape == 1:
-                return [ffi.buffer(r.data, r.length)[:], elements]
-            return elements
+            if kinds[0] == _KIND_ARRAY and not any(kinds[1:]):   # a flat array of bulks: the common case
+                return [arena[o:o + length] for o, length in zip(offsets[1:], lengths[1:])]
+            return _reply_tree(kinds, ffi.unpack(self._integers, n), offsets, lengths, arena)
         raise ProtocolError(f"unexpected reply template {template}")
 
     def send_argv(self, argv: tuple) -> int:

@@ -35,6 +35,7 @@ CDEF_HEADERS = [
     "ring/codec.h",
     "ring/codec_generated.h",
     "ring/ring.h",
+    "ring/fragment.h",
     "exec/db.h",
     "ring/session.h",
     "client/client.h",

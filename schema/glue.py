@@ -89,8 +89,7 @@ REQUEST_SLOTS: dict[str, dict[str, str]] = {
 REPLY_SLOTS: dict[str, dict[str, str]] = {
     "IntegerReply": {"value": "integer"},
     "BulkReply": {"isNil": "is_nil", "value": "text"},
-    "ArrayReply": {"shape": "shape", "totalCount": "total_count", "firstIndex": "first_index",
-                   "elements": "elements", "key": "text"},
+    "ArrayReply": {"elements": "elements"},
     "StatusReply": {"text": "text"},
     "ErrorReply": {"code": "error_code", "message": "text"},
 }
@@ -184,6 +183,7 @@ class Schema:
     schema_id: int
     version: int
     group_count_primitive: str
+    group_count_max: int
     enums: dict[str, Enum]
     messages: list[Message]
 
@@ -191,7 +191,7 @@ class Schema:
 def parse(schema_path: Path) -> Schema:
     root = ET.parse(schema_path).getroot()
     enums: dict[str, Enum] = {}
-    group_count_primitive = "uint16"
+    group_count_primitive, group_count_max = "uint16", 65534
     types = root.find("types")
     for enum in types.findall("enum"):
         values = [(v.get("name"), int(v.text.strip())) for v in enum.findall("validValue")]
@@ -201,6 +201,8 @@ def parse(schema_path: Path) -> Schema:
             for member in composite.findall("type"):
                 if member.get("name") == "numInGroup":
                     group_count_primitive = member.get("primitiveType")
+                    bits = 8 * PRIMITIVES[group_count_primitive][1]
+                    group_count_max = int(member.get("maxValue", (1 << bits) - 2))
 
     def block_of(element) -> tuple[list[Field], int]:
         fields, offset = [], 0
@@ -230,7 +232,8 @@ def parse(schema_path: Path) -> Schema:
             groups.append(Group(g.get("name"), group_fields, [d.get("name") for d in g.findall("data")], group_block))
         messages.append(Message(m.get("name"), int(m.get("id")), fields, groups,
                                 [d.get("name") for d in m.findall("data")], block))
-    schema = Schema(int(root.get("id")), int(root.get("version")), group_count_primitive, enums, messages)
+    schema = Schema(int(root.get("id")), int(root.get("version")), group_count_primitive, group_count_max,
+                    enums, messages)
     assign_families(schema)
     return schema
 
@@ -319,7 +322,6 @@ def emit_codec_header(schema: Schema) -> str:
     requests = [m for m in schema.messages if m.family == "request"]
     replies = [m for m in schema.messages if m.family == "reply"]
     attaches = [m for m in schema.messages if m.family == "attach"]
-    group_max = (1 << (8 * PRIMITIVES[schema.group_count_primitive][1])) - 1
     array = next(m for m in schema.messages if m.name == "ArrayReply")
     element_group = array.groups[0]
     lines = [
@@ -341,7 +343,7 @@ def emit_codec_header(schema: Schema) -> str:
         f"#define GR_SCHEMA_VERSION {schema.version}",
         "#define GR_MESSAGE_HEADER_LENGTH 8",
         f"#define GR_MAX_BLOCK_LENGTH {max_block}          /* the largest message block in the schema */",
-        f"#define GR_GROUP_MAX_ITEMS {group_max}   /* groupSizeEncoding.numInGroup is a {schema.group_count_primitive}; its largest value is its null */",
+        f"#define GR_GROUP_MAX_ITEMS {schema.group_count_max}u   /* the most entries a group holds: groupSizeEncoding.numInGroup's maxValue */",
         f"#define GR_REQUEST_TEMPLATE_COUNT {len(requests)}",
         f"#define GR_REPLY_TEMPLATE_COUNT {len(replies)}",
         f"#define GR_ATTACH_TEMPLATE_COUNT {len(attaches)}",
@@ -370,12 +372,13 @@ def emit_codec_header(schema: Schema) -> str:
         "/* cffi-cdef-end */",
         "",
         "/* The streamed ArrayReply writer: head (header, block, a group header counting 0),",
-        " * then elements, then patch the count and put the key. Each returns the bytes written,",
-        " * or 0 if capacity is too small (nothing useful written). */",
+        " * then elements, then patch the count" + (" and put the trailing var-data" if array.data else "") + ". Each returns the",
+        " * bytes written, or 0 if capacity is too small (nothing useful written). */",
         "size_t gr_stream_array_reply_head(const gr_reply_message_t *reply, uint8_t *buffer, size_t capacity);",
         "size_t gr_stream_array_reply_element(const gr_element_t *element, uint8_t *buffer, size_t capacity);",
         "void gr_stream_array_reply_set_count(uint8_t *message, uint32_t count);",
-        "size_t gr_stream_array_reply_tail(const gr_reply_message_t *reply, uint8_t *buffer, size_t capacity);",
+    ] + (["size_t gr_stream_array_reply_tail(const gr_reply_message_t *reply, uint8_t *buffer, size_t capacity);"]
+         if array.data else []) + [
         "",
         "#endif",
         "",
@@ -416,7 +419,7 @@ class Emitter:
             self.w("        {")
             self.w(f"            uint32_t entry_block, count;")
             self.w(f"            TRY(gr_wire_group_header(buffer, length, &position, {self.count_size}, "
-                   f"{g.block_length}, &entry_block, &count));")
+                   f"{g.block_length}, {len(g.data)}, &entry_block, &count));")
             self.w(f"            {struct_ptr}->{count_slot} = count;")
             self.w(f"            if (count > {struct_ptr}->{capacity_slot}) return GR_CODEC_TOO_MANY_ITEMS;")
             if slot == "items":
@@ -482,7 +485,7 @@ class Emitter:
         for g in m.groups:
             slot = m.slots[g.name]
             _, count_slot, _ = GROUP_SLOTS[slot]
-            self.w(f"        if ({p}->{count_slot} > GR_GROUP_MAX_ITEMS - 1) return GR_CODEC_TOO_MANY_ITEMS;")
+            self.w(f"        if ({p}->{count_slot} > GR_GROUP_MAX_ITEMS) return GR_CODEC_TOO_MANY_ITEMS;")
             if slot == "elements":
                 element_checks = self.enum_checks(g.fields, ELEMENT_SLOTS, f"{p}->elements[i].")
                 if element_checks:
@@ -604,6 +607,8 @@ class Emitter:
                f"({PRIMITIVES[self.count_primitive][0]})count);")
         self.w("}")
         self.w()
+        if not m.data:
+            return
         self.w("size_t gr_stream_array_reply_tail(const gr_reply_message_t *in, uint8_t *buffer, size_t capacity) {")
         sizes = " + ".join(["0"] + [f"4 + (size_t)in->{m.slots[d]}.length" for d in m.data])
         self.w(f"    size_t size = {sizes};")

@@ -108,9 +108,10 @@ def test_reply_messages_round_trip():
         dict(template_id=lib.GR_T_STATUS_REPLY, request_id=4, text=b"OK"),
         dict(template_id=lib.GR_T_ERROR_REPLY, request_id=5, error_code=2,
              text=b"WRONGTYPE Operation against a key holding the wrong kind of value"),
-        dict(template_id=lib.GR_T_ARRAY_REPLY, request_id=6, shape=1, total_count=5,
-             first_index=2, text=b"mylist",
-             elements=[(0, 0, b"a"), (1, 0, b""), (2, -7, b"")]),
+        dict(template_id=lib.GR_T_ARRAY_REPLY, request_id=6,
+             elements=[(lib.GR_ELEMENT_KIND_ARRAY, 2, b""), (lib.GR_ELEMENT_KIND_BULK, 0, b"mylist"),
+                       (lib.GR_ELEMENT_KIND_MAP, 1, b""), (lib.GR_ELEMENT_KIND_STATUS, 0, b"OK"),
+                       (lib.GR_ELEMENT_KIND_ERROR, 2, b"WRONGTYPE x")]),
     ]
     for case in cases:
         decoded = _native.decode_reply(_native.encode_reply(**case))
@@ -197,14 +198,14 @@ def test_a_var_data_length_past_the_end_is_refused():
 
 def test_a_var_data_length_inside_a_group_past_the_end_is_refused():
     encoded = bytearray(_native.encode_request(T["GR_T_EXISTS"], items=[b"a", b"bb"]))
-    # header 8 + block 8 + group header 4: the first entry's length word follows
-    struct.pack_into("<I", encoded, 20, 10_000)
+    # header 8 + block 8 + group header 6 (u16 block length, u32 count): the first entry's length word
+    struct.pack_into("<I", encoded, 22, 10_000)
     assert status_of(_native.decode_request, bytes(encoded)) == lib.GR_CODEC_VAR_DATA_OVERRUN
 
 
 def test_a_group_count_past_the_end_is_refused():
     encoded = bytearray(_native.encode_request(T["GR_T_EXISTS"], items=[b"a"]))
-    struct.pack_into("<H", encoded, 18, 60_000)
+    struct.pack_into("<I", encoded, 18, 60_000)
     assert status_of(_native.decode_request, bytes(encoded)) in (
         lib.GR_CODEC_TRUNCATED, lib.GR_CODEC_VAR_DATA_OVERRUN)
 

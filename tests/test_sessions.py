@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from goblin_ring import ConnectionError, MessageTooLargeError, RingClient, _native, control
+from goblin_ring import ConnectionError, RingClient, _native, control
 from servers import GoblinServer
 
 lib = _native.lib
@@ -71,30 +71,21 @@ def test_resp_listener_binds_loopback_by_default(goblin):
     assert f"127.0.0.1:{goblin.port}" in out.stdout
 
 
-def test_a_message_larger_than_an_eighth_of_the_ring_is_refused_not_truncated(goblin):
+def test_a_message_larger_than_an_eighth_of_the_ring_travels_in_fragments_both_ways(goblin, resp):
     with RingClient(name=goblin.name, runtime_dir=goblin.runtime_dir, ring_size=65536) as client:
         assert client.max_message == 65536 // 8
-        with pytest.raises(MessageTooLargeError):
-            client.rpush("big", b"x" * 65536)
-        assert client.exists("big") == 0
-        assert client.rpush("big", b"x" * 1000) == 1      # the session is still usable
+        assert client.rpush("big", b"x" * 65536) == 1           # the request: 8 fragments
+        assert client.lindex("big", 0) == b"x" * 65536          # the reply: 8 fragments
+        assert client.lrange("big", 0, -1) == [b"x" * 65536]
+        assert client.rpush("big", b"x" * 1000) == 2            # the session goes on
+    assert resp.lindex("big", 0) == b"x" * 65536
+    resp.delete("big")
 
 
-def test_a_reply_value_too_large_for_the_ring_is_an_error_not_a_truncation(goblin, resp):
-    resp.rpush("huge", b"y" * 20000)
-    with RingClient(name=goblin.name, runtime_dir=goblin.runtime_dir, ring_size=65536) as client:
-        with pytest.raises(Exception, match="exceeds the ring's largest message"):
-            client.lindex("huge", 0)
-        with pytest.raises(Exception, match="exceeds the ring's largest message"):
-            client.lrange("huge", 0, -1)
-        assert client.llen("huge") == 1
-    resp.delete("huge")
-
-
-def test_large_array_replies_arrive_whole_in_chunks(ring):
+def test_large_array_replies_arrive_whole_in_fragments(ring):
     values = [b"%06d" % i for i in range(50_000)]
     assert ring.rpush_many("chunky", values) == 50_000
-    assert ring.lrange("chunky", 0, -1) == values      # ~1 MB: many ArrayReply chunks
+    assert ring.lrange("chunky", 0, -1) == values      # ~1 MB: one ArrayReply in fragments
     ring.delete("chunky")
 
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "exec/command.h"
+#include "ring/fragment.h"
 #include "ring/ring.h"
 
 #define SLEEP_SLICE_NS 10000000LL     /* futex sleeps in 10 ms slices, checking the server between */
@@ -32,12 +33,11 @@ struct gr_client {
     int64_t blocking_extra_ns;
     uint8_t *encode_buffer;
     size_t encode_capacity;
-    gr_reply_message_t decoded;       /* decode scratch */
-    uint8_t *arena;                   /* reply bytes copied out of the ring */
+    gr_reply_message_t decoded;       /* decode scratch; its elements grow to the largest reply */
+    uint8_t *arena;                   /* reply messages copied out of the ring, decoded in place */
     size_t arena_length, arena_capacity;
-    gr_element_t *elements;           /* reassembled array elements */
-    size_t element_capacity;
-    /* reassembly state of the reply being received */
+    gr_reassembly_t fragments;        /* a reply arriving in fragments (ring/fragment.h) */
+    /* state of the reply being received */
     int wake_pending;                 /* requests published since the last doorbell check */
     int receiving_done;
     int protocol_error;
@@ -74,13 +74,11 @@ gr_client_t *gr_client_new(void *request_memory, size_t request_memory_size,
     client->timeout_ns = -1;
     client->encode_capacity = client->requests.max_message_length;
     client->encode_buffer = malloc(client->encode_capacity);
-    client->decoded.elements = calloc(GR_GROUP_MAX_ITEMS, sizeof *client->decoded.elements);
-    client->decoded.element_capacity = GR_GROUP_MAX_ITEMS;
+    client->decoded.element_capacity = 1024;
+    client->decoded.elements = calloc(client->decoded.element_capacity, sizeof *client->decoded.elements);
     client->arena_capacity = 65536;
     client->arena = malloc(client->arena_capacity);
-    client->element_capacity = 1024;
-    client->elements = malloc(client->element_capacity * sizeof *client->elements);
-    if (!client->encode_buffer || !client->decoded.elements || !client->arena || !client->elements) {
+    if (!client->encode_buffer || !client->decoded.elements || !client->arena) {
         gr_client_free(client);
         snprintf(error, error_size, "out of memory");
         return NULL;
@@ -93,9 +91,9 @@ void gr_client_free(gr_client_t *client) {
     free(client->encode_buffer);
     free(client->decoded.elements);
     free(client->arena);
-    free(client->elements);
     free(client->argv_pointers);
     free(client->argv_items);
+    gr_reassembly_free(&client->fragments);
     free(client);
 }
 
@@ -182,73 +180,83 @@ static int64_t arena_copy(gr_client_t *client, const uint8_t *data, size_t lengt
     return offset;
 }
 
-/* Ring handler: take one reply message; stop after it. Element and text pointers are
- * stored as arena offsets (the arena may move) and fixed up when the reply is complete. */
+/* Decode a reply that lies in the arena at offset, with room for as many elements as the
+ * message could hold (each takes at least GR_ARRAY_REPLY_ELEMENT_FIXED bytes). */
+static gr_codec_status_t decode_in_arena(gr_client_t *client, size_t offset, size_t length) {
+    gr_reply_message_t *m = &client->decoded;
+    gr_codec_status_t status = gr_decode_reply(client->arena + offset, length, m);
+    if (status != GR_CODEC_TOO_MANY_ITEMS || m->element_count > length / GR_ARRAY_REPLY_ELEMENT_FIXED)
+        return status;
+    gr_element_t *grown = realloc(m->elements, (size_t)m->element_count * sizeof *grown);
+    if (!grown) return GR_CODEC_TOO_MANY_ITEMS;
+    m->elements = grown;
+    m->element_capacity = m->element_count;
+    return gr_decode_reply(client->arena + offset, length, m);
+}
+
+static int reply_failed(gr_client_t *client) {
+    client->protocol_error = 1;
+    client->receiving_done = 1;
+    return 1;
+}
+
+/* Ring handler: take one reply record; stop after a whole reply. The message is copied into
+ * the arena (a reassembled one is swapped in when the arena is empty) and decoded there, so
+ * every pointer stays valid until the next receive; the result's text is kept as an arena
+ * offset (a batch may grow the arena) and fixed up when the reply is complete. */
 static int take_reply(void *context, int32_t type, const uint8_t *payload, size_t length) {
     gr_client_t *client = context;
     gr_result_t *result = client->result;
+    size_t offset;
+    if (type == GR_FRAGMENT_TYPE) {
+        gr_reassembly_status_t status = gr_reassembly_take(&client->fragments, payload, length);
+        if (status == GR_REASSEMBLY_MORE) return 0;
+        if (status != GR_REASSEMBLY_COMPLETE) return reply_failed(client);
+        length = client->fragments.length;
+        if (client->arena_length == 0) {   /* a large reply: hand its buffer over instead of copying it */
+            uint8_t *buffer = client->fragments.buffer;
+            size_t capacity = client->fragments.capacity;
+            client->fragments.buffer = client->arena;
+            client->fragments.capacity = client->arena_capacity;
+            client->arena = buffer;
+            client->arena_capacity = capacity;
+            client->arena_length = length;
+            offset = 0;
+        } else {
+            int64_t at = arena_copy(client, client->fragments.buffer, length);
+            if (at < 0) return reply_failed(client);
+            offset = (size_t)at;
+        }
+    } else {
+        int64_t at = arena_copy(client, payload, length);
+        if (at < 0) return reply_failed(client);
+        offset = (size_t)at;
+    }
     gr_reply_message_t *m = &client->decoded;
-    m->element_capacity = GR_GROUP_MAX_ITEMS;
-    (void)type;
-    if (gr_decode_reply(payload, length, m) != GR_CODEC_OK ||
-        (m->request_id != client->next_reply_id && m->request_id != 0)) {
-        client->protocol_error = 1;
-        client->receiving_done = 1;
-        return 1;
-    }
-    if (m->template_id != GR_T_ARRAY_REPLY) {
-        result->template_id = m->template_id;
-        result->integer = m->integer;
-        result->is_nil = m->is_nil;
-        result->error_code = m->error_code;
-        int64_t offset = arena_copy(client, m->text.data, m->text.length);
-        if (offset < 0) client->protocol_error = 1;
-        result->length = m->text.length;
-        result->data = (const uint8_t *)(intptr_t)offset;
-        client->receiving_done = 1;
-        return 1;
-    }
-    if (m->first_index == 0) {
-        result->template_id = GR_T_ARRAY_REPLY;
-        result->shape = m->shape;
-        result->count = 0;
-        int64_t offset = arena_copy(client, m->text.data, m->text.length);
-        result->data = (const uint8_t *)(intptr_t)offset;
-        result->length = m->text.length;
-        if (m->total_count > client->element_capacity) {
-            size_t capacity = client->element_capacity;
-            while (capacity < m->total_count) capacity *= 2;
-            gr_element_t *grown = realloc(client->elements, capacity * sizeof *grown);
-            if (!grown) { client->protocol_error = 1; client->receiving_done = 1; return 1; }
-            client->elements = grown;
-            client->element_capacity = capacity;
+    if (decode_in_arena(client, offset, length) != GR_CODEC_OK ||
+        (m->request_id != client->next_reply_id && m->request_id != 0))
+        return reply_failed(client);
+    result->template_id = m->template_id;
+    result->integer = m->integer;
+    result->is_nil = m->is_nil;
+    result->error_code = m->error_code;
+    result->length = m->text.length;
+    result->data = (const uint8_t *)(intptr_t)(m->text.length ? m->text.data - client->arena : 0);
+    if (m->template_id == GR_T_ARRAY_REPLY) {
+        if (m->element_count == 0) return reply_failed(client);   /* the tree has a root */
+        result->count = m->element_count;
+        result->elements = m->elements;
+        if (m->elements[0].kind == GR_ELEMENT_KIND_NIL_ARRAY) {
+            result->is_nil = 1;
+            result->shape = 2;
         }
     }
-    if (m->first_index != result->count || result->count + m->element_count > m->total_count) {
-        client->protocol_error = 1;
-        client->receiving_done = 1;
-        return 1;
-    }
-    for (uint32_t i = 0; i < m->element_count; i++) {
-        gr_element_t *element = &client->elements[result->count++];
-        element->kind = m->elements[i].kind;
-        element->integer = m->elements[i].integer;
-        int64_t offset = arena_copy(client, m->elements[i].bytes.data, m->elements[i].bytes.length);
-        if (offset < 0) client->protocol_error = 1;
-        element->bytes.data = (const uint8_t *)(intptr_t)offset;
-        element->bytes.length = m->elements[i].bytes.length;
-    }
-    if (result->count >= m->total_count) client->receiving_done = 1;
+    client->receiving_done = 1;
     return 1;
 }
 
 static void fix_up_pointers(gr_client_t *client, gr_result_t *result) {
     result->data = client->arena + (intptr_t)result->data;
-    if (result->template_id == GR_T_ARRAY_REPLY) {
-        result->elements = client->elements;
-        for (uint32_t i = 0; i < result->count; i++)
-            client->elements[i].bytes.data = client->arena + (intptr_t)client->elements[i].bytes.data;
-    }
 }
 
 /* Receive the next complete reply, appending its bytes to the arena. */
@@ -276,12 +284,14 @@ int gr_client_receive(gr_client_t *client, gr_result_t *result) {
     return receive_into(client, result);
 }
 
+static int publish_fragments(gr_client_t *client, uint16_t template_id, size_t length);
+
 /* Publish one encoded request; ring the doorbell if the server sleeps. */
-static int publish(gr_client_t *client, uint16_t template_id, size_t length) {
-    if (length > client->requests.max_message_length) return GR_CLIENT_TOO_LARGE;
+static int publish(gr_client_t *client, int32_t type, size_t length) {
+    if (length > client->requests.max_message_length) return publish_fragments(client, (uint16_t)type, length);
     int64_t deadline = 0;
     for (uint32_t attempt = 0;; attempt++) {
-        gr_ring_status_t status = gr_ring_write(&client->requests, template_id, client->encode_buffer, length);
+        gr_ring_status_t status = gr_ring_write(&client->requests, type, client->encode_buffer, length);
         if (status == GR_RING_OK) break;
         if (status == GR_RING_TOO_LARGE) return GR_CLIENT_TOO_LARGE;
         if (status != GR_RING_FULL) return GR_CLIENT_PROTOCOL;
@@ -303,6 +313,42 @@ static int publish(gr_client_t *client, uint16_t template_id, size_t length) {
     return GR_CLIENT_OK;
 }
 
+/* A request larger than one ring record, in fragments (ring/fragment.h). Until the first
+ * fragment is in, a full ring is the caller's to handle as for any request (RING_FULL with
+ * replies outstanding). Once it is, the message is finished here: the server gathers a
+ * request's fragments even while it executes nothing for this session (parked, or its
+ * replies backed up), so room comes; only the server's exit or this client's timeout stops
+ * it, and a message left part way is dropped by the server when the next one begins. */
+static int publish_fragments(gr_client_t *client, uint16_t template_id, size_t length) {
+    size_t sent = 0;
+    int64_t deadline = 0;
+    for (uint64_t attempt = 0;; attempt++) {
+        size_t before = sent;
+        gr_ring_status_t status = gr_fragment_write(&client->requests, template_id, client->encode_buffer, length,
+                                                    &sent);
+        if (status == GR_RING_OK) break;
+        if (status != GR_RING_FULL) return status == GR_RING_TOO_LARGE ? GR_CLIENT_TOO_LARGE : GR_CLIENT_PROTOCOL;
+        if (sent != before || attempt == 0) {
+            client->wake_pending = 1;
+            wake_server_if_sleeping(client);
+            deadline = monotonic_ns() + (client->timeout_ns >= 0 ? client->timeout_ns : 1000000000LL);
+        }
+        if (sent == 0 && gr_client_in_flight(client) > 0) return GR_CLIENT_RING_FULL;
+        if ((attempt & 1023) == 1023) {
+            if (server_gone(client)) return GR_CLIENT_PEER_GONE;
+            int64_t now = monotonic_ns();
+            if (now > deadline) {
+                if (sent == 0) return GR_CLIENT_RING_FULL;
+                if (client->timeout_ns >= 0) return GR_CLIENT_TIMEOUT;
+            }
+        }
+        __builtin_ia32_pause();
+    }
+    client->next_request_id++;
+    client->wake_pending = 1;
+    return GR_CLIENT_OK;
+}
+
 /* The producer side of the sleeper-flag protocol, once per batch of published requests:
  * should_wake fences after our release stores of the records, then reads the server's flag;
  * only a sleeping server costs a syscall. Called before any wait for a reply. */
@@ -319,14 +365,26 @@ static int wake_server_if_sleeping(gr_client_t *client) {
 int gr_client_send_raw(gr_client_t *client, int32_t type, const uint8_t *message, size_t length) {
     if (length > client->encode_capacity) return GR_CLIENT_TOO_LARGE;
     memcpy(client->encode_buffer, message, length);
-    return publish(client, (uint16_t)type, length);
+    return publish(client, type, length);
+}
+
+/* Encode into encode_buffer, growing it for a request larger than one ring record. */
+static gr_codec_status_t encode_request(gr_client_t *client, const gr_request_t *request, size_t *length) {
+    gr_codec_status_t status = gr_encode_request(request, client->encode_buffer, client->encode_capacity, length);
+    if (status != GR_CODEC_NO_SPACE) return status;
+    size_t needed = gr_request_encoded_size(request);
+    uint8_t *grown = realloc(client->encode_buffer, needed);
+    if (!grown) return GR_CODEC_NO_SPACE;
+    client->encode_buffer = grown;
+    client->encode_capacity = needed;
+    return gr_encode_request(request, client->encode_buffer, client->encode_capacity, length);
 }
 
 int gr_client_send(gr_client_t *client, gr_request_t *request) {
     request->request_id = client->next_request_id;
     size_t length = 0;
-    gr_codec_status_t status = gr_encode_request(request, client->encode_buffer, client->encode_capacity, &length);
-    if (status == GR_CODEC_NO_SPACE) return GR_CLIENT_TOO_LARGE;
+    gr_codec_status_t status = encode_request(client, request, &length);
+    if (status == GR_CODEC_NO_SPACE) return GR_CLIENT_NO_MEMORY;
     if (status != GR_CODEC_OK) return GR_CLIENT_ENCODE;
     int published = publish(client, request->template_id, length);
     if (published == GR_CLIENT_OK && (request->template_id == GR_T_BPOP || request->template_id == GR_T_BLMOVE ||
@@ -527,7 +585,7 @@ int gr_client_push_many(gr_client_t *client, uint8_t end, const uint8_t *key, si
                         const uint8_t *values, const int64_t *offsets, const int64_t *lengths,
                         size_t count, size_t per_message, gr_result_t *result) {
     if (gr_client_in_flight(client)) return GR_CLIENT_PROTOCOL;
-    if (per_message == 0 || per_message > GR_GROUP_MAX_ITEMS - 1) per_message = 128;
+    if (per_message == 0 || per_message > GR_GROUP_MAX_ITEMS) per_message = 128;
     gr_bytes_t *items = malloc(per_message * sizeof *items);
     if (!items) return GR_CLIENT_NO_MEMORY;
     client->arena_length = 0;

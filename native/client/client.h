@@ -4,8 +4,10 @@
  * segments; everything per command happens here: encode the request with the generated
  * codec into the request ring, ring the server's eventfd doorbell if it sleeps, wait for
  * the reply (spin, then a futex sleep on the reply ring, checking the control socket for
- * the server's EOF between sleeps), and copy the decoded reply into a gr_result_t that
- * stays valid until the next call. Chunked array replies are reassembled here.
+ * the server's EOF between sleeps), and decode the reply into a gr_result_t that stays
+ * valid until the next call. A request or reply larger than one ring record travels in
+ * fragments (ring/fragment.h), written and reassembled here; an array reply of any shape is
+ * one tree of elements in pre-order, laid out for Python by gr_client_result_layout.
  */
 #ifndef GR_CLIENT_H
 #define GR_CLIENT_H
@@ -32,13 +34,13 @@ enum gr_client_status {
 
 typedef struct gr_result {
     uint16_t template_id;          /* GR_T_INTEGER_REPLY, _BULK_, _ARRAY_, _STATUS_, _ERROR_ */
-    uint8_t is_nil;
-    uint8_t shape;                 /* arrays: 0 FLAT, 1 KEYED, 2 NIL_ARRAY */
+    uint8_t is_nil;                /* a null bulk, or a null array (the tree's root is NIL_ARRAY) */
+    uint8_t shape;                 /* arrays: 2 for a null array, else 0 */
     uint16_t error_code;
     int64_t integer;
-    const uint8_t *data;           /* bulk value, status or error text, keyed array's key */
+    const uint8_t *data;           /* bulk value, status or error text */
     size_t length;
-    uint32_t count;                /* array elements */
+    uint32_t count;                /* arrays: the tree's elements, root first (codec.h's gr_element_t) */
     gr_element_t *elements;
 } gr_result_t;
 
@@ -109,8 +111,9 @@ int gr_client_push_many(gr_client_t *client, uint8_t end, const uint8_t *key, si
                         const uint8_t *values, const int64_t *offsets, const int64_t *lengths,
                         size_t count, size_t per_message, gr_result_t *result);
 const uint8_t *gr_client_arena(const gr_client_t *client);
-/* An array result laid out for Python in one call: element i's kind, integer, and its bytes
- * as arena[offsets[i] : offsets[i] + lengths[i]]. Returns the arena bytes in use. */
+/* An array result laid out for Python in one call: the tree in pre-order, element i's kind
+ * (GR_ELEMENT_KIND_*), integer (ARRAY: children, MAP: pairs), and its bytes as
+ * arena[offsets[i] : offsets[i] + lengths[i]]. Returns the arena bytes in use. */
 size_t gr_client_result_layout(const gr_client_t *client, const gr_result_t *result, uint8_t *kinds,
                                int64_t *integers, uint64_t *offsets, uint64_t *lengths);
 /* An array reply of bulks (flat, or keyed: the key first) as a Python struct format, so that

@@ -82,10 +82,11 @@ typedef enum gr_codec_status {
     GR_CODEC_NO_SPACE = 8           /* encoding: the output buffer is too small */
 } gr_codec_status_t;
 
+/* One node of an ArrayReply's tree, in pre-order (ElementKind in the schema). */
 typedef struct gr_element {
-    uint8_t kind;       /* ElementKind: 0 BULK, 1 NIL, 2 INTEGER */
-    int64_t integer;
-    gr_bytes_t bytes;
+    uint8_t kind;       /* GR_ELEMENT_KIND_*: BULK, NIL, INTEGER, ARRAY, MAP, NIL_ARRAY, STATUS, ERROR */
+    int64_t integer;    /* INTEGER: the value; ARRAY: children; MAP: pairs; ERROR: its error code */
+    gr_bytes_t bytes;   /* BULK, STATUS, ERROR */
 } gr_element_t;
 
 typedef struct gr_reply_message {
@@ -94,11 +95,8 @@ typedef struct gr_reply_message {
     int64_t integer;          /* IntegerReply */
     uint8_t is_nil;           /* BulkReply */
     uint16_t error_code;      /* ErrorReply */
-    gr_bytes_t text;          /* BulkReply value, StatusReply text, ErrorReply message, ArrayReply key */
-    uint8_t shape;            /* ArrayReply: 0 FLAT, 1 KEYED, 2 NIL_ARRAY */
-    uint32_t total_count;
-    uint32_t first_index;
-    uint32_t element_count;
+    gr_bytes_t text;          /* BulkReply value, StatusReply text, ErrorReply message */
+    uint32_t element_count;   /* ArrayReply: the tree's nodes, root first */
     uint32_t element_capacity;
     gr_element_t *elements;
 } gr_reply_message_t;

@@ -201,7 +201,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
         size_t position = GR_MESSAGE_HEADER_LENGTH + (size_t)header.block_length;
         {
             uint32_t entry_block, count;
-            TRY(gr_wire_group_header(buffer, length, &position, 2, 0, &entry_block, &count));
+            TRY(gr_wire_group_header(buffer, length, &position, 4, 0, 1, &entry_block, &count));
             out->item_count = count;
             if (count > out->item_capacity) return GR_CODEC_TOO_MANY_ITEMS;
             for (uint32_t i = 0; i < count; i++) {
@@ -222,7 +222,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
         size_t position = GR_MESSAGE_HEADER_LENGTH + (size_t)header.block_length;
         {
             uint32_t entry_block, count;
-            TRY(gr_wire_group_header(buffer, length, &position, 2, 0, &entry_block, &count));
+            TRY(gr_wire_group_header(buffer, length, &position, 4, 0, 1, &entry_block, &count));
             out->item_count = count;
             if (count > out->item_capacity) return GR_CODEC_TOO_MANY_ITEMS;
             for (uint32_t i = 0; i < count; i++) {
@@ -241,7 +241,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
         size_t position = GR_MESSAGE_HEADER_LENGTH + (size_t)header.block_length;
         {
             uint32_t entry_block, count;
-            TRY(gr_wire_group_header(buffer, length, &position, 2, 0, &entry_block, &count));
+            TRY(gr_wire_group_header(buffer, length, &position, 4, 0, 1, &entry_block, &count));
             out->item_count = count;
             if (count > out->item_capacity) return GR_CODEC_TOO_MANY_ITEMS;
             for (uint32_t i = 0; i < count; i++) {
@@ -358,7 +358,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
         size_t position = GR_MESSAGE_HEADER_LENGTH + (size_t)header.block_length;
         {
             uint32_t entry_block, count;
-            TRY(gr_wire_group_header(buffer, length, &position, 2, 0, &entry_block, &count));
+            TRY(gr_wire_group_header(buffer, length, &position, 4, 0, 1, &entry_block, &count));
             out->item_count = count;
             if (count > out->item_capacity) return GR_CODEC_TOO_MANY_ITEMS;
             for (uint32_t i = 0; i < count; i++) {
@@ -522,7 +522,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
         size_t position = GR_MESSAGE_HEADER_LENGTH + (size_t)header.block_length;
         {
             uint32_t entry_block, count;
-            TRY(gr_wire_group_header(buffer, length, &position, 2, 0, &entry_block, &count));
+            TRY(gr_wire_group_header(buffer, length, &position, 4, 0, 1, &entry_block, &count));
             out->item_count = count;
             if (count > out->item_capacity) return GR_CODEC_TOO_MANY_ITEMS;
             for (uint32_t i = 0; i < count; i++) {
@@ -546,7 +546,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
         size_t position = GR_MESSAGE_HEADER_LENGTH + (size_t)header.block_length;
         {
             uint32_t entry_block, count;
-            TRY(gr_wire_group_header(buffer, length, &position, 2, 0, &entry_block, &count));
+            TRY(gr_wire_group_header(buffer, length, &position, 4, 0, 1, &entry_block, &count));
             out->item_count = count;
             if (count > out->item_capacity) return GR_CODEC_TOO_MANY_ITEMS;
             for (uint32_t i = 0; i < count; i++) {
@@ -588,7 +588,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
         size_t position = GR_MESSAGE_HEADER_LENGTH + (size_t)header.block_length;
         {
             uint32_t entry_block, count;
-            TRY(gr_wire_group_header(buffer, length, &position, 2, 0, &entry_block, &count));
+            TRY(gr_wire_group_header(buffer, length, &position, 4, 0, 1, &entry_block, &count));
             out->item_count = count;
             if (count > out->item_capacity) return GR_CODEC_TOO_MANY_ITEMS;
             for (uint32_t i = 0; i < count; i++) {
@@ -658,7 +658,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
         size_t position = GR_MESSAGE_HEADER_LENGTH + (size_t)header.block_length;
         {
             uint32_t entry_block, count;
-            TRY(gr_wire_group_header(buffer, length, &position, 2, 0, &entry_block, &count));
+            TRY(gr_wire_group_header(buffer, length, &position, 4, 0, 1, &entry_block, &count));
             out->item_count = count;
             if (count > out->item_capacity) return GR_CODEC_TOO_MANY_ITEMS;
             for (uint32_t i = 0; i < count; i++) {
@@ -677,7 +677,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
         size_t position = GR_MESSAGE_HEADER_LENGTH + (size_t)header.block_length;
         {
             uint32_t entry_block, count;
-            TRY(gr_wire_group_header(buffer, length, &position, 2, 0, &entry_block, &count));
+            TRY(gr_wire_group_header(buffer, length, &position, 4, 0, 1, &entry_block, &count));
             out->item_count = count;
             if (count > out->item_capacity) return GR_CODEC_TOO_MANY_ITEMS;
             for (uint32_t i = 0; i < count; i++) {
@@ -807,9 +807,9 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
         return GR_CODEC_OK;
     }
     case GR_T_COMMAND: {   /* CommandRequest */
-        if (in->item_count > GR_GROUP_MAX_ITEMS - 1) return GR_CODEC_TOO_MANY_ITEMS;
+        if (in->item_count > GR_GROUP_MAX_ITEMS) return GR_CODEC_TOO_MANY_ITEMS;
         size_t size = GR_MESSAGE_HEADER_LENGTH + 8;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         if (size > capacity) return GR_CODEC_NO_SPACE;
         gr_wire_put_header(buffer, 8, GR_T_COMMAND);
@@ -817,7 +817,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
         memset(block, 0, 8);
         gr_wire_store_uint64(block + 0, (uint64_t)in->request_id);
         size_t position = GR_MESSAGE_HEADER_LENGTH + 8;
-        gr_wire_put_group_header(buffer, &position, 2, 0, in->item_count);
+        gr_wire_put_group_header(buffer, &position, 4, 0, in->item_count);
         for (uint32_t i = 0; i < in->item_count; i++) {
             gr_wire_put_var_data(buffer, &position, in->items[i]);
         }
@@ -826,9 +826,9 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
     }
     case GR_T_DEL: {   /* DelRequest */
         if (!((in->flag) <= 1u)) return GR_CODEC_BAD_ENUM;
-        if (in->item_count > GR_GROUP_MAX_ITEMS - 1) return GR_CODEC_TOO_MANY_ITEMS;
+        if (in->item_count > GR_GROUP_MAX_ITEMS) return GR_CODEC_TOO_MANY_ITEMS;
         size_t size = GR_MESSAGE_HEADER_LENGTH + 9;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         if (size > capacity) return GR_CODEC_NO_SPACE;
         gr_wire_put_header(buffer, 9, GR_T_DEL);
@@ -837,7 +837,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
         gr_wire_store_uint64(block + 0, (uint64_t)in->request_id);
         gr_wire_store_uint8(block + 8, (uint8_t)in->flag);
         size_t position = GR_MESSAGE_HEADER_LENGTH + 9;
-        gr_wire_put_group_header(buffer, &position, 2, 0, in->item_count);
+        gr_wire_put_group_header(buffer, &position, 4, 0, in->item_count);
         for (uint32_t i = 0; i < in->item_count; i++) {
             gr_wire_put_var_data(buffer, &position, in->items[i]);
         }
@@ -845,9 +845,9 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
         return GR_CODEC_OK;
     }
     case GR_T_EXISTS: {   /* ExistsRequest */
-        if (in->item_count > GR_GROUP_MAX_ITEMS - 1) return GR_CODEC_TOO_MANY_ITEMS;
+        if (in->item_count > GR_GROUP_MAX_ITEMS) return GR_CODEC_TOO_MANY_ITEMS;
         size_t size = GR_MESSAGE_HEADER_LENGTH + 8;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         if (size > capacity) return GR_CODEC_NO_SPACE;
         gr_wire_put_header(buffer, 8, GR_T_EXISTS);
@@ -855,7 +855,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
         memset(block, 0, 8);
         gr_wire_store_uint64(block + 0, (uint64_t)in->request_id);
         size_t position = GR_MESSAGE_HEADER_LENGTH + 8;
-        gr_wire_put_group_header(buffer, &position, 2, 0, in->item_count);
+        gr_wire_put_group_header(buffer, &position, 4, 0, in->item_count);
         for (uint32_t i = 0; i < in->item_count; i++) {
             gr_wire_put_var_data(buffer, &position, in->items[i]);
         }
@@ -990,9 +990,9 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
     }
     case GR_T_PUSH: {   /* PushRequest */
         if (!((in->end) <= 1u && (in->flag) <= 1u && (in->engine) <= 2u)) return GR_CODEC_BAD_ENUM;
-        if (in->item_count > GR_GROUP_MAX_ITEMS - 1) return GR_CODEC_TOO_MANY_ITEMS;
+        if (in->item_count > GR_GROUP_MAX_ITEMS) return GR_CODEC_TOO_MANY_ITEMS;
         size_t size = GR_MESSAGE_HEADER_LENGTH + 11 + 4 + (size_t)in->key.length;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         if (size > capacity) return GR_CODEC_NO_SPACE;
         gr_wire_put_header(buffer, 11, GR_T_PUSH);
@@ -1003,7 +1003,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
         gr_wire_store_uint8(block + 9, (uint8_t)in->flag);
         gr_wire_store_uint8(block + 10, (uint8_t)in->engine);
         size_t position = GR_MESSAGE_HEADER_LENGTH + 11;
-        gr_wire_put_group_header(buffer, &position, 2, 0, in->item_count);
+        gr_wire_put_group_header(buffer, &position, 4, 0, in->item_count);
         for (uint32_t i = 0; i < in->item_count; i++) {
             gr_wire_put_var_data(buffer, &position, in->items[i]);
         }
@@ -1176,9 +1176,9 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
     }
     case GR_T_LMPOP: {   /* LMPopRequest */
         if (!((in->end) <= 1u && (in->engine) <= 2u)) return GR_CODEC_BAD_ENUM;
-        if (in->item_count > GR_GROUP_MAX_ITEMS - 1) return GR_CODEC_TOO_MANY_ITEMS;
+        if (in->item_count > GR_GROUP_MAX_ITEMS) return GR_CODEC_TOO_MANY_ITEMS;
         size_t size = GR_MESSAGE_HEADER_LENGTH + 14;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         if (size > capacity) return GR_CODEC_NO_SPACE;
         gr_wire_put_header(buffer, 14, GR_T_LMPOP);
@@ -1189,7 +1189,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
         gr_wire_store_uint32(block + 9, (uint32_t)in->count);
         gr_wire_store_uint8(block + 13, (uint8_t)in->engine);
         size_t position = GR_MESSAGE_HEADER_LENGTH + 14;
-        gr_wire_put_group_header(buffer, &position, 2, 0, in->item_count);
+        gr_wire_put_group_header(buffer, &position, 4, 0, in->item_count);
         for (uint32_t i = 0; i < in->item_count; i++) {
             gr_wire_put_var_data(buffer, &position, in->items[i]);
         }
@@ -1198,9 +1198,9 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
     }
     case GR_T_BPOP: {   /* BPopRequest */
         if (!((in->end) <= 1u && (in->engine) <= 2u)) return GR_CODEC_BAD_ENUM;
-        if (in->item_count > GR_GROUP_MAX_ITEMS - 1) return GR_CODEC_TOO_MANY_ITEMS;
+        if (in->item_count > GR_GROUP_MAX_ITEMS) return GR_CODEC_TOO_MANY_ITEMS;
         size_t size = GR_MESSAGE_HEADER_LENGTH + 18;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         if (size > capacity) return GR_CODEC_NO_SPACE;
         gr_wire_put_header(buffer, 18, GR_T_BPOP);
@@ -1211,7 +1211,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
         gr_wire_store_double(block + 9, (double)in->timeout);
         gr_wire_store_uint8(block + 17, (uint8_t)in->engine);
         size_t position = GR_MESSAGE_HEADER_LENGTH + 18;
-        gr_wire_put_group_header(buffer, &position, 2, 0, in->item_count);
+        gr_wire_put_group_header(buffer, &position, 4, 0, in->item_count);
         for (uint32_t i = 0; i < in->item_count; i++) {
             gr_wire_put_var_data(buffer, &position, in->items[i]);
         }
@@ -1238,9 +1238,9 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
     }
     case GR_T_BLMPOP: {   /* BLMPopRequest */
         if (!((in->end) <= 1u && (in->engine) <= 2u)) return GR_CODEC_BAD_ENUM;
-        if (in->item_count > GR_GROUP_MAX_ITEMS - 1) return GR_CODEC_TOO_MANY_ITEMS;
+        if (in->item_count > GR_GROUP_MAX_ITEMS) return GR_CODEC_TOO_MANY_ITEMS;
         size_t size = GR_MESSAGE_HEADER_LENGTH + 22;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         if (size > capacity) return GR_CODEC_NO_SPACE;
         gr_wire_put_header(buffer, 22, GR_T_BLMPOP);
@@ -1252,7 +1252,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
         gr_wire_store_double(block + 13, (double)in->timeout);
         gr_wire_store_uint8(block + 21, (uint8_t)in->engine);
         size_t position = GR_MESSAGE_HEADER_LENGTH + 22;
-        gr_wire_put_group_header(buffer, &position, 2, 0, in->item_count);
+        gr_wire_put_group_header(buffer, &position, 4, 0, in->item_count);
         for (uint32_t i = 0; i < in->item_count; i++) {
             gr_wire_put_var_data(buffer, &position, in->items[i]);
         }
@@ -1319,9 +1319,9 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
     }
     case GR_T_MSET: {   /* MSetRequest */
         if (!((in->flag) <= 1u)) return GR_CODEC_BAD_ENUM;
-        if (in->item_count > GR_GROUP_MAX_ITEMS - 1) return GR_CODEC_TOO_MANY_ITEMS;
+        if (in->item_count > GR_GROUP_MAX_ITEMS) return GR_CODEC_TOO_MANY_ITEMS;
         size_t size = GR_MESSAGE_HEADER_LENGTH + 9;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         if (size > capacity) return GR_CODEC_NO_SPACE;
         gr_wire_put_header(buffer, 9, GR_T_MSET);
@@ -1330,7 +1330,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
         gr_wire_store_uint64(block + 0, (uint64_t)in->request_id);
         gr_wire_store_uint8(block + 8, (uint8_t)in->flag);
         size_t position = GR_MESSAGE_HEADER_LENGTH + 9;
-        gr_wire_put_group_header(buffer, &position, 2, 0, in->item_count);
+        gr_wire_put_group_header(buffer, &position, 4, 0, in->item_count);
         for (uint32_t i = 0; i < in->item_count; i++) {
             gr_wire_put_var_data(buffer, &position, in->items[i]);
         }
@@ -1338,9 +1338,9 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
         return GR_CODEC_OK;
     }
     case GR_T_MGET: {   /* MGetRequest */
-        if (in->item_count > GR_GROUP_MAX_ITEMS - 1) return GR_CODEC_TOO_MANY_ITEMS;
+        if (in->item_count > GR_GROUP_MAX_ITEMS) return GR_CODEC_TOO_MANY_ITEMS;
         size_t size = GR_MESSAGE_HEADER_LENGTH + 8;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         if (size > capacity) return GR_CODEC_NO_SPACE;
         gr_wire_put_header(buffer, 8, GR_T_MGET);
@@ -1348,7 +1348,7 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
         memset(block, 0, 8);
         gr_wire_store_uint64(block + 0, (uint64_t)in->request_id);
         size_t position = GR_MESSAGE_HEADER_LENGTH + 8;
-        gr_wire_put_group_header(buffer, &position, 2, 0, in->item_count);
+        gr_wire_put_group_header(buffer, &position, 4, 0, in->item_count);
         for (uint32_t i = 0; i < in->item_count; i++) {
             gr_wire_put_var_data(buffer, &position, in->items[i]);
         }
@@ -1492,19 +1492,19 @@ size_t gr_request_encoded_size(const gr_request_t *in) {
     }
     case GR_T_COMMAND: {
         size_t size = GR_MESSAGE_HEADER_LENGTH + 8;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         return size;
     }
     case GR_T_DEL: {
         size_t size = GR_MESSAGE_HEADER_LENGTH + 9;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         return size;
     }
     case GR_T_EXISTS: {
         size_t size = GR_MESSAGE_HEADER_LENGTH + 8;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         return size;
     }
@@ -1550,7 +1550,7 @@ size_t gr_request_encoded_size(const gr_request_t *in) {
     }
     case GR_T_PUSH: {
         size_t size = GR_MESSAGE_HEADER_LENGTH + 11 + 4 + (size_t)in->key.length;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         return size;
     }
@@ -1596,13 +1596,13 @@ size_t gr_request_encoded_size(const gr_request_t *in) {
     }
     case GR_T_LMPOP: {
         size_t size = GR_MESSAGE_HEADER_LENGTH + 14;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         return size;
     }
     case GR_T_BPOP: {
         size_t size = GR_MESSAGE_HEADER_LENGTH + 18;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         return size;
     }
@@ -1612,7 +1612,7 @@ size_t gr_request_encoded_size(const gr_request_t *in) {
     }
     case GR_T_BLMPOP: {
         size_t size = GR_MESSAGE_HEADER_LENGTH + 22;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         return size;
     }
@@ -1634,13 +1634,13 @@ size_t gr_request_encoded_size(const gr_request_t *in) {
     }
     case GR_T_MSET: {
         size_t size = GR_MESSAGE_HEADER_LENGTH + 9;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         return size;
     }
     case GR_T_MGET: {
         size_t size = GR_MESSAGE_HEADER_LENGTH + 8;
-        size += 4 + (size_t)in->item_count * 4;
+        size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         return size;
     }
@@ -1715,18 +1715,14 @@ gr_codec_status_t gr_decode_reply(const uint8_t *buffer, size_t length, gr_reply
         return GR_CODEC_OK;
     }
     case GR_T_ARRAY_REPLY: {   /* ArrayReply */
-        if (header.block_length < 17) return GR_CODEC_SHORT_BLOCK;
+        if (header.block_length < 8) return GR_CODEC_SHORT_BLOCK;
         if (length - GR_MESSAGE_HEADER_LENGTH < header.block_length) return GR_CODEC_TRUNCATED;
         const uint8_t *block = buffer + GR_MESSAGE_HEADER_LENGTH;
         out->request_id = gr_wire_load_uint64(block + 0);
-        out->shape = gr_wire_load_uint8(block + 8);
-        if (!((out->shape) <= 2u)) return GR_CODEC_BAD_ENUM;
-        out->total_count = gr_wire_load_uint32(block + 9);
-        out->first_index = gr_wire_load_uint32(block + 13);
         size_t position = GR_MESSAGE_HEADER_LENGTH + (size_t)header.block_length;
         {
             uint32_t entry_block, count;
-            TRY(gr_wire_group_header(buffer, length, &position, 2, 9, &entry_block, &count));
+            TRY(gr_wire_group_header(buffer, length, &position, 4, 9, 1, &entry_block, &count));
             out->element_count = count;
             if (count > out->element_capacity) return GR_CODEC_TOO_MANY_ITEMS;
             for (uint32_t i = 0; i < count; i++) {
@@ -1734,13 +1730,12 @@ gr_codec_status_t gr_decode_reply(const uint8_t *buffer, size_t length, gr_reply
                 if (length - position < entry_block) return GR_CODEC_TRUNCATED;
                 const uint8_t *entry = buffer + position;
                 element->kind = gr_wire_load_uint8(entry + 0);
-                if (!((element->kind) <= 2u)) return GR_CODEC_BAD_ENUM;
+                if (!((element->kind) <= 7u)) return GR_CODEC_BAD_ENUM;
                 element->integer = gr_wire_load_int64(entry + 1);
                 position += entry_block;
                 TRY(gr_wire_take_var_data(buffer, length, &position, &element->bytes));
             }
         }
-        TRY(gr_wire_take_var_data(buffer, length, &position, &out->text));
         return GR_CODEC_OK;
     }
     case GR_T_STATUS_REPLY: {   /* StatusReply */
@@ -1797,23 +1792,19 @@ gr_codec_status_t gr_encode_reply(const gr_reply_message_t *in, uint8_t *buffer,
         return GR_CODEC_OK;
     }
     case GR_T_ARRAY_REPLY: {   /* ArrayReply */
-        if (!((in->shape) <= 2u)) return GR_CODEC_BAD_ENUM;
-        if (in->element_count > GR_GROUP_MAX_ITEMS - 1) return GR_CODEC_TOO_MANY_ITEMS;
+        if (in->element_count > GR_GROUP_MAX_ITEMS) return GR_CODEC_TOO_MANY_ITEMS;
         for (uint32_t i = 0; i < in->element_count; i++)
-            if (!((in->elements[i].kind) <= 2u)) return GR_CODEC_BAD_ENUM;
-        size_t size = GR_MESSAGE_HEADER_LENGTH + 17 + 4 + (size_t)in->text.length;
-        size += 4 + (size_t)in->element_count * 13;
+            if (!((in->elements[i].kind) <= 7u)) return GR_CODEC_BAD_ENUM;
+        size_t size = GR_MESSAGE_HEADER_LENGTH + 8;
+        size += 6 + (size_t)in->element_count * 13;
         for (uint32_t i = 0; i < in->element_count; i++) size += in->elements[i].bytes.length;
         if (size > capacity) return GR_CODEC_NO_SPACE;
-        gr_wire_put_header(buffer, 17, GR_T_ARRAY_REPLY);
+        gr_wire_put_header(buffer, 8, GR_T_ARRAY_REPLY);
         uint8_t *block = buffer + GR_MESSAGE_HEADER_LENGTH;
-        memset(block, 0, 17);
+        memset(block, 0, 8);
         gr_wire_store_uint64(block + 0, (uint64_t)in->request_id);
-        gr_wire_store_uint8(block + 8, (uint8_t)in->shape);
-        gr_wire_store_uint32(block + 9, (uint32_t)in->total_count);
-        gr_wire_store_uint32(block + 13, (uint32_t)in->first_index);
-        size_t position = GR_MESSAGE_HEADER_LENGTH + 17;
-        gr_wire_put_group_header(buffer, &position, 2, 9, in->element_count);
+        size_t position = GR_MESSAGE_HEADER_LENGTH + 8;
+        gr_wire_put_group_header(buffer, &position, 4, 9, in->element_count);
         for (uint32_t i = 0; i < in->element_count; i++) {
             uint8_t *entry = buffer + position;
             memset(entry, 0, 9);
@@ -1822,7 +1813,6 @@ gr_codec_status_t gr_encode_reply(const gr_reply_message_t *in, uint8_t *buffer,
             position += 9;
             gr_wire_put_var_data(buffer, &position, in->elements[i].bytes);
         }
-        gr_wire_put_var_data(buffer, &position, in->text);
         *length = position;
         return GR_CODEC_OK;
     }
@@ -1868,8 +1858,8 @@ size_t gr_reply_encoded_size(const gr_reply_message_t *in) {
         return size;
     }
     case GR_T_ARRAY_REPLY: {
-        size_t size = GR_MESSAGE_HEADER_LENGTH + 17 + 4 + (size_t)in->text.length;
-        size += 4 + (size_t)in->element_count * 13;
+        size_t size = GR_MESSAGE_HEADER_LENGTH + 8;
+        size += 6 + (size_t)in->element_count * 13;
         for (uint32_t i = 0; i < in->element_count; i++) size += in->elements[i].bytes.length;
         return size;
     }
@@ -2000,17 +1990,14 @@ size_t gr_attach_encoded_size(const gr_attach_t *in) {
 }
 
 size_t gr_stream_array_reply_head(const gr_reply_message_t *in, uint8_t *buffer, size_t capacity) {
-    size_t size = GR_MESSAGE_HEADER_LENGTH + 17 + 4;
+    size_t size = GR_MESSAGE_HEADER_LENGTH + 8 + 6;
     if (capacity < size) return 0;
-    gr_wire_put_header(buffer, 17, GR_T_ARRAY_REPLY);
+    gr_wire_put_header(buffer, 8, GR_T_ARRAY_REPLY);
     uint8_t *block = buffer + GR_MESSAGE_HEADER_LENGTH;
-    memset(block, 0, 17);
+    memset(block, 0, 8);
     gr_wire_store_uint64(block + 0, (uint64_t)in->request_id);
-    gr_wire_store_uint8(block + 8, (uint8_t)in->shape);
-    gr_wire_store_uint32(block + 9, (uint32_t)in->total_count);
-    gr_wire_store_uint32(block + 13, (uint32_t)in->first_index);
-    size_t position = GR_MESSAGE_HEADER_LENGTH + 17;
-    gr_wire_put_group_header(buffer, &position, 2, 9, 0);
+    size_t position = GR_MESSAGE_HEADER_LENGTH + 8;
+    gr_wire_put_group_header(buffer, &position, 4, 9, 0);
     return position;
 }
 
@@ -2027,15 +2014,7 @@ size_t gr_stream_array_reply_element(const gr_element_t *in, uint8_t *buffer, si
 }
 
 void gr_stream_array_reply_set_count(uint8_t *message, uint32_t count) {
-    gr_wire_store_uint16(message + GR_MESSAGE_HEADER_LENGTH + 17 + 2, (uint16_t)count);
-}
-
-size_t gr_stream_array_reply_tail(const gr_reply_message_t *in, uint8_t *buffer, size_t capacity) {
-    size_t size = 0 + 4 + (size_t)in->text.length;
-    if (capacity < size) return 0;
-    size_t position = 0;
-    gr_wire_put_var_data(buffer, &position, in->text);
-    return position;
+    gr_wire_store_uint32(message + GR_MESSAGE_HEADER_LENGTH + 8 + 2, (uint32_t)count);
 }
 
 int gr_codec_self_check(void) {
@@ -2072,11 +2051,8 @@ int gr_codec_self_check(void) {
         goblin_bulkReply_isNil_encoding_offset() != 8)
         return GR_T_BULK_REPLY;
     if (GR_T_ARRAY_REPLY != GOBLIN_ARRAY_REPLY_SBE_TEMPLATE_ID ||
-        goblin_arrayReply_sbe_block_length() != 17 ||
+        goblin_arrayReply_sbe_block_length() != 8 ||
         goblin_arrayReply_requestId_encoding_offset() != 0 ||
-        goblin_arrayReply_shape_encoding_offset() != 8 ||
-        goblin_arrayReply_totalCount_encoding_offset() != 9 ||
-        goblin_arrayReply_firstIndex_encoding_offset() != 13 ||
         goblin_arrayReply_elements_sbe_block_length() != 9 ||
         goblin_arrayReply_elements_kind_encoding_offset() != 0 ||
         goblin_arrayReply_elements_integer_encoding_offset() != 1)

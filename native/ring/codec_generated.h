@@ -16,13 +16,13 @@
 #define GR_SCHEMA_VERSION 1
 #define GR_MESSAGE_HEADER_LENGTH 8
 #define GR_MAX_BLOCK_LENGTH 26          /* the largest message block in the schema */
-#define GR_GROUP_MAX_ITEMS 65535   /* groupSizeEncoding.numInGroup is a uint16; its largest value is its null */
+#define GR_GROUP_MAX_ITEMS 2147483647u   /* the most entries a group holds: groupSizeEncoding.numInGroup's maxValue */
 #define GR_REQUEST_TEMPLATE_COUNT 44
 #define GR_REPLY_TEMPLATE_COUNT 5
 #define GR_ATTACH_TEMPLATE_COUNT 3
 /* ArrayReply as the streamed writer lays it out: block, group header, one element's fixed part. */
-#define GR_ARRAY_REPLY_BLOCK_LENGTH 17
-#define GR_ARRAY_REPLY_GROUP_HEADER_LENGTH 4
+#define GR_ARRAY_REPLY_BLOCK_LENGTH 8
+#define GR_ARRAY_REPLY_GROUP_HEADER_LENGTH 6
 #define GR_ARRAY_REPLY_ELEMENT_FIXED 13
 
 /* Request slots a template carries, as bits (GR_SLOT_*), for the codec tests. */
@@ -55,11 +55,10 @@ int gr_codec_self_check(void);
 /* cffi-cdef-end */
 
 /* The streamed ArrayReply writer: head (header, block, a group header counting 0),
- * then elements, then patch the count and put the key. Each returns the bytes written,
- * or 0 if capacity is too small (nothing useful written). */
+ * then elements, then patch the count. Each returns the
+ * bytes written, or 0 if capacity is too small (nothing useful written). */
 size_t gr_stream_array_reply_head(const gr_reply_message_t *reply, uint8_t *buffer, size_t capacity);
 size_t gr_stream_array_reply_element(const gr_element_t *element, uint8_t *buffer, size_t capacity);
 void gr_stream_array_reply_set_count(uint8_t *message, uint32_t count);
-size_t gr_stream_array_reply_tail(const gr_reply_message_t *reply, uint8_t *buffer, size_t capacity);
 
 #endif

@@ -60,15 +60,20 @@ static inline void gr_wire_put_header(uint8_t *buffer, uint16_t block_length, ui
 }
 
 /* A group header at *position: {blockLength u16, numInGroup (count_size bytes)}. The entries'
- * block must be at least the schema's; the count is the caller's to bound. */
+ * block must be at least the schema's, and the count no more than the rest of the buffer can
+ * hold at their smallest (block plus var_data_fields length words each), so no caller sizes
+ * anything by a count the bytes cannot back. */
 static inline gr_codec_status_t gr_wire_group_header(const uint8_t *buffer, size_t length, size_t *position,
                                                      unsigned count_size, uint32_t schema_block,
-                                                     uint32_t *entry_block, uint32_t *count) {
+                                                     unsigned var_data_fields, uint32_t *entry_block,
+                                                     uint32_t *count) {
     if (*position > length || length - *position < 2 + (size_t)count_size) return GR_CODEC_TRUNCATED;
     *entry_block = gr_wire_load_uint16(buffer + *position);
     *count = count_size == 2 ? gr_wire_load_uint16(buffer + *position + 2) : gr_wire_load_uint32(buffer + *position + 2);
     if (*entry_block < schema_block) return GR_CODEC_SHORT_BLOCK;
     *position += 2 + count_size;
+    uint64_t smallest = (uint64_t)*count * ((uint64_t)*entry_block + 4u * var_data_fields);
+    if (smallest > length - *position) return GR_CODEC_TRUNCATED;
     return GR_CODEC_OK;
 }
 

@@ -1,14 +1,18 @@
 /* sbe_reply.h — the gr_reply_t that answers a ring session in SBE reply messages.
  *
- * The command layer writes through reply.h; this writer encodes each reply with the
- * generated codecs into a staging area of framed messages, which session.c then copies
- * into the session's reply ring (as many as fit; the rest waits, and the session reads
- * no more requests until it has drained: back-pressure instead of loss).
+ * The command layer writes through reply.h; this writer encodes each reply with the codec
+ * (ring/codec.h) into a staging area of framed messages, which session.c then copies into the
+ * session's reply ring (as much as fits; the rest waits, and the session reads no more
+ * requests until it has drained: back-pressure instead of loss).
  *
- * An array reply larger than one ring message is split into ArrayReply chunks that share
- * totalCount and carry their firstIndex. A single value larger than the ring's largest
- * message cannot be delivered: the whole reply becomes an ErrorReply (TOO_LARGE), never a
- * truncated value.
+ * A reply of any shape is one message. Scalars are IntegerReply, BulkReply, StatusReply or
+ * ErrorReply; anything with an array in it is one ArrayReply whose elements are the reply's
+ * tree in pre-order (root first; an ARRAY or MAP element counts the children that follow),
+ * streamed element by element into staging with the codec's gr_stream_array_reply_* and
+ * closed when the root's last descendant is written. Nested arrays (COMMAND INFO, EXEC),
+ * maps (HELLO, CONFIG GET), errors inside arrays all have their element kind. A message
+ * larger than one ring record is written in fragments by session.c (ring/fragment.h); its
+ * size is bounded only by memory, as a Redis client's output buffer is by default.
  *
  * Staged frame:  +----------------+----------------+---------------------------+
  *                | template (u32) | length (u32)   | SBE message (length bytes)|
@@ -22,29 +26,23 @@
 
 #include "exec/reply.h"
 
+#define GR_SBE_REPLY_MAX_DEPTH 32   /* nesting deeper than any Redis reply */
+
 typedef struct gr_sbe_reply {
     gr_reply_t base;
     uint8_t *stage;
     size_t stage_length;
     size_t stage_capacity;
-    size_t max_message;        /* the reply ring's largest payload */
     uint64_t request_id;       /* set before each command */
-    /* array state */
-    int in_array;
-    int poisoned;              /* 0, or the gr_error_code_t the array turned into */
-    uint8_t shape;
-    size_t array_start;        /* stage offset to roll back to */
-    uint32_t total, next_index, remaining;
-    const uint8_t *key;
-    size_t key_length;
-    size_t chunk_frame;        /* stage offset of the open chunk's frame */
-    size_t chunk_end;          /* stage offset where the open chunk's next element goes */
-    uint32_t chunk_count, chunk_first;
-    int chunk_open;
-    char poison_text[160];
+    size_t head_sent;          /* bytes of the first staged frame's message already in the ring */
+    /* the ArrayReply being streamed */
+    int depth;                 /* open containers; 0: no array open */
+    uint64_t remaining[GR_SBE_REPLY_MAX_DEPTH];   /* children still to come, per open container */
+    size_t array_frame;        /* stage offset of its frame */
+    uint32_t array_count;      /* elements written */
 } gr_sbe_reply_t;
 
-int gr_sbe_reply_init(gr_sbe_reply_t *reply, size_t max_message);
+int gr_sbe_reply_init(gr_sbe_reply_t *reply);
 void gr_sbe_reply_free(gr_sbe_reply_t *reply);
 /* Frames staged but not yet delivered: iterate with gr_sbe_reply_frame_at. */
 int gr_sbe_reply_frame_at(const gr_sbe_reply_t *reply, size_t offset, uint32_t *template_id,

@@ -10,10 +10,12 @@
 #include <time.h>
 
 #include "ring/codec.h"
+#include "ring/fragment.h"
 #include "ring/ring.h"
 #include "ring/sbe_reply.h"
 
 #define BATCH_LIMIT 1024     /* requests per session per pass, so one busy session cannot starve others */
+#define REASSEMBLY_KEEP (4u << 20)   /* a reassembly buffer larger than this is freed after its message */
 
 typedef struct gr_session {
     uint64_t id;
@@ -22,15 +24,18 @@ typedef struct gr_session {
     gr_ring_t replies;        /* server produces, client consumes */
     gr_sbe_reply_t writer;    /* staged replies not yet in the reply ring */
     size_t backlog_limit;     /* stop reading requests while this many reply bytes wait */
+    gr_reassembly_t request;  /* a request arriving in fragments (ring/fragment.h) */
 } gr_session_t;
 
 struct gr_rings {
     gr_db_t *db;
     gr_session_t **sessions;
     size_t count, capacity;
-    gr_request_t request;     /* decode scratch, items shared by every session */
+    gr_request_t request;     /* decode scratch, items shared by every session (grown on demand) */
     int corrupt_pending;      /* a ring of some session was found corrupt: the server closes it */
 };
+
+#define INITIAL_ITEMS 1024
 
 size_t gr_ring_segment_bytes(uint64_t capacity) { return gr_ring_segment_size(capacity); }
 
@@ -38,8 +43,8 @@ gr_rings_t *gr_rings_new(gr_db_t *db) {
     gr_rings_t *rings = calloc(1, sizeof *rings);
     if (!rings) return NULL;
     rings->db = db;
-    rings->request.items = calloc(GR_GROUP_MAX_ITEMS, sizeof *rings->request.items);
-    rings->request.item_capacity = GR_GROUP_MAX_ITEMS;
+    rings->request.items = calloc(INITIAL_ITEMS, sizeof *rings->request.items);
+    rings->request.item_capacity = INITIAL_ITEMS;
     if (!rings->request.items) { free(rings); return NULL; }
     return rings;
 }
@@ -47,6 +52,7 @@ gr_rings_t *gr_rings_new(gr_db_t *db) {
 static void session_free(gr_rings_t *rings, gr_session_t *session) {
     gr_connection_unregister(rings->db, &session->state);
     gr_sbe_reply_free(&session->writer);
+    gr_reassembly_free(&session->request);
     free(session);
 }
 
@@ -74,7 +80,7 @@ int gr_rings_add_session(gr_rings_t *rings, uint64_t session_id,
         free(session);
         return -1;
     }
-    if (gr_sbe_reply_init(&session->writer, session->replies.max_message_length) != 0) {
+    if (gr_sbe_reply_init(&session->writer) != 0) {
         snprintf(error, error_size, "out of memory");
         free(session);
         return -1;
@@ -126,15 +132,20 @@ static int session_corrupt(const gr_session_t *session) {
     return gr_ring_is_corrupt(&session->requests) || gr_ring_is_corrupt(&session->replies);
 }
 
-/* Copy staged replies into the reply ring, as many as fit; wake a sleeping client. */
+/* Copy staged replies into the reply ring, as much as fits (a message larger than one record
+ * in fragments, resumed where it stopped); wake a sleeping client. */
 static void flush_replies(gr_session_t *session) {
     size_t offset = 0, next = 0;
     uint32_t template_id, length;
     const uint8_t *message;
     int wrote = 0;
     while (gr_sbe_reply_frame_at(&session->writer, offset, &template_id, &message, &length, &next)) {
-        if (gr_ring_write(&session->replies, (int32_t)template_id, message, length) != GR_RING_OK) break;
-        wrote = 1;
+        size_t before = session->writer.head_sent;
+        gr_ring_status_t status = gr_fragment_write(&session->replies, (uint16_t)template_id, message, length,
+                                                    &session->writer.head_sent);
+        if (session->writer.head_sent != before) wrote = 1;
+        if (status != GR_RING_OK) break;
+        session->writer.head_sent = 0;
         offset = next;
     }
     if (offset) gr_sbe_reply_consume(&session->writer, offset);
@@ -160,23 +171,99 @@ static void reply_malformed(gr_session_t *session, gr_db_t *db, gr_codec_status_
     gr_reply_error(&session->writer.base, codes[status] ? codes[status] : GR_ERR_MALFORMED, text, (size_t)n);
 }
 
+/* The decode scratch holds any group count the message can carry: each entry takes at least
+ * its 4-byte length word, so a message of n bytes has fewer than n / 4 of them. */
+static int fit_items(gr_rings_t *rings, size_t message_length) {
+    size_t needed = message_length / 4 + 1;
+    if (rings->request.item_capacity >= needed) return 0;
+    gr_bytes_t *grown = realloc(rings->request.items, needed * sizeof *grown);
+    if (!grown) return -1;
+    rings->request.items = grown;
+    rings->request.item_capacity = (uint32_t)(needed > UINT32_MAX ? UINT32_MAX : needed);
+    return 0;
+}
+
+static void reply_request_error(gr_session_t *session, gr_db_t *db, gr_error_code_t code, const char *text) {
+    db->stats.ring_malformed++;
+    session->writer.request_id = 0;   /* the request id could not be read */
+    gr_reply_error(&session->writer.base, code, text, strlen(text));
+}
+
+/* Redis's proto-max-bulk-len for every argument of a request that came in fragments (one
+ * that fits a ring record is smaller than the limit's smallest setting, 1 MB). */
+static int argument_too_long(const gr_request_t *request, int64_t limit) {
+    if (request->key.length > limit || request->arg1.length > limit || request->arg2.length > limit) return 1;
+    for (uint32_t i = 0; i < request->item_count; i++)
+        if (request->items[i].length > limit) return 1;
+    return 0;
+}
+
+static void execute_message(drain_context_t *drain, int32_t type, const uint8_t *payload, size_t length,
+                            int reassembled) {
+    gr_session_t *session = drain->session;
+    gr_db_t *db = drain->rings->db;
+    gr_request_t *request = &drain->rings->request;
+    if (reassembled && fit_items(drain->rings, length) != 0) {
+        reply_request_error(session, db, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+        return;
+    }
+    gr_codec_status_t status = gr_decode_request(payload, length, request);
+    if (status == GR_CODEC_TOO_MANY_ITEMS && fit_items(drain->rings, length) == 0)
+        status = gr_decode_request(payload, length, request);
+    if (status == GR_CODEC_OK && type != (int32_t)request->template_id) status = GR_CODEC_UNKNOWN_TEMPLATE;
+    if (status != GR_CODEC_OK) {
+        reply_malformed(session, db, status);
+        return;
+    }
+    if (reassembled && argument_too_long(request, db->config.proto_max_bulk_len)) {
+        session->writer.request_id = request->request_id;
+        gr_reply_error(&session->writer.base, GR_ERR_PROTOCOL, "ERR Protocol error: invalid bulk length",
+                       strlen("ERR Protocol error: invalid bulk length"));
+        return;
+    }
+    db->stats.ring_messages++;
+    session->writer.request_id = request->request_id;
+    gr_db_execute(db, &session->state, request, &session->writer.base);
+}
+
 static int handle_request(void *context, int32_t type, const uint8_t *payload, size_t length) {
     drain_context_t *drain = context;
     gr_session_t *session = drain->session;
-    if (session->writer.stage_length > session->backlog_limit) return -1;   /* back-pressure: leave it */
     if (session->state.kill_requested) return -1;                          /* killed: leave the rest */
-    if (session->state.blocked) return -1;                                 /* parked behind a BLPOP */
-    gr_request_t *request = &drain->rings->request;
-    request->item_capacity = GR_GROUP_MAX_ITEMS;
-    gr_codec_status_t status = gr_decode_request(payload, length, request);
-    if (status == GR_CODEC_OK && type != (int32_t)request->template_id) status = GR_CODEC_UNKNOWN_TEMPLATE;
-    if (status != GR_CODEC_OK) {
-        reply_malformed(session, drain->rings->db, status);
+    /* A parked session (behind a BLPOP) or one with a reply backlog executes nothing now, but
+     * keeps gathering the fragments of a large request, so its client can finish writing it
+     * (the ring would otherwise stay full with the client mid-message); the END waits. */
+    int waiting = session->state.blocked || session->writer.stage_length > session->backlog_limit;
+    if (type == GR_FRAGMENT_TYPE) {
+        if (waiting && gr_fragment_is_end(payload, length)) return -1;
+        gr_reassembly_t *reassembly = &session->request;
+        reassembly->limit = (uint64_t)drain->rings->db->config.client_query_buffer_limit;
+        switch (gr_reassembly_take(reassembly, payload, length)) {
+        case GR_REASSEMBLY_MORE:
+            return 0;
+        case GR_REASSEMBLY_COMPLETE:
+            execute_message(drain, reassembly->template_id, reassembly->buffer, reassembly->length, 1);
+            gr_reassembly_trim(reassembly, REASSEMBLY_KEEP);
+            return 0;
+        case GR_REASSEMBLY_TOO_LARGE:
+            /* Redis closes a client whose query buffer passes the limit; this session's
+             * request is refused with the limit named, and the session goes on. */
+            reply_request_error(session, drain->rings->db, GR_ERR_TOO_LARGE,
+                                "ERR Protocol error: request larger than client-query-buffer-limit");
+            return 0;
+        case GR_REASSEMBLY_NO_MEMORY:
+            reply_request_error(session, drain->rings->db, GR_ERR_OUT_OF_MEMORY,
+                                "OOM command not allowed when used memory > 'maxmemory'.");
+            return 0;
+        case GR_REASSEMBLY_BROKEN:
+            reply_malformed(session, drain->rings->db, GR_CODEC_TRUNCATED);
+            return 0;
+        }
         return 0;
     }
-    drain->rings->db->stats.ring_messages++;
-    session->writer.request_id = request->request_id;
-    gr_db_execute(drain->rings->db, &session->state, request, &session->writer.base);
+    if (waiting) return -1;
+    if (session->request.active) gr_reassembly_reset(&session->request);   /* the client gave that one up */
+    execute_message(drain, type, payload, length, 0);
     return 0;
 }
 
@@ -191,8 +278,11 @@ int64_t gr_rings_poll(gr_rings_t *rings) {
         }
         if (session->state.kill_requested) continue;            /* CLIENT KILL: likewise */
         if (session->writer.stage_length) flush_replies(session);
-        if (session->state.blocked) continue;                   /* its later requests wait */
-        if (session->writer.stage_length > session->backlog_limit) continue;
+        /* A parked or backlogged session is still read: handle_request takes only the
+         * fragments of a request in progress from it. Reading an empty ring costs one load. */
+        if ((session->state.blocked || session->writer.stage_length > session->backlog_limit) &&
+            gr_ring_is_empty(&session->requests))
+            continue;
         drain_context_t drain = {rings, session};
         size_t n = gr_ring_read(&session->requests, handle_request, &drain, BATCH_LIMIT);
         if (n) {
@@ -252,9 +342,13 @@ int gr_rings_prepare_sleep(gr_rings_t *rings) {
         /* Replies waiting for room: the client frees room without telling us, so sleep short. */
         if (session->writer.stage_length) backlog = 1;
         (void)gr_ring_prepare_sleep(&session->requests);
-        if (session->state.blocked) continue;   /* its waiting requests are not work until it is served */
-        if (!gr_ring_still_empty_after_prepare(&session->requests) &&
-            session->writer.stage_length <= session->backlog_limit) {
+        if (gr_ring_still_empty_after_prepare(&session->requests)) continue;
+        int waiting = session->state.blocked || session->writer.stage_length > session->backlog_limit;
+        /* A parked or backlogged session's waiting requests are not work until it is served,
+         * but the fragments of a request its client is still writing are: gathered now,
+         * or the client, mid-message, waits for room that nobody frees. */
+        drain_context_t drain = {rings, session};
+        if (!waiting || gr_ring_read(&session->requests, handle_request, &drain, BATCH_LIMIT) > 0) {
             gr_rings_end_sleep(rings);
             return 0;
         }

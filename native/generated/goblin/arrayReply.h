@@ -27,7 +27,6 @@
 #include "expireMode.h"
 #include "ttlKind.h"
 #include "insertPosition.h"
-#include "arrayShape.h"
 #include "listEngine.h"
 #include "timeUnit.h"
 #include "errorCode.h"
@@ -228,7 +227,7 @@ SBE_ONE_DEF struct goblin_arrayReply *goblin_arrayReply_copy(
 
 SBE_ONE_DEF uint16_t goblin_arrayReply_sbe_block_length(void)
 {
-    return (uint16_t)17;
+    return (uint16_t)8;
 }
 
 #define GOBLIN_ARRAY_REPLY_SBE_TEMPLATE_ID (uint16_t)12
@@ -457,259 +456,6 @@ SBE_ONE_DEF struct goblin_arrayReply *goblin_arrayReply_set_requestId(
     return codec;
 }
 
-SBE_ONE_DEF const char *goblin_arrayReply_shape_meta_attribute(
-    const enum goblin_arrayReply_meta_attribute attribute)
-{
-    switch (attribute)
-    {
-        case goblin_arrayReply_meta_attribute_EPOCH: return "";
-        case goblin_arrayReply_meta_attribute_TIME_UNIT: return "";
-        case goblin_arrayReply_meta_attribute_SEMANTIC_TYPE: return "";
-        case goblin_arrayReply_meta_attribute_PRESENCE: return "required";
-    }
-
-    return "";
-}
-
-SBE_ONE_DEF uint16_t goblin_arrayReply_shape_id(void)
-{
-    return 2;
-}
-
-SBE_ONE_DEF uint64_t goblin_arrayReply_shape_since_version(void)
-{
-    return 0;
-}
-
-SBE_ONE_DEF bool goblin_arrayReply_shape_in_acting_version(
-    const struct goblin_arrayReply *const codec)
-{
-#if defined(__clang__)
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wtautological-compare"
-#endif
-    return codec->acting_version >= goblin_arrayReply_shape_since_version();
-#if defined(__clang__)
-#pragma clang diagnostic pop
-#endif
-}
-
-SBE_ONE_DEF size_t goblin_arrayReply_shape_encoding_offset(void)
-{
-    return 8;
-}
-
-SBE_ONE_DEF size_t goblin_arrayReply_shape_encoding_length(void)
-{
-    return 1;
-}
-
-SBE_ONE_DEF bool goblin_arrayReply_shape(
-    const struct goblin_arrayReply *const codec,
-    enum goblin_arrayShape *const out)
-{
-    uint8_t val;
-    memcpy(&val, codec->buffer + codec->offset + 8, sizeof(uint8_t));
-
-    return goblin_arrayShape_get((val), out);
-}
-
-SBE_ONE_DEF struct goblin_arrayReply *goblin_arrayReply_set_shape(
-    struct goblin_arrayReply *const codec,
-    const enum goblin_arrayShape value)
-{
-    uint8_t val = (value);
-    memcpy(codec->buffer + codec->offset + 8, &val, sizeof(uint8_t));
-
-    return codec;
-}
-
-SBE_ONE_DEF const char *goblin_arrayReply_totalCount_meta_attribute(
-    const enum goblin_arrayReply_meta_attribute attribute)
-{
-    switch (attribute)
-    {
-        case goblin_arrayReply_meta_attribute_EPOCH: return "";
-        case goblin_arrayReply_meta_attribute_TIME_UNIT: return "";
-        case goblin_arrayReply_meta_attribute_SEMANTIC_TYPE: return "";
-        case goblin_arrayReply_meta_attribute_PRESENCE: return "required";
-    }
-
-    return "";
-}
-
-SBE_ONE_DEF uint16_t goblin_arrayReply_totalCount_id(void)
-{
-    return 3;
-}
-
-SBE_ONE_DEF uint64_t goblin_arrayReply_totalCount_since_version(void)
-{
-    return 0;
-}
-
-SBE_ONE_DEF bool goblin_arrayReply_totalCount_in_acting_version(
-    const struct goblin_arrayReply *const codec)
-{
-#if defined(__clang__)
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wtautological-compare"
-#endif
-    return codec->acting_version >= goblin_arrayReply_totalCount_since_version();
-#if defined(__clang__)
-#pragma clang diagnostic pop
-#endif
-}
-
-SBE_ONE_DEF size_t goblin_arrayReply_totalCount_encoding_offset(void)
-{
-    return 9;
-}
-
-SBE_ONE_DEF uint32_t goblin_arrayReply_totalCount_null_value(void)
-{
-    return SBE_NULLVALUE_UINT32;
-}
-
-SBE_ONE_DEF uint32_t goblin_arrayReply_totalCount_min_value(void)
-{
-    return UINT32_C(0x0);
-}
-
-SBE_ONE_DEF uint32_t goblin_arrayReply_totalCount_max_value(void)
-{
-    return UINT32_C(0xfffffffe);
-}
-
-SBE_ONE_DEF size_t goblin_arrayReply_totalCount_encoding_length(void)
-{
-    return 4;
-}
-
-SBE_ONE_DEF uint32_t goblin_arrayReply_totalCount(
-    const struct goblin_arrayReply *const codec)
-{
-    uint32_t val;
-#if defined(__GNUG__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-    memcpy(&val, codec->buffer + codec->offset + 9, sizeof(uint32_t));
-#if defined(__GNUG__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-    return SBE_LITTLE_ENDIAN_ENCODE_32(val);
-}
-
-SBE_ONE_DEF struct goblin_arrayReply *goblin_arrayReply_set_totalCount(
-    struct goblin_arrayReply *const codec,
-    const uint32_t value)
-{
-    uint32_t val = SBE_LITTLE_ENDIAN_ENCODE_32(value);
-#if defined(__GNUG__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-    memcpy(codec->buffer + codec->offset + 9, &val, sizeof(uint32_t));
-#if defined(__GNUG__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-    return codec;
-}
-
-SBE_ONE_DEF const char *goblin_arrayReply_firstIndex_meta_attribute(
-    const enum goblin_arrayReply_meta_attribute attribute)
-{
-    switch (attribute)
-    {
-        case goblin_arrayReply_meta_attribute_EPOCH: return "";
-        case goblin_arrayReply_meta_attribute_TIME_UNIT: return "";
-        case goblin_arrayReply_meta_attribute_SEMANTIC_TYPE: return "";
-        case goblin_arrayReply_meta_attribute_PRESENCE: return "required";
-    }
-
-    return "";
-}
-
-SBE_ONE_DEF uint16_t goblin_arrayReply_firstIndex_id(void)
-{
-    return 4;
-}
-
-SBE_ONE_DEF uint64_t goblin_arrayReply_firstIndex_since_version(void)
-{
-    return 0;
-}
-
-SBE_ONE_DEF bool goblin_arrayReply_firstIndex_in_acting_version(
-    const struct goblin_arrayReply *const codec)
-{
-#if defined(__clang__)
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wtautological-compare"
-#endif
-    return codec->acting_version >= goblin_arrayReply_firstIndex_since_version();
-#if defined(__clang__)
-#pragma clang diagnostic pop
-#endif
-}
-
-SBE_ONE_DEF size_t goblin_arrayReply_firstIndex_encoding_offset(void)
-{
-    return 13;
-}
-
-SBE_ONE_DEF uint32_t goblin_arrayReply_firstIndex_null_value(void)
-{
-    return SBE_NULLVALUE_UINT32;
-}
-
-SBE_ONE_DEF uint32_t goblin_arrayReply_firstIndex_min_value(void)
-{
-    return UINT32_C(0x0);
-}
-
-SBE_ONE_DEF uint32_t goblin_arrayReply_firstIndex_max_value(void)
-{
-    return UINT32_C(0xfffffffe);
-}
-
-SBE_ONE_DEF size_t goblin_arrayReply_firstIndex_encoding_length(void)
-{
-    return 4;
-}
-
-SBE_ONE_DEF uint32_t goblin_arrayReply_firstIndex(
-    const struct goblin_arrayReply *const codec)
-{
-    uint32_t val;
-#if defined(__GNUG__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-    memcpy(&val, codec->buffer + codec->offset + 13, sizeof(uint32_t));
-#if defined(__GNUG__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-    return SBE_LITTLE_ENDIAN_ENCODE_32(val);
-}
-
-SBE_ONE_DEF struct goblin_arrayReply *goblin_arrayReply_set_firstIndex(
-    struct goblin_arrayReply *const codec,
-    const uint32_t value)
-{
-    uint32_t val = SBE_LITTLE_ENDIAN_ENCODE_32(value);
-#if defined(__GNUG__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-    memcpy(codec->buffer + codec->offset + 13, &val, sizeof(uint32_t));
-#if defined(__GNUG__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
-    return codec;
-}
-
 struct goblin_arrayReply_elements
 {
     char *buffer;
@@ -748,7 +494,7 @@ SBE_ONE_DEF struct goblin_arrayReply_elements *goblin_arrayReply_elements_wrap_f
     codec->index = -1;
     codec->acting_version = acting_version;
     codec->position_ptr = pos;
-    *codec->position_ptr = *codec->position_ptr + 4;
+    *codec->position_ptr = *codec->position_ptr + 6;
 
     return codec;
 }
@@ -756,7 +502,7 @@ SBE_ONE_DEF struct goblin_arrayReply_elements *goblin_arrayReply_elements_wrap_f
 SBE_ONE_DEF struct goblin_arrayReply_elements *goblin_arrayReply_elements_wrap_for_encode(
     struct goblin_arrayReply_elements *const codec,
     char *const buffer,
-    const uint16_t count,
+    const uint32_t count,
     uint64_t *const pos,
     const uint64_t acting_version,
     const uint64_t buffer_length)
@@ -765,7 +511,7 @@ SBE_ONE_DEF struct goblin_arrayReply_elements *goblin_arrayReply_elements_wrap_f
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wtype-limits"
 #endif
-    if (count > 65534)
+    if (count > 2147483647)
     {
         errno = E110;
         return NULL;
@@ -782,20 +528,20 @@ SBE_ONE_DEF struct goblin_arrayReply_elements *goblin_arrayReply_elements_wrap_f
     }
 
     goblin_groupSizeEncoding_set_blockLength(&dimensions, (uint16_t)9);
-    goblin_groupSizeEncoding_set_numInGroup(&dimensions, (uint16_t)count);
+    goblin_groupSizeEncoding_set_numInGroup(&dimensions, (uint32_t)count);
     codec->index = -1;
     codec->count = count;
     codec->block_length = 9;
     codec->acting_version = acting_version;
     codec->position_ptr = pos;
-    *codec->position_ptr = *codec->position_ptr + 4;
+    *codec->position_ptr = *codec->position_ptr + 6;
 
     return codec;
 }
 
 SBE_ONE_DEF uint64_t goblin_arrayReply_elements_sbe_header_size(void)
 {
-    return 4;
+    return 6;
 }
 
 SBE_ONE_DEF uint64_t goblin_arrayReply_elements_sbe_block_length(void)
@@ -1211,7 +957,7 @@ SBE_ONE_DEF struct goblin_arrayReply_elements *goblin_arrayReply_get_elements(
 SBE_ONE_DEF struct goblin_arrayReply_elements *goblin_arrayReply_elements_set_count(
     struct goblin_arrayReply *const codec,
     struct goblin_arrayReply_elements *const property,
-    const uint16_t count)
+    const uint32_t count)
 {
     return goblin_arrayReply_elements_wrap_for_encode(
         property,
@@ -1238,149 +984,6 @@ SBE_ONE_DEF bool goblin_arrayReply_elements_in_acting_version(
 #if defined(__clang__)
 #pragma clang diagnostic pop
 #endif
-}
-
-SBE_ONE_DEF const char *goblin_arrayReply_key_meta_attribute(
-    const enum goblin_arrayReply_meta_attribute attribute)
-{
-    switch (attribute)
-    {
-        case goblin_arrayReply_meta_attribute_EPOCH: return "";
-        case goblin_arrayReply_meta_attribute_TIME_UNIT: return "";
-        case goblin_arrayReply_meta_attribute_SEMANTIC_TYPE: return "";
-        case goblin_arrayReply_meta_attribute_PRESENCE: return "required";
-    }
-
-    return "";
-}
-
-SBE_ONE_DEF const char *goblin_arrayReply_key_character_encoding(void)
-{
-    return "null";
-}
-
-SBE_ONE_DEF uint64_t goblin_arrayReply_key_since_version(void)
-{
-    return 0;
-}
-
-SBE_ONE_DEF bool goblin_arrayReply_key_in_acting_version(
-    const struct goblin_arrayReply *const codec)
-{
-#if defined(__clang__)
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wtautological-compare"
-#endif
-    return codec->acting_version >= goblin_arrayReply_key_since_version();
-#if defined(__clang__)
-#pragma clang diagnostic pop
-#endif
-}
-
-SBE_ONE_DEF uint16_t goblin_arrayReply_key_id(void)
-{
-    return 10;
-}
-
-SBE_ONE_DEF uint64_t goblin_arrayReply_key_header_length(void)
-{
-    return 4;
-}
-
-SBE_ONE_DEF uint32_t goblin_arrayReply_key_length(
-    const struct goblin_arrayReply *const codec)
-{
-    uint32_t length;
-    memcpy(&length, codec->buffer + goblin_arrayReply_sbe_position(codec), sizeof(uint32_t));
-
-    return SBE_LITTLE_ENDIAN_ENCODE_32(length);
-}
-
-SBE_ONE_DEF const char *goblin_arrayReply_key(
-    struct goblin_arrayReply *const codec)
-{
-    uint32_t length_field_value;
-    memcpy(&length_field_value, codec->buffer + goblin_arrayReply_sbe_position(codec), sizeof(uint32_t));
-    const char *field_ptr = (codec->buffer + goblin_arrayReply_sbe_position(codec) + 4);
-
-    if (!goblin_arrayReply_set_sbe_position(
-        codec, goblin_arrayReply_sbe_position(codec) + 4 + SBE_LITTLE_ENDIAN_ENCODE_32(length_field_value)))
-    {
-        return NULL;
-    }
-
-    return field_ptr;
-}
-
-SBE_ONE_DEF uint64_t goblin_arrayReply_get_key(
-    struct goblin_arrayReply *const codec,
-    char *dst,
-    const uint64_t length)
-{
-    uint64_t length_of_length_field = 4;
-    uint64_t length_position = goblin_arrayReply_sbe_position(codec);
-    if (!goblin_arrayReply_set_sbe_position(codec, length_position + length_of_length_field))
-    {
-        return 0;
-    }
-
-    uint32_t length_field_value;
-    memcpy(&length_field_value, codec->buffer + length_position, sizeof(uint32_t));
-    uint64_t data_length = SBE_LITTLE_ENDIAN_ENCODE_32(length_field_value);
-    uint64_t bytes_to_copy = length < data_length ? length : data_length;
-    uint64_t pos = goblin_arrayReply_sbe_position(codec);
-
-    if (!goblin_arrayReply_set_sbe_position(codec, pos + data_length))
-    {
-        return 0;
-    }
-
-    memcpy(dst, codec->buffer + pos, bytes_to_copy);
-
-    return bytes_to_copy;
-}
-
-SBE_ONE_DEF struct goblin_arrayReply_string_view goblin_arrayReply_get_key_as_string_view(
-    struct goblin_arrayReply *const codec)
-{
-    uint32_t length_field_value = goblin_arrayReply_key_length(codec);
-    const char *field_ptr = codec->buffer + goblin_arrayReply_sbe_position(codec) + 4;
-    if (!goblin_arrayReply_set_sbe_position(
-        codec, goblin_arrayReply_sbe_position(codec) + 4 + length_field_value))
-    {
-        struct goblin_arrayReply_string_view ret = {NULL, 0};
-        return ret;
-    }
-
-    struct goblin_arrayReply_string_view ret = {field_ptr, length_field_value};
-
-    return ret;
-}
-
-SBE_ONE_DEF struct goblin_arrayReply *goblin_arrayReply_put_key(
-    struct goblin_arrayReply *const codec,
-    const char *src,
-    const uint32_t length)
-{
-    uint64_t length_of_length_field = 4;
-    uint64_t length_position = goblin_arrayReply_sbe_position(codec);
-    uint32_t length_field_value = SBE_LITTLE_ENDIAN_ENCODE_32(length);
-    if (!goblin_arrayReply_set_sbe_position(codec, length_position + length_of_length_field))
-    {
-        return NULL;
-    }
-
-    memcpy(codec->buffer + length_position, &length_field_value, sizeof(uint32_t));
-    uint64_t pos = goblin_arrayReply_sbe_position(codec);
-
-    if (!goblin_arrayReply_set_sbe_position(codec, pos + length))
-    {
-        return NULL;
-    }
-
-    memcpy(codec->buffer + pos, src, length);
-
-    return codec;
 }
 
 #endif

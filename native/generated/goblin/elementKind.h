@@ -117,6 +117,11 @@ enum goblin_elementKind
     goblin_elementKind_BULK = (uint8_t)0,
     goblin_elementKind_NIL = (uint8_t)1,
     goblin_elementKind_INTEGER = (uint8_t)2,
+    goblin_elementKind_ARRAY = (uint8_t)3,
+    goblin_elementKind_MAP = (uint8_t)4,
+    goblin_elementKind_NIL_ARRAY = (uint8_t)5,
+    goblin_elementKind_STATUS = (uint8_t)6,
+    goblin_elementKind_ERROR = (uint8_t)7,
     goblin_elementKind_NULL_VALUE = (uint8_t)255
 };
 
@@ -134,6 +139,21 @@ SBE_ONE_DEF bool goblin_elementKind_get(
              return true;
         case (uint8_t)2:
              *out = goblin_elementKind_INTEGER;
+             return true;
+        case (uint8_t)3:
+             *out = goblin_elementKind_ARRAY;
+             return true;
+        case (uint8_t)4:
+             *out = goblin_elementKind_MAP;
+             return true;
+        case (uint8_t)5:
+             *out = goblin_elementKind_NIL_ARRAY;
+             return true;
+        case (uint8_t)6:
+             *out = goblin_elementKind_STATUS;
+             return true;
+        case (uint8_t)7:
+             *out = goblin_elementKind_ERROR;
              return true;
         case (uint8_t)255:
              *out = goblin_elementKind_NULL_VALUE;

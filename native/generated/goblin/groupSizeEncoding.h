@@ -153,7 +153,7 @@ SBE_ONE_DEF struct goblin_groupSizeEncoding *goblin_groupSizeEncoding_reset(
     const uint64_t buffer_length,
     const uint64_t acting_version)
 {
-    if (SBE_BOUNDS_CHECK_EXPECT(((offset + 4) > buffer_length), false))
+    if (SBE_BOUNDS_CHECK_EXPECT(((offset + 6) > buffer_length), false))
     {
         errno = E107;
         return NULL;
@@ -178,7 +178,7 @@ SBE_ONE_DEF struct goblin_groupSizeEncoding *goblin_groupSizeEncoding_wrap(
 
 SBE_ONE_DEF uint64_t goblin_groupSizeEncoding_encoded_length(void)
 {
-    return 4;
+    return 6;
 }
 
 SBE_ONE_DEF uint64_t goblin_groupSizeEncoding_offset(
@@ -350,51 +350,51 @@ SBE_ONE_DEF size_t goblin_groupSizeEncoding_numInGroup_encoding_offset(void)
     return 2;
 }
 
-SBE_ONE_DEF uint16_t goblin_groupSizeEncoding_numInGroup_null_value(void)
+SBE_ONE_DEF uint32_t goblin_groupSizeEncoding_numInGroup_null_value(void)
 {
-    return SBE_NULLVALUE_UINT16;
+    return SBE_NULLVALUE_UINT32;
 }
 
-SBE_ONE_DEF uint16_t goblin_groupSizeEncoding_numInGroup_min_value(void)
+SBE_ONE_DEF uint32_t goblin_groupSizeEncoding_numInGroup_min_value(void)
 {
-    return (uint16_t)0;
+    return UINT32_C(0x0);
 }
 
-SBE_ONE_DEF uint16_t goblin_groupSizeEncoding_numInGroup_max_value(void)
+SBE_ONE_DEF uint32_t goblin_groupSizeEncoding_numInGroup_max_value(void)
 {
-    return (uint16_t)65534;
+    return UINT32_C(0x7fffffff);
 }
 
 SBE_ONE_DEF size_t goblin_groupSizeEncoding_numInGroup_encoding_length(void)
 {
-    return 2;
+    return 4;
 }
 
-SBE_ONE_DEF uint16_t goblin_groupSizeEncoding_numInGroup(
+SBE_ONE_DEF uint32_t goblin_groupSizeEncoding_numInGroup(
     const struct goblin_groupSizeEncoding *const codec)
 {
-    uint16_t val;
+    uint32_t val;
 #if defined(__GNUG__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-    memcpy(&val, codec->buffer + codec->offset + 2, sizeof(uint16_t));
+    memcpy(&val, codec->buffer + codec->offset + 2, sizeof(uint32_t));
 #if defined(__GNUG__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
-    return SBE_LITTLE_ENDIAN_ENCODE_16(val);
+    return SBE_LITTLE_ENDIAN_ENCODE_32(val);
 }
 
 SBE_ONE_DEF struct goblin_groupSizeEncoding *goblin_groupSizeEncoding_set_numInGroup(
     struct goblin_groupSizeEncoding *const codec,
-    const uint16_t value)
+    const uint32_t value)
 {
-    uint16_t val = SBE_LITTLE_ENDIAN_ENCODE_16(value);
+    uint32_t val = SBE_LITTLE_ENDIAN_ENCODE_32(value);
 #if defined(__GNUG__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-    memcpy(codec->buffer + codec->offset + 2, &val, sizeof(uint16_t));
+    memcpy(codec->buffer + codec->offset + 2, &val, sizeof(uint32_t));
 #if defined(__GNUG__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif

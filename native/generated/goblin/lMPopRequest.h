@@ -27,7 +27,6 @@
 #include "expireMode.h"
 #include "ttlKind.h"
 #include "insertPosition.h"
-#include "arrayShape.h"
 #include "listEngine.h"
 #include "timeUnit.h"
 #include "errorCode.h"
@@ -722,7 +721,7 @@ SBE_ONE_DEF struct goblin_lMPopRequest_keys *goblin_lMPopRequest_keys_wrap_for_d
     codec->index = -1;
     codec->acting_version = acting_version;
     codec->position_ptr = pos;
-    *codec->position_ptr = *codec->position_ptr + 4;
+    *codec->position_ptr = *codec->position_ptr + 6;
 
     return codec;
 }
@@ -730,7 +729,7 @@ SBE_ONE_DEF struct goblin_lMPopRequest_keys *goblin_lMPopRequest_keys_wrap_for_d
 SBE_ONE_DEF struct goblin_lMPopRequest_keys *goblin_lMPopRequest_keys_wrap_for_encode(
     struct goblin_lMPopRequest_keys *const codec,
     char *const buffer,
-    const uint16_t count,
+    const uint32_t count,
     uint64_t *const pos,
     const uint64_t acting_version,
     const uint64_t buffer_length)
@@ -739,7 +738,7 @@ SBE_ONE_DEF struct goblin_lMPopRequest_keys *goblin_lMPopRequest_keys_wrap_for_e
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wtype-limits"
 #endif
-    if (count > 65534)
+    if (count > 2147483647)
     {
         errno = E110;
         return NULL;
@@ -756,20 +755,20 @@ SBE_ONE_DEF struct goblin_lMPopRequest_keys *goblin_lMPopRequest_keys_wrap_for_e
     }
 
     goblin_groupSizeEncoding_set_blockLength(&dimensions, (uint16_t)0);
-    goblin_groupSizeEncoding_set_numInGroup(&dimensions, (uint16_t)count);
+    goblin_groupSizeEncoding_set_numInGroup(&dimensions, (uint32_t)count);
     codec->index = -1;
     codec->count = count;
     codec->block_length = 0;
     codec->acting_version = acting_version;
     codec->position_ptr = pos;
-    *codec->position_ptr = *codec->position_ptr + 4;
+    *codec->position_ptr = *codec->position_ptr + 6;
 
     return codec;
 }
 
 SBE_ONE_DEF uint64_t goblin_lMPopRequest_keys_sbe_header_size(void)
 {
-    return 4;
+    return 6;
 }
 
 SBE_ONE_DEF uint64_t goblin_lMPopRequest_keys_sbe_block_length(void)
@@ -1025,7 +1024,7 @@ SBE_ONE_DEF struct goblin_lMPopRequest_keys *goblin_lMPopRequest_get_keys(
 SBE_ONE_DEF struct goblin_lMPopRequest_keys *goblin_lMPopRequest_keys_set_count(
     struct goblin_lMPopRequest *const codec,
     struct goblin_lMPopRequest_keys *const property,
-    const uint16_t count)
+    const uint32_t count)
 {
     return goblin_lMPopRequest_keys_wrap_for_encode(
         property,

@@ -27,7 +27,6 @@
 #include "expireMode.h"
 #include "ttlKind.h"
 #include "insertPosition.h"
-#include "arrayShape.h"
 #include "listEngine.h"
 #include "timeUnit.h"
 #include "errorCode.h"
@@ -562,7 +561,7 @@ SBE_ONE_DEF struct goblin_mSetRequest_arguments *goblin_mSetRequest_arguments_wr
     codec->index = -1;
     codec->acting_version = acting_version;
     codec->position_ptr = pos;
-    *codec->position_ptr = *codec->position_ptr + 4;
+    *codec->position_ptr = *codec->position_ptr + 6;
 
     return codec;
 }
@@ -570,7 +569,7 @@ SBE_ONE_DEF struct goblin_mSetRequest_arguments *goblin_mSetRequest_arguments_wr
 SBE_ONE_DEF struct goblin_mSetRequest_arguments *goblin_mSetRequest_arguments_wrap_for_encode(
     struct goblin_mSetRequest_arguments *const codec,
     char *const buffer,
-    const uint16_t count,
+    const uint32_t count,
     uint64_t *const pos,
     const uint64_t acting_version,
     const uint64_t buffer_length)
@@ -579,7 +578,7 @@ SBE_ONE_DEF struct goblin_mSetRequest_arguments *goblin_mSetRequest_arguments_wr
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wtype-limits"
 #endif
-    if (count > 65534)
+    if (count > 2147483647)
     {
         errno = E110;
         return NULL;
@@ -596,20 +595,20 @@ SBE_ONE_DEF struct goblin_mSetRequest_arguments *goblin_mSetRequest_arguments_wr
     }
 
     goblin_groupSizeEncoding_set_blockLength(&dimensions, (uint16_t)0);
-    goblin_groupSizeEncoding_set_numInGroup(&dimensions, (uint16_t)count);
+    goblin_groupSizeEncoding_set_numInGroup(&dimensions, (uint32_t)count);
     codec->index = -1;
     codec->count = count;
     codec->block_length = 0;
     codec->acting_version = acting_version;
     codec->position_ptr = pos;
-    *codec->position_ptr = *codec->position_ptr + 4;
+    *codec->position_ptr = *codec->position_ptr + 6;
 
     return codec;
 }
 
 SBE_ONE_DEF uint64_t goblin_mSetRequest_arguments_sbe_header_size(void)
 {
-    return 4;
+    return 6;
 }
 
 SBE_ONE_DEF uint64_t goblin_mSetRequest_arguments_sbe_block_length(void)
@@ -865,7 +864,7 @@ SBE_ONE_DEF struct goblin_mSetRequest_arguments *goblin_mSetRequest_get_argument
 SBE_ONE_DEF struct goblin_mSetRequest_arguments *goblin_mSetRequest_arguments_set_count(
     struct goblin_mSetRequest *const codec,
     struct goblin_mSetRequest_arguments *const property,
-    const uint16_t count)
+    const uint32_t count)
 {
     return goblin_mSetRequest_arguments_wrap_for_encode(
         property,

@@ -27,7 +27,6 @@
 #include "expireMode.h"
 #include "ttlKind.h"
 #include "insertPosition.h"
-#include "arrayShape.h"
 #include "listEngine.h"
 #include "timeUnit.h"
 #include "errorCode.h"
