@@ -28,6 +28,7 @@ from sources import sources as native_sources  # noqa: E402  (the one globbed so
 SERVER_LAYERS = ["core", "engines", "exec", "commands", "resp"]
 PROGRAMS: dict[str, dict] = {
     "test_codec": {"files": ["ring/codec.c", "ring/codec_generated.c"], "args": [os.environ.get("GOBLIN_CODEC_FUZZ", "200000")]},
+    "test_fragment": {"files": ["ring/ring.c", "ring/fragment.c"], "args": []},
     "test_ring": {"files": ["ring/ring.c"], "args": [os.environ.get("GOBLIN_RING_STRESS_MESSAGES", "200000")]},
     "test_list": {"layers": ["core"], "files": ["engines/list/list_compact.c", "engines/list/list_seg.c",
                                                 "engines/list/list_pma.c", "engines/list/list.c"], "args": []},
