@@ -101,3 +101,15 @@ def test_a_large_request_behind_a_parked_blpop_is_taken_in_and_runs_after_it(gob
         assert replies == [(b"parked", b"go"), 1, 1]
     assert resp.lindex("after", 0) == b"y" * 200_000
     resp.delete("after")
+
+
+def test_a_request_over_client_query_buffer_limit_is_refused_whole_and_the_session_goes_on(ring, resp):
+    assert resp.execute_command("CONFIG", "SET", "client-query-buffer-limit", "1mb") == b"OK"
+    try:
+        with pytest.raises(Exception, match="client-query-buffer-limit"):
+            ring.rpush("over", *([b"w" * 1000] * 1500))      # 1.5 MB of request, in fragments
+        assert ring.exists("over") == 0
+        assert ring.rpush("over", *([b"w" * 1000] * 500)) == 500
+    finally:
+        resp.execute_command("CONFIG", "SET", "client-query-buffer-limit", str(1024 ** 3))
+    ring.delete("over")
