@@ -279,8 +279,25 @@ static int receive_into(gr_client_t *client, gr_result_t *result) {
     return GR_CLIENT_OK;
 }
 
+#define BUFFER_KEEP (4u << 20)   /* buffers grown past this by one large message are given back */
+
+/* After a large request or reply, give its buffers back rather than hold them for good. */
+static void trim_buffers(gr_client_t *client) {
+    if (client->arena_capacity > BUFFER_KEEP) {
+        uint8_t *smaller = realloc(client->arena, 65536);
+        if (smaller) { client->arena = smaller; client->arena_capacity = 65536; }
+    }
+    gr_reassembly_trim(&client->fragments, BUFFER_KEEP);
+    size_t keep = client->requests.max_message_length;
+    if (client->encode_capacity > keep && client->encode_capacity > BUFFER_KEEP) {
+        uint8_t *smaller = realloc(client->encode_buffer, keep);
+        if (smaller) { client->encode_buffer = smaller; client->encode_capacity = keep; }
+    }
+}
+
 int gr_client_receive(gr_client_t *client, gr_result_t *result) {
     client->arena_length = 0;
+    trim_buffers(client);
     return receive_into(client, result);
 }
 

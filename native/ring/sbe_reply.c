@@ -206,8 +206,17 @@ int gr_sbe_reply_frame_at(const gr_sbe_reply_t *reply, size_t offset, uint32_t *
     return 1;
 }
 
+#define STAGE_KEEP (4u << 20)   /* staging grown past this by a large reply is given back once empty */
+
 void gr_sbe_reply_consume(gr_sbe_reply_t *reply, size_t bytes) {
-    if (bytes >= reply->stage_length) { reply->stage_length = 0; return; }
+    if (bytes >= reply->stage_length) {
+        reply->stage_length = 0;
+        if (reply->stage_capacity > STAGE_KEEP && !reply->depth) {
+            uint8_t *smaller = realloc(reply->stage, 4096);
+            if (smaller) { reply->stage = smaller; reply->stage_capacity = 4096; }
+        }
+        return;
+    }
     memmove(reply->stage, reply->stage + bytes, reply->stage_length - bytes);
     reply->stage_length -= bytes;
     if (reply->depth) reply->array_frame -= bytes;

@@ -171,15 +171,14 @@ static void reply_malformed(gr_session_t *session, gr_db_t *db, gr_codec_status_
     gr_reply_error(&session->writer.base, codes[status] ? codes[status] : GR_ERR_MALFORMED, text, (size_t)n);
 }
 
-/* The decode scratch holds any group count the message can carry: each entry takes at least
- * its 4-byte length word, so a message of n bytes has fewer than n / 4 of them. */
-static int fit_items(gr_rings_t *rings, size_t message_length) {
-    size_t needed = message_length / 4 + 1;
-    if (rings->request.item_capacity >= needed) return 0;
-    gr_bytes_t *grown = realloc(rings->request.items, needed * sizeof *grown);
+/* Grow the decode scratch to a group count the codec found backed by the message's bytes
+ * (gr_wire_group_header checks count x smallest entry against what is left). */
+static int fit_items(gr_rings_t *rings, uint32_t count) {
+    if (rings->request.item_capacity >= count) return 0;
+    gr_bytes_t *grown = realloc(rings->request.items, (size_t)count * sizeof *grown);
     if (!grown) return -1;
     rings->request.items = grown;
-    rings->request.item_capacity = (uint32_t)(needed > UINT32_MAX ? UINT32_MAX : needed);
+    rings->request.item_capacity = count;
     return 0;
 }
 
@@ -203,12 +202,8 @@ static void execute_message(drain_context_t *drain, int32_t type, const uint8_t 
     gr_session_t *session = drain->session;
     gr_db_t *db = drain->rings->db;
     gr_request_t *request = &drain->rings->request;
-    if (reassembled && fit_items(drain->rings, length) != 0) {
-        reply_request_error(session, db, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
-        return;
-    }
     gr_codec_status_t status = gr_decode_request(payload, length, request);
-    if (status == GR_CODEC_TOO_MANY_ITEMS && fit_items(drain->rings, length) == 0)
+    if (status == GR_CODEC_TOO_MANY_ITEMS && fit_items(drain->rings, request->item_count) == 0)
         status = gr_decode_request(payload, length, request);
     if (status == GR_CODEC_OK && type != (int32_t)request->template_id) status = GR_CODEC_UNKNOWN_TEMPLATE;
     if (status != GR_CODEC_OK) {
