@@ -41,7 +41,7 @@ PROGRAMS: dict[str, dict] = {
                       "args": [os.environ.get("GOBLIN_BLOCKING_ROUNDS", "20000")]},
     # the C serving loop over loopback sockets
     "test_server": {"layers": [*SERVER_LAYERS, "server"], "files": ["ring/codec.c", "ring/codec_generated.c",
-                    "ring/ring.c", "ring/sbe_reply.c", "ring/session.c"], "args": []},
+                    "ring/ring.c", "ring/fragment.c", "ring/sbe_reply.c", "ring/session.c"], "args": []},
     # includes commands/command_docs.c itself, to reach its static table and parser
     "test_command_docs": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "exclude": ["commands/command_docs.c"],
                           "args": []},
