@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import time
 
 import pytest
@@ -156,11 +157,10 @@ def test_client_buffer_settings_take_redis_values_and_errors(server):
         r.config_set("client-query-buffer-limit", "1000")
 
 
-def test_a_low_descriptor_limit_lowers_maxclients_and_exhaustion_backs_off_quietly(tmp_path):
+def test_a_low_descriptor_limit_lowers_maxclients_with_redis_log_line_and_config_set_errors(tmp_path):
     server = GoblinServer(tmp_path)
     server.args = ["prlimit", "--nofile=64:64", *server.args]         # ulimit -n 64
     server.start()
-    clients: list[socket.socket] = []
     try:
         assert any("maxclients has been reduced to 32 to compensate for low ulimit" in line for line in server.log)
         r = redis.Redis(port=server.port)
@@ -169,8 +169,21 @@ def test_a_low_descriptor_limit_lowers_maxclients_and_exhaustion_backs_off_quiet
         assert extra[-1].recv(100) == b"-ERR max number of clients reached\r\n"   # 31 + r = 32
         for sock in extra:
             sock.close()
-        # Past the descriptor limit itself: accept() fails with EMFILE.
-        assert r.config_set("maxclients", "1000")
+        with pytest.raises(redis.ResponseError, match="The operating system is not able to handle the specified "
+                                                      "number of clients, try with 32"):
+            r.config_set("maxclients", "1000")
+        assert r.config_set("maxclients", "20")
+        assert r.config_get("maxclients") == {"maxclients": "20"}
+    finally:
+        assert server.stop() == 0
+
+
+def test_descriptor_exhaustion_on_accept_backs_off_without_spinning_or_flooding_the_log(tmp_path):
+    server = GoblinServer(tmp_path).start()
+    clients: list = []
+    try:
+        # The limit drops under the running server (maxclients stays high): accept() gets EMFILE.
+        subprocess.run(["prlimit", f"--pid={server.pid}", "--nofile=64:64"], check=True)
         clients = [raw(server) for _ in range(80)]
         server.wait_for_log("Error accepting a client connection: Too many open files", timeout=10)
         before = cpu_seconds(server.pid)

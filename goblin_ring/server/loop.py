@@ -81,7 +81,7 @@ class Server:
         self.database.set_list_implementation(config.list_implementation)
         for name, value in (("bind", config.bind), ("unixsocket", config.unixsocket or ""),
                             ("dir", str(self.runtime_dir)), ("requirepass", config.requirepass),
-                            ("protected-mode", config.protected_mode), ("maxclients", config.maxclients),
+                            ("protected-mode", config.protected_mode),
                             ("timeout", config.timeout), ("maxmemory", config.maxmemory)):
             self.database.configure(name, value)
         self.rings = _native.RingSessions(self.database)
@@ -146,10 +146,11 @@ class Server:
     def _fit_maxclients_to_descriptors(self) -> None:
         """Redis's adjustOpenFilesLimit: raise the descriptor limit to maxclients plus the
         reserve if allowed, else lower maxclients to what the limit allows, and say so."""
-        maxclients = self.database.config_number("maxclients")
+        maxclients = self.config.maxclients
         wanted = maxclients + RESERVED_FDS
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         if soft == resource.RLIM_INFINITY or soft >= wanted:
+            self.database.configure("maxclients", maxclients)
             return
         target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
         error = None
@@ -161,6 +162,7 @@ class Server:
         else:
             target = soft
         if target >= wanted:
+            self.database.configure("maxclients", maxclients)
             log(f"Increased maximum number of open files to {target} (it was originally set to {soft}).")
             return
         log(f"You requested maxclients of {maxclients} requiring at least {wanted} max file descriptors.")

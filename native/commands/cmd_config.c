@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 
 #include "core/alloc.h"
 #include "commands/commands.h"
@@ -179,6 +180,21 @@ static int parse_output_limits(const char *value, parsed_value_t *parsed, char *
     return 0;
 }
 
+/* maxclients needs that many descriptors plus Redis's 32 in reserve: raise the soft limit
+ * if the hard one allows, else refuse with Redis's text (adjustOpenFilesLimit). */
+static int fit_descriptor_limit(int64_t maxclients, char *why, size_t why_size) {
+    struct rlimit limit;
+    rlim_t wanted = (rlim_t)maxclients + 32;
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= wanted) return 0;
+    struct rlimit raised = {limit.rlim_max == RLIM_INFINITY || limit.rlim_max >= wanted ? wanted : limit.rlim_max,
+                            limit.rlim_max};
+    if (raised.rlim_cur > limit.rlim_cur && setrlimit(RLIMIT_NOFILE, &raised) == 0) limit.rlim_cur = raised.rlim_cur;
+    if (limit.rlim_cur >= wanted) return 0;
+    snprintf(why, why_size, "The operating system is not able to handle the specified number of clients, try with %lld",
+             (long long)limit.rlim_cur - 32);
+    return -1;
+}
+
 /* Check one value; on failure write the reason (without the "CONFIG SET failed" prefix). */
 static int validate(int id, const char *value, parsed_value_t *parsed, char *why, size_t why_size) {
     const param_t *param = &params[id];
@@ -232,6 +248,7 @@ static int validate(int id, const char *value, parsed_value_t *parsed, char *why
                  (long long)param->max);
         return -1;
     }
+    if (id == P_MAXCLIENTS && fit_descriptor_limit(parsed->number, why, why_size) != 0) return -1;
     if (id == P_MAXMEMORY_POLICY && strcasecmp(value, "noeviction") != 0) {
         snprintf(why, why_size, "goblin-ring never evicts: the only policy is noeviction");
         return -1;
