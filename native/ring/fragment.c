@@ -74,18 +74,22 @@ gr_reassembly_status_t gr_reassembly_take(gr_reassembly_t *r, const uint8_t *pay
         r->active = 1;
         r->template_id = (uint16_t)template_id;
         r->total = total;
-        if (r->limit && total > r->limit) {
-            r->skipping = 1;
-        } else if (total > r->capacity) {
-            uint8_t *grown = realloc(r->buffer, total);
-            if (!grown) { r->skipping = 1; r->total = total; }
-            else { r->buffer = grown; r->capacity = total; }
-        }
+        if (r->limit && total > r->limit) r->skipping = 1;
     } else if (!r->active || template_id != r->template_id || total != r->total) {
         gr_reassembly_reset(r);
         return GR_REASSEMBLY_BROKEN;
     }
     if (piece > r->total - r->length) { gr_reassembly_reset(r); return GR_REASSEMBLY_BROKEN; }
+    /* The buffer grows as bytes arrive (doubling, capped at the announced total), as a query
+     * buffer does: announcing a large message costs the reader nothing until it is sent. */
+    if (!r->skipping && r->length + piece > r->capacity) {
+        size_t capacity = r->capacity ? r->capacity : 65536;
+        while (capacity < r->length + piece) capacity *= 2;
+        if (capacity > r->total) capacity = r->total;
+        uint8_t *grown = realloc(r->buffer, capacity);
+        if (!grown) r->skipping = 1;
+        else { r->buffer = grown; r->capacity = capacity; }
+    }
     if (!r->skipping) memcpy(r->buffer + r->length, payload + GR_FRAGMENT_HEADER_LENGTH, piece);
     r->length += piece;
     if (!(flags & GR_FRAGMENT_END)) return GR_REASSEMBLY_MORE;
