@@ -246,9 +246,14 @@ static int take_reply(void *context, int32_t type, const uint8_t *payload, size_
         if (m->element_count == 0) return reply_failed(client);   /* the tree has a root */
         result->count = m->element_count;
         result->elements = m->elements;
-        if (m->elements[0].kind == GR_ELEMENT_KIND_NIL_ARRAY) {
+        const gr_element_t *e = m->elements;
+        if (e[0].kind == GR_ELEMENT_KIND_NIL_ARRAY) {
             result->is_nil = 1;
             result->shape = 2;
+        } else if (e[0].kind == GR_ELEMENT_KIND_ARRAY && e[0].integer == 2 && m->element_count >= 3 &&
+                   e[1].kind == GR_ELEMENT_KIND_BULK && e[2].kind == GR_ELEMENT_KIND_ARRAY &&
+                   e[2].integer == (int64_t)m->element_count - 3) {
+            result->shape = 1;   /* [key, [elements]] (LMPOP, SCAN): the struct fast path's keyed form */
         }
     }
     client->receiving_done = 1;
@@ -759,14 +764,20 @@ static int format_bulk(char *format, size_t capacity, size_t *used, uint8_t *val
 long gr_client_result_struct_format(const gr_client_t *client, const gr_result_t *result, char *format,
                                     size_t capacity, uint8_t *values, size_t values_capacity) {
     (void)client;
-    if (result->template_id != GR_T_ARRAY_REPLY || result->shape > 1 || capacity < 2) return -1;
+    if (result->template_id != GR_T_ARRAY_REPLY || result->shape > 1 || capacity < 2 || result->count == 0 ||
+        result->elements[0].kind != GR_ELEMENT_KIND_ARRAY)
+        return -1;
     size_t used = 0, at = 0;
     format[used++] = '=';
     format[used] = '\0';
-    if (result->shape == 1 &&
-        format_bulk(format, capacity, &used, values, values_capacity, &at, result->data, result->length) != 0)
-        return -1;
-    for (uint32_t i = 0; i < result->count; i++) {
+    uint32_t first = 1;    /* the tree's root is the array itself */
+    if (result->shape == 1) {   /* [key, [bulks]]: root, key, inner array */
+        const gr_element_t *key = &result->elements[1];
+        if (format_bulk(format, capacity, &used, values, values_capacity, &at, key->bytes.data, key->bytes.length) != 0)
+            return -1;
+        first = 3;
+    }
+    for (uint32_t i = first; i < result->count; i++) {
         const gr_element_t *element = &result->elements[i];
         if (element->kind != GR_ELEMENT_KIND_BULK ||
             format_bulk(format, capacity, &used, values, values_capacity, &at, element->bytes.data,

@@ -35,7 +35,8 @@ enum gr_client_status {
 typedef struct gr_result {
     uint16_t template_id;          /* GR_T_INTEGER_REPLY, _BULK_, _ARRAY_, _STATUS_, _ERROR_ */
     uint8_t is_nil;                /* a null bulk, or a null array (the tree's root is NIL_ARRAY) */
-    uint8_t shape;                 /* arrays: 2 for a null array, else 0 */
+    uint8_t shape;                 /* arrays: 2 a null array; 1 [key, [elements]] with the inner array
+                                      last (LMPOP, SCAN); else 0 */
     uint16_t error_code;
     int64_t integer;
     const uint8_t *data;           /* bulk value, status or error text */
