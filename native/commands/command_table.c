@@ -43,6 +43,9 @@ static const gr_command_t subcommands[] = {
 #undef SUBCOMMAND
 };
 
+_Static_assert(sizeof commands / sizeof commands[0] <= GR_COMMAND_STAT_SLOTS,
+               "more commands than INFO commandstats has slots (exec/db.h)");
+
 /* exec calls no command by name: it gets the table here, before any code runs (the extension's
  * load, or a C test's start). */
 __attribute__((constructor)) static void install_command_table(void) {
