@@ -5,8 +5,8 @@
  * this file validates every argument of a typed request first, then mutates, then replies,
  * with Redis's reply shapes and error texts. Both transports arrive here with the same
  * gr_request_t (field use per template in codec.h). A list that becomes empty is deleted,
- * as in Redis. The blocking commands' ready path is here too; parking and waking a client
- * is blocking.c.
+ * as in Redis. The blocking commands' ready path is here too, with the gr_block_spec
+ * rows that tell exec/blocking.c (which parks and wakes clients) what a list waiter needs.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -426,30 +426,31 @@ static int blocking_ready(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply)
     return 0;
 }
 
-static void reply_blocking_nil(const gr_request_t *r, gr_reply_t *reply) {
-    if (r->template_id == GR_T_BLMOVE) gr_reply_nil(reply);
-    else gr_reply_nil_array(reply);
+/* A list can serve any list waiter: empty lists do not exist. (A qualified command on the
+ * other engine's list is answered WRONGTYPE by blocking_ready, as when it first ran.) */
+static int holds_list(const gr_ks_entry_t *entry) { return entry->type == GR_TYPE_LIST; }
+
+static void reply_nil(const gr_request_t *r, gr_reply_t *reply) { (void)r; gr_reply_nil(reply); }
+static void reply_nil_array(const gr_request_t *r, gr_reply_t *reply) { (void)r; gr_reply_nil_array(reply); }
+
+/* The blocking layer's view of the list commands (exec/blocking.h); the table's rows point here. */
+const gr_block_spec_t gr_list_block_pop = {"blpop", GR_BLOCK_KEYS_IN_ITEMS, holds_list, blocking_ready, reply_nil_array};
+const gr_block_spec_t gr_list_block_move = {"blmove", GR_BLOCK_KEY_IN_KEY, holds_list, blocking_ready, reply_nil};
+const gr_block_spec_t gr_list_block_mpop = {"blmpop", GR_BLOCK_KEYS_IN_ITEMS, holds_list, blocking_ready, reply_nil_array};
+
+static const gr_block_spec_t *block_spec_of(uint16_t template_id) {
+    return template_id == GR_T_BLMOVE ? &gr_list_block_move : template_id == GR_T_BLMPOP ? &gr_list_block_mpop
+                                                                                         : &gr_list_block_pop;
 }
 
+/* BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP: their rows' handler. */
 void gr_cmd_list_blocking(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    const char *why = gr_blocking_timeout_error(r->timeout);   /* the ring's typed path too */
-    if (why) {
-        gr_reply_error_text(reply, GR_ERR_GENERIC, why);
-        return;
-    }
-    if (r->template_id != GR_T_BLMOVE && r->item_count == 0) {
+    if (r->template_id != GR_T_BLMOVE && r->item_count == 0 && !gr_blocking_timeout_error(r->timeout)) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, r->template_id == GR_T_BLMPOP ? "ERR numkeys should be greater than 0"
                                                                                  : "ERR wrong number of arguments");
         return;
     }
-    if (blocking_ready(db, r, reply)) return;
-    /* Inside EXEC (or with no connection to park) a blocking command does not block. */
-    if (db->serve_deferred || !db->current || !db->current->reply) { reply_blocking_nil(r, reply); return; }
-    if (gr_blocking_park(db, r, r->timeout) != 0) gr_reply_oom(reply);
-}
-
-void gr_cmd_list_serve_blocked(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
-    if (!blocking_ready(db, request, reply)) reply_blocking_nil(request, reply);
+    gr_blocking_run(db, block_spec_of(r->template_id), r, reply);
 }
 
 /* GOBLIN.LIST.INTERNALS key: how the list is laid out, as a map (RESP3) or flat array

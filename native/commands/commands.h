@@ -6,6 +6,7 @@
 #ifndef GR_COMMANDS_H
 #define GR_COMMANDS_H
 
+#include "exec/blocking.h"
 #include "exec/command.h"
 #include "exec/db.h"
 
@@ -28,6 +29,9 @@ GR_BUILDERS(GR_DECLARE_BUILDER)
     X(setrange) X(ping)
 #define GR_DECLARE_TYPED(name) void gr_cmd_##name(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 GR_TYPED_HANDLERS(GR_DECLARE_TYPED)
+
+/* The blocking list commands' specs for exec/blocking.h (cmd_list.c); their rows point here. */
+extern const gr_block_spec_t gr_list_block_pop, gr_list_block_move, gr_list_block_mpop;
 
 /* ---- argv handlers ---- */
 #define GR_ARGV_HANDLERS(X) \

@@ -1,4 +1,5 @@
-/* blocking.c — the waiters of the blocking list commands; blocking.h describes the design.
+/* blocking.c — the waiters of the blocking commands; blocking.h describes the design. Nothing
+ * here names a command or a value type: a waiter's spec (gr_block_spec_t) says all of it.
  *
  * Structures: a chained hash table of blocked keys (database index + key bytes), each with
  * a FIFO of links, one link per (waiter, key); a list of every waiter in blocking order
@@ -37,12 +38,12 @@ struct blocked_key {
 
 typedef struct gr_waiter {
     gr_connection_t *conn;
-    gr_request_t request;        /* a copy: template, end, to_end, count; key/arg1/items point into storage */
+    const gr_block_spec_t *spec;
+    gr_request_t *request;       /* a copy (gr_request_clone) */
     int32_t db_index;
     int64_t deadline_ms;         /* monotonic ms; INT64_MAX: forever */
     uint64_t request_id;
-    uint8_t *storage;            /* the keys' and destination's bytes, and the links */
-    waiter_link_t *links;
+    waiter_link_t *links;        /* one per distinct key */
     uint32_t link_count;
     struct gr_waiter *prev, *next;   /* every waiter, in blocking order */
 } gr_waiter_t;
@@ -97,7 +98,16 @@ const char *gr_blocking_timeout_error(double seconds) {
 
 /* ---- park ---- */
 
-int gr_blocking_park(gr_db_t *db, const gr_request_t *r, double timeout_s) {
+/* The request's keys, as the spec places them. */
+static uint32_t key_count_of(const gr_block_spec_t *spec, const gr_request_t *r) {
+    return spec->keys == GR_BLOCK_KEY_IN_KEY ? 1 : r->item_count;
+}
+
+static gr_bytes_t key_at(const gr_block_spec_t *spec, const gr_request_t *r, uint32_t i) {
+    return spec->keys == GR_BLOCK_KEY_IN_KEY ? r->key : r->items[i];
+}
+
+int gr_blocking_park(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_t *r, double timeout_s) {
     gr_connection_t *conn = db->current;
     if (!conn || !conn->reply) return -1;
     if (!db->blocking) {
@@ -105,60 +115,43 @@ int gr_blocking_park(gr_db_t *db, const gr_request_t *r, double timeout_s) {
         if (!db->blocking) return -1;
     }
     gr_blocking_t *b = db->blocking;
-    int keyed_by_items = r->template_id != GR_T_BLMOVE;
-    uint32_t key_count = keyed_by_items ? r->item_count : 1;
-    size_t bytes = key_count * (sizeof(gr_bytes_t) + sizeof(waiter_link_t)) + (keyed_by_items ? 0 : r->arg1.length);
-    for (uint32_t i = 0; i < key_count; i++) bytes += keyed_by_items ? r->items[i].length : r->key.length;
+    uint32_t key_count = key_count_of(spec, r);
     gr_waiter_t *w = calloc(1, sizeof *w);
-    uint8_t *storage = malloc(bytes ? bytes : 1);
+    gr_request_t *copy = gr_request_clone(r);
+    waiter_link_t *links = calloc(key_count ? key_count : 1, sizeof *links);
     blocked_key_t **keys = calloc(key_count ? key_count : 1, sizeof *keys);
-    if (!w || !storage || !keys) { free(w); free(storage); free(keys); return -1; }
-
-    /* Copy the request: its items/key/destination point into storage. */
+    if (!w || !copy || !links || !keys) {
+        free(w); free(links); free(keys);
+        if (copy) gr_request_free_clone(copy);
+        return -1;
+    }
     w->conn = conn;
-    w->request = *r;
+    w->spec = spec;
+    w->request = copy;
+    w->links = links;
     w->db_index = conn->db_index;
     w->request_id = conn->reply_request_id ? *conn->reply_request_id : 0;
     w->deadline_ms = timeout_s > 0 ? monotonic_ms() + (int64_t)(timeout_s * 1000.0 + 0.5) : INT64_MAX;
     if (timeout_s > 0 && w->deadline_ms == monotonic_ms()) w->deadline_ms++;   /* a timeout under 0.5 ms still waits */
-    w->storage = storage;
-    gr_bytes_t *copies = (gr_bytes_t *)storage;
-    w->links = (waiter_link_t *)(storage + key_count * sizeof(gr_bytes_t));
-    uint8_t *at = storage + key_count * (sizeof(gr_bytes_t) + sizeof(waiter_link_t));
-    for (uint32_t i = 0; i < key_count; i++) {
-        gr_bytes_t source = keyed_by_items ? r->items[i] : r->key;
-        memcpy(at, source.data, source.length);
-        copies[i].data = at;
-        copies[i].length = source.length;
-        at += source.length;
-    }
-    if (keyed_by_items) {
-        w->request.items = copies;
-        w->request.item_capacity = key_count;
-        w->request.key.data = NULL, w->request.key.length = 0;
-    } else {
-        w->request.key = copies[0];
-        memcpy(at, r->arg1.data, r->arg1.length);
-        w->request.arg1.data = at;
-        w->request.items = NULL, w->request.item_count = 0;
-    }
 
     /* Find or create each key's entry first, so OOM leaves nothing half-linked. */
     for (uint32_t i = 0; i < key_count; i++) {
-        uint32_t hash = key_hash(w->db_index, copies[i].data, copies[i].length);
-        blocked_key_t *k = find_key(b, w->db_index, copies[i].data, copies[i].length, hash);
+        gr_bytes_t key = key_at(spec, copy, i);
+        uint32_t hash = key_hash(w->db_index, key.data, key.length);
+        blocked_key_t *k = find_key(b, w->db_index, key.data, key.length, hash);
         if (!k) {
             k = calloc(1, sizeof *k);
-            uint8_t *key_copy = malloc(copies[i].length ? copies[i].length : 1);
+            uint8_t *key_copy = malloc(key.length ? key.length : 1);
             if (!k || !key_copy) {
                 free(k);
                 free(key_copy);
                 for (uint32_t j = 0; j < i; j++) free_key_if_unused(b, keys[j]);
-                free(keys); free(storage); free(w);
+                free(keys); free(links); free(w);
+                gr_request_free_clone(copy);
                 return -1;
             }
-            memcpy(key_copy, copies[i].data, copies[i].length);
-            k->db_index = w->db_index, k->hash = hash, k->key = key_copy, k->key_length = copies[i].length;
+            memcpy(key_copy, key.data, key.length);
+            k->db_index = w->db_index, k->hash = hash, k->key = key_copy, k->key_length = key.length;
             k->next_in_bucket = b->buckets[hash & (BUCKETS - 1)];
             b->buckets[hash & (BUCKETS - 1)] = k;
         }
@@ -185,6 +178,21 @@ int gr_blocking_park(gr_db_t *db, const gr_request_t *r, double timeout_s) {
     return 0;
 }
 
+void gr_blocking_run(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_t *request, gr_reply_t *reply) {
+    const char *why = gr_blocking_timeout_error(request->timeout);   /* the ring's typed path too */
+    if (why) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, why);
+        return;
+    }
+    if (spec->serve(db, request, reply)) return;
+    /* Inside EXEC (or with no connection to park) a blocking command does not block. */
+    if (db->serve_deferred || !db->current || !db->current->reply) {
+        spec->timeout_reply(request, reply);
+        return;
+    }
+    if (gr_blocking_park(db, spec, request, request->timeout) != 0) gr_reply_oom(reply);
+}
+
 /* ---- unpark ---- */
 
 static void unlink_waiter(gr_db_t *db, gr_waiter_t *w) {
@@ -201,7 +209,8 @@ static void unlink_waiter(gr_db_t *db, gr_waiter_t *w) {
     w->conn->waiter = NULL;
     w->conn->blocked = 0;
     db->blocked_count--;
-    free(w->storage);
+    gr_request_free_clone(w->request);
+    free(w->links);
     free(w);
 }
 
@@ -260,31 +269,31 @@ void gr_blocking_signal_db(gr_db_t *db, int32_t db_index) {
             if (k->db_index == db_index) gr_blocking_signal(db, db_index, k->key, k->key_length);
 }
 
-/* 1 if key holds a non-empty list in database db_index. */
-static int holds_list(gr_db_t *db, int32_t db_index, const blocked_key_t *k) {
-    gr_ks_entry_t *entry = gr_ks_find(db->keyspaces[db_index], k->key, k->key_length);
+/* 1 if key holds, in database db_index, a live value the waiter's command can take. */
+static int key_ready_for(gr_db_t *db, const blocked_key_t *k, const gr_waiter_t *w) {
+    gr_ks_entry_t *entry = gr_ks_find(db->keyspaces[k->db_index], k->key, k->key_length);
     if (!entry || gr_db_is_expired(db, entry)) return 0;
-    return entry->type == GR_TYPE_LIST;
+    return w->spec->ready(entry);
 }
 
 static void serve_key(gr_db_t *db, blocked_key_t *k) {
-    while (k->head && holds_list(db, k->db_index, k)) {
+    while (k->head && key_ready_for(db, k, k->head->waiter)) {
         gr_waiter_t *w = k->head->waiter;
         gr_connection_t *conn = w->conn;
-        if (!client_alive(conn)) {       /* nothing is popped for a client that is gone */
+        if (!client_alive(conn)) {       /* nothing is taken for a client that is gone */
             unlink_waiter(db, w);
             if (!conn->kill_requested) { conn->kill_requested = 1; db->kills_pending++; }
             continue;
         }
         /* Re-run the command on this key alone, as its own connection. */
-        gr_request_t request = w->request;
+        gr_request_t request = *w->request;
         gr_bytes_t key = {k->key, (uint32_t)k->key_length};
-        if (request.template_id == GR_T_BLMOVE) request.key = key;
-        else request.items = &key, request.item_count = 1;
+        if (w->spec->keys == GR_BLOCK_KEY_IN_KEY) request.key = key;
+        else request.items = &key, request.item_count = 1, request.item_capacity = 1;
         db->current = conn;
         db->keyspace = db->keyspaces[w->db_index];
         gr_reply_t *reply = writer_for(w);
-        gr_cmd_list_serve_blocked(db, &request, reply);   /* never parks; request points into w */
+        if (!w->spec->serve(db, &request, reply)) w->spec->timeout_reply(&request, reply);   /* never parks */
         unlink_waiter(db, w);
         mark_woken(db, conn);
     }
@@ -319,10 +328,8 @@ int64_t gr_db_expire_blocked(gr_db_t *db) {
         if (w->deadline_ms > now) continue;
         gr_connection_t *conn = w->conn;
         gr_reply_t *reply = writer_for(w);
-        uint16_t template_id = w->request.template_id;
+        w->spec->timeout_reply(w->request, reply);
         unlink_waiter(db, w);
-        if (template_id == GR_T_BLMOVE) gr_reply_nil(reply);
-        else gr_reply_nil_array(reply);
         mark_woken(db, conn);
         expired++;
     }

@@ -1,26 +1,29 @@
-/* blocking.h — clients blocked in BLPOP, BRPOP, BLMOVE, BRPOPLPUSH and BLMPOP, and how a
- * push wakes them.
+/* blocking.h — clients blocked in a blocking command (BLPOP, BLMOVE, BLMPOP; later BZPOPMIN,
+ * BZMPOP, ...), and how a write wakes them. This layer knows no command: what a waiter needs
+ * of its command is a gr_block_spec (its keys, when a key can serve it, how to serve it, what
+ * a timeout answers), which the command layer defines and its table rows point at.
  *
- * A blocking command whose keys are all empty parks its connection: it writes no reply,
- * gr_blocking_park records a waiter (a copy of the request, its deadline and, for the
- * ring, its request id), and the transport stops reading that connection's later requests
- * (they wait behind it, as in Redis). Every waiter sits in the FIFO of each key it waits
- * on and in one list in blocking order.
+ * A blocking command runs gr_blocking_run: its ready path first (spec->serve); if nothing was
+ * there, it parks its connection: no reply yet, a waiter records a copy of the request
+ * (gr_request_clone), the spec, its deadline and, for the ring, its request id, and the
+ * transport stops reading that connection's later requests (they wait behind it, as in
+ * Redis). Every waiter sits in the FIFO of each key it waits on and in one list in blocking
+ * order.
  *
- * Waking: whatever creates a list under a key (a push, LMOVE's destination, RENAME, MOVE,
+ * Waking: whatever creates a value under a key (a push, LMOVE's destination, RENAME, MOVE,
  * SWAPDB) calls gr_blocking_signal, which costs one branch when nobody is blocked and
  * otherwise marks the key ready. After the command that did it, gr_blocking_serve serves
- * every ready key: the longest waiter first, re-running its command on that key alone with
- * its own connection's reply writer, until the key is empty or has no waiters; a BLMOVE
- * served that way may make its destination ready in turn. So a pushed value goes to the
- * longest waiter before any other command sees it. A waiter whose client is gone (socket
- * EOF, or the ring client's process dead) is dropped, and its connection closed, before
- * anything is popped for it.
+ * every ready key: while the key holds what spec->ready accepts, the longest waiter is served
+ * (spec->serve on a copy of its request narrowed to that key alone, with its own connection's
+ * reply writer); a waiter served that way may make another key ready in turn (BLMOVE's
+ * destination). So a pushed value goes to the longest waiter before any other command sees
+ * it. A waiter whose client is gone (socket EOF, or the ring client's process dead) is
+ * dropped, and its connection closed, before anything is taken for it.
  *
  * Timeouts are the server's: gr_blocking_expire answers waiters past their deadline with
- * the command's nil reply. Served or timed-out connections are "woken": ring sessions
- * resume reading by themselves; RESP connections are handed to the Python loop
- * (gr_db_take_woken) so it can flush the reply and parse what the client sent meanwhile.
+ * spec->timeout_reply. Served or timed-out connections are "woken": ring sessions resume
+ * reading by themselves; RESP connections are handed to the server loop (gr_db_take_woken)
+ * so it can flush the reply and parse what the client sent meanwhile.
  */
 #ifndef GR_BLOCKING_H
 #define GR_BLOCKING_H
@@ -29,13 +32,41 @@
 
 #include "exec/db.h"
 
+/* Where a blocking request's keys are. */
+typedef enum gr_block_keys {
+    GR_BLOCK_KEYS_IN_ITEMS = 0,   /* request->items (BLPOP k1 k2 ..., BLMPOP) */
+    GR_BLOCK_KEY_IN_KEY = 1       /* request->key alone (BLMOVE source) */
+} gr_block_keys_t;
+
+/* What the blocking layer needs of a blocking command; the command layer defines one per
+ * command shape (commands/cmd_list.c: BLPOP/BRPOP, BLMOVE/BRPOPLPUSH, BLMPOP) and the
+ * command table's row points at it. */
+typedef struct gr_block_spec {
+    const char *name;                 /* for messages and tests ("blpop") */
+    gr_block_keys_t keys;
+    /* 1 when the live value in entry can serve a waiter (a list: any list, as empty lists
+     * do not exist). */
+    int (*ready)(const gr_ks_entry_t *entry);
+    /* The command's ready path on request (keys tried in order): 1 when it replied (a value,
+     * or an error such as WRONGTYPE), 0 when no key had anything. Never parks. */
+    int (*serve)(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+    /* The reply when the timeout passes, or when the command cannot block (inside EXEC). */
+    void (*timeout_reply)(const gr_request_t *request, gr_reply_t *reply);
+} gr_block_spec_t;
+
+/* Run a blocking command whose arguments the command layer has checked: the timeout
+ * (request->timeout, seconds; 0 forever) is validated, spec->serve tried, and when nothing
+ * was there the current connection parks on the request's keys; inside EXEC, or with no
+ * connection to park, it answers spec->timeout_reply at once. */
+void gr_blocking_run(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_t *request, gr_reply_t *reply);
+
 /* Redis's checks of a blocking command's timeout (seconds): NULL when it is usable, else
  * the error text. Shared by the RESP parser and the typed path, so both say the same. */
 const char *gr_blocking_timeout_error(double seconds);
-/* Park the current connection on request's keys (BPOP/BLMOVE/BLMPOP); 0, or -1 on OOM
- * (then nothing is parked and the caller replies OOM). timeout_s == 0: forever. */
-int gr_blocking_park(gr_db_t *db, const gr_request_t *request, double timeout_s);
-/* A list now exists under key in database db_index (or may: RENAME, MOVE). */
+/* Park the current connection on request's keys; 0, or -1 on OOM (then nothing is parked
+ * and the caller replies OOM). timeout_s == 0: forever. gr_blocking_run calls it. */
+int gr_blocking_park(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_t *request, double timeout_s);
+/* A value now exists under key in database db_index (or may: RENAME, MOVE). */
 void gr_blocking_signal(gr_db_t *db, int32_t db_index, const uint8_t *key, size_t key_length);
 /* Every blocked key of database db_index (SWAPDB). */
 void gr_blocking_signal_db(gr_db_t *db, int32_t db_index);

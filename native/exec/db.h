@@ -253,9 +253,6 @@ static inline int64_t gr_db_now_ms(const gr_db_t *db) { return db->now_ms; }
 void gr_free_value(uint8_t type, void *value, void *context);
 size_t gr_value_allocated_bytes(uint8_t type, const void *value);
 
-/* A woken blocking command on its ready key: the value, or the nil reply (commands/cmd_list.c;
- * blocking.c's one remaining call into commands/, until blocking specs replace it). */
-void gr_cmd_list_serve_blocked(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 /* Reset the counters CONFIG RESETSTAT clears */
 void gr_db_reset_stats(gr_db_t *db);
 

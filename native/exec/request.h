@@ -42,4 +42,11 @@ typedef struct gr_request {
 
 /* cffi-cdef-end */
 
+/* A deep copy of request in one counted allocation (alloc.h, GR_MEM_SESSION): the struct,
+ * its items and every byte its key, arg1, arg2 and items point at. Exec keeps such copies
+ * past the transport's buffers: a parked waiter (blocking.c), a queued MULTI command
+ * (transaction.c). NULL when out of memory; free with gr_request_free_clone. */
+gr_request_t *gr_request_clone(const gr_request_t *request);
+void gr_request_free_clone(gr_request_t *clone);
+
 #endif
