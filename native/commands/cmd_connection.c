@@ -15,6 +15,7 @@
 
 #include "commands/commands.h"
 #include "exec/db.h"
+#include "exec/transaction.h"
 #include "exec/server_text.h"
 
 static const char *const KIND_NAMES[] = {"tcp", "unix", "ring"};
@@ -143,6 +144,7 @@ static void auth(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
 
 static void reset(gr_db_t *db, gr_reply_t *reply) {
     gr_connection_t *conn = db->current;
+    gr_transaction_forget(db, conn);   /* DISCARD and UNWATCH */
     conn->db_index = 0;
     db->keyspace = db->keyspaces[0];
     if (conn->kind != GR_CONN_RING) {

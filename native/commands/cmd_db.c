@@ -6,6 +6,7 @@
 #include "exec/blocking.h"
 #include "commands/commands.h"
 #include "exec/db.h"
+#include "exec/transaction.h"
 
 static void reply_out_of_range(gr_reply_t *reply) {
     gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, "ERR DB index is out of range");
@@ -43,11 +44,17 @@ void gr_cmd_move(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_ks_entry_t *source = gr_ks_unlink(db->keyspace, r->key.data, r->key.length);
     gr_ks_entry_free(db->keyspace, source, 0);   /* the value now belongs to the target */
     gr_blocking_signal(db, (int32_t)r->index, r->key.data, r->key.length);
+    gr_watch_touch_current(db, r->key);
+    gr_watch_touch(db, (int32_t)r->index, r->key.data, r->key.length);
     gr_reply_integer(reply, 1);
 }
 
 void gr_cmd_swapdb(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (!valid_index(r->index) || !valid_index(r->index2)) { reply_out_of_range(reply); return; }
+    if (r->index != r->index2) {      /* watchers of either database see their keys change */
+        gr_watch_touch_db(db, (int32_t)r->index, (int32_t)r->index2);
+        gr_watch_touch_db(db, (int32_t)r->index2, (int32_t)r->index);
+    }
     gr_keyspace_t *first = db->keyspaces[r->index];
     db->keyspaces[r->index] = db->keyspaces[r->index2];
     db->keyspaces[r->index2] = first;

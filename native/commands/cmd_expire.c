@@ -10,6 +10,7 @@
 
 #include "commands/commands.h"
 #include "exec/db.h"
+#include "exec/transaction.h"
 
 enum { CONDITION_ALWAYS = 0, CONDITION_NX = 1, CONDITION_XX = 2, CONDITION_GT = 3, CONDITION_LT = 4,
        CONDITION_XX_LT = 5 };
@@ -49,6 +50,7 @@ void gr_cmd_expire(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (!allowed) { gr_reply_integer(reply, 0); return; }
     if (when <= db->now_ms) gr_ks_delete(db->keyspace, r->key.data, r->key.length);
     else gr_ks_set_expire(db->keyspace, entry, when);
+    gr_watch_touch_current(db, r->key);
     gr_reply_integer(reply, 1);
 }
 
@@ -71,5 +73,6 @@ void gr_cmd_persist(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_ks_entry_t *entry = gr_db_find_live(db, r->key);
     if (!entry || entry->expire_at_ms < 0) { gr_reply_integer(reply, 0); return; }
     gr_ks_set_expire(db->keyspace, entry, -1);
+    gr_watch_touch_current(db, r->key);
     gr_reply_integer(reply, 1);
 }

@@ -14,23 +14,18 @@
 #include "commands/commands.h"
 #include "exec/db.h"
 #include "exec/blocking.h"
+#include "exec/transaction.h"
 #include "core/glob.h"
 #include "exec/server_text.h"
-#include "engines/string_value.h"
-
-static const char *type_name(uint8_t type) {
-    switch (type) {
-    case GR_TYPE_STRING: return "string";
-    case GR_TYPE_LIST: return "list";
-    default: return "none";
-    }
-}
 
 void gr_cmd_del(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     int64_t deleted = 0;
     for (uint32_t i = 0; i < r->item_count; i++)
-        if (gr_db_find_live(db, r->items[i]))   /* an expired key is deleted, but does not count */
-            deleted += gr_ks_delete(db->keyspace, r->items[i].data, r->items[i].length);
+        if (gr_db_find_live(db, r->items[i]) &&   /* an expired key is deleted, but does not count */
+            gr_ks_delete(db->keyspace, r->items[i].data, r->items[i].length)) {
+            deleted++;
+            gr_watch_touch_current(db, r->items[i]);
+        }
     gr_reply_integer(reply, deleted);
 }
 
@@ -42,7 +37,7 @@ void gr_cmd_exists(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 void gr_cmd_type(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_ks_entry_t *entry = gr_db_lookup(db, r->key);
-    const char *name = entry ? type_name(entry->type) : "none";
+    const char *name = entry ? gr_value_type_name(entry->type) : "none";
     gr_reply_status(reply, name, strlen(name));
 }
 
@@ -96,9 +91,8 @@ void gr_cmd_keys(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 }
 
 static int type_from_name(gr_bytes_t name) {
-    if (name.length == 6 && strncasecmp((const char *)name.data, "string", 6) == 0) return GR_TYPE_STRING;
-    if (name.length == 4 && strncasecmp((const char *)name.data, "list", 4) == 0) return GR_TYPE_LIST;
-    return -1;
+    const gr_value_type_t *row = gr_value_type_named(name.data, name.length);
+    return row ? row->id : -1;
 }
 
 void gr_cmd_scan(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
@@ -138,6 +132,8 @@ void gr_cmd_rename(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     else if (result == -2) gr_reply_oom(reply);
     else {
         gr_blocking_signal(db, db->current ? db->current->db_index : 0, r->arg1.data, r->arg1.length);
+        gr_watch_touch_current(db, r->key);
+        gr_watch_touch_current(db, r->arg1);
         gr_reply_ok(reply);
     }
 }
@@ -155,8 +151,11 @@ void gr_cmd_dbsize(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 /* FLUSHDB, and FLUSHALL (flag) */
 void gr_cmd_flushdb(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    if (r->flag) for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_clear(db->keyspaces[i]);
-    else gr_ks_clear(db->keyspace);
+    for (int i = 0; i < GR_DB_COUNT; i++) {   /* FLUSHALL: every database; FLUSHDB: the current one */
+        if (!r->flag && db->keyspaces[i] != db->keyspace) continue;
+        gr_watch_touch_db(db, i, -1);          /* WATCHed keys that exist are touched */
+        gr_ks_clear(db->keyspaces[i]);
+    }
     gr_reply_ok(reply);
 }
 
@@ -193,8 +192,7 @@ void gr_cmd_object(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     gr_ks_entry_t *entry = gr_db_find_live(db, key);   /* OBJECT does not count as an access */
     if (!entry) { gr_reply_nil(reply); return; }
     if (gr_word_is(sub, length, "encoding")) {
-        const char *encoding = entry->type == GR_TYPE_LIST ? gr_list_encoding_name(entry->value)
-                                                           : gr_string_encoding(entry->value);
+        const char *encoding = gr_value_encoding(entry->type, entry->value);
         gr_reply_bulk(reply, (const uint8_t *)encoding, strlen(encoding));
     } else if (gr_word_is(sub, length, "refcount")) {
         gr_reply_integer(reply, 1);
@@ -210,27 +208,6 @@ void gr_cmd_object(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
 }
 
 /* ---- COPY source destination [DB destination-db] [REPLACE] (argv only) ---- */
-
-/* A new value equal to value, of its type (the list keeps its engine); NULL on OOM. */
-static void *duplicate_value(gr_db_t *db, uint8_t type, const void *value) {
-    if (type == GR_TYPE_STRING) {
-        const gr_string_t *s = value;
-        return gr_string_new(s->data, s->length);
-    }
-    const gr_list_t *list = value;
-    gr_list_t *copy = gr_list_new_for(&db->list_config, gr_list_target(list));
-    if (!copy) return NULL;
-    gr_list_iter_t iter;
-    gr_value_t item;
-    gr_list_iter_init(&iter, list, 0, GR_LIST_HEAD);
-    while (gr_list_iter_next(&iter, &item)) {
-        if (gr_list_push(copy, GR_LIST_TAIL, item.data, item.length) != 0) {
-            gr_list_free(copy);
-            return NULL;
-        }
-    }
-    return copy;
-}
 
 static int32_t current_db_index(const gr_db_t *db) {
     if (db->current) return db->current->db_index;
@@ -283,7 +260,7 @@ void gr_cmd_copy(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
     if (existing && !replace) { gr_reply_integer(reply, 0); return; }
     uint8_t type = entry->type;
     int64_t expire_at_ms = entry->expire_at_ms;
-    void *copy = duplicate_value(db, type, entry->value);
+    void *copy = gr_value_type(type)->duplicate(db, entry->value);   /* the type registry's row */
     if (!copy) { gr_reply_oom(reply); return; }
     if (existing) gr_ks_delete(target, destination.data, destination.length);
     gr_ks_entry_t *added = gr_ks_add(target, destination.data, destination.length, type, copy);
@@ -293,6 +270,7 @@ void gr_cmd_copy(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
         return;
     }
     if (expire_at_ms >= 0) gr_ks_set_expire(target, added, expire_at_ms);
-    if (type == GR_TYPE_LIST) gr_blocking_signal(db, (int32_t)target_index, destination.data, destination.length);
+    gr_blocking_signal(db, (int32_t)target_index, destination.data, destination.length);   /* waiters check the type */
+    gr_watch_touch(db, (int32_t)target_index, destination.data, destination.length);
     gr_reply_integer(reply, 1);
 }

@@ -17,6 +17,7 @@
 #include "exec/blocking.h"
 #include "commands/commands.h"
 #include "exec/db.h"
+#include "exec/transaction.h"
 
 #define END_LEFT 0
 
@@ -107,6 +108,7 @@ void gr_cmd_push(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         failed = gr_list_push_many(list, engine_end(r->end), chunk, n) != 0;
         done += n;
     }
+    gr_watch_touch_current(db, r->key);
     if (failed) {
         delete_if_empty(db, r->key, list);
         gr_reply_oom(reply);
@@ -147,6 +149,7 @@ void gr_cmd_pop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         reply_and_remove_from_end(list, end, count, reply);
     }
     delete_if_empty(db, r->key, list);
+    gr_watch_touch_current(db, r->key);
 }
 
 void gr_cmd_llen(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
@@ -213,6 +216,7 @@ void gr_cmd_lset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_reply_oom(reply);
         return;
     }
+    gr_watch_touch_current(db, r->key);
     gr_reply_ok(reply);
 }
 
@@ -240,6 +244,7 @@ void gr_cmd_linsert(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_reply_oom(reply);
         return;
     }
+    gr_watch_touch_current(db, r->key);
     gr_reply_integer(reply, (int64_t)gr_list_length(list));
 }
 
@@ -250,6 +255,7 @@ void gr_cmd_lrem(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (!found) { gr_reply_integer(reply, 0); return; }
     int64_t removed = gr_list_remove_matching(list, r->arg1.data, r->arg1.length, r->index);
     delete_if_empty(db, r->key, list);
+    if (removed) gr_watch_touch_current(db, r->key);
     gr_reply_integer(reply, removed);
 }
 
@@ -264,6 +270,7 @@ void gr_cmd_ltrim(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         else
             gr_list_trim(list, first, last);
         delete_if_empty(db, r->key, list);
+        gr_watch_touch_current(db, r->key);
     }
     gr_reply_ok(reply);
 }
@@ -370,6 +377,8 @@ static int lmove_or_absent(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply
     gr_reply_bulk(reply, copy, copy_length);
     free(copy);
     delete_if_empty(db, r->key, source);
+    gr_watch_touch_current(db, r->key);
+    gr_watch_touch_current(db, r->arg1);
     return 1;
 }
 
@@ -393,6 +402,7 @@ void gr_cmd_lmpop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_reply_keyed_array_begin(reply, r->items[i].data, r->items[i].length, taken);
         reply_and_remove_from_end(list, engine_end(r->end), taken, reply);
         delete_if_empty(db, r->items[i], list);
+        gr_watch_touch_current(db, r->items[i]);
         return;
     }
     gr_reply_nil_array(reply);
@@ -421,6 +431,7 @@ static int blocking_ready(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply)
             reply_and_remove_from_end(list, engine_end(r->end), taken, reply);
         }
         delete_if_empty(db, r->items[i], list);
+        gr_watch_touch_current(db, r->items[i]);
         return 1;
     }
     return 0;

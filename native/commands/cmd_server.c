@@ -23,6 +23,7 @@
 #include "commands/commands.h"
 #include "exec/db.h"
 #include "exec/server_text.h"
+#include "exec/transaction.h"
 
 static int64_t rss_bytes(void) {
     FILE *statm = fopen("/proc/self/statm", "r");
@@ -106,7 +107,8 @@ static void info_memory(gr_db_t *db, gr_text_t *text) {
     int64_t used = gr_mem_used_total(), rss = rss_bytes();
     if (used > db->stats.peak_memory) db->stats.peak_memory = used;
     int64_t system = (int64_t)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
-    int64_t dataset = gr_mem_used_by(GR_MEM_KEYSPACE) + gr_mem_used_by(GR_MEM_LIST) + gr_mem_used_by(GR_MEM_STRING);
+    int64_t dataset = gr_mem_used_by(GR_MEM_KEYSPACE);   /* the keys, and every type's values */
+    for (size_t i = 0; gr_value_type_at(i); i++) dataset += gr_mem_used_by(gr_value_type_at(i)->memory);
     human_bytes(used, used_human, sizeof used_human);
     human_bytes(rss, rss_human, sizeof rss_human);
     human_bytes(db->stats.peak_memory, peak_human, sizeof peak_human);
@@ -119,14 +121,16 @@ static void info_memory(gr_db_t *db, gr_text_t *text) {
         "total_system_memory:%lld\r\ntotal_system_memory_human:%s\r\n"
         "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:noeviction\r\n"
         "mem_fragmentation_ratio:%.2f\r\nmem_allocator:libc\r\nlazyfree_pending_objects:0\r\n"
-        "goblin_memory_keyspace:%lld\r\ngoblin_memory_list:%lld\r\ngoblin_memory_string:%lld\r\n"
-        "goblin_memory_session:%lld\r\n",
+        "goblin_memory_keyspace:%lld\r\n",
         (long long)used, used_human, (long long)rss, rss_human, (long long)db->stats.peak_memory, peak_human,
         db->stats.peak_memory ? 100.0 * (double)used / (double)db->stats.peak_memory : 100.0,
         (long long)(used - dataset), (long long)dataset, (long long)system, system_human,
         (long long)db->config.maxmemory, max_human, used ? (double)rss / (double)used : 0.0,
-        (long long)gr_mem_used_by(GR_MEM_KEYSPACE), (long long)gr_mem_used_by(GR_MEM_LIST),
-        (long long)gr_mem_used_by(GR_MEM_STRING), (long long)gr_mem_used_by(GR_MEM_SESSION));
+        (long long)gr_mem_used_by(GR_MEM_KEYSPACE));
+    for (size_t i = 0; gr_value_type_at(i); i++)   /* one line per value type (the registry's rows) */
+        gr_text_append(text, "goblin_memory_%s:%lld\r\n", gr_value_type_at(i)->name,
+                       (long long)gr_mem_used_by(gr_value_type_at(i)->memory));
+    gr_text_append(text, "goblin_memory_session:%lld\r\n", (long long)gr_mem_used_by(GR_MEM_SESSION));
 }
 
 static void info_persistence(gr_db_t *db, gr_text_t *text) {
@@ -227,22 +231,29 @@ void gr_cmd_info(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
 
 /* ---- MEMORY, GOBLIN.MEMORY ---- */
 
+/* GOBLIN.MEMORY: total, allocations, keyspace, one row per value type (the registry's, in
+ * id order: string, list, ...), session, other. */
 void gr_cmd_goblin_memory(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                           gr_reply_t *reply) {
     (void)db, (void)argc, (void)argv, (void)argv_length;
-    static const struct { const char *name; int category; } rows[] = {
-        {"keyspace", GR_MEM_KEYSPACE}, {"list", GR_MEM_LIST}, {"string", GR_MEM_STRING},
-        {"session", GR_MEM_SESSION}, {"other", GR_MEM_OTHER},
-    };
-    gr_reply_map_begin(reply, 2 + sizeof rows / sizeof rows[0]);
+    size_t types = 0;
+    while (gr_value_type_at(types)) types++;
+    gr_reply_map_begin(reply, 5 + types);
     gr_reply_bulk(reply, (const uint8_t *)"total", 5);
     gr_reply_integer(reply, gr_mem_used_total());
     gr_reply_bulk(reply, (const uint8_t *)"allocations", 11);
     gr_reply_integer(reply, gr_mem_allocations());
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        gr_reply_bulk(reply, (const uint8_t *)rows[i].name, strlen(rows[i].name));
-        gr_reply_integer(reply, gr_mem_used_by((gr_mem_category_t)rows[i].category));
+    gr_reply_bulk(reply, (const uint8_t *)"keyspace", 8);
+    gr_reply_integer(reply, gr_mem_used_by(GR_MEM_KEYSPACE));
+    for (size_t i = 0; i < types; i++) {
+        const gr_value_type_t *row = gr_value_type_at(i);
+        gr_reply_bulk(reply, (const uint8_t *)row->name, strlen(row->name));
+        gr_reply_integer(reply, gr_mem_used_by(row->memory));
     }
+    gr_reply_bulk(reply, (const uint8_t *)"session", 7);
+    gr_reply_integer(reply, gr_mem_used_by(GR_MEM_SESSION));
+    gr_reply_bulk(reply, (const uint8_t *)"other", 5);
+    gr_reply_integer(reply, gr_mem_used_by(GR_MEM_OTHER));
 }
 
 void gr_cmd_memory(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
@@ -322,31 +333,6 @@ void gr_cmd_lastsave(gr_db_t *db, size_t argc, const uint8_t *const *argv, const
                      gr_reply_t *reply) {
     (void)argc, (void)argv, (void)argv_length;
     gr_reply_integer(reply, db->stats.start_time_ms / 1000);
-}
-
-/* RESP connections run MULTI/EXEC/DISCARD in resp_conn.c; over the ring they are refused. */
-static void reply_transactions_refused(gr_reply_t *reply) {
-    gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR MULTI/EXEC/DISCARD are RESP-only: a ring pipeline already "
-                                               "executes in order with nothing in between");
-}
-void gr_cmd_multi(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    (void)db, (void)argc, (void)argv, (void)argv_length;
-    reply_transactions_refused(reply);
-}
-void gr_cmd_exec(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    (void)db, (void)argc, (void)argv, (void)argv_length;
-    reply_transactions_refused(reply);
-}
-void gr_cmd_discard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    (void)db, (void)argc, (void)argv, (void)argv_length;
-    reply_transactions_refused(reply);
-}
-void gr_cmd_watch(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    (void)db, (void)argc, (void)argv, (void)argv_length;
-    gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR WATCH is not supported by goblin-ring");
-}
-void gr_cmd_unwatch(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    gr_cmd_watch(db, argc, argv, argv_length, reply);
 }
 
 void gr_cmd_quit(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {

@@ -15,6 +15,7 @@
 
 #include "commands/commands.h"
 #include "exec/db.h"
+#include "exec/transaction.h"
 #include "engines/string_value.h"
 
 enum { VARIANT_SET = 0, VARIANT_SETNX = 1, VARIANT_SETEX = 2, VARIANT_PSETEX = 3 };
@@ -61,12 +62,14 @@ static int store(gr_db_t *db, gr_ks_entry_t *entry, gr_bytes_t key, gr_string_t 
         entry->type = GR_TYPE_STRING;
         entry->value = s;
         if (!keep_ttl && entry->expire_at_ms >= 0) gr_ks_set_expire(db->keyspace, entry, -1);
+        gr_watch_touch_current(db, key);
         return 0;
     }
     if (!gr_ks_add(db->keyspace, key.data, key.length, GR_TYPE_STRING, s)) {
         gr_string_free(s);
         return -1;
     }
+    gr_watch_touch_current(db, key);
     return 0;
 }
 
@@ -124,6 +127,7 @@ void gr_cmd_set(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
          * gone for every reader, and DBSIZE counts it until expiry reclaims it. */
         gr_ks_set_expire(db->keyspace, stored, expire_at);
     }
+    gr_watch_touch_current(db, r->key);
 }
 
 /* GET, GETDEL, GETEX: the entry if it is a string (NULL after replying nil or WRONGTYPE). */
@@ -144,6 +148,7 @@ void gr_cmd_getdel(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (!entry) return;
     gr_reply_bulk(reply, string_bytes(entry).data, string_bytes(entry).length);
     gr_ks_delete(db->keyspace, r->key.data, r->key.length);
+    gr_watch_touch_current(db, r->key);
 }
 
 void gr_cmd_getex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
@@ -160,6 +165,7 @@ void gr_cmd_getex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (mode == MODE_PERSIST) gr_ks_set_expire(db->keyspace, entry, -1);
     else if (expire_at >= 0 && expire_at <= db->now_ms) gr_ks_delete(db->keyspace, r->key.data, r->key.length);
     else if (expire_at >= 0) gr_ks_set_expire(db->keyspace, entry, expire_at);
+    if (mode != MODE_NONE) gr_watch_touch_current(db, r->key);
 }
 
 void gr_cmd_mset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
@@ -212,6 +218,7 @@ static int store_text_keep_ttl(gr_db_t *db, gr_ks_entry_t *entry, gr_bytes_t key
         if (!s) return -1;
         memcpy(s->data, text, length);
         entry->value = s;
+        gr_watch_touch_current(db, key);
         return 0;
     }
     gr_string_t *s = gr_string_new((const uint8_t *)text, length);
@@ -314,6 +321,7 @@ void gr_cmd_append(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         if (!s) { gr_reply_oom(reply); return; }
         if (r->arg1.length) memcpy(s->data + old_length, r->arg1.data, r->arg1.length);
         entry->value = s;
+        gr_watch_touch_current(db, r->key);
     }
     gr_reply_integer(reply, (int64_t)(old_length + r->arg1.length));
 }
@@ -363,6 +371,7 @@ void gr_cmd_setrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         if (!s) { gr_reply_oom(reply); return; }
         memcpy(s->data + offset, r->arg1.data, r->arg1.length);
         entry->value = s;
+        gr_watch_touch_current(db, r->key);
     }
     gr_reply_integer(reply, (int64_t)new_length);
 }

@@ -9,6 +9,7 @@
 #include "exec/blocking.h"
 #include "exec/command.h"
 #include "exec/db.h"
+#include "exec/transaction.h"   /* MULTI, EXEC, DISCARD, WATCH, UNWATCH: their rows point there */
 
 /* ---- builders: argv -> request (exec/command.h's gr_build_context_t) ---- */
 #define GR_BUILDERS(X) \
@@ -36,7 +37,7 @@ extern const gr_block_spec_t gr_list_block_pop, gr_list_block_move, gr_list_bloc
 /* ---- argv handlers ---- */
 #define GR_ARGV_HANDLERS(X) \
     X(echo) X(info) X(memory) X(goblin_memory) X(list_internals) X(config) X(client) X(command) X(hello) \
-    X(auth) X(reset) X(object) X(function) X(lastsave) X(multi) X(exec) X(discard) X(watch) X(unwatch) \
+    X(auth) X(reset) X(object) X(function) X(lastsave) \
     X(time) X(quit) X(copy)
 #define GR_DECLARE_ARGV(name) \
     void gr_cmd_##name(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply);

@@ -44,5 +44,7 @@ int gr_mem_configure_for_server(void) {
 
 size_t gr_mem_usable(const void *ptr) { return ptr ? malloc_usable_size((void *)ptr) : 0; }
 int64_t gr_mem_used_total(void) { return used_total; }
-int64_t gr_mem_used_by(gr_mem_category_t category) { return used_by_category[category]; }
+int64_t gr_mem_used_by(gr_mem_category_t category) {
+    return (unsigned)category < GR_MEM_CATEGORY_COUNT ? used_by_category[category] : 0;
+}
 int64_t gr_mem_allocations(void) { return live_allocations; }

@@ -13,14 +13,18 @@
 #include <stdint.h>
 
 /* cffi-cdef-begin */
-/* What the bytes are for; GOBLIN.MEMORY reports one total per category. */
+/* What the bytes are for; GOBLIN.MEMORY reports one total per category. A value type's
+ * engine allocates under its own category, named by its row in the type registry
+ * (exec/value_type.h); a new type's engine takes a free number from GR_MEM_FIRST_FREE up in
+ * its own header, and the registry refuses two types on one category. */
 typedef enum gr_mem_category {
     GR_MEM_KEYSPACE = 0,   /* the key table and key bytes */
     GR_MEM_LIST = 1,       /* list engines (compact and segmented) */
     GR_MEM_STRING = 2,     /* string values */
     GR_MEM_SESSION = 3,    /* per-session server state (not the rings themselves) */
     GR_MEM_OTHER = 4,
-    GR_MEM_CATEGORY_COUNT = 5
+    GR_MEM_FIRST_FREE = 5, /* 5 .. GR_MEM_CATEGORY_COUNT - 1: for the engines of new types */
+    GR_MEM_CATEGORY_COUNT = 16
 } gr_mem_category_t;
 
 /* Lifecycle-free: these behave like malloc/realloc/free, but counted.

@@ -13,20 +13,9 @@
 
 #include "core/alloc.h"
 #include "exec/blocking.h"
-#include "engines/string_value.h"
+#include "exec/transaction.h"
 
 #define SCRATCH_ITEMS 65536
-
-void gr_free_value(uint8_t type, void *value, void *context) {
-    (void)context;
-    if (type == GR_TYPE_LIST) gr_list_free(value);
-    else gr_string_free(value);
-}
-
-size_t gr_value_allocated_bytes(uint8_t type, const void *value) {
-    if (type == GR_TYPE_LIST) return gr_list_allocated_bytes(value);
-    return gr_string_allocated_bytes(value);
-}
 
 static int64_t monotonic_ns(void) {
     struct timespec now;
@@ -78,6 +67,7 @@ gr_db_t *gr_db_new(uint64_t seed) {
 void gr_db_free(gr_db_t *db) {
     if (!db) return;
     gr_blocking_free_all(db);
+    gr_transaction_free_all(db);
     for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_free(db->keyspaces[i]);
     free(db->scratch_items);
     free(db);
@@ -155,6 +145,7 @@ void gr_connection_register(gr_db_t *db, gr_connection_t *conn, int64_t id, gr_c
 
 void gr_connection_unregister(gr_db_t *db, gr_connection_t *conn) {
     gr_blocking_forget(db, conn);
+    gr_transaction_forget(db, conn);
     if (conn->prev) conn->prev->next = conn->next;
     else if (db->connections == conn) db->connections = conn->next;
     if (conn->next) conn->next->prev = conn->prev;
@@ -191,6 +182,7 @@ gr_ks_entry_t *gr_db_find_live(gr_db_t *db, gr_bytes_t key) {
     gr_ks_entry_t *entry = gr_ks_find(db->keyspace, key.data, key.length);
     if (entry && gr_db_is_expired(db, entry)) {
         gr_ks_delete(db->keyspace, key.data, key.length);
+        gr_watch_touch_current(db, key);      /* an expiry is a modification (Redis 7) */
         db->stats.expired_keys++;
         return NULL;
     }
@@ -267,7 +259,10 @@ int64_t gr_db_cron(gr_db_t *db, int64_t budget_us) {
             db->expire_cursor[i] = gr_ks_scan(ks, db->expire_cursor[i], collect_expired, &scan);
             for (size_t k = 0; k < scan.count; k++) {   /* the scan is over: deleting is allowed */
                 gr_ks_entry_t *entry = gr_ks_unlink(ks, scan.expired[k]->key, scan.expired[k]->key_length);
-                if (entry) gr_ks_entry_free(ks, entry, 1);
+                if (entry) {
+                    if (db->watched_keys) gr_watch_touch_slow(db, i, entry->key, entry->key_length);
+                    gr_ks_entry_free(ks, entry, 1);
+                }
             }
             expired += (int64_t)scan.count;
             if (db->expire_cursor[i] == 0 || gr_ks_expires_count(ks) == 0) break;
@@ -329,6 +324,7 @@ static void execute_command_envelope(gr_db_t *db, const gr_request_t *request, g
 
 void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply) {
     enter(db, conn);
+    if (conn->in_multi && gr_transaction_queue_request(db, conn, request, reply)) return;   /* queued */
     gr_db_run(db, request, reply);
     if (db->blocked_count) gr_blocking_serve(db);   /* a push this command made goes to waiters first */
 }
@@ -336,6 +332,7 @@ void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *reque
 void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
                         const size_t *argv_length, gr_reply_t *reply) {
     enter(db, conn);
+    if (conn->in_multi && gr_transaction_queue_argv(db, conn, argc, argv, argv_length, reply)) return;   /* queued */
     gr_db_run_argv(db, argc, argv, argv_length, reply);
     if (db->blocked_count) gr_blocking_serve(db);
 }

@@ -25,9 +25,8 @@
 #include "engines/keyspace.h"
 #include "engines/list/list.h"
 #include "exec/reply.h"
+#include "exec/value_type.h"   /* GR_TYPE_*, and each type's facts */
 
-/* Value types stored in keyspace entries. */
-enum { GR_TYPE_STRING = 1, GR_TYPE_LIST = 2 };
 
 #define GR_DB_COUNT 16
 
@@ -62,6 +61,8 @@ typedef struct gr_connection {
     uint8_t blocked;                 /* parked in a blocking command: read nothing more */
     uint8_t woken;                   /* unblocked, not yet taken by gr_db_take_woken */
     struct gr_waiter *waiter;        /* while blocked */
+    uint8_t in_multi;                /* between MULTI and EXEC/DISCARD: commands are queued */
+    struct gr_transaction *transaction;   /* MULTI queue and WATCHed keys (transaction.c), or NULL */
     struct gr_connection *prev, *next;   /* the db's registry */
 } gr_connection_t;
 
@@ -152,6 +153,9 @@ typedef struct gr_db {
     int64_t woken_pending;                    /* woken RESP connections not yet taken */
     int64_t next_block_deadline_ms;           /* earliest waiter deadline (monotonic ms); INT64_MAX none */
     int32_t serve_deferred;                   /* > 0 inside EXEC: serve waiters after it */
+    /* transaction.c: WATCHed keys and who watches them */
+    struct gr_watch_table *watch;
+    int64_t watched_keys;                     /* (connection, key) pairs; 0: touching costs one branch */
     int32_t batch_depth;                      /* > 0: inside a transport's batch of commands */
     int32_t batch_clock_read;                 /* now_ms already read for this batch */
     double cycles_per_ns;                     /* commandstats clock rate (calibrated) */
@@ -250,8 +254,6 @@ gr_ks_entry_t *gr_db_find_live(gr_db_t *db, gr_bytes_t key);
 int gr_db_is_expired(const gr_db_t *db, const gr_ks_entry_t *entry);
 /* Current time in unix ms, as read at the start of the running command. */
 static inline int64_t gr_db_now_ms(const gr_db_t *db) { return db->now_ms; }
-void gr_free_value(uint8_t type, void *value, void *context);
-size_t gr_value_allocated_bytes(uint8_t type, const void *value);
 
 /* Reset the counters CONFIG RESETSTAT clears */
 void gr_db_reset_stats(gr_db_t *db);

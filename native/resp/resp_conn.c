@@ -1,8 +1,6 @@
 /* resp_conn.c — a RESP2 connection: the parser, the RESP reply writer (the gr_reply_t of
  * the TCP/UDS transport) and the buffers; resp_conn.h says how the server drives it.
- * MULTI/EXEC/DISCARD live here too: MULTI queues each checked command (+QUEUED) in the
- * connection, EXEC runs the queue with nothing in between (one thread executes everything)
- * and answers one array; a queue-time error makes EXEC answer EXECABORT. WATCH is refused.
+ * Transactions (MULTI/EXEC, WATCH) are exec's (exec/transaction.c), as for ring sessions.
  * Parsing follows Redis's networking.c (processMultibulkBuffer, processInlineBuffer) and
  * sds.c's sdssplitargs for inline quoting; the texts of protocol errors are Redis's.
  */
@@ -60,13 +58,7 @@ struct gr_resp_conn {
     uint8_t *inline_scratch;                 /* unescaped inline arguments */
     size_t inline_capacity;
     int close_after_write;
-    /* MULTI: queued commands as (argc, then length + bytes per argument), run by EXEC */
-    int in_multi, multi_dirty;
-    byte_buffer_t queue;
-    size_t queued;
 };
-
-#define MAX_QUEUE_BYTES (256u * 1024 * 1024)
 
 /* ---- buffers ---- */
 
@@ -219,7 +211,6 @@ void gr_resp_conn_free(gr_resp_conn_t *conn) {
     gr_mem_free(conn->argv_length, GR_MEM_SESSION);
     gr_mem_free(conn->argv_offset, GR_MEM_SESSION);
     gr_mem_free(conn->inline_scratch, GR_MEM_SESSION);
-    gr_mem_free(conn->queue.data, GR_MEM_SESSION);
     gr_mem_free(conn, GR_MEM_SESSION);
 }
 
@@ -471,99 +462,6 @@ static int argv_word(const gr_resp_conn_t *conn, size_t i, const char *word) {
 
 static int is_quit(const gr_resp_conn_t *conn, size_t argc) { return argc >= 1 && argv_word(conn, 0, "quit"); }
 
-/* ---- MULTI / EXEC / DISCARD ---- */
-
-static void queue_append(gr_resp_conn_t *conn, const void *data, size_t length) {
-    if (buffer_reserve(&conn->queue, length) != 0) { conn->multi_dirty = 1; return; }
-    memcpy(conn->queue.data + conn->queue.length, data, length);
-    conn->queue.length += length;
-}
-
-static void queue_command(gr_resp_conn_t *conn, size_t argc) {
-    gr_reply_t *reply = &conn->writer.base;
-    if (gr_command_check(argc, conn->argv, conn->argv_length, reply) != 0) { conn->multi_dirty = 1; return; }
-    size_t bytes = sizeof(uint64_t);
-    for (size_t i = 0; i < argc; i++) bytes += sizeof(uint64_t) + conn->argv_length[i];
-    if (conn->queue.length + bytes > MAX_QUEUE_BYTES) {
-        conn->multi_dirty = 1;
-        gr_reply_error_text(reply, GR_ERR_TOO_LARGE, "ERR the MULTI queue would exceed 256 MiB");
-        return;
-    }
-    uint64_t count = argc;
-    queue_append(conn, &count, sizeof count);
-    for (size_t i = 0; i < argc; i++) {
-        uint64_t length = conn->argv_length[i];
-        queue_append(conn, &length, sizeof length);
-        queue_append(conn, conn->argv[i], conn->argv_length[i]);
-    }
-    conn->queued++;
-    gr_reply_status(reply, "QUEUED", 6);
-}
-
-static void end_multi(gr_resp_conn_t *conn) {
-    conn->in_multi = conn->multi_dirty = 0;
-    conn->queue.length = conn->queue.start = 0;
-    conn->queued = 0;
-}
-
-static void exec_queue(gr_resp_conn_t *conn) {
-    gr_reply_t *reply = &conn->writer.base;
-    if (conn->multi_dirty) {
-        gr_reply_error_text(reply, GR_ERR_GENERIC, "EXECABORT Transaction discarded because of previous errors.");
-        end_multi(conn);
-        return;
-    }
-    gr_reply_array_begin(reply, conn->queued);
-    const uint8_t *at = conn->queue.data, *end = conn->queue.data + conn->queue.length;
-    while (at < end) {
-        uint64_t argc;
-        memcpy(&argc, at, sizeof argc);
-        at += sizeof argc;
-        if (ensure_argv(conn, (size_t)argc) != 0) { reply->failed = 1; break; }
-        for (uint64_t i = 0; i < argc; i++) {
-            uint64_t length;
-            memcpy(&length, at, sizeof length);
-            at += sizeof length;
-            conn->argv[i] = at;
-            conn->argv_length[i] = (size_t)length;
-            at += length;
-        }
-        gr_db_execute_argv(conn->db, &conn->state, (size_t)argc, conn->argv, conn->argv_length, reply);
-    }
-    end_multi(conn);
-}
-
-/* 1 when the transaction state machine took the command (MULTI, EXEC, DISCARD, or queued). */
-static int handle_transaction(gr_resp_conn_t *conn, size_t argc) {
-    gr_reply_t *reply = &conn->writer.base;
-    int is_multi = argv_word(conn, 0, "multi"), is_exec = argv_word(conn, 0, "exec"),
-        is_discard = argv_word(conn, 0, "discard");
-    if (!conn->in_multi) {
-        if (is_multi && argc == 1) {
-            conn->in_multi = 1;
-            gr_reply_ok(reply);
-            return 1;
-        }
-        if ((is_exec || is_discard) && argc == 1) {
-            gr_reply_error_text(reply, GR_ERR_GENERIC, is_exec ? "ERR EXEC without MULTI" : "ERR DISCARD without MULTI");
-            return 1;
-        }
-        return 0;
-    }
-    if (argv_word(conn, 0, "reset")) { end_multi(conn); return 0; }   /* RESET runs now and ends MULTI */
-    if (is_exec && argc == 1) {
-        conn->db->serve_deferred++;      /* waiters see the transaction's pushes after it, as in Redis */
-        exec_queue(conn);
-        conn->db->serve_deferred--;
-        if (conn->db->blocked_count) gr_blocking_serve(conn->db);
-    }
-    else if (is_discard && argc == 1) { end_multi(conn); gr_reply_ok(reply); }
-    else if (is_multi) { gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR MULTI calls can not be nested"); }
-    else if (argv_word(conn, 0, "watch")) { gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR WATCH inside MULTI is not allowed"); }
-    else queue_command(conn, argc);
-    return 1;
-}
-
 /* What CLIENT LIST and the limits' log lines show of this connection's buffers. */
 static void publish_sizes(gr_resp_conn_t *conn) {
     conn->state.query_buffer_bytes = (int64_t)(conn->in.length - conn->in.start);
@@ -618,8 +516,6 @@ static void process_input(gr_resp_conn_t *conn) {
             if (is_quit(conn, argc)) {
                 gr_reply_ok(&conn->writer.base);
                 conn->close_after_write = 1;
-            } else if (handle_transaction(conn, argc)) {
-                /* MULTI, EXEC, DISCARD, or a command queued inside MULTI */
             } else {
                 gr_db_execute_argv(conn->db, &conn->state, argc, conn->argv, conn->argv_length, &conn->writer.base);
             }
@@ -671,7 +567,7 @@ size_t gr_resp_conn_output_pending(const gr_resp_conn_t *conn) { return conn->ou
 size_t gr_resp_conn_input_pending(const gr_resp_conn_t *conn) { return conn->in.length - conn->in.start; }
 
 size_t gr_resp_conn_memory(const gr_resp_conn_t *conn) {
-    return sizeof *conn + conn->in.capacity + conn->out.capacity + conn->queue.capacity + conn->inline_capacity +
+    return sizeof *conn + conn->in.capacity + conn->out.capacity + conn->inline_capacity +
            conn->argv_capacity * (sizeof *conn->argv + sizeof *conn->argv_length + sizeof *conn->argv_offset);
 }
 

@@ -1,0 +1,119 @@
+/* value_type.c — the value-type registry (value_type.h): the built-in rows, one per type,
+ * and the lookups the server's type-blind code uses. A new type adds its row to
+ * builtin_types[] (or, in a test, registers one at run time).
+ */
+#include "exec/value_type.h"
+
+#include <strings.h>
+#include <string.h>
+
+#include "exec/db.h"
+#include "engines/list/list.h"
+#include "engines/string_value.h"
+
+/* ---- the rows: one per type ---- */
+
+static void string_free(void *value) { gr_string_free(value); }
+static size_t string_bytes(const void *value) { return gr_string_allocated_bytes(value); }
+static const char *string_encoding(const void *value) { return gr_string_encoding(value); }
+static void *string_duplicate(const gr_db_t *db, const void *value) {
+    (void)db;
+    const gr_string_t *s = value;
+    return gr_string_new(s->data, s->length);
+}
+
+static void list_free(void *value) { gr_list_free(value); }
+static size_t list_bytes(const void *value) { return gr_list_allocated_bytes(value); }
+static const char *list_encoding(const void *value) { return gr_list_encoding_name(value); }
+/* A copy on the source's engine, with the server's list thresholds. */
+static void *list_duplicate(const gr_db_t *db, const void *value) {
+    const gr_list_t *list = value;
+    gr_list_t *copy = gr_list_new_for(&db->list_config, gr_list_target(list));
+    if (!copy) return NULL;
+    gr_list_iter_t iter;
+    gr_value_t item;
+    gr_list_iter_init(&iter, list, 0, GR_LIST_HEAD);
+    while (gr_list_iter_next(&iter, &item)) {
+        if (gr_list_push(copy, GR_LIST_TAIL, item.data, item.length) != 0) {
+            gr_list_free(copy);
+            return NULL;
+        }
+    }
+    return copy;
+}
+
+static const gr_value_type_t builtin_types[] = {
+    {.id = GR_TYPE_STRING, .name = "string", .memory = GR_MEM_STRING,
+     .free = string_free, .allocated_bytes = string_bytes, .encoding = string_encoding,
+     .duplicate = string_duplicate},
+    {.id = GR_TYPE_LIST, .name = "list", .memory = GR_MEM_LIST,
+     .free = list_free, .allocated_bytes = list_bytes, .encoding = list_encoding,
+     .duplicate = list_duplicate},
+};
+
+/* ---- the registry ---- */
+
+static const gr_value_type_t *types[GR_VALUE_TYPE_SLOTS];
+static int builtins_installed;
+
+static int add(const gr_value_type_t *type) {
+    if (!type || type->id == 0 || type->id >= GR_VALUE_TYPE_SLOTS || types[type->id] || !type->name ||
+        !type->free || !type->allocated_bytes || !type->encoding || !type->duplicate || (unsigned)type->memory >= GR_MEM_CATEGORY_COUNT)
+        return -1;
+    for (size_t i = 1; i < GR_VALUE_TYPE_SLOTS; i++)
+        if (types[i] && (types[i]->memory == type->memory || strcasecmp(types[i]->name, type->name) == 0)) return -1;
+    types[type->id] = type;
+    return 0;
+}
+
+static void install_builtins(void) {
+    if (builtins_installed) return;
+    builtins_installed = 1;
+    for (size_t i = 0; i < sizeof builtin_types / sizeof builtin_types[0]; i++) add(&builtin_types[i]);
+}
+
+int gr_value_type_register(const gr_value_type_t *type) {
+    install_builtins();
+    return add(type);
+}
+
+const gr_value_type_t *gr_value_type(uint8_t id) {
+    install_builtins();
+    return id < GR_VALUE_TYPE_SLOTS ? types[id] : NULL;
+}
+
+const gr_value_type_t *gr_value_type_named(const uint8_t *name, size_t length) {
+    install_builtins();
+    for (size_t i = 1; i < GR_VALUE_TYPE_SLOTS; i++)
+        if (types[i] && strlen(types[i]->name) == length && strncasecmp(types[i]->name, (const char *)name, length) == 0)
+            return types[i];
+    return NULL;
+}
+
+const gr_value_type_t *gr_value_type_at(size_t index) {
+    install_builtins();
+    for (size_t i = 1; i < GR_VALUE_TYPE_SLOTS; i++)
+        if (types[i] && index-- == 0) return types[i];
+    return NULL;
+}
+
+void gr_free_value(uint8_t type, void *value, void *context) {
+    (void)context;
+    const gr_value_type_t *row = gr_value_type(type);
+    if (row) row->free(value);
+}
+
+size_t gr_value_allocated_bytes(uint8_t type, const void *value) {
+    const gr_value_type_t *row = gr_value_type(type);
+    return row ? row->allocated_bytes(value) : 0;
+}
+
+const char *gr_value_type_name(uint8_t type) {
+    const gr_value_type_t *row = gr_value_type(type);
+    return row ? row->name : "none";
+}
+
+const char *gr_value_encoding(uint8_t type, const void *value) {
+    const gr_value_type_t *row = gr_value_type(type);
+    return row ? row->encoding(value) : "unknown";
+}

@@ -1,0 +1,67 @@
+/* value_type.h — the value-type registry: one row per type of value a key can hold.
+ *
+ * A keyspace entry stores its value as (type id, pointer); everything the server must know
+ * about a type without knowing the type is in its row: the name TYPE answers and SCAN TYPE
+ * filters by, how to free a value, how many bytes it holds (MEMORY USAGE), its encoding name
+ * (OBJECT ENCODING), how to copy one (COPY), the allocator category its engine counts under (GOBLIN.MEMORY, INFO
+ * memory) and the snapshot hooks (save, load, digest: NULL until the snapshot issue fills
+ * them). db.c, cmd_keys.c and cmd_server.c read rows and never name a type.
+ *
+ * Adding a type (hash, zset, array) is: its engine folder (engines/<type>/, allocating under
+ * its own gr_mem_category_t), its command rows and handlers, one row in value_type.c's
+ * built-in table, and tests. native/tests/test_value_types.c shows it with a small type
+ * kept out of the product, registered at run time with gr_value_type_register.
+ */
+#ifndef GR_VALUE_TYPE_H
+#define GR_VALUE_TYPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/alloc.h"
+
+/* Type ids stored in keyspace entries (gr_ks_entry_t.type); 0 is no type. */
+enum { GR_TYPE_STRING = 1, GR_TYPE_LIST = 2 };
+#define GR_VALUE_TYPE_SLOTS 32   /* ids 1 .. GR_VALUE_TYPE_SLOTS - 1 */
+
+/* Defined by the snapshot issue (RDB-style save and load). */
+typedef struct gr_snapshot_writer gr_snapshot_writer_t;
+typedef struct gr_snapshot_reader gr_snapshot_reader_t;
+
+struct gr_db;
+
+typedef struct gr_value_type {
+    uint8_t id;                          /* GR_TYPE_* */
+    const char *name;                    /* TYPE, SCAN TYPE, GOBLIN.MEMORY's row: "string", "list" */
+    gr_mem_category_t memory;            /* what its engine allocates under */
+    void (*free)(void *value);
+    size_t (*allocated_bytes)(const void *value);   /* everything the value holds, the struct included */
+    const char *(*encoding)(const void *value);     /* OBJECT ENCODING: "listpack", "embstr", ... */
+    void *(*duplicate)(const struct gr_db *db, const void *value);   /* COPY: an equal value; NULL on OOM */
+    /* Snapshots; NULL until the snapshot issue. save: 0, or -1 with the writer's error;
+     * load: the value, or NULL with the reader's error; digest: DEBUG DIGEST-VALUE's 20 bytes. */
+    int (*save)(const void *value, gr_snapshot_writer_t *out);
+    void *(*load)(gr_snapshot_reader_t *in);
+    void (*digest)(const void *value, uint8_t out[20]);
+} gr_value_type_t;
+
+/* The row of a type id, or NULL. */
+const gr_value_type_t *gr_value_type(uint8_t id);
+/* The row named (case-insensitive), or NULL: SCAN's TYPE filter. */
+const gr_value_type_t *gr_value_type_named(const uint8_t *name, size_t length);
+/* Every row in id order: index 0 .. until NULL (GOBLIN.MEMORY, INFO memory). */
+const gr_value_type_t *gr_value_type_at(size_t index);
+/* Add a row (the built-in rows are in place before the first lookup): 0, or -1 when the id or
+ * memory category is out of range or taken, or the name is taken. The row must outlive its use. */
+int gr_value_type_register(const gr_value_type_t *type);
+
+/* The keyspace's free callback (gr_ks_new): the row's free. */
+void gr_free_value(uint8_t type, void *value, void *context);
+/* The row's allocated_bytes; 0 for an unknown id. */
+size_t gr_value_allocated_bytes(uint8_t type, const void *value);
+/* TYPE's answer for an entry's type id: the row's name, or "none". */
+const char *gr_value_type_name(uint8_t type);
+/* OBJECT ENCODING's answer, or "unknown". */
+const char *gr_value_encoding(uint8_t type, const void *value);
+
+#endif
