@@ -17,11 +17,7 @@
 #include "exec/db.h"
 #include "exec/value_type.h"
 #include "resp/resp_conn.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); } } while (0)
+#include "tests/test_helpers.h"
 
 /* ---- the box engine: a counted bag of bytes (engines/box/ in the product) ---- */
 
@@ -180,6 +176,5 @@ int main(void) {
     test_registration_rules();
     test_type_blind_commands_serve_the_new_type();
     test_a_client_blocks_on_the_new_type();
-    printf("test_value_types: %s: %d passed, %d failed\n", failed ? "FAILED" : "ok", passed, failed);
-    return failed ? 1 : 0;
+    return checks_report();
 }
