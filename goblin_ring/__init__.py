@@ -7,7 +7,7 @@ compatibility path is RESP over TCP. See README.md and ARCHITECTURE.md.
 from ._version import __version__
 from .errors import (
     CodecError, ConnectionError, DataError, GoblinError, MessageTooLargeError, ProtocolError,
-    ResponseError, RingFullError, TimeoutError, WrongTypeError,
+    ResponseError, RingFullError, TimeoutError, WatchError, WrongTypeError,
 )
 
 from .client import RespClient, connect  # noqa: E402
@@ -28,5 +28,5 @@ def __getattr__(name: str):
 __all__ = [
     "RespClient", "RingClient", "connect", "__version__", "CodecError", "ConnectionError", "DataError",
     "GoblinError", "MessageTooLargeError",
-    "ProtocolError", "ResponseError", "RingFullError", "TimeoutError", "WrongTypeError",
+    "ProtocolError", "ResponseError", "RingFullError", "TimeoutError", "WatchError", "WrongTypeError",
 ]

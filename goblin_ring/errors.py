@@ -25,6 +25,10 @@ class WrongTypeError(ResponseError):
     """WRONGTYPE: the key holds another kind of value."""
 
 
+class WatchError(GoblinError):
+    """A transaction's EXEC found a WATCHed key touched and ran nothing (redis-py's WatchError)."""
+
+
 class DataError(GoblinError):
     """Arguments the client refuses before sending (redis-py's DataError), e.g. both nx and xx."""
 

@@ -4,14 +4,17 @@ every reply must be equal. The keys are shared between types, so WRONGTYPE paths
 compared too. TTL and PTTL replies are compared by kind (-2, -1 or a remaining time),
 because the two servers set an expiry a few microseconds apart; absolute expiry times
 (EXPIREAT, EXPIRETIME) are compared exactly. GOBLIN_DIFF_OPS sets the length (default
-4000 per seed). It runs against a goblin server of each --list-implementation."""
+4000 per seed). It runs against a goblin server of each --list-implementation.
+
+Transactions are compared too: random MULTI/EXEC batches (with queue-time errors) and
+WATCH races between two clients, on both transports."""
 
 import os
 import random
 
 import pytest
 
-from goblin_ring import ResponseError, RespClient
+from goblin_ring import ResponseError, RespClient, WatchError
 
 
 @pytest.fixture(scope="module")
@@ -149,3 +152,84 @@ def test_random_commands_reply_exactly_like_redis(seed, redis_server, ring, resp
                 assert ring.get(key) == resp.get(key) == reference.get(key)
     finally:
         reference.close()
+
+
+def transaction_outcome(client, commands, watch=None):
+    """MULTI/EXEC of commands through client's transactional pipeline: each reply normalised
+    as outcome() does, the EXECABORT text, or "watch" when a WATCHed key was touched."""
+    pipe = client.pipeline(transaction=True)
+    try:
+        for name, args, kwargs in commands:
+            if name == "bad-arity":
+                pipe.execute_command("GET")
+            else:
+                getattr(pipe, name)(*args, **kwargs)
+        try:
+            replies = pipe.execute(raise_on_error=False)
+        except WatchError:
+            return ("watch",)
+        except ResponseError as error:
+            return ("error", str(error).split(" (")[0])   # EXECABORT (goblin's client adds the cause)
+    finally:
+        pipe.__exit__(None, None, None)
+    normalised = []
+    for (name, _args, _kwargs), reply in zip(commands, replies):
+        if isinstance(reply, ResponseError):
+            normalised.append(("error", str(reply)))
+            continue
+        if name in ("ttl", "pttl") and isinstance(reply, int) and reply >= 0:
+            reply = "remaining"
+        if name in ("expiretime", "pexpiretime") and isinstance(reply, int) and 0 <= reply < FAR_FUTURE * (
+                1000 if name[0] == "p" else 1):
+            reply = "relative"
+        normalised.append(("ok", reply))
+    return ("exec", normalised)
+
+
+def random_untimed_command(rng):
+    """random_command without a relative EXPIRE/PEXPIRE GT or LT: pipelined, two of them can
+    land in one millisecond on one server and not on the other, and then compare differently."""
+    while True:
+        name, args, kwargs = random_command(rng)
+        if not (name in ("expire", "pexpire") and ("gt" in kwargs or "lt" in kwargs)):
+            return name, args, kwargs
+
+
+def random_transaction(rng):
+    commands = [random_untimed_command(rng) for _ in range(rng.randint(1, 6))]
+    if rng.random() < 0.08:                          # a queue-time error: EXEC answers EXECABORT
+        commands.insert(rng.randrange(len(commands) + 1), ("bad-arity", (), {}))
+    return commands
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_random_transactions_and_watch_races_reply_exactly_like_redis(seed, redis_server, goblin, ring, resp):
+    """Transactions of random commands, and WATCH races: one client WATCHes some keys, a
+    second client (on the other transport for goblin) runs commands that may or may not
+    modify them, then the first runs a transaction; EXEC must run or fail (nil) exactly as
+    on redis-server, and every reply must be equal."""
+    reference, reference_other = (RespClient(port=redis_server.port, socket_timeout=10) for _ in range(2))
+    try:
+        for client in (reference, ring, resp):
+            client.flushall()
+        rng = random.Random(seed)
+        for step in range(max(OPS // 20, 50)):
+            watcher, toucher = (ring, resp) if step % 2 == 0 else (resp, ring)   # across transports
+            watched = rng.sample(KEYS, rng.randint(0, 2))
+            if watched:
+                assert reference.watch(*watched) == watcher.watch(*watched) is True
+            touches = []
+            for _ in range(rng.choice([0, 0, 1, 2])):
+                name, args, kwargs = random_untimed_command(rng)
+                touches.append((name, args, kwargs))
+                expected = outcome(reference_other, name, args, kwargs)
+                assert outcome(toucher, name, args, kwargs) == expected, f"step {step}: {name}{args}{kwargs}"
+            commands = random_transaction(rng)
+            expected = transaction_outcome(reference, commands)
+            got = transaction_outcome(watcher, commands)
+            assert got == expected, f"step {step}: watched {watched}, touched by {touches}, ran {commands}"
+            if rng.random() < 0.2:                   # UNWATCH leaves nothing watched
+                assert reference.unwatch() == watcher.unwatch() is True
+    finally:
+        reference.close()
+        reference_other.close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
-from ..errors import ConnectionError, ProtocolError, ResponseError, TimeoutError, error_from_reply
+from ..errors import ConnectionError, ProtocolError, ResponseError, TimeoutError, WatchError, error_from_reply
 from .commands import Commands, encode, raise_first_error
 
 try:
@@ -184,7 +184,8 @@ class RespClient(Commands):
 
     def pipeline(self, transaction: bool = False) -> "RespPipeline":
         """Queue commands and send them in one write. transaction=True wraps them in
-        MULTI/EXEC (goblin-ring and Redis run them with nothing in between)."""
+        MULTI/EXEC (goblin-ring and Redis run them with nothing in between); a key WATCHed
+        before and touched since makes execute() raise WatchError."""
         return RespPipeline(self, transaction)
 
 
@@ -222,7 +223,16 @@ class RespPipeline(Commands):
         if isinstance(executed, _ServerError):      # EXECABORT: say which command was refused
             first = next((value for value in queued if isinstance(value, _ServerError)), executed)
             raise error_from_reply(f"{executed} ({first})" if first is not executed else str(executed))
+        if executed is None:                        # a WATCHed key was touched: nothing ran
+            raise WatchError("Watched variable changed.")
         return self._convert(executed, queue, raise_on_error)
+
+    def watch(self, *names: Any) -> bool:
+        """WATCH now (not queued), on the client's connection, as redis-py's pipeline does."""
+        return self._client.watch(*names)
+
+    def unwatch(self) -> bool:
+        return self._client.unwatch()
 
     def _convert(self, values: list, queue: list, raise_on_error: bool) -> list:
         results = []

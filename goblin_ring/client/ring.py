@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .. import _native, control
-from ..errors import ConnectionError, ProtocolError
+from ..errors import ConnectionError, ProtocolError, WatchError, error_from_reply
 from .commands import Commands, bool_ok, encode, raise_first_error
 
 LEFT, RIGHT = 0, 1
@@ -258,10 +258,11 @@ class RingClient(Commands):
         return self._live().push_many(LEFT, encode(name), values, per_message)
 
     def pipeline(self, transaction: bool = False) -> "RingPipeline":
-        """Queue commands and send them with up to a full ring in flight."""
-        if transaction:
-            raise NotImplementedError("MULTI/EXEC transactions are not supported; use pipeline()")
-        return RingPipeline(self)
+        """Queue commands and send them with up to a full ring in flight. transaction=True
+        wraps them in MULTI/EXEC: the server runs them with nothing in between, and a key
+        WATCHed before (client.watch or the pipeline's watch) and touched since makes
+        execute() raise WatchError, as redis-py does."""
+        return RingPipeline(self, transaction)
 
 
 _PACKED_HEADER = struct.Struct("<HBBqIi")   # template, end, flag, a, key length, value length (-1: none)
@@ -270,6 +271,16 @@ _pack_header = _PACKED_HEADER.pack
 _PACKED_WORDS = {(_PING, 0, 0): b"PING", (_LLEN, 0, 0): b"LLEN", (_LINDEX, 0, 0): b"LINDEX", (_LSET, 0, 0): b"LSET",
                  (_PUSH, LEFT, 0): b"LPUSH", (_PUSH, RIGHT, 0): b"RPUSH", (_PUSH, LEFT, 1): b"LPUSHX",
                  (_PUSH, RIGHT, 1): b"RPUSHX", (_POP, LEFT, 0): b"LPOP", (_POP, RIGHT, 0): b"RPOP"}
+
+
+def _converted(queue: list, values: list, raise_on_error: bool) -> list:
+    """The replies of queue's commands, each through its conversion (errors kept as they are)."""
+    converted = []
+    for (_argv, convert), value in zip(queue, values):
+        if convert is not None and not isinstance(value, Exception):
+            value = convert(value)
+        converted.append(value)
+    return raise_first_error(converted) if raise_on_error else converted
 
 
 class RingPipeline(Commands):
@@ -283,8 +294,9 @@ class RingPipeline(Commands):
     the general path (one cffi call per command, its argv built in C as for RingClient),
     order kept."""
 
-    def __init__(self, client: RingClient):
+    def __init__(self, client: RingClient, transaction: bool = False):
         self._client = client
+        self._transaction = transaction
         self._queue: list[tuple] = []        # general entries: (argv, convert)
         self._packed = bytearray()            # hot commands while _queue is empty
         self._packed_converts: list = []
@@ -398,18 +410,18 @@ class RingPipeline(Commands):
     def __len__(self) -> int:
         return len(self._queue) + len(self._packed_converts)
 
-    def execute(self, raise_on_error: bool = True) -> list:
-        core = self._client._live()
-        if self._packed_converts:
-            packed, converts = bytes(self._packed), self._packed_converts
-            self._packed.clear()
-            self._packed_converts = []
-            converted = core.execute_packed(packed, converts)
-            return raise_first_error(converted) if raise_on_error else converted
-        queue, self._queue = self._queue, []
+    def watch(self, *names: Any) -> bool:
+        """WATCH now (not queued), on the client's session, as redis-py's pipeline does."""
+        return self._client.watch(*names)
+
+    def unwatch(self) -> bool:
+        return self._client.unwatch()
+
+    def _send_all(self, core: Any, argvs: list) -> list:
+        """Send every argv with up to a full ring in flight; every reply, in order."""
         results: list = []
         full = _native.lib.GR_CLIENT_RING_FULL
-        for argv, _convert in queue:
+        for argv in argvs:
             while True:
                 status = core.send_argv(argv)
                 if status != full:
@@ -418,9 +430,31 @@ class RingPipeline(Commands):
             core.check(status)
         while core.in_flight():
             results.append(core.receive())
-        converted = []
-        for (_argv, convert), value in zip(queue, results):
-            if convert is not None and not isinstance(value, Exception):
-                value = convert(value)
-            converted.append(value)
-        return raise_first_error(converted) if raise_on_error else converted
+        return results
+
+    def _execute_transaction(self, raise_on_error: bool) -> list:
+        if self._packed_converts:
+            self._queue = self._unpack()
+        queue, self._queue = self._queue, []
+        replies = self._send_all(self._client._live(), [(b"MULTI",), *(argv for argv, _ in queue), (b"EXEC",)])
+        queued, executed = replies[:-1], replies[-1]
+        if isinstance(executed, Exception):      # EXECABORT: say which command was refused
+            first = next((value for value in queued if isinstance(value, Exception)), None)
+            raise error_from_reply(f"{executed} ({first})" if first is not None else str(executed),
+                                   getattr(executed, "code", None))
+        if executed is None:
+            raise WatchError("Watched variable changed.")
+        return _converted(queue, executed, raise_on_error)
+
+    def execute(self, raise_on_error: bool = True) -> list:
+        if self._transaction:
+            return self._execute_transaction(raise_on_error)
+        core = self._client._live()
+        if self._packed_converts:
+            packed, converts = bytes(self._packed), self._packed_converts
+            self._packed.clear()
+            self._packed_converts = []
+            converted = core.execute_packed(packed, converts)
+            return raise_first_error(converted) if raise_on_error else converted
+        queue, self._queue = self._queue, []
+        return _converted(queue, self._send_all(core, [argv for argv, _ in queue]), raise_on_error)

@@ -125,15 +125,21 @@ void gr_cmd_scan(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 }
 
 void gr_cmd_rename(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    gr_db_find_live(db, r->key);    /* an expired source is no such key */
+    if (!gr_db_find_live(db, r->key)) {   /* an expired source is no such key; the target is not looked at */
+        gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key");
+        return;
+    }
     gr_db_find_live(db, r->arg1);   /* an expired target is gone before the rename */
     int result = gr_ks_rename(db->keyspace, r->key.data, r->key.length, r->arg1.data, r->arg1.length);
     if (result == -1) gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key");
     else if (result == -2) gr_reply_oom(reply);
     else {
         gr_blocking_signal(db, db->current ? db->current->db_index : 0, r->arg1.data, r->arg1.length);
-        gr_watch_touch_current(db, r->key);
-        gr_watch_touch_current(db, r->arg1);
+        int same = r->key.length == r->arg1.length && memcmp(r->key.data, r->arg1.data, r->key.length) == 0;
+        if (!same) {   /* RENAME k k changes nothing (Redis: no touch) */
+            gr_watch_touch_current(db, r->key);
+            gr_watch_touch_current(db, r->arg1);
+        }
         gr_reply_ok(reply);
     }
 }

@@ -147,6 +147,7 @@ void gr_cmd_pop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         size_t count = r->count < gr_list_length(list) ? r->count : gr_list_length(list);
         gr_reply_array_begin(reply, count);
         reply_and_remove_from_end(list, end, count, reply);
+        if (count == 0) return;               /* LPOP k 0 changes nothing */
     }
     delete_if_empty(db, r->key, list);
     gr_watch_touch_current(db, r->key);

@@ -162,10 +162,11 @@ void gr_cmd_getex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         return;
     }
     gr_reply_bulk(reply, string_bytes(entry).data, string_bytes(entry).length);
+    int changed = mode != MODE_NONE && (mode != MODE_PERSIST || entry->expire_at_ms >= 0);
     if (mode == MODE_PERSIST) gr_ks_set_expire(db->keyspace, entry, -1);
     else if (expire_at >= 0 && expire_at <= db->now_ms) gr_ks_delete(db->keyspace, r->key.data, r->key.length);
     else if (expire_at >= 0) gr_ks_set_expire(db->keyspace, entry, expire_at);
-    if (mode != MODE_NONE) gr_watch_touch_current(db, r->key);
+    if (changed) gr_watch_touch_current(db, r->key);
 }
 
 void gr_cmd_mset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {

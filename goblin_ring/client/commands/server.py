@@ -36,6 +36,13 @@ class ServerCommands(CommandsCore):
         """Any command as argv, its reply unconverted."""
         return self._execute(tuple(encode(a) for a in args))
 
+    def watch(self, *names: Any) -> bool:
+        """WATCH keys for this connection's next transaction (a pipeline(transaction=True))."""
+        return self._execute((b"WATCH", *map(encode, names)), bool_ok)
+
+    def unwatch(self) -> bool:
+        return self._execute((b"UNWATCH",), bool_ok)
+
     def memory_usage(self, key: Any, samples: int | None = None) -> int | None:
         argv = (b"MEMORY", b"USAGE", encode(key))
         return self._execute(argv if samples is None else (*argv, b"SAMPLES", encode(samples)))
