@@ -42,6 +42,7 @@ PROGRAMS: dict[str, dict] = {
     # the C serving loop over loopback sockets
     "test_server": {"layers": [*SERVER_LAYERS, "server"], "files": ["ring/codec.c", "ring/codec_generated.c",
                     "ring/ring.c", "ring/fragment.c", "ring/sbe_reply.c", "ring/session.c"], "args": []},
+    "test_transaction": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
     # a value type kept out of the product: registry row, blocking spec, type-blind commands
     "test_value_types": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
     # includes commands/command_docs.c itself, to reach its static table and parser

@@ -76,27 +76,6 @@ static const gr_block_spec_t box_block = {"boxpop", GR_BLOCK_KEYS_IN_ITEMS, box_
 
 /* ---- the harness ---- */
 
-static void feed(gr_resp_conn_t *conn, const char *command) {
-    gr_resp_conn_feed(conn, (const uint8_t *)command, strlen(command));
-}
-
-static const char *output(gr_resp_conn_t *conn) {
-    static char text[16384];
-    size_t length = 0;
-    const uint8_t *out = gr_resp_conn_output(conn, &length);
-    if (length >= sizeof text) length = sizeof text - 1;
-    if (length) memcpy(text, out, length);
-    text[length] = '\0';
-    gr_resp_conn_consume_output(conn, length);
-    return text;
-}
-
-static void expect(gr_resp_conn_t *conn, const char *command, const char *expected) {
-    if (command) feed(conn, command);
-    const char *got = output(conn);
-    CHECK(strcmp(got, expected) == 0, "%s -> %s (expected %s)", command ? command : "(pending)", got, expected);
-}
-
 static void add_box(gr_db_t *db, const char *key, const char *text) {
     box_t *box = box_new(text);
     CHECK(box && gr_ks_add(db->keyspaces[0], (const uint8_t *)key, strlen(key), GR_TYPE_BOX, box), "add %s", key);
@@ -123,26 +102,26 @@ static void test_type_blind_commands_serve_the_new_type(void) {
     gr_resp_conn_t *conn = gr_resp_conn_new(db, 1);
     add_box(db, "b1", "small");
     add_box(db, "b2", "a box bigger than sixteen bytes");
-    expect(conn, "SET s v\r\n", "+OK\r\n");
-    expect(conn, "TYPE b1\r\n", "+box\r\n");
-    expect(conn, "OBJECT ENCODING b1\r\n", "$8\r\nsmallbox\r\n");
-    expect(conn, "OBJECT ENCODING b2\r\n", "$6\r\nbigbox\r\n");
+    expect_reply(conn, "SET s v\r\n", "+OK\r\n");
+    expect_reply(conn, "TYPE b1\r\n", "+box\r\n");
+    expect_reply(conn, "OBJECT ENCODING b1\r\n", "$8\r\nsmallbox\r\n");
+    expect_reply(conn, "OBJECT ENCODING b2\r\n", "$6\r\nbigbox\r\n");
     feed(conn, "SCAN 0 TYPE box COUNT 100\r\n");
-    const char *scan = output(conn);
+    const char *scan = take_output(conn);
     CHECK(strstr(scan, "b1") && strstr(scan, "b2") && !strstr(scan, "$1\r\ns\r\n"), "SCAN TYPE box: %s", scan);
     feed(conn, "MEMORY USAGE b2\r\n");
-    long long usage = atoll(output(conn) + 1);
+    long long usage = atoll(take_output(conn) + 1);
     CHECK(usage >= (long long)gr_mem_used_by(GR_MEM_BOX) / 2 && usage > 31, "MEMORY USAGE counts the box: %lld", usage);
     feed(conn, "GOBLIN.MEMORY\r\n");
     char memory[16384];
-    snprintf(memory, sizeof memory, "%s", output(conn));
+    snprintf(memory, sizeof memory, "%s", take_output(conn));
     char row[64];
     snprintf(row, sizeof row, "$3\r\nbox\r\n:%lld\r\n", (long long)gr_mem_used_by(GR_MEM_BOX));
     CHECK(strstr(memory, row) != NULL, "GOBLIN.MEMORY has the box row %s: %s", row, memory);
     feed(conn, "INFO memory\r\n");
-    CHECK(strstr(output(conn), "goblin_memory_box:") != NULL, "INFO memory has the box line");
-    expect(conn, "DEL b1\r\n", ":1\r\n");                 /* freed through the row */
-    expect(conn, "FLUSHDB\r\n", "+OK\r\n");
+    CHECK(strstr(take_output(conn), "goblin_memory_box:") != NULL, "INFO memory has the box line");
+    expect_reply(conn, "DEL b1\r\n", ":1\r\n");                 /* freed through the row */
+    expect_reply(conn, "FLUSHDB\r\n", "+OK\r\n");
     CHECK(gr_mem_used_by(GR_MEM_BOX) == 0, "every box byte freed: %lld", (long long)gr_mem_used_by(GR_MEM_BOX));
     gr_resp_conn_free(conn);
     gr_db_free(db);
@@ -151,7 +130,7 @@ static void test_type_blind_commands_serve_the_new_type(void) {
 static void test_a_client_blocks_on_the_new_type(void) {
     gr_db_t *db = gr_db_new(8);
     gr_resp_conn_t *waiter = gr_resp_conn_new(db, 1), *other = gr_resp_conn_new(db, 2);
-    expect(waiter, "PING\r\n", "+PONG\r\n");              /* waiter is now the current connection */
+    expect_reply(waiter, "PING\r\n", "+PONG\r\n");              /* waiter is now the current connection */
     gr_bytes_t keys[2] = {{(const uint8_t *)"q1", 2}, {(const uint8_t *)"q2", 2}};
     gr_request_t request = {0};
     request.items = keys;
@@ -159,12 +138,12 @@ static void test_a_client_blocks_on_the_new_type(void) {
     request.timeout = 0;
     gr_blocking_run(db, &box_block, &request, db->current->reply);
     CHECK(db->blocked_count == 1, "parked on q1 q2");
-    expect(other, "RPUSH q2 not-a-box\r\n", ":1\r\n");     /* a list under q2 does not serve a box waiter */
+    expect_reply(other, "RPUSH q2 not-a-box\r\n", ":1\r\n");     /* a list under q2 does not serve a box waiter */
     CHECK(db->blocked_count == 1, "still parked");
     add_box(db, "q1", "contents");
     gr_blocking_signal(db, 0, (const uint8_t *)"q1", 2);
     gr_blocking_serve(db);
-    expect(waiter, NULL, "*2\r\n$2\r\nq1\r\n$8\r\ncontents\r\n");
+    expect_reply(waiter, NULL, "*2\r\n$2\r\nq1\r\n$8\r\ncontents\r\n");
     CHECK(db->blocked_count == 0 && gr_blocking_check(db) == 0, "served and unparked");
     CHECK(gr_db_take_woken(db) == 1, "the waiter is handed back to the server");
     gr_resp_conn_free(waiter);
