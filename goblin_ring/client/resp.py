@@ -195,7 +195,9 @@ class RespPipeline(Commands):
         self._transaction = transaction
         self._queue: list[tuple[tuple, Any]] = []
 
-    def _execute(self, argv: tuple, convert=None) -> "RespPipeline":
+    def _execute(self, argv: tuple, convert=None) -> Any:
+        if argv[0] in (b"WATCH", b"UNWATCH"):     # run now, as in redis-py's pipeline
+            return self._client._execute(argv, convert)
         self._queue.append((argv, convert))
         return self
 
@@ -227,12 +229,6 @@ class RespPipeline(Commands):
             raise WatchError("Watched variable changed.")
         return self._convert(executed, queue, raise_on_error)
 
-    def watch(self, *names: Any) -> bool:
-        """WATCH now (not queued), on the client's connection, as redis-py's pipeline does."""
-        return self._client.watch(*names)
-
-    def unwatch(self) -> bool:
-        return self._client.unwatch()
 
     def _convert(self, values: list, queue: list, raise_on_error: bool) -> list:
         results = []

@@ -273,6 +273,9 @@ _PACKED_WORDS = {(_PING, 0, 0): b"PING", (_LLEN, 0, 0): b"LLEN", (_LINDEX, 0, 0)
                  (_PUSH, RIGHT, 1): b"RPUSHX", (_POP, LEFT, 0): b"LPOP", (_POP, RIGHT, 0): b"RPOP"}
 
 
+_AT_ONCE = (b"WATCH", b"UNWATCH")
+
+
 def _converted(queue: list, values: list, raise_on_error: bool) -> list:
     """The replies of queue's commands, each through its conversion (errors kept as they are)."""
     converted = []
@@ -303,7 +306,9 @@ class RingPipeline(Commands):
         self._last_name: Any = None
         self._last_key = b""
 
-    def _execute(self, argv: tuple, convert=None) -> "RingPipeline":
+    def _execute(self, argv: tuple, convert=None) -> Any:
+        if argv[0] in _AT_ONCE:                  # WATCH/UNWATCH run now, as in redis-py's pipeline
+            return self._client._execute(argv, convert)
         if self._packed_converts:
             self._queue = self._unpack()
         self._queue.append((argv, convert))
@@ -410,12 +415,6 @@ class RingPipeline(Commands):
     def __len__(self) -> int:
         return len(self._queue) + len(self._packed_converts)
 
-    def watch(self, *names: Any) -> bool:
-        """WATCH now (not queued), on the client's session, as redis-py's pipeline does."""
-        return self._client.watch(*names)
-
-    def unwatch(self) -> bool:
-        return self._client.unwatch()
 
     def _send_all(self, core: Any, argvs: list) -> list:
         """Send every argv with up to a full ring in flight; every reply, in order."""
