@@ -186,6 +186,11 @@ def transaction_outcome(client, commands, watch=None):
     return ("exec", normalised)
 
 
+def brief(commands):
+    """Commands as name(first argument) for a readable failure message."""
+    return [f"{name}({str(args[0])[:20] if args else ''}{', ...' if len(args) > 1 else ''})" for name, args, _ in commands]
+
+
 def random_untimed_command(rng):
     """random_command without a relative EXPIRE/PEXPIRE GT or LT: pipelined, two of them can
     land in one millisecond on one server and not on the other, and then compare differently."""
@@ -227,7 +232,7 @@ def test_random_transactions_and_watch_races_reply_exactly_like_redis(seed, redi
             commands = random_transaction(rng)
             expected = transaction_outcome(reference, commands)
             got = transaction_outcome(watcher, commands)
-            assert got == expected, f"step {step}: watched {watched}, touched by {touches}, ran {commands}"
+            assert got == expected, f"step {step}: watched {watched}, touched by {brief(touches)}, ran {brief(commands)}"
             if rng.random() < 0.2:                   # UNWATCH leaves nothing watched
                 assert reference.unwatch() == watcher.unwatch() is True
     finally:

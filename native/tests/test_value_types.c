@@ -5,7 +5,7 @@
  * below (in the product it would be engines/box/, allocating under its own memory
  * category), its registry row is box_type, and its blocking spec is box_block. Nothing
  * else changes: TYPE, SCAN TYPE, OBJECT ENCODING, MEMORY USAGE, GOBLIN.MEMORY, INFO memory,
- * DEL and FLUSHDB (which free through the row), and a client blocked on a box key are all
+ * COPY, DEL and FLUSHDB (which free through the row), and a client blocked on a box key are all
  * served by the server's type-blind code, checked here over a RESP connection fed bytes.
  */
 #include <stdio.h>
@@ -120,7 +120,9 @@ static void test_type_blind_commands_serve_the_new_type(void) {
     CHECK(strstr(memory, row) != NULL, "GOBLIN.MEMORY has the box row %s: %s", row, memory);
     feed(conn, "INFO memory\r\n");
     CHECK(strstr(take_output(conn), "goblin_memory_box:") != NULL, "INFO memory has the box line");
-    expect_reply(conn, "DEL b1\r\n", ":1\r\n");                 /* freed through the row */
+    expect_reply(conn, "COPY b1 b3\r\n", ":1\r\n");             /* copied through the row */
+    expect_reply(conn, "TYPE b3\r\n", "+box\r\n");
+    expect_reply(conn, "DEL b1 b3\r\n", ":2\r\n");              /* freed through the row */
     expect_reply(conn, "FLUSHDB\r\n", "+OK\r\n");
     CHECK(gr_mem_used_by(GR_MEM_BOX) == 0, "every box byte freed: %lld", (long long)gr_mem_used_by(GR_MEM_BOX));
     gr_resp_conn_free(conn);
