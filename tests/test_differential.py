@@ -210,7 +210,7 @@ def random_transaction(rng):
 @pytest.mark.parametrize("seed", [11, 12])
 def test_random_transactions_and_watch_races_reply_exactly_like_redis(seed, redis_server, goblin, ring, resp):
     """Transactions of random commands, and WATCH races: one client WATCHes some keys, a
-    second client (the ring or RESP, alternately, for goblin) runs commands that may or may not
+    second client (each on the ring or RESP, in turn, for goblin) runs commands that may or may not
     modify them, then the first runs a transaction; EXEC must run or fail (nil) exactly as
     on redis-server, and every reply must be equal."""
     reference, reference_other = (RespClient(port=redis_server.port, socket_timeout=10) for _ in range(2))
@@ -220,10 +220,9 @@ def test_random_transactions_and_watch_races_reply_exactly_like_redis(seed, redi
             client.flushall()
         rng = random.Random(seed)
         for step in range(max(OPS // 20, 50)):
-            # The watcher is RESP for now: an EXEC reply holding an error or a nested array
-            # needs the ring's replies of any shape (lane A's tree ArrayReply); the toucher
-            # alternates between the ring and a second RESP client.
-            watcher, toucher = resp, (ring if step % 2 == 0 else resp_other)
+            # watcher and toucher on either transport, in turn (an EXEC reply holding errors or
+            # nested arrays travels over the ring as one ArrayReply tree)
+            watcher, toucher = [(ring, resp), (resp, ring), (resp, resp_other), (ring, ring)][step % 4]
             watched = rng.sample(KEYS, rng.randint(0, 2))
             if watched:
                 assert reference.watch(*watched) == watcher.watch(*watched) is True
