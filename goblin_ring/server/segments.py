@@ -95,7 +95,10 @@ class SegmentWorker:
                 os.eventfd_write(self.wakeup, 1)
             else:
                 for segment in job[1]:
-                    segment.close()
+                    try:
+                        segment.close()
+                    except Exception:  # noqa: BLE001 - never let one segment stop the worker
+                        pass
 
     @staticmethod
     def _create(session_id: int, names: tuple[str, str], size: int) -> Created:
