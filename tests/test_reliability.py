@@ -401,3 +401,10 @@ def test_arguments_holding_nul_get_redis_replies_on_both_transports(goblin, redi
             with pytest.raises(Exception) as raised:
                 ring.execute_command(*command)
             assert str(raised.value).encode() == expected[1:-2]
+
+
+def test_a_max_ring_size_below_the_ring_size_is_a_one_line_error(tmp_path):
+    done = run_server_expecting_failure("--name", f"max{os.getpid()}", "--runtime-dir", str(tmp_path),
+                                        "--port", "0", "--ring-size", "1m", "--max-ring-size", "512k")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "--max-ring-size 524288 is smaller than --ring-size 1048576" in done.stderr
