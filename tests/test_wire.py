@@ -11,8 +11,9 @@ import struct
 import threading
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
-from goblin_ring import RingClient, _native
+from goblin_ring import ResponseError, RingClient, _native
 from goblin_ring._native import lib
 
 
@@ -113,3 +114,51 @@ def test_a_request_over_client_query_buffer_limit_is_refused_whole_and_the_sessi
     finally:
         resp.execute_command("CONFIG", "SET", "client-query-buffer-limit", str(1024 ** 3))
     ring.delete("over")
+
+
+# ---- the tree an ArrayReply carries, built back into Python values ----------------------------
+
+_leaf = st.one_of(st.binary(max_size=20), st.integers(-2 ** 63, 2 ** 63 - 1), st.none())
+_trees = st.recursive(_leaf, lambda children: st.lists(children, max_size=5), max_leaves=40)
+
+
+def _pre_order(value, out):
+    if isinstance(value, list):
+        out.append((lib.GR_ELEMENT_KIND_ARRAY, len(value), b""))
+        for child in value:
+            _pre_order(child, out)
+    elif isinstance(value, bytes):
+        out.append((lib.GR_ELEMENT_KIND_BULK, 0, value))
+    elif isinstance(value, int):
+        out.append((lib.GR_ELEMENT_KIND_INTEGER, value, b""))
+    else:
+        out.append((lib.GR_ELEMENT_KIND_NIL, 0, b""))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(tree=st.lists(_trees, max_size=6))
+def test_any_nested_array_survives_the_codec_and_the_python_builder(tree):
+    elements = _pre_order(tree, [])
+    decoded = _native.decode_reply(_native.encode_reply(lib.GR_T_ARRAY_REPLY, request_id=1, elements=elements))
+    assert decoded["elements"] == elements
+    kinds = [kind for kind, _, _ in elements]
+    integers = [integer for _, integer, _ in elements]
+    arena = b"".join(payload for _, _, payload in elements)
+    offsets, lengths, at = [], [], 0
+    for _, _, payload in elements:
+        offsets.append(at)
+        lengths.append(len(payload))
+        at += len(payload)
+    assert _native._reply_tree(kinds, integers, offsets, lengths, arena) == tree
+
+
+def test_a_map_is_a_flat_list_and_an_error_inside_an_array_is_a_response_error():
+    elements = [(lib.GR_ELEMENT_KIND_ARRAY, 2, b""), (lib.GR_ELEMENT_KIND_MAP, 1, b""),
+                (lib.GR_ELEMENT_KIND_STATUS, 0, b"k"), (lib.GR_ELEMENT_KIND_NIL_ARRAY, 0, b""),
+                (lib.GR_ELEMENT_KIND_ERROR, lib.GR_ERR_WRONGTYPE, b"WRONGTYPE Operation against a key")]
+    arena = b"kWRONGTYPE Operation against a key"
+    value = _native._reply_tree([e[0] for e in elements], [e[1] for e in elements],
+                                [0, 0, 0, 1, 1], [0, 0, 1, 0, len(arena) - 1], arena)
+    assert value[0] == [b"k", None]
+    assert isinstance(value[1], ResponseError) and "WRONGTYPE" in str(value[1])
