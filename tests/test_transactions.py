@@ -59,6 +59,19 @@ def test_discard_drops_the_queue_and_without_multi_is_an_error(pair):
     assert raw(client, "EXEC") == []                  # neither error failed the transaction
 
 
+def test_reset_inside_multi_drops_the_queue_and_the_watches(pair):
+    client, other = pair
+    client.watch("r")
+    assert raw(client, "MULTI") == b"OK"
+    assert raw(client, "SET", "r", "1") == b"QUEUED"
+    assert raw(client, "RESET") == b"RESET"            # runs at once, as in Redis
+    assert str(raw(client, "EXEC")) == "ERR EXEC without MULTI"
+    other.set("r", "touched")                          # no longer watched: the next EXEC runs
+    with client.pipeline(transaction=True) as pipe:
+        pipe.get("r")
+        assert pipe.execute() == [b"touched"]
+
+
 @pytest.mark.parametrize("bad", [("NOSUCHCOMMAND", "x"), ("GET",), ("SET", "k")])
 def test_a_queue_time_error_makes_exec_answer_execabort_and_run_nothing(pair, bad):
     client, _ = pair
