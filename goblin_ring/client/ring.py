@@ -164,8 +164,9 @@ class RingClient(Commands):
             length = _struct_format(core.pointer, result, self._format, _FORMAT_CAPACITY, self._values_pointer,
                                     _VALUES_CAPACITY)
             if length >= 0:
-                values = _unpack_from(_string(self._format), self._values)
-                return [values[0], list(values[1:])] if result.shape else list(values)
+                form = _string(self._format)
+                values = _unpack_from(form, self._values)
+                return list(values) if form[0] == 61 else [values[0], list(values[1:])]   # '=' flat, '<' nested
         return core.value(result)
 
     def _execute(self, argv: tuple, convert=None) -> Any:

@@ -764,21 +764,26 @@ static int format_bulk(char *format, size_t capacity, size_t *used, uint8_t *val
 long gr_client_result_struct_format(const gr_client_t *client, const gr_result_t *result, char *format,
                                     size_t capacity, uint8_t *values, size_t values_capacity) {
     (void)client;
-    if (result->template_id != GR_T_ARRAY_REPLY || result->shape > 1 || capacity < 2 || result->count == 0 ||
-        result->elements[0].kind != GR_ELEMENT_KIND_ARRAY)
+    uint32_t count = result->count;
+    const gr_element_t *tree = result->elements;      /* pre-order, the root first */
+    if (result->template_id != GR_T_ARRAY_REPLY || result->is_nil || count == 0 || capacity < 2 ||
+        tree[0].kind != GR_ELEMENT_KIND_ARRAY)
         return -1;
-    size_t used = 0, at = 0;
-    format[used++] = '=';
-    format[used] = '\0';
-    uint32_t first = 1;    /* the tree's root is the array itself */
-    if (result->shape == 1) {   /* [key, [bulks]]: root, key, inner array */
-        const gr_element_t *key = &result->elements[1];
-        if (format_bulk(format, capacity, &used, values, values_capacity, &at, key->bytes.data, key->bytes.length) != 0)
-            return -1;
-        first = 3;
+    char mode;
+    if (tree[0].integer == (int64_t)count - 1) {
+        mode = '=';                                   /* [bulk, ...] */
+    } else if (tree[0].integer == 2 && count >= 3 && tree[2].kind == GR_ELEMENT_KIND_ARRAY &&
+               tree[2].integer == (int64_t)count - 3) {
+        mode = '<';                                   /* [bulk, [bulk, ...]] */
+    } else {
+        return -1;
     }
-    for (uint32_t i = first; i < result->count; i++) {
-        const gr_element_t *element = &result->elements[i];
+    size_t used = 0, at = 0;
+    format[used++] = mode;
+    format[used] = '\0';
+    for (uint32_t i = 1; i < count; i++) {
+        if (mode == '<' && i == 2) continue;          /* the inner array's own node */
+        const gr_element_t *element = &tree[i];
         if (element->kind != GR_ELEMENT_KIND_BULK ||
             format_bulk(format, capacity, &used, values, values_capacity, &at, element->bytes.data,
                         element->bytes.length) != 0)

@@ -117,11 +117,13 @@ const uint8_t *gr_client_arena(const gr_client_t *client);
  * arena[offsets[i] : offsets[i] + lengths[i]]. Returns the arena bytes in use. */
 size_t gr_client_result_layout(const gr_client_t *client, const gr_result_t *result, uint8_t *kinds,
                                int64_t *integers, uint64_t *offsets, uint64_t *lengths);
-/* An array reply of bulks (flat, or keyed: the key first) as a Python struct format, so that
- * struct.unpack_from(format, values) builds every bytes object in one call: "=" then "<n>s"
- * per value, the values copied back to back into values[]. Returns the format's length, or -1
- * for any other shape (nil or integer elements, a nil array) or when format or values would
- * not fit their capacity (the caller then lays the reply out with gr_client_result_layout). */
+/* An array reply of bulks as a Python struct format, so that struct.unpack_from(format, values)
+ * builds every bytes object in one call: "<n>s" per value, the values copied back to back into
+ * values[]. Two shapes are taken, told apart by the format's first character (both mean
+ * standard sizes, the same for "s"): '=' a flat array of bulks (LRANGE, BLPOP, KEYS), '<' a
+ * bulk then an array of bulks (LMPOP, BLMPOP). Returns the format's length, or -1 for any other
+ * shape or when format or values would not fit their capacity (the caller then lays the reply
+ * out with gr_client_result_layout). */
 long gr_client_result_struct_format(const gr_client_t *client, const gr_result_t *result, char *format,
                                     size_t capacity, uint8_t *values, size_t values_capacity);
 /* cffi-cdef-end */
