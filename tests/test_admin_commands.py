@@ -88,8 +88,7 @@ def test_redis_py_resp3_reads_maps_nulls_and_verbatim_info(goblin, r3):
 
 
 def test_requirepass_refuses_commands_until_auth(tmp_path):
-    server = start_server(tmp_path, "--requirepass", "s3cret")
-    try:
+    with start_server(tmp_path, "--requirepass", "s3cret") as server:
         with pytest.raises(redis.AuthenticationError):
             redis.Redis(port=server.port, protocol=2).get("k")
         with raw_connection(server.port) as sock:
@@ -109,13 +108,10 @@ def test_requirepass_refuses_commands_until_auth(tmp_path):
         # the ring's control socket is owner-only: a ring session is authenticated by it
         with RingClient(name=server.name, runtime_dir=server.runtime_dir, timeout=10) as ring:
             assert ring.get("k") == b"v"
-    finally:
-        assert server.stop() == 0
 
 
 def test_hello_auth_authenticates_and_reset_deauthenticates(tmp_path):
-    server = start_server(tmp_path, "--requirepass", "pw")
-    try:
+    with start_server(tmp_path, "--requirepass", "pw") as server:
         with raw_connection(server.port) as sock:
             assert sock.request("HELLO", "3").startswith(b"-NOAUTH HELLO must be called")
             assert sock.request("HELLO", "3", "AUTH", "default", "nope").startswith(b"-WRONGPASS")
@@ -125,8 +121,6 @@ def test_hello_auth_authenticates_and_reset_deauthenticates(tmp_path):
             assert sock.request("GET", "k").startswith(b"-NOAUTH Authentication required.")
             assert sock.request("AUTH", "pw") == b"+OK\r\n"
             assert sock.request("GET", "k") == b"$-1\r\n"   # RESP2 again after RESET
-    finally:
-        assert server.stop() == 0
 
 
 def test_auth_without_a_configured_password_says_so(r):
@@ -135,8 +129,7 @@ def test_auth_without_a_configured_password_says_so(r):
 
 
 def test_config_set_requirepass_applies_to_new_connections(tmp_path):
-    server = start_server(tmp_path)
-    try:
+    with start_server(tmp_path) as server:
         admin = redis.Redis(port=server.port, protocol=2)
         admin.config_set("requirepass", "later")
         assert admin.get("still-allowed") is None   # already authenticated
@@ -145,8 +138,6 @@ def test_config_set_requirepass_applies_to_new_connections(tmp_path):
         admin.config_set("requirepass", "")
         assert redis.Redis(port=server.port, protocol=2).ping()
         admin.close()
-    finally:
-        assert server.stop() == 0
 
 
 # ---- protected mode, maxclients, timeout, maxmemory ----------------------------------------
@@ -164,8 +155,7 @@ def test_protected_mode_serves_only_loopback_without_a_password(tmp_path):
     external = non_loopback_address()
     if external is None:
         pytest.skip("this machine has no non-loopback IPv4 address to connect from")
-    server = start_server(tmp_path, "--bind", "0.0.0.0")
-    try:
+    with start_server(tmp_path, "--bind", "0.0.0.0") as server:
         with raw_connection(server.port, host=external, source=external) as sock:
             refused = sock.read_until(b"\r\n")   # sent at accept, before any command
             assert refused.startswith(b"-DENIED") and b"protected mode" in refused
@@ -174,21 +164,15 @@ def test_protected_mode_serves_only_loopback_without_a_password(tmp_path):
             assert local.request("PING") == b"+PONG\r\n"
             stats = local.request("INFO", "stats")
             assert b"rejected_connections:1\r\n" in stats
-    finally:
-        assert server.stop() == 0
     for flags in (("--protected-mode", "no"), ("--requirepass", "pw")):
-        server = start_server(tmp_path, "--bind", "0.0.0.0", *flags)
-        try:
+        with start_server(tmp_path, "--bind", "0.0.0.0", *flags) as server:
             with raw_connection(server.port, host=external, source=external) as sock:
                 reply = sock.request("PING")
                 assert reply in (b"+PONG\r\n", b"-NOAUTH Authentication required.\r\n")
-        finally:
-            assert server.stop() == 0
 
 
 def test_maxclients_refuses_the_next_client_with_redis_error(tmp_path):
-    server = start_server(tmp_path, "--maxclients", "2")
-    try:
+    with start_server(tmp_path, "--maxclients", "2") as server:
         first, second = raw_connection(server.port), raw_connection(server.port)
         assert first.request("PING") == b"+PONG\r\n"
         assert second.request("PING") == b"+PONG\r\n"
@@ -196,8 +180,6 @@ def test_maxclients_refuses_the_next_client_with_redis_error(tmp_path):
             assert third.read_until(b"\r\n") == b"-ERR max number of clients reached\r\n"
         first.close()
         second.close()
-    finally:
-        assert server.stop() == 0
 
 
 def test_config_timeout_closes_idle_clients(goblin, r):

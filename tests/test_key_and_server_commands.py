@@ -115,14 +115,11 @@ def test_connect_picks_the_transport_from_the_url(goblin):
 
 def test_resp_over_a_unix_socket(tmp_path):
     path = tmp_path / "goblin.sock"
-    server = GoblinServer(tmp_path, "--port", "0", "--unixsocket", str(path)).start()
-    try:
+    with GoblinServer(tmp_path, "--port", "0", "--unixsocket", str(path)).start() as server:
         assert oct(path.stat().st_mode & 0o777) == "0o600"
         with RespClient(unix_socket_path=str(path)) as client:
             client.rpush("l", "a")
             assert client.lrange("l", 0, -1) == [b"a"]
-    finally:
-        assert server.stop() == 0
     assert not path.exists()
 
 
