@@ -14,8 +14,8 @@ parse, execute and write, the ring drain, blocked-client timeouts, CLIENT KILL, 
 buffer limits. It returns when this selector (nested in C's epoll set) has control events,
 when the cron is due, on a signal, or when a ring session must be closed.
 Adaptive polling spins for --spin-us after the last work, then sets the rings' sleeper flags
-and sleeps in epoll, where a client's doorbell or a socket wakes it. Busy polling never sleeps
-while ring sessions exist (sockets need no spinning: they wake epoll).
+and sleeps in epoll, where a client's doorbell or a socket wakes it. Busy polling never sleeps:
+it polls the rings and the sockets in turn on the core it was pinned to.
 """
 
 from __future__ import annotations

@@ -480,11 +480,13 @@ int gr_server_run(gr_server_t *s, int64_t max_ns, int64_t spin_ns, int busy) {
         }
         /* Spinning is the rings' business (gr_rings_run spins spin_ns after their last
          * message, since a ring client rings the doorbell only once the server sleeps);
-         * sockets wake epoll by themselves, so RESP work alone never keeps the loop awake,
-         * and busy mode spins only while ring sessions exist. */
+         * sockets wake epoll by themselves, so in adaptive mode RESP work alone never keeps
+         * the loop awake. Busy mode never sleeps (the user pinned it to a core of its own):
+         * it polls the sockets with a zero timeout too, which saves a pipelined RESP client
+         * the epoll wake-up per read (measured: LLEN 1.44x redis sleeping, 1.82x spinning). */
         int64_t now = monotonic_ns();
         int timeout_ms = 0, sleeping = 0;
-        if (!executed && !(busy && have_sessions)) {
+        if (!executed && !busy) {
             int readiness = have_sessions ? gr_rings_prepare_sleep(rings) : 1;
             if (readiness != 0) {
                 sleeping = have_sessions;

@@ -48,8 +48,8 @@ void gr_server_unwatch_doorbell(gr_server_t *server, int fd);
 /* One id space for RESP clients and ring sessions (CLIENT ID). */
 int64_t gr_server_next_client_id(gr_server_t *server);
 /* Serve until one of the GR_SERVE_* reasons; returns the reasons. Adaptive (busy = 0): the
- * rings spin for spin_ns after their last message, then the loop sleeps in epoll; busy: never
- * sleep while ring sessions exist. Without sessions both sleep in epoll (sockets wake it). */
+ * rings spin for spin_ns after their last message, then the loop sleeps in epoll (sockets and
+ * doorbells wake it); busy: never sleep, the rings and the sockets are polled in turn. */
 int gr_server_run(gr_server_t *server, int64_t max_ns, int64_t spin_ns, int busy);
 /* A ring session CLIENT KILL named: its id (each once), or 0. Python closes it. */
 uint64_t gr_server_take_killed_session(gr_server_t *server);
