@@ -119,7 +119,10 @@ class Session:
         return check(cycle) if check else ""
 
     def rss(self) -> int:
-        return psutil.Process(self.server.pid).memory_info().rss
+        """The server's resident memory less its shared memory (RssShmem): a goblin session's
+        ring segments are the transport's (2 x --ring-size, touched as the rings fill, not
+        prefaulted at attach), not the data's; redis and valkey have none."""
+        return psutil.Process(self.server.pid).memory_info().rss - _rss_shmem(self.server.pid)
 
     def info_memory(self) -> int:
         return int(self.admin.info("memory")["used_memory"])
@@ -147,6 +150,17 @@ def server_version(admin: RespClient, engine: str) -> str:
     if engine.startswith("goblin"):
         return str(info.get("goblin_version") or info.get("redis_version", ""))
     return str(info.get("redis_version", ""))
+
+
+def _rss_shmem(pid: int) -> int:
+    """RssShmem from /proc/<pid>/status, in bytes (0 where the kernel does not report it)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("RssShmem:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def _busy_seconds() -> float:
