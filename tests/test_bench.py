@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import psutil
@@ -22,26 +24,31 @@ WITH_PMA = ENGINES + ["goblin-pma"]   # the list scenarios also run the PMA engi
 SMALL = ["--quick", "-n", "2000", "--list-size", "2000"]
 
 
-def bench_processes() -> list[str]:
-    """Servers the bench started: each has its scratch directory (goblin-bench-*) in its argv.
-    Only this interpreter's: other checkouts on a shared machine run benches of their own."""
+def bench_processes(scratch_root: Path) -> list[str]:
+    """Servers this run of the bench started, redis-server and valkey-server included: the bench
+    makes each one's scratch directory (goblin-bench-*) under TMPDIR, which run_bench points at
+    a directory of its own, so other benches running on a shared machine are not counted."""
     found = []
     for process in psutil.process_iter(["cmdline"]):
         cmdline = " ".join(process.info["cmdline"] or [])
-        if "goblin-bench-" in cmdline and "pytest" not in cmdline and cmdline.startswith(sys.executable):
+        if str(scratch_root) in cmdline and "goblin-bench-" in cmdline:
             found.append(cmdline)
     return found
 
 
 def run_bench(tmp_path: Path, scenario: str, *extra: str, engines: list[str] = ENGINES) -> tuple[str, dict]:
-    before = bench_processes()
+    # a short root of its own (the control socket's path must fit a sockaddr_un)
+    scratch_root = Path(tempfile.mkdtemp(prefix="gbt-"))
     json_path = tmp_path / f"{scenario}.json"
     completed = subprocess.run(
         [sys.executable, "-m", "goblin_ring.bench", scenario, "--engines", ",".join(engines), *SMALL,
          "--json", str(json_path), "--csv", str(tmp_path / f"{scenario}.csv"), *extra],
-        capture_output=True, text=True, timeout=120)
+        capture_output=True, text=True, timeout=120, env={**os.environ, "TMPDIR": str(scratch_root)})
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert bench_processes() == before
+    try:
+        assert bench_processes(scratch_root) == []
+    finally:
+        shutil.rmtree(scratch_root, ignore_errors=True)
     return completed.stdout, json.loads(json_path.read_text())
 
 
