@@ -3,15 +3,10 @@
  * goblin_ring/bench/drivers.py (NativeDriver).
  */
 #include "client/bench_load.h"
+#include "core/clock.h"
 
 #include <string.h>
 #include <time.h>
-
-static int64_t now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 
 static int receive_one(gr_client_t *client, gr_load_stats_t *stats) {
     gr_result_t result;
@@ -41,9 +36,9 @@ int gr_load_run(gr_client_t *client, gr_request_t *ops, size_t op_count, uint64_
     if (op_count == 0 || gr_client_in_flight(client)) return GR_CLIENT_PROTOCOL;
     if (depth == 0 || latencies_ns) depth = 1;
     size_t next = (size_t)(start % op_count);
-    int64_t began = now_ns();
+    int64_t began = gr_monotonic_ns();
     for (uint64_t i = 0; i < total; i++) {
-        int64_t sent_at = latencies_ns ? now_ns() : 0;
+        int64_t sent_at = latencies_ns ? gr_monotonic_ns() : 0;
         for (;;) {
             int status = gr_client_send(client, &ops[next]);
             if (status == GR_CLIENT_OK) break;
@@ -57,12 +52,12 @@ int gr_load_run(gr_client_t *client, gr_request_t *ops, size_t op_count, uint64_
             int status = receive_one(client, stats);
             if (status != GR_CLIENT_OK) return status;
         }
-        if (latencies_ns) latencies_ns[i] = now_ns() - sent_at;
+        if (latencies_ns) latencies_ns[i] = gr_monotonic_ns() - sent_at;
     }
     while (gr_client_in_flight(client)) {
         int status = receive_one(client, stats);
         if (status != GR_CLIENT_OK) return status;
     }
-    stats->elapsed_ns = now_ns() - began;
+    stats->elapsed_ns = gr_monotonic_ns() - began;
     return GR_CLIENT_OK;
 }

@@ -2,6 +2,7 @@
  * client.h, the ring in ring.c, the server side in session.c.
  */
 #include "client/client.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -48,12 +49,6 @@ struct gr_client {
     gr_bytes_t *argv_items;
     size_t argv_capacity;
 };
-
-static int64_t monotonic_ns(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-}
 
 gr_client_t *gr_client_new(void *request_memory, size_t request_memory_size,
                            void *reply_memory, size_t reply_memory_size,
@@ -144,20 +139,20 @@ static int wait_for_reply(gr_client_t *client) {
         }
     }
     int64_t deadline = client->timeout_ns >= 0 && !client->blocking_forever
-                       ? monotonic_ns() + client->timeout_ns + client->blocking_extra_ns : INT64_MAX;
+                       ? gr_monotonic_ns() + client->timeout_ns + client->blocking_extra_ns : INT64_MAX;
     for (;;) {
         uint32_t seq = gr_ring_prepare_sleep(&client->replies);
         if (!gr_ring_still_empty_after_prepare(&client->replies)) {
             gr_ring_cancel_sleep(&client->replies);
             return GR_CLIENT_OK;
         }
-        int64_t now = monotonic_ns();
+        int64_t now = gr_monotonic_ns();
         int64_t slice = deadline - now < SLEEP_SLICE_NS ? deadline - now : SLEEP_SLICE_NS;
         if (slice > 0) gr_ring_futex_wait(&client->replies, seq, slice);
         gr_ring_cancel_sleep(&client->replies);
         if (!gr_ring_is_empty(&client->replies)) return GR_CLIENT_OK;
         if (server_gone(client)) return GR_CLIENT_PEER_GONE;
-        if (monotonic_ns() >= deadline) return GR_CLIENT_TIMEOUT;
+        if (gr_monotonic_ns() >= deadline) return GR_CLIENT_TIMEOUT;
     }
 }
 
@@ -325,8 +320,8 @@ static int publish(gr_client_t *client, int32_t type, size_t length) {
         /* Full: with replies outstanding the caller must read them first (the server may be
          * waiting for reply-ring room); with none, the server is just behind: wait a while. */
         if (gr_client_in_flight(client) > 0) return GR_CLIENT_RING_FULL;
-        if (attempt == 0) deadline = monotonic_ns() + (client->timeout_ns >= 0 ? client->timeout_ns : 1000000000LL);
-        if (monotonic_ns() > deadline) return GR_CLIENT_RING_FULL;
+        if (attempt == 0) deadline = gr_monotonic_ns() + (client->timeout_ns >= 0 ? client->timeout_ns : 1000000000LL);
+        if (gr_monotonic_ns() > deadline) return GR_CLIENT_RING_FULL;
         if ((attempt & 1023) == 1023 && server_gone(client)) return GR_CLIENT_PEER_GONE;
         __builtin_ia32_pause();
     }
@@ -353,12 +348,12 @@ static int publish_fragments(gr_client_t *client, uint16_t template_id, size_t l
         if (sent != before || attempt == 0) {
             client->wake_pending = 1;
             wake_server_if_sleeping(client);
-            deadline = monotonic_ns() + (client->timeout_ns >= 0 ? client->timeout_ns : 1000000000LL);
+            deadline = gr_monotonic_ns() + (client->timeout_ns >= 0 ? client->timeout_ns : 1000000000LL);
         }
         if (sent == 0 && gr_client_in_flight(client) > 0) return GR_CLIENT_RING_FULL;
         if ((attempt & 1023) == 1023) {
             if (server_gone(client)) return GR_CLIENT_PEER_GONE;
-            int64_t now = monotonic_ns();
+            int64_t now = gr_monotonic_ns();
             if (now > deadline) {
                 if (sent == 0) return GR_CLIENT_RING_FULL;
                 if (client->timeout_ns >= 0) return GR_CLIENT_TIMEOUT;
@@ -647,10 +642,10 @@ int gr_client_push_many(gr_client_t *client, uint8_t end, const uint8_t *key, si
 int gr_client_ping_loop(gr_client_t *client, size_t n, int64_t *latencies_ns) {
     gr_result_t result;
     for (size_t i = 0; i < n; i++) {
-        int64_t start = monotonic_ns();
+        int64_t start = gr_monotonic_ns();
         int status = gr_client_ping(client, &result);
         if (status != GR_CLIENT_OK) return status;
-        latencies_ns[i] = monotonic_ns() - start;
+        latencies_ns[i] = gr_monotonic_ns() - start;
     }
     return GR_CLIENT_OK;
 }

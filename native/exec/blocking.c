@@ -7,6 +7,7 @@
  * to the db and is touched by the one executing thread only.
  */
 #include "exec/blocking.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <math.h>
@@ -53,12 +54,6 @@ typedef struct gr_blocking {
     blocked_key_t *ready_head, *ready_tail;
     gr_waiter_t *first, *last;
 } gr_blocking_t;
-
-static int64_t monotonic_ms(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
 
 static uint32_t key_hash(int32_t db_index, const uint8_t *key, size_t length) {
     uint32_t hash = 2166136261u ^ (uint32_t)db_index;
@@ -131,8 +126,8 @@ int gr_blocking_park(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_
     w->links = links;
     w->db_index = conn->db_index;
     w->request_id = conn->reply_request_id ? *conn->reply_request_id : 0;
-    w->deadline_ms = timeout_s > 0 ? monotonic_ms() + (int64_t)(timeout_s * 1000.0 + 0.5) : INT64_MAX;
-    if (timeout_s > 0 && w->deadline_ms == monotonic_ms()) w->deadline_ms++;   /* a timeout under 0.5 ms still waits */
+    w->deadline_ms = timeout_s > 0 ? gr_monotonic_ms() + (int64_t)(timeout_s * 1000.0 + 0.5) : INT64_MAX;
+    if (timeout_s > 0 && w->deadline_ms == gr_monotonic_ms()) w->deadline_ms++;   /* a timeout under 0.5 ms still waits */
 
     /* Find or create each key's entry first, so OOM leaves nothing half-linked. */
     for (uint32_t i = 0; i < key_count; i++) {
@@ -320,7 +315,7 @@ void gr_blocking_serve(gr_db_t *db) {
 
 int64_t gr_db_expire_blocked(gr_db_t *db) {
     if (db->blocked_count == 0) return 0;
-    int64_t now = monotonic_ms(), expired = 0;
+    int64_t now = gr_monotonic_ms(), expired = 0;
     if (now < db->next_block_deadline_ms) return 0;
     gr_connection_t *current = db->current;
     for (gr_waiter_t *w = db->blocking->first, *next; w; w = next) {
@@ -340,7 +335,7 @@ int64_t gr_db_expire_blocked(gr_db_t *db) {
 
 int64_t gr_db_next_block_timeout_ms(gr_db_t *db) {
     if (db->blocked_count == 0 || db->next_block_deadline_ms == INT64_MAX) return -1;
-    int64_t left = db->next_block_deadline_ms - monotonic_ms();
+    int64_t left = db->next_block_deadline_ms - gr_monotonic_ms();
     return left > 0 ? left : 0;
 }
 

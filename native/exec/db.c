@@ -4,6 +4,7 @@
  * (error replies).
  */
 #include "exec/db.h"
+#include "core/clock.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,13 +18,7 @@
 
 #define SCRATCH_ITEMS 65536
 
-static int64_t monotonic_ns(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-}
-
-static int64_t monotonic_us(void) { return monotonic_ns() / 1000; }
+static int64_t monotonic_us(void) { return gr_monotonic_ns() / 1000; }
 
 static int64_t now_ms(void) {
     struct timespec now;
@@ -379,16 +374,16 @@ void gr_db_reject(gr_db_t *db, int index, gr_reply_t *reply) {
 #if defined(__x86_64__) || defined(__i386__)
 static uint64_t cycles(void) { return __builtin_ia32_rdtsc(); }
 #else
-static uint64_t cycles(void) { return (uint64_t)monotonic_ns(); }
+static uint64_t cycles(void) { return (uint64_t)gr_monotonic_ns(); }
 #endif
 
 static void calibrate_cycles(gr_db_t *db) {
     uint64_t c = cycles();
-    int64_t t = monotonic_ns();
+    int64_t t = gr_monotonic_ns();
     if (!db->calibration_ns) {                       /* first call: a 1 ms window */
         db->calibration_cycles = c, db->calibration_ns = t;
-        while (monotonic_ns() - t < 1000000) {}
-        c = cycles(), t = monotonic_ns();
+        while (gr_monotonic_ns() - t < 1000000) {}
+        c = cycles(), t = gr_monotonic_ns();
     }
     if (t > db->calibration_ns)
         db->cycles_per_ns = (double)(c - db->calibration_cycles) / (double)(t - db->calibration_ns);

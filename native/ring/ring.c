@@ -14,6 +14,7 @@
  * the order we need and the C11 model has no data race to speak of.
  */
 #include "ring/ring.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -569,7 +570,5 @@ gr_ring_status_t gr_ring_wait_readable(gr_ring_t *ring, uint32_t spin_iterations
 
 uint64_t gr_ring_now_ns(void)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    return (uint64_t)gr_monotonic_ns();
 }

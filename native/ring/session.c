@@ -2,6 +2,7 @@
  * described in session.h. The ring itself is ring.c; replies are encoded by sbe_reply.c.
  */
 #include "ring/session.h"
+#include "core/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,12 +291,6 @@ int64_t gr_rings_poll(gr_rings_t *rings) {
     return executed;
 }
 
-static int64_t monotonic_ns(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-}
-
 /* Level-triggered epoll_wait with a zero timeout reports readiness without consuming it:
  * the Python loop sees the same events in its own select afterwards. */
 static int sockets_ready(int watch_fd) {
@@ -304,7 +299,7 @@ static int sockets_ready(int watch_fd) {
 }
 
 int64_t gr_rings_run(gr_rings_t *rings, int64_t spin_ns, int64_t max_ns, int watch_fd, int64_t watch_interval_ns) {
-    int64_t start = monotonic_ns(), last_work = start, last_watch = start, executed = 0;
+    int64_t start = gr_monotonic_ns(), last_work = start, last_watch = start, executed = 0;
     for (uint32_t pass = 0;; pass++) {
         int64_t n = gr_rings_poll(rings);
         if (n) executed += n;
@@ -312,7 +307,7 @@ int64_t gr_rings_run(gr_rings_t *rings, int64_t spin_ns, int64_t max_ns, int wat
             break;   /* the server closes / flushes / closes them */
         /* Reading the clock costs ~20 ns; check it every 64 idle passes, or after work. */
         if (n || (pass & 63) == 0) {
-            int64_t now = monotonic_ns();
+            int64_t now = gr_monotonic_ns();
             if (n) last_work = now;
             if (rings->db->blocked_count && gr_db_expire_blocked(rings->db)) last_work = now;
             if (now - start >= max_ns || now - last_work >= spin_ns) break;
