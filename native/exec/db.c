@@ -53,6 +53,13 @@ gr_db_t *gr_db_new(uint64_t seed) {
         {0, 0, 0}, {256LL * 1024 * 1024, 64LL * 1024 * 1024, 60}, {32LL * 1024 * 1024, 8LL * 1024 * 1024, 60}};
     memcpy(db->config.output_limit, output_limits, sizeof output_limits);
     db->config.protected_mode = 1;
+    db->config.set_max_intset_entries = 512;
+    db->config.set_max_listpack_entries = 128;
+    db->config.set_max_listpack_value = 64;
+    db->config.hash_max_listpack_entries = 128;
+    db->config.hash_max_listpack_value = 64;
+    db->config.zset_max_listpack_entries = 128;
+    db->config.zset_max_listpack_value = 64;
     strcpy(db->config.bind, "127.0.0.1");
     strcpy(db->info.list_implementation, "segmented");
     strcpy(db->info.mode, "adaptive");

@@ -116,6 +116,15 @@ typedef struct gr_db_config {
     char bind[256];
     char unixsocket[256];
     char dir[256];
+    /* Redis's encoding-tuning knobs (CONFIG SET set-max-intset-entries, ...): when a small set,
+     * hash or sorted set leaves its compact encoding. Defaults are Redis 7's. */
+    int64_t set_max_intset_entries;       /* 512 */
+    int64_t set_max_listpack_entries;     /* 128 */
+    int64_t set_max_listpack_value;       /* 64 */
+    int64_t hash_max_listpack_entries;    /* 128 */
+    int64_t hash_max_listpack_value;      /* 64 */
+    int64_t zset_max_listpack_entries;    /* 128 */
+    int64_t zset_max_listpack_value;      /* 64 */
 } gr_db_config_t;
 
 enum { GR_CLIENT_CLASS_NORMAL = 0, GR_CLIENT_CLASS_REPLICA = 1, GR_CLIENT_CLASS_PUBSUB = 2 };
@@ -144,6 +153,7 @@ typedef struct gr_db {
     int64_t now_ms;                           /* unix ms, read once per command */
     char requirepass[256];                    /* empty: no AUTH needed */
     gr_db_config_t config;
+    int64_t dirty;                            /* changes since the last save (rdb_changes_since_last_save) */
     gr_command_stat_t command_stats[GR_COMMAND_STAT_SLOTS];
     gr_error_stat_t error_stats[GR_ERROR_STAT_SLOTS];
     int64_t total_error_replies;
