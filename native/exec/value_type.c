@@ -22,6 +22,23 @@ static void *string_duplicate(const gr_db_t *db, const void *value) {
     return gr_string_new(s->data, s->length);
 }
 
+/* Snapshot form: the bytes, length-prefixed. */
+static int string_save(const void *value, gr_snapshot_writer_t *out) {
+    const gr_string_t *s = value;
+    return gr_snapshot_write_bytes(out, s->data, s->length);
+}
+static void *string_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
+    (void)db;
+    const uint8_t *data;
+    size_t length;
+    if (gr_snapshot_read_bytes(in, &data, &length) != 0) return NULL;
+    if (length > GR_STRING_MAX_LENGTH) {
+        gr_snapshot_reader_fail(in, "string longer than proto-max-bulk-len allows");
+        return NULL;
+    }
+    return gr_string_new(data, length);
+}
+
 static void list_free(void *value) { gr_list_free(value); }
 static size_t list_bytes(const void *value) { return gr_list_allocated_bytes(value); }
 static const char *list_encoding(const void *value) { return gr_list_encoding_name(value); }
@@ -42,13 +59,46 @@ static void *list_duplicate(const gr_db_t *db, const void *value) {
     return copy;
 }
 
+/* Snapshot form: the element count, then each element length-prefixed, head first. The
+ * engine is not saved: a loaded list converts to the server's --list-implementation, as any
+ * list a standard command creates. */
+static int list_save(const void *value, gr_snapshot_writer_t *out) {
+    const gr_list_t *list = value;
+    gr_snapshot_write_varint(out, gr_list_length(list));
+    gr_list_iter_t iter;
+    gr_value_t item;
+    gr_list_iter_init(&iter, list, 0, GR_LIST_HEAD);
+    while (gr_list_iter_next(&iter, &item))
+        if (gr_snapshot_write_bytes(out, item.data, item.length) != 0) return -1;
+    return out->oom ? -1 : 0;
+}
+static void *list_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
+    uint64_t count;
+    if (gr_snapshot_read_count(in, 1, &count) != 0) return NULL;   /* an element is >= 1 byte */
+    if (count == 0) {
+        gr_snapshot_reader_fail(in, "empty list");
+        return NULL;
+    }
+    gr_list_t *list = gr_list_new_for(&db->list_config, db->list_target);
+    if (!list) return NULL;
+    for (uint64_t i = 0; i < count; i++) {
+        const uint8_t *data;
+        size_t length;
+        if (gr_snapshot_read_bytes(in, &data, &length) != 0 || gr_list_push(list, GR_LIST_TAIL, data, length) != 0) {
+            gr_list_free(list);
+            return NULL;
+        }
+    }
+    return list;
+}
+
 static const gr_value_type_t builtin_types[] = {
     {.id = GR_TYPE_STRING, .name = "string", .memory = GR_MEM_STRING,
      .free = string_free, .allocated_bytes = string_bytes, .encoding = string_encoding,
-     .duplicate = string_duplicate},
+     .duplicate = string_duplicate, .save = string_save, .load = string_load},
     {.id = GR_TYPE_LIST, .name = "list", .memory = GR_MEM_LIST,
      .free = list_free, .allocated_bytes = list_bytes, .encoding = list_encoding,
-     .duplicate = list_duplicate},
+     .duplicate = list_duplicate, .save = list_save, .load = list_load},
 };
 
 /* ---- the registry ---- */

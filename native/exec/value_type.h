@@ -4,8 +4,8 @@
  * about a type without knowing the type is in its row: the name TYPE answers and SCAN TYPE
  * filters by, how to free a value, how many bytes it holds (MEMORY USAGE), its encoding name
  * (OBJECT ENCODING), how to copy one (COPY), the allocator category its engine counts under (GOBLIN.MEMORY, INFO
- * memory) and the snapshot hooks (save, load, digest: NULL until the snapshot issue fills
- * them). db.c, cmd_keys.c and cmd_server.c read rows and never name a type.
+ * memory) and the snapshot hooks (save and load in core/snapshot_io.h's encoding, for DUMP/RESTORE
+ * and later whole snapshots; digest NULL until the snapshot issue). db.c, cmd_keys.c and cmd_server.c read rows and never name a type.
  *
  * Adding a type (hash, zset, array) is: its engine folder (engines/<type>/, allocating under
  * its own gr_mem_category_t), its command rows and handlers, one row in value_type.c's
@@ -19,14 +19,11 @@
 #include <stdint.h>
 
 #include "core/alloc.h"
+#include "core/snapshot_io.h"
 
 /* Type ids stored in keyspace entries (gr_ks_entry_t.type); 0 is no type. */
 enum { GR_TYPE_STRING = 1, GR_TYPE_LIST = 2 };
 #define GR_VALUE_TYPE_SLOTS 32   /* ids 1 .. GR_VALUE_TYPE_SLOTS - 1 */
-
-/* Defined by the snapshot issue (RDB-style save and load). */
-typedef struct gr_snapshot_writer gr_snapshot_writer_t;
-typedef struct gr_snapshot_reader gr_snapshot_reader_t;
 
 struct gr_db;
 
@@ -38,10 +35,14 @@ typedef struct gr_value_type {
     size_t (*allocated_bytes)(const void *value);   /* everything the value holds, the struct included */
     const char *(*encoding)(const void *value);     /* OBJECT ENCODING: "listpack", "embstr", ... */
     void *(*duplicate)(const struct gr_db *db, const void *value);   /* COPY: an equal value; NULL on OOM */
-    /* Snapshots; NULL until the snapshot issue. save: 0, or -1 with the writer's error;
-     * load: the value, or NULL with the reader's error; digest: DEBUG DIGEST-VALUE's 20 bytes. */
+    /* Snapshots (core/snapshot_io.h). save: the value's bytes; 0, or -1 when the writer ran
+     * out of memory. load: reads exactly what save wrote and builds an equal value with the
+     * db's thresholds (encodings as a fresh value of that size gets); NULL with the reader's
+     * error set (or, when the bytes were fine, none set: out of memory), having freed what it
+     * built. A type without them cannot be DUMPed (DUMP and RESTORE refuse it).
+     * digest: DEBUG DIGEST-VALUE's 20 bytes; NULL until the snapshot issue. */
     int (*save)(const void *value, gr_snapshot_writer_t *out);
-    void *(*load)(gr_snapshot_reader_t *in);
+    void *(*load)(const struct gr_db *db, gr_snapshot_reader_t *in);
     void (*digest)(const void *value, uint8_t out[20]);
 } gr_value_type_t;
 

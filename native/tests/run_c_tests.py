@@ -36,6 +36,7 @@ PROGRAMS: dict[str, dict] = {
     "test_list_pma": {"layers": ["core"], "files": ["engines/list/list_seg.c", "engines/list/list_pma.c"],
                       "flags": ["-DGR_LPMA_DEBUG"], "args": []},
     "test_keyspace": {"layers": ["core"], "files": ["engines/keyspace.c"], "args": []},
+    "test_snapshot_io": {"layers": ["core"], "args": []},
     "test_commands": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
     "test_blocking": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"],
                       "args": [os.environ.get("GOBLIN_BLOCKING_ROUNDS", "20000")]},
