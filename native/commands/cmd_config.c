@@ -5,7 +5,8 @@
  * (db->config, db->requirepass, db->info), so CONFIG SET takes effect at once:
  * requirepass gates new connections' commands, protected-mode and maxclients are read by
  * the server at accept, timeout by the cron, proto-max-bulk-len by the RESP parser,
- * maxmemory by command admission. Parameters fixed at startup are immutable, with Redis's
+ * maxmemory by command admission, the encoding thresholds (list-max-listpack-size, the
+ * set/hash/zset *-max-* ones) by the types when they convert. Parameters fixed at startup are immutable, with Redis's
  * error; persistence parameters accept only "no persistence" values. CONFIG SET of several
  * pairs validates all of them before changing any, as Redis 7 does.
  */
@@ -19,6 +20,7 @@
 
 #include "core/alloc.h"
 #include "commands/commands.h"
+#include "engines/list/list.h"
 #include "exec/db.h"
 #include "core/glob.h"
 #include "exec/server_text.h"
@@ -29,7 +31,9 @@ typedef enum {
     P_PORT, P_BIND, P_UNIXSOCKET, P_DIR, P_DATABASES, P_REQUIREPASS, P_PROTECTED_MODE, P_MAXMEMORY,
     P_MAXMEMORY_POLICY, P_MAXCLIENTS, P_TIMEOUT, P_PROTO_MAX_BULK_LEN, P_SAVE, P_APPENDONLY, P_HZ,
     P_LIST_IMPLEMENTATION, P_RING_SIZE, P_POLL, P_CLIENT_OUTPUT_BUFFER_LIMIT, P_MAXMEMORY_CLIENTS,
-    P_CLIENT_QUERY_BUFFER_LIMIT, P_COUNT
+    P_CLIENT_QUERY_BUFFER_LIMIT, P_LIST_MAX_LISTPACK_SIZE, P_LIST_COMPRESS_DEPTH, P_SET_MAX_INTSET_ENTRIES,
+    P_SET_MAX_LISTPACK_ENTRIES, P_SET_MAX_LISTPACK_VALUE, P_HASH_MAX_LISTPACK_ENTRIES, P_HASH_MAX_LISTPACK_VALUE,
+    P_ZSET_MAX_LISTPACK_ENTRIES, P_ZSET_MAX_LISTPACK_VALUE, P_COUNT
 } param_id_t;
 
 typedef struct param {
@@ -37,6 +41,7 @@ typedef struct param {
     param_kind_t kind;
     int mutable_;
     int64_t min, max;      /* KIND_INT / KIND_MEMORY bounds */
+    const char *alias;     /* Redis's old name (list-max-ziplist-size, ...), or NULL */
 } param_t;
 
 static const param_t params[P_COUNT] = {
@@ -61,6 +66,19 @@ static const param_t params[P_COUNT] = {
     [P_CLIENT_OUTPUT_BUFFER_LIMIT] = {"client-output-buffer-limit", KIND_OUTPUT_LIMITS, 1, 0, 0},
     [P_MAXMEMORY_CLIENTS] = {"maxmemory-clients", KIND_MEMORY_OR_PERCENT, 1, 0, INT64_MAX},
     [P_CLIENT_QUERY_BUFFER_LIMIT] = {"client-query-buffer-limit", KIND_MEMORY, 1, 1024 * 1024, INT64_MAX},
+    /* Redis's encoding-tuning parameters, with its kinds, bounds and old names. The list size
+     * is honoured for lists created after it is set (list_config); the compress depth is only
+     * kept (goblin does not compress leaves); the set/hash/zset thresholds are db->config's,
+     * which those types read when they convert. */
+    [P_LIST_MAX_LISTPACK_SIZE] = {"list-max-listpack-size", KIND_INT, 1, INT32_MIN, INT32_MAX, "list-max-ziplist-size"},
+    [P_LIST_COMPRESS_DEPTH] = {"list-compress-depth", KIND_INT, 1, 0, INT32_MAX},
+    [P_SET_MAX_INTSET_ENTRIES] = {"set-max-intset-entries", KIND_INT, 1, 0, INT64_MAX},
+    [P_SET_MAX_LISTPACK_ENTRIES] = {"set-max-listpack-entries", KIND_INT, 1, 0, INT64_MAX},
+    [P_SET_MAX_LISTPACK_VALUE] = {"set-max-listpack-value", KIND_INT, 1, 0, INT64_MAX},
+    [P_HASH_MAX_LISTPACK_ENTRIES] = {"hash-max-listpack-entries", KIND_INT, 1, 0, INT64_MAX, "hash-max-ziplist-entries"},
+    [P_HASH_MAX_LISTPACK_VALUE] = {"hash-max-listpack-value", KIND_MEMORY, 1, 0, INT64_MAX, "hash-max-ziplist-value"},
+    [P_ZSET_MAX_LISTPACK_ENTRIES] = {"zset-max-listpack-entries", KIND_INT, 1, 0, INT64_MAX, "zset-max-ziplist-entries"},
+    [P_ZSET_MAX_LISTPACK_VALUE] = {"zset-max-listpack-value", KIND_MEMORY, 1, 0, INT64_MAX, "zset-max-ziplist-value"},
 };
 
 /* client-output-buffer-limit's classes, in CONFIG GET's order (Redis names the replica class "slave"). */
@@ -73,9 +91,11 @@ static int output_class(const char *name) {
     return -1;
 }
 
+/* A parameter by its name or its old name (case-insensitive), or -1. */
 static int find_param(const char *name) {
     for (int i = 0; i < P_COUNT; i++)
-        if (strcasecmp(params[i].name, name) == 0) return i;
+        if (strcasecmp(params[i].name, name) == 0 || (params[i].alias && strcasecmp(params[i].alias, name) == 0))
+            return i;
     return -1;
 }
 
@@ -114,6 +134,15 @@ static void param_value(const gr_db_t *db, int id, char *out, size_t size) {
                  db->config.maxmemory_clients_percent ? "%" : "");
         break;
     case P_CLIENT_QUERY_BUFFER_LIMIT: snprintf(out, size, "%lld", (long long)db->config.client_query_buffer_limit); break;
+    case P_LIST_MAX_LISTPACK_SIZE: snprintf(out, size, "%lld", (long long)db->config.list_max_listpack_size); break;
+    case P_LIST_COMPRESS_DEPTH: snprintf(out, size, "%lld", (long long)db->config.list_compress_depth); break;
+    case P_SET_MAX_INTSET_ENTRIES: snprintf(out, size, "%lld", (long long)db->config.set_max_intset_entries); break;
+    case P_SET_MAX_LISTPACK_ENTRIES: snprintf(out, size, "%lld", (long long)db->config.set_max_listpack_entries); break;
+    case P_SET_MAX_LISTPACK_VALUE: snprintf(out, size, "%lld", (long long)db->config.set_max_listpack_value); break;
+    case P_HASH_MAX_LISTPACK_ENTRIES: snprintf(out, size, "%lld", (long long)db->config.hash_max_listpack_entries); break;
+    case P_HASH_MAX_LISTPACK_VALUE: snprintf(out, size, "%lld", (long long)db->config.hash_max_listpack_value); break;
+    case P_ZSET_MAX_LISTPACK_ENTRIES: snprintf(out, size, "%lld", (long long)db->config.zset_max_listpack_entries); break;
+    case P_ZSET_MAX_LISTPACK_VALUE: snprintf(out, size, "%lld", (long long)db->config.zset_max_listpack_value); break;
     case P_COUNT: out[0] = '\0'; break;
     }
 }
@@ -281,6 +310,18 @@ static void apply(gr_db_t *db, int id, const parsed_value_t *parsed) {
     case P_PROTO_MAX_BULK_LEN: db->config.proto_max_bulk_len = parsed->number; break;
     case P_PORT: db->info.tcp_port = parsed->number; break;
     case P_CLIENT_QUERY_BUFFER_LIMIT: db->config.client_query_buffer_limit = parsed->number; break;
+    case P_LIST_MAX_LISTPACK_SIZE:
+        db->config.list_max_listpack_size = parsed->number;
+        gr_list_config_from_listpack_size(&db->list_config, parsed->number);
+        break;
+    case P_LIST_COMPRESS_DEPTH: db->config.list_compress_depth = parsed->number; break;
+    case P_SET_MAX_INTSET_ENTRIES: db->config.set_max_intset_entries = parsed->number; break;
+    case P_SET_MAX_LISTPACK_ENTRIES: db->config.set_max_listpack_entries = parsed->number; break;
+    case P_SET_MAX_LISTPACK_VALUE: db->config.set_max_listpack_value = parsed->number; break;
+    case P_HASH_MAX_LISTPACK_ENTRIES: db->config.hash_max_listpack_entries = parsed->number; break;
+    case P_HASH_MAX_LISTPACK_VALUE: db->config.hash_max_listpack_value = parsed->number; break;
+    case P_ZSET_MAX_LISTPACK_ENTRIES: db->config.zset_max_listpack_entries = parsed->number; break;
+    case P_ZSET_MAX_LISTPACK_VALUE: db->config.zset_max_listpack_value = parsed->number; break;
     case P_MAXMEMORY_CLIENTS:
         db->config.maxmemory_clients = parsed->number;
         db->config.maxmemory_clients_percent = (uint8_t)parsed->percent;
@@ -316,23 +357,30 @@ int64_t gr_db_config_number(gr_db_t *db, const char *name) {
 
 static void config_get(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                        gr_reply_t *reply) {
-    int matched[P_COUNT] = {0};
+    /* As Redis, a pattern matches a parameter's name and its old name separately, and the
+     * reply names each one matched (CONFIG GET *ziplist* lists the old names). */
+    int matched[P_COUNT][2] = {{0}};
     size_t count = 0;
     for (size_t a = 2; a < argc; a++)
         for (int i = 0; i < P_COUNT; i++)
-            if (!matched[i] && gr_glob_match(argv[a], argv_length[a], (const uint8_t *)params[i].name,
-                                             strlen(params[i].name), 1)) {
-                matched[i] = 1;
-                count++;
+            for (int which = 0; which < 2; which++) {
+                const char *name = which ? params[i].alias : params[i].name;
+                if (name && !matched[i][which] &&
+                    gr_glob_match(argv[a], argv_length[a], (const uint8_t *)name, strlen(name), 1)) {
+                    matched[i][which] = 1;
+                    count++;
+                }
             }
     gr_reply_map_begin(reply, count);
-    for (int i = 0; i < P_COUNT; i++) {
-        if (!matched[i]) continue;
-        char value[300];
-        param_value(db, i, value, sizeof value);
-        gr_reply_bulk(reply, (const uint8_t *)params[i].name, strlen(params[i].name));
-        gr_reply_bulk(reply, (const uint8_t *)value, strlen(value));
-    }
+    for (int i = 0; i < P_COUNT; i++)
+        for (int which = 0; which < 2; which++) {
+            if (!matched[i][which]) continue;
+            const char *name = which ? params[i].alias : params[i].name;
+            char value[300];
+            param_value(db, i, value, sizeof value);
+            gr_reply_bulk(reply, (const uint8_t *)name, strlen(name));
+            gr_reply_bulk(reply, (const uint8_t *)value, strlen(value));
+        }
 }
 
 static void config_set_failed(gr_reply_t *reply, const char *name, const char *why) {

@@ -46,6 +46,7 @@ void gr_cmd_move(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_blocking_signal(db, (int32_t)r->index, r->key.data, r->key.length);
     gr_watch_touch_current(db, r->key);
     gr_watch_touch(db, (int32_t)r->index, r->key.data, r->key.length);
+    gr_db_count_changes(db, 1);
     gr_reply_integer(reply, 1);
 }
 
@@ -64,5 +65,6 @@ void gr_cmd_swapdb(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (db->current) db->keyspace = db->keyspaces[db->current->db_index];
     gr_blocking_signal_db(db, (int32_t)r->index);     /* waiters now see the other database's lists */
     gr_blocking_signal_db(db, (int32_t)r->index2);
+    gr_db_count_changes(db, 1);   /* even SWAPDB 0 0, as Redis */
     gr_reply_ok(reply);
 }

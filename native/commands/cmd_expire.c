@@ -51,6 +51,7 @@ void gr_cmd_expire(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (when <= db->now_ms) gr_ks_delete(db->keyspace, r->key.data, r->key.length);
     else gr_ks_set_expire(db->keyspace, entry, when);
     gr_watch_touch_current(db, r->key);
+    gr_db_count_changes(db, 1);
     gr_reply_integer(reply, 1);
 }
 
@@ -74,5 +75,6 @@ void gr_cmd_persist(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (!entry || entry->expire_at_ms < 0) { gr_reply_integer(reply, 0); return; }
     gr_ks_set_expire(db->keyspace, entry, -1);
     gr_watch_touch_current(db, r->key);
+    gr_db_count_changes(db, 1);
     gr_reply_integer(reply, 1);
 }

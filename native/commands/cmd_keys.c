@@ -26,6 +26,7 @@ void gr_cmd_del(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
             deleted++;
             gr_watch_touch_current(db, r->items[i]);
         }
+    gr_db_count_changes(db, deleted);
     gr_reply_integer(reply, deleted);
 }
 
@@ -139,6 +140,7 @@ void gr_cmd_rename(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         if (!same) {   /* RENAME k k changes nothing (Redis: no touch) */
             gr_watch_touch_current(db, r->key);
             gr_watch_touch_current(db, r->arg1);
+            gr_db_count_changes(db, 1);
         }
         gr_reply_ok(reply);
     }
@@ -160,6 +162,7 @@ void gr_cmd_flushdb(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     for (int i = 0; i < GR_DB_COUNT; i++) {   /* FLUSHALL: every database; FLUSHDB: the current one */
         if (!r->flag && db->keyspaces[i] != db->keyspace) continue;
         gr_watch_touch_db(db, i, -1);          /* WATCHed keys that exist are touched */
+        gr_db_count_changes(db, (int64_t)gr_ks_size(db->keyspaces[i]));   /* Redis: the keys removed */
         gr_ks_clear(db->keyspaces[i]);
     }
     gr_reply_ok(reply);
@@ -278,5 +281,6 @@ void gr_cmd_copy(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
     if (expire_at_ms >= 0) gr_ks_set_expire(target, added, expire_at_ms);
     gr_blocking_signal(db, (int32_t)target_index, destination.data, destination.length);   /* waiters check the type */
     gr_watch_touch(db, (int32_t)target_index, destination.data, destination.length);
+    gr_db_count_changes(db, 1);
     gr_reply_integer(reply, 1);
 }

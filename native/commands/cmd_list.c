@@ -98,17 +98,19 @@ void gr_cmd_push(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     }
     /* gr_bytes_t (wire, 32-bit length) and gr_value_t (engine, size_t) differ: convert in chunks. */
     int failed = 0;
-    for (uint32_t done = 0; done < r->item_count && !failed;) {
+    uint32_t done = 0;
+    while (done < r->item_count && !failed) {
         gr_value_t chunk[64];
         uint32_t n = r->item_count - done < 64 ? r->item_count - done : 64;
         for (uint32_t i = 0; i < n; i++) {
             chunk[i].data = r->items[done + i].data;
             chunk[i].length = r->items[done + i].length;
         }
-        failed = gr_list_push_many(list, engine_end(r->end), chunk, n) != 0;
-        done += n;
+        failed = gr_list_push_many(list, engine_end(r->end), chunk, n) != 0;   /* a chunk is all or nothing */
+        if (!failed) done += n;
     }
     gr_watch_touch_current(db, r->key);
+    gr_db_count_changes(db, done);
     if (failed) {
         delete_if_empty(db, r->key, list);
         gr_reply_oom(reply);
@@ -143,11 +145,13 @@ void gr_cmd_pop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_list_peek(list, end, &value);
         reply_value(reply, value);
         gr_list_pop(list, end);
+        gr_db_count_changes(db, 1);
     } else {
         size_t count = r->count < gr_list_length(list) ? r->count : gr_list_length(list);
         gr_reply_array_begin(reply, count);
         reply_and_remove_from_end(list, end, count, reply);
         if (count == 0) return;               /* LPOP k 0 changes nothing */
+        gr_db_count_changes(db, (int64_t)count);
     }
     delete_if_empty(db, r->key, list);
     gr_watch_touch_current(db, r->key);
@@ -218,6 +222,7 @@ void gr_cmd_lset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         return;
     }
     gr_watch_touch_current(db, r->key);
+    gr_db_count_changes(db, 1);
     gr_reply_ok(reply);
 }
 
@@ -246,6 +251,7 @@ void gr_cmd_linsert(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         return;
     }
     gr_watch_touch_current(db, r->key);
+    gr_db_count_changes(db, 1);
     gr_reply_integer(reply, (int64_t)gr_list_length(list));
 }
 
@@ -257,6 +263,7 @@ void gr_cmd_lrem(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     int64_t removed = gr_list_remove_matching(list, r->arg1.data, r->arg1.length, r->index);
     delete_if_empty(db, r->key, list);
     if (removed) gr_watch_touch_current(db, r->key);
+    gr_db_count_changes(db, removed);
     gr_reply_integer(reply, removed);
 }
 
@@ -265,11 +272,12 @@ void gr_cmd_ltrim(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
     if (found < 0) return;
     if (found) {
-        size_t first, last;
-        if (!clamp_range(r->index, r->index2, gr_list_length(list), &first, &last))
-            gr_list_delete_range(list, 0, gr_list_length(list));
+        size_t first, last, before = gr_list_length(list);
+        if (!clamp_range(r->index, r->index2, before, &first, &last))
+            gr_list_delete_range(list, 0, before);
         else
             gr_list_trim(list, first, last);
+        gr_db_count_changes(db, (int64_t)(before - gr_list_length(list)));   /* Redis: the values trimmed */
         delete_if_empty(db, r->key, list);
         gr_watch_touch_current(db, r->key);
     }
@@ -380,6 +388,7 @@ static int lmove_or_absent(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply
     delete_if_empty(db, r->key, source);
     gr_watch_touch_current(db, r->key);
     gr_watch_touch_current(db, r->arg1);
+    gr_db_count_changes(db, 1);
     return 1;
 }
 
@@ -404,6 +413,7 @@ void gr_cmd_lmpop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         reply_and_remove_from_end(list, engine_end(r->end), taken, reply);
         delete_if_empty(db, r->items[i], list);
         gr_watch_touch_current(db, r->items[i]);
+        gr_db_count_changes(db, (int64_t)taken);
         return;
     }
     gr_reply_nil_array(reply);
@@ -425,11 +435,13 @@ static int blocking_ready(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply)
             gr_list_peek(list, engine_end(r->end), &value);
             gr_reply_pair(reply, r->items[i].data, r->items[i].length, value.data, value.length);
             gr_list_pop(list, engine_end(r->end));
+            gr_db_count_changes(db, 1);
         } else {
             size_t count = r->count ? r->count : 1;
             size_t taken = count < gr_list_length(list) ? count : gr_list_length(list);
             gr_reply_keyed_array_begin(reply, r->items[i].data, r->items[i].length, taken);
             reply_and_remove_from_end(list, engine_end(r->end), taken, reply);
+            gr_db_count_changes(db, (int64_t)taken);
         }
         delete_if_empty(db, r->items[i], list);
         gr_watch_touch_current(db, r->items[i]);

@@ -133,12 +133,21 @@ static void info_memory(gr_db_t *db, gr_text_t *text) {
     gr_text_append(text, "goblin_memory_session:%lld\r\n", (long long)gr_mem_used_by(GR_MEM_SESSION));
 }
 
+/* Redis's persistence fields with the values of a server that never saves, except
+ * rdb_changes_since_last_save: the dirty counter (db.h's gr_db_count_changes), changes since
+ * start, as no save ever resets it. */
 static void info_persistence(gr_db_t *db, gr_text_t *text) {
     gr_text_append(text,
-        "loading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\n"
-        "rdb_last_save_time:%lld\r\nrdb_last_bgsave_status:ok\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\n"
-        "aof_last_write_status:ok\r\ngoblin_persistence:none\r\n",
-        (long long)(db->stats.start_time_ms / 1000));
+        "loading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\n"
+        "current_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\n"
+        "rdb_changes_since_last_save:%lld\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:%lld\r\n"
+        "rdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:0\r\n"
+        "rdb_last_cow_size:0\r\nrdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\n"
+        "aof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\n"
+        "aof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\n"
+        "aof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\n"
+        "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\ngoblin_persistence:none\r\n",
+        (long long)db->dirty, (long long)(db->stats.start_time_ms / 1000));
 }
 
 static void info_stats(gr_db_t *db, gr_text_t *text) {
@@ -285,12 +294,13 @@ void gr_cmd_memory(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
 
 void gr_cmd_function(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                      gr_reply_t *reply) {
-    (void)db;
     if (gr_word_is(argv[1], argv_length[1], "flush")) {
-        if (argc > 3 || (argc == 3 && !gr_word_is(argv[2], argv_length[2], "async") && !gr_word_is(argv[2], argv_length[2], "sync")))
+        if (argc > 3 || (argc == 3 && !gr_word_is(argv[2], argv_length[2], "async") && !gr_word_is(argv[2], argv_length[2], "sync"))) {
             gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
-        else
+        } else {
+            gr_db_count_changes(db, 1);   /* as Redis's FUNCTION FLUSH, functions or not */
             gr_reply_ok(reply);
+        }
     } else if (gr_word_is(argv[1], argv_length[1], "list")) {
         gr_reply_array_begin(reply, 0);
     } else if (gr_word_is(argv[1], argv_length[1], "help")) {

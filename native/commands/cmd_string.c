@@ -128,6 +128,7 @@ void gr_cmd_set(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_ks_set_expire(db->keyspace, stored, expire_at);
     }
     gr_watch_touch_current(db, r->key);
+    gr_db_count_changes(db, 1);
 }
 
 /* GET, GETDEL, GETEX: the entry if it is a string (NULL after replying nil or WRONGTYPE). */
@@ -149,6 +150,7 @@ void gr_cmd_getdel(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_bulk(reply, string_bytes(entry).data, string_bytes(entry).length);
     gr_ks_delete(db->keyspace, r->key.data, r->key.length);
     gr_watch_touch_current(db, r->key);
+    gr_db_count_changes(db, 1);
 }
 
 void gr_cmd_getex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
@@ -166,7 +168,10 @@ void gr_cmd_getex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (mode == MODE_PERSIST) gr_ks_set_expire(db->keyspace, entry, -1);
     else if (expire_at >= 0 && expire_at <= db->now_ms) gr_ks_delete(db->keyspace, r->key.data, r->key.length);
     else if (expire_at >= 0) gr_ks_set_expire(db->keyspace, entry, expire_at);
-    if (changed) gr_watch_touch_current(db, r->key);
+    if (changed) {
+        gr_watch_touch_current(db, r->key);
+        gr_db_count_changes(db, 1);
+    }
 }
 
 void gr_cmd_mset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
@@ -196,6 +201,7 @@ void gr_cmd_mset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         if (failed) { gr_string_free(values[i]); continue; }
         gr_bytes_t key = r->items[2 * i];
         if (store(db, gr_db_find_live(db, key), key, values[i], 0) != 0) failed = 1;
+        else gr_db_count_changes(db, 1);
     }
     free(values);
     if (failed) gr_reply_oom(reply);
@@ -254,6 +260,7 @@ void gr_cmd_incrby(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     char text[24];
     size_t length = gr_int64_to_text(value, text);
     if (store_text_keep_ttl(db, entry, r->key, text, length) != 0) { gr_reply_oom(reply); return; }
+    gr_db_count_changes(db, 1);
     gr_reply_integer(reply, value);
 }
 
@@ -306,6 +313,7 @@ void gr_cmd_incrbyfloat(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     size_t length = format_long_double(value, text, sizeof text);
     if (length == 0) { gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR increment would produce NaN or Infinity"); return; }
     if (store_text_keep_ttl(db, entry, r->key, text, length) != 0) { gr_reply_oom(reply); return; }
+    gr_db_count_changes(db, 1);
     gr_reply_bulk(reply, (const uint8_t *)text, length);
 }
 
@@ -324,6 +332,7 @@ void gr_cmd_append(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         entry->value = s;
         gr_watch_touch_current(db, r->key);
     }
+    gr_db_count_changes(db, 1);
     gr_reply_integer(reply, (int64_t)(old_length + r->arg1.length));
 }
 
@@ -374,5 +383,6 @@ void gr_cmd_setrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         entry->value = s;
         gr_watch_touch_current(db, r->key);
     }
+    gr_db_count_changes(db, 1);
     gr_reply_integer(reply, (int64_t)new_length);
 }

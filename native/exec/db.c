@@ -60,6 +60,7 @@ gr_db_t *gr_db_new(uint64_t seed) {
     db->config.hash_max_listpack_value = 64;
     db->config.zset_max_listpack_entries = 128;
     db->config.zset_max_listpack_value = 64;
+    db->config.list_max_listpack_size = -2;
     strcpy(db->config.bind, "127.0.0.1");
     strcpy(db->info.list_implementation, "segmented");
     strcpy(db->info.mode, "adaptive");

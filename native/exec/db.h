@@ -125,6 +125,11 @@ typedef struct gr_db_config {
     int64_t hash_max_listpack_value;      /* 64 */
     int64_t zset_max_listpack_entries;    /* 128 */
     int64_t zset_max_listpack_value;      /* 64 */
+    /* list-max-listpack-size as set (-2); gr_list_config_from_listpack_size turns it into
+     * list_config for lists created after. list-compress-depth (0) is kept for CONFIG GET
+     * only: goblin does not compress list leaves. */
+    int64_t list_max_listpack_size;
+    int64_t list_compress_depth;
 } gr_db_config_t;
 
 enum { GR_CLIENT_CLASS_NORMAL = 0, GR_CLIENT_CLASS_REPLICA = 1, GR_CLIENT_CLASS_PUBSUB = 2 };
@@ -264,6 +269,15 @@ gr_ks_entry_t *gr_db_find_live(gr_db_t *db, gr_bytes_t key);
 int gr_db_is_expired(const gr_db_t *db, const gr_ks_entry_t *entry);
 /* Current time in unix ms, as read at the start of the running command. */
 static inline int64_t gr_db_now_ms(const gr_db_t *db) { return db->now_ms; }
+
+/* The dirty counter, Redis's server.dirty (INFO persistence: rdb_changes_since_last_save).
+ * Every handler that changes data calls this once it has made its changes, with how many it
+ * made, counted as Redis counts them: one per key written, expired by EXPIRE, renamed, copied
+ * or moved; one per element pushed, popped, inserted, removed, trimmed or set; one per
+ * member or field added, removed or overwritten (SADD of 3 new members: 3); the keys a flush
+ * removed; 0 (or no call) for a write that changed nothing (SET NX on an existing key, LREM
+ * with no match, an error). Keys removed by expiry, lazy or active, do not count. */
+static inline void gr_db_count_changes(gr_db_t *db, int64_t changes) { db->dirty += changes; }
 
 /* Reset the counters CONFIG RESETSTAT clears */
 void gr_db_reset_stats(gr_db_t *db);

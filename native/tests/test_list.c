@@ -286,6 +286,32 @@ static void test_encodings_and_thresholds(void) {
     gr_list_free(list);
 }
 
+/* Redis's list-max-listpack-size in the engine's terms (CONFIG SET list-max-listpack-size). */
+static void test_listpack_size_maps_onto_the_thresholds(void) {
+    gr_list_config_t config, defaults;
+    gr_list_config_default(&defaults);
+    gr_list_config_from_listpack_size(&config, -2);
+    CHECK(memcmp(&config, &defaults, sizeof config) == 0, "-2 is the default configuration");
+    gr_list_config_from_listpack_size(&config, 4);
+    CHECK(config.compact_max_entries == 4 && config.compact_max_bytes == 8192 && config.leaf_bytes == 8192,
+          "4: four values, 8 KiB safety limit");
+    gr_list_config_from_listpack_size(&config, 0);
+    CHECK(config.compact_max_entries == 1, "0 counts as 1");
+    gr_list_config_from_listpack_size(&config, -1);
+    CHECK(config.compact_max_bytes == 4096 && config.leaf_bytes == 4096 && config.compact_max_entries == 128, "-1: 4 KiB");
+    gr_list_config_from_listpack_size(&config, -5);
+    CHECK(config.compact_max_bytes == 65536 && config.leaf_bytes == 32768, "-5: 64 KiB, leaves stop at 32 KiB");
+    gr_list_config_from_listpack_size(&config, INT32_MIN);
+    CHECK(config.compact_max_bytes == 65536, "below -5 is -5");
+    gr_list_config_from_listpack_size(&config, 3);
+    gr_list_t *list = gr_list_new(&config);
+    for (int i = 0; i < 3; i++) gr_list_push(list, GR_LIST_TAIL, text("v"), 1);
+    CHECK(gr_list_encoding(list) == GR_LIST_COMPACT, "3 values stay compact under 3");
+    gr_list_push(list, GR_LIST_TAIL, text("v"), 1);
+    CHECK(gr_list_encoding(list) == GR_LIST_SEGMENTED && gr_list_check(list) == 0, "the 4th converts");
+    gr_list_free(list);
+}
+
 static void test_pma_target_converts_and_reports(void) {
     gr_list_t *list = gr_list_new_for(NULL, GR_LIST_PMA);
     CHECK(gr_list_target(list) == GR_LIST_PMA && strcmp(gr_list_encoding_name(list), "listpack") == 0,
@@ -499,6 +525,7 @@ int main(int argc, char **argv) {
     printf("seed %llu, %zu operations per configuration\n", (unsigned long long)seed, operations);
 
     test_encodings_and_thresholds();
+    test_listpack_size_maps_onto_the_thresholds();
     test_pma_target_converts_and_reports();
     test_oversize_values_get_their_own_leaf();
     test_inserting_tiny_values_grows_the_checkpoint_table();

@@ -38,6 +38,19 @@ void gr_list_config_default(gr_list_config_t *config) {
     config->leaf_bytes = 8192;
 }
 
+void gr_list_config_from_listpack_size(gr_list_config_t *config, int64_t listpack_size) {
+    gr_list_config_default(config);
+    if (listpack_size >= 0) {
+        config->compact_max_entries = listpack_size == 0 ? 1 : listpack_size > UINT32_MAX ? UINT32_MAX
+                                                                                           : (uint32_t)listpack_size;
+        return;   /* compact_max_bytes stays 8 KiB: Redis's SIZE_SAFETY_LIMIT for a count fill */
+    }
+    int64_t level = listpack_size < -5 ? 5 : -listpack_size;   /* 1..5 */
+    uint32_t bytes = 4096u << (level - 1);                      /* 4 KiB .. 64 KiB */
+    config->compact_max_bytes = bytes;
+    config->leaf_bytes = bytes > 32768 ? 32768 : bytes;
+}
+
 /* ---- lifecycle ---------------------------------------------------------------------- */
 
 gr_list_t *gr_list_new(const gr_list_config_t *config) { return gr_list_new_for(config, GR_LIST_SEGMENTED); }

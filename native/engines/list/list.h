@@ -61,6 +61,13 @@ typedef struct gr_value {
 typedef struct gr_list gr_list_t;
 
 void gr_list_config_default(gr_list_config_t *config);
+/* Redis's list-max-listpack-size (alias list-max-ziplist-size) in this engine's terms; the
+ * defaults are -2's. N > 0: a list stays compact up to N values (at most 8 KiB, Redis's
+ * safety limit; 0 counts as 1). N < 0: -1..-5 are 4, 8, 16, 32, 64 KiB (below -5 as -5): the
+ * compact buffer's byte limit and the segmented leaf size (leaves stop at 32 KiB); the compact
+ * encoding keeps its 128-value cap, since it is scanned linearly. compact_max_value (64) is
+ * goblin's own and unchanged. */
+void gr_list_config_from_listpack_size(gr_list_config_t *config, int64_t listpack_size);
 
 /* Lifecycle */
 gr_list_t *gr_list_new(const gr_list_config_t *config);   /* NULL config: defaults; NULL on OOM */
