@@ -27,6 +27,7 @@ from sources import sources  # noqa: E402  (native/sources.py: the one globbed s
 # Order matters only for the cdef: a header's types must come before their first use.
 CDEF_HEADERS = [
     "core/alloc.h",
+    "core/bytes.h",
     "ring/version.h",
     "exec/templates.h",
     "exec/request.h",

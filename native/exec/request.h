@@ -11,14 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/bytes.h"       /* gr_bytes_t */
 #include "exec/templates.h"   /* the GR_T_* template ids, generated from the schema */
 
 /* cffi-cdef-begin: everything up to cffi-cdef-end is also read by native/build_ffi.py. */
-typedef struct gr_bytes {
-    const uint8_t *data;
-    uint32_t length;
-} gr_bytes_t;
-
 typedef struct gr_request {
     uint16_t template_id;
     uint64_t request_id;

@@ -37,6 +37,9 @@ PROGRAMS: dict[str, dict] = {
                       "flags": ["-DGR_LPMA_DEBUG"], "args": []},
     "test_keyspace": {"layers": ["core"], "files": ["engines/keyspace.c"], "args": []},
     "test_snapshot_io": {"layers": ["core"], "args": []},
+    # the table engine sets and hashes share (`test_table --measure N` reports bytes/entry)
+    "test_table": {"layers": ["core"], "files": ["engines/table/table.c"],
+                   "args": [os.environ.get("GOBLIN_TABLE_OPS", "300000")]},
     "test_commands": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
     "test_blocking": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"],
                       "args": [os.environ.get("GOBLIN_BLOCKING_ROUNDS", "20000")]},
