@@ -40,6 +40,7 @@ PROGRAMS: dict[str, dict] = {
     # the table engine sets and hashes share (`test_table --measure N` reports bytes/entry)
     "test_table": {"layers": ["core"], "files": ["engines/table/table.c"],
                    "args": [os.environ.get("GOBLIN_TABLE_OPS", "300000")]},
+    "test_bitmap": {"files": ["engines/bitmap.c"], "args": [os.environ.get("GOBLIN_BITMAP_ROUNDS", "20000")]},
     "test_commands": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
     "test_blocking": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"],
                       "args": [os.environ.get("GOBLIN_BLOCKING_ROUNDS", "20000")]},
