@@ -1,6 +1,7 @@
 /* cmd_string.c — the string commands: SET (NX, XX, GET, EX, PX, EXAT, PXAT, KEEPTTL),
- * SETNX, SETEX, PSETEX, GET, GETDEL, GETEX, MSET, MSETNX, MGET, INCR, DECR, INCRBY,
- * DECRBY, INCRBYFLOAT, APPEND, STRLEN, GETRANGE, SETRANGE.
+ * SETNX, SETEX, PSETEX, GETSET, GET, GETDEL, GETEX, MSET, MSETNX, MGET, INCR, DECR, INCRBY,
+ * DECRBY, INCRBYFLOAT, APPEND, STRLEN, GETRANGE, SETRANGE, LCS (LEN, IDX, MINMATCHLEN,
+ * WITHMATCHLEN). The bitmap commands, which also work on strings, are cmd_bitmap.c.
  *
  * Typed requests in (codec.h's table says which field carries what), Redis replies and
  * error texts out, for both transports. The value itself is string_value.c. Every command
@@ -15,6 +16,7 @@
 
 #include "commands/commands.h"
 #include "exec/db.h"
+#include "exec/server_text.h"
 #include "exec/transaction.h"
 #include "engines/string_value.h"
 
@@ -129,6 +131,21 @@ void gr_cmd_set(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     }
     gr_watch_touch_current(db, r->key);
     gr_db_count_changes(db, 1);
+}
+
+/* GETSET key value: Redis's getsetCommand is SET key value GET (the old value or nil,
+ * WRONGTYPE for another type, any expiry dropped), so it runs as that request. */
+void gr_cmd_getset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                   gr_reply_t *reply) {
+    (void)argc;   /* the row's arity fixes it */
+    gr_request_t request;
+    memset(&request, 0, sizeof request);
+    request.template_id = GR_T_SET;
+    request.count = VARIANT_SET;
+    request.flag = 1;   /* GET */
+    request.key = (gr_bytes_t){argv[1], (uint32_t)argv_length[1]};
+    request.arg1 = (gr_bytes_t){argv[2], (uint32_t)argv_length[2]};
+    gr_cmd_set(db, &request, reply);
 }
 
 /* GET, GETDEL, GETEX: the entry if it is a string (NULL after replying nil or WRONGTYPE). */
@@ -385,4 +402,150 @@ void gr_cmd_setrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     }
     gr_db_count_changes(db, 1);
     gr_reply_integer(reply, (int64_t)new_length);
+}
+
+/* ---- LCS ---- */
+
+/* One IDX match: the ranges in the first and the second string (inclusive). */
+typedef struct lcs_match {
+    uint32_t a_start, a_end, b_start, b_end;
+} lcs_match_t;
+
+/* LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]: Redis's dynamic programme
+ * (a (|a|+1) x (|b|+1) table of uint32 lengths, refused past proto-max-bulk-len bytes), then
+ * one walk back from the end that builds the subsequence and, for IDX, the matching ranges
+ * from the last to the first. A missing key is an empty string. */
+void gr_cmd_lcs(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                gr_reply_t *reply) {
+    gr_bytes_t key_a = {argv[1], (uint32_t)argv_length[1]}, key_b = {argv[2], (uint32_t)argv_length[2]};
+    gr_ks_entry_t *entry_a = gr_db_lookup(db, key_a);
+    gr_ks_entry_t *entry_b = gr_db_lookup(db, key_b);
+    if ((entry_a && entry_a->type != GR_TYPE_STRING) || (entry_b && entry_b->type != GR_TYPE_STRING)) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR The specified keys must contain string values");
+        return;
+    }
+    gr_bytes_t a = entry_a ? string_bytes(entry_a) : (gr_bytes_t){(const uint8_t *)"", 0};
+    gr_bytes_t b = entry_b ? string_bytes(entry_b) : (gr_bytes_t){(const uint8_t *)"", 0};
+    int want_length = 0, want_index = 0, with_match_length = 0;
+    int64_t min_match_length = 0;
+    for (size_t j = 3; j < argc; j++) {
+        size_t more = argc - 1 - j;
+        if (gr_word_is(argv[j], argv_length[j], "idx")) {
+            want_index = 1;
+        } else if (gr_word_is(argv[j], argv_length[j], "len")) {
+            want_length = 1;
+        } else if (gr_word_is(argv[j], argv_length[j], "withmatchlen")) {
+            with_match_length = 1;
+        } else if (gr_word_is(argv[j], argv_length[j], "minmatchlen") && more) {
+            if (gr_bytes_to_int64(argv[j + 1], argv_length[j + 1], &min_match_length) != 0) {
+                gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
+                return;
+            }
+            if (min_match_length < 0) min_match_length = 0;
+            j++;
+        } else {
+            gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
+            return;
+        }
+    }
+    if (want_length && want_index) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR If you want both the length and indexes, please just use IDX.");
+        return;
+    }
+    uint32_t a_length = a.length, b_length = b.length;
+    uint64_t cells = ((uint64_t)a_length + 1) * ((uint64_t)b_length + 1);
+    uint64_t table_bytes = cells * sizeof(uint32_t);
+    if (table_bytes > (uint64_t)db->config.proto_max_bulk_len) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC,
+                            "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+        return;
+    }
+    uint32_t *table = malloc((size_t)table_bytes);
+    int compute_string = want_index || !want_length;
+    uint8_t *result = compute_string ? malloc((size_t)(a_length < b_length ? a_length : b_length) + 1) : NULL;
+    lcs_match_t *matches = NULL;
+    if (!table || (compute_string && !result)) {
+        free(table);
+        free(result);
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Insufficient memory, failed allocating transient memory for LCS");
+        return;
+    }
+#define LCS_AT(i, j) table[(size_t)(j) + (size_t)(i) * ((size_t)b_length + 1)]
+    for (uint32_t i = 0; i <= a_length; i++) {
+        for (uint32_t j = 0; j <= b_length; j++) {
+            if (i == 0 || j == 0) LCS_AT(i, j) = 0;
+            else if (a.data[i - 1] == b.data[j - 1]) LCS_AT(i, j) = LCS_AT(i - 1, j - 1) + 1;
+            else LCS_AT(i, j) = LCS_AT(i - 1, j) > LCS_AT(i, j - 1) ? LCS_AT(i - 1, j) : LCS_AT(i, j - 1);
+        }
+    }
+    uint32_t total = LCS_AT(a_length, b_length), at = total;
+    size_t match_count = 0, match_capacity = 0;
+    /* a_start == a_length: no range in progress. */
+    uint32_t a_start = a_length, a_end = 0, b_start = 0, b_end = 0;
+    uint32_t i = a_length, j = b_length;
+    int failed = 0;
+    while (compute_string && i > 0 && j > 0) {
+        int emit = 0;
+        if (a.data[i - 1] == b.data[j - 1]) {
+            result[at - 1] = a.data[i - 1];
+            if (a_start == a_length) {
+                a_start = a_end = i - 1;
+                b_start = b_end = j - 1;
+            } else if (a_start == i && b_start == j) {   /* contiguous: extend the range backward */
+                a_start--;
+                b_start--;
+            } else {
+                emit = 1;
+            }
+            if (a_start == 0 || b_start == 0) emit = 1;   /* matched a first byte: the walk ends */
+            at--;
+            i--;
+            j--;
+        } else {
+            if (LCS_AT(i - 1, j) > LCS_AT(i, j - 1)) i--;
+            else j--;
+            if (a_start != a_length) emit = 1;
+        }
+        if (emit) {
+            uint32_t match_length = a_end - a_start + 1;
+            if (want_index && (min_match_length == 0 || match_length >= (uint64_t)min_match_length)) {
+                if (match_count == match_capacity) {
+                    size_t capacity = match_capacity ? match_capacity * 2 : 16;
+                    lcs_match_t *grown = realloc(matches, capacity * sizeof *grown);
+                    if (!grown) { failed = 1; break; }
+                    matches = grown;
+                    match_capacity = capacity;
+                }
+                matches[match_count++] = (lcs_match_t){a_start, a_end, b_start, b_end};
+            }
+            a_start = a_length;
+        }
+    }
+#undef LCS_AT
+    if (failed) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Insufficient memory, failed allocating transient memory for LCS");
+    } else if (want_index) {
+        gr_reply_map_begin(reply, 2);
+        gr_reply_bulk(reply, (const uint8_t *)"matches", 7);
+        gr_reply_array_begin(reply, match_count);
+        for (size_t m = 0; m < match_count; m++) {
+            gr_reply_array_begin(reply, 2 + (size_t)with_match_length);
+            gr_reply_array_begin(reply, 2);
+            gr_reply_integer(reply, matches[m].a_start);
+            gr_reply_integer(reply, matches[m].a_end);
+            gr_reply_array_begin(reply, 2);
+            gr_reply_integer(reply, matches[m].b_start);
+            gr_reply_integer(reply, matches[m].b_end);
+            if (with_match_length) gr_reply_integer(reply, (int64_t)matches[m].a_end - matches[m].a_start + 1);
+        }
+        gr_reply_bulk(reply, (const uint8_t *)"len", 3);
+        gr_reply_integer(reply, total);
+    } else if (want_length) {
+        gr_reply_integer(reply, total);
+    } else {
+        gr_reply_bulk(reply, result, total);
+    }
+    free(matches);
+    free(result);
+    free(table);
 }

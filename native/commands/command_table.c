@@ -26,6 +26,7 @@ static const gr_command_t commands[] = {
 #define COMMAND(name_, arity_, ...) ROW("", 0, name_, arity_, __VA_ARGS__)
 #include "commands/keys.def"
 #include "commands/string.def"
+#include "commands/bitmap.def"
 #include "commands/server.def"
 #include "commands/goblin.def"
 #undef COMMAND
@@ -37,6 +38,7 @@ static const gr_command_t subcommands[] = {
 #define SUBCOMMAND(name_, arity_, ...) ROW("", 0, name_, arity_, __VA_ARGS__)
 #include "commands/keys.def"
 #include "commands/string.def"
+#include "commands/bitmap.def"
 #include "commands/server.def"
 #include "commands/goblin.def"
 #undef COMMAND

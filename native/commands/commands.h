@@ -1,6 +1,6 @@
 /* commands.h — what the command table's rows (the commands/<family>.def files) point at: the argv builders
  * (command_builders.c) and the handlers, a file per family (cmd_list.c, cmd_keys.c,
- * cmd_string.c, cmd_expire.c, cmd_db.c, cmd_server.c, cmd_connection.c, cmd_config.c,
+ * cmd_string.c, cmd_bitmap.c, cmd_expire.c, cmd_db.c, cmd_server.c, cmd_connection.c, cmd_config.c,
  * command_docs.c). Only commands/ includes it: exec reaches these through the rows.
  */
 #ifndef GR_COMMANDS_H
@@ -42,5 +42,9 @@ extern const gr_block_spec_t gr_list_block_pop, gr_list_block_move, gr_list_bloc
 #define GR_DECLARE_ARGV(name) \
     void gr_cmd_##name(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply);
 GR_ARGV_HANDLERS(GR_DECLARE_ARGV)
+/* The bitmap commands (cmd_bitmap.c), GETSET and LCS (cmd_string.c): argv handlers too. */
+#define GR_BITMAP_ARGV_HANDLERS(X) X(setbit) X(getbit) X(bitcount) X(bitpos) X(bitop) X(bitfield) X(bitfield_ro) \
+    X(getset) X(lcs)
+GR_BITMAP_ARGV_HANDLERS(GR_DECLARE_ARGV)
 
 #endif

@@ -15,6 +15,15 @@ gr_string_t *gr_string_new(const uint8_t *data, size_t length) {
     return s;
 }
 
+gr_string_t *gr_string_new_zeroed(size_t length) {
+    if (length > GR_STRING_MAX_LENGTH) return NULL;
+    gr_string_t *s = gr_mem_alloc(sizeof *s + length, GR_MEM_STRING);
+    if (!s) return NULL;
+    s->length = (uint32_t)length;
+    memset(s->data, 0, length);
+    return s;
+}
+
 void gr_string_free(gr_string_t *s) { gr_mem_free(s, GR_MEM_STRING); }
 
 gr_string_t *gr_string_resize(gr_string_t *s, size_t new_length) {

@@ -20,6 +20,8 @@ typedef struct gr_string {
 
 /* A copy of data; NULL on OOM. */
 gr_string_t *gr_string_new(const uint8_t *data, size_t length);
+/* length zero bytes, allocated exactly (SETBIT on a new key, BITOP's result); NULL on OOM. */
+gr_string_t *gr_string_new_zeroed(size_t length);
 void gr_string_free(gr_string_t *s);
 /* Makes room for new_length bytes (growing by doubling), zero-fills any new bytes up to
  * new_length and sets the length. Returns the (possibly moved) string, NULL on OOM (the

@@ -10,12 +10,14 @@ is written once: it builds the Redis argv and names the reply conversion; the tr
     core.py      the transport hook, argument encoding and reply conversions
     server.py    ServerCommands: PING, ECHO, INFO, DBSIZE, FLUSHDB, SELECT, MEMORY USAGE, ...
     keys.py      KeyCommands: DEL, EXISTS, TYPE, KEYS, SCAN, RENAME, MOVE, EXPIRE, TTL, ...
-    strings.py   StringCommands: SET, GET, GETEX, MSET, INCRBY, APPEND, GETRANGE, ...
+    strings.py   StringCommands: SET, GET, GETEX, GETSET, MSET, INCRBY, APPEND, GETRANGE, LCS, ...
+    bitmaps.py   BitmapCommands: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD (its builder), BITFIELD_RO
     lists.py     ListCommands (blocking ones too) and the engine views client.pma / client.seg
 """
 
 from __future__ import annotations
 
+from .bitmaps import BitFieldOperation, BitmapCommands
 from .core import CommandsCore, bool_ok, encode, raise_first_error
 from .keys import KeyCommands
 from .lists import EngineView, EngineViews, ListCommands
@@ -23,9 +25,9 @@ from .server import ServerCommands
 from .strings import StringCommands
 
 
-class Commands(ServerCommands, KeyCommands, StringCommands, ListCommands, EngineViews):
+class Commands(ServerCommands, KeyCommands, StringCommands, BitmapCommands, ListCommands, EngineViews):
     """Every command group; a transport subclasses this and provides _execute."""
 
 
-__all__ = ["Commands", "CommandsCore", "EngineView", "KeyCommands", "ListCommands", "ServerCommands",
+__all__ = ["BitFieldOperation", "BitmapCommands", "Commands", "CommandsCore", "EngineView", "KeyCommands", "ListCommands", "ServerCommands",
            "StringCommands", "bool_ok", "encode", "raise_first_error"]

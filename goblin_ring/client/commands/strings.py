@@ -110,3 +110,23 @@ class StringCommands(CommandsCore):
 
     def setrange(self, name: Any, offset: int, value: Any) -> int:
         return self._execute((b"SETRANGE", encode(name), encode(offset), encode(value)))
+
+    def getset(self, name: Any, value: Any) -> bytes | None:
+        """GETSET: store value, return the old one (SET name value GET; any expiry is dropped)."""
+        return self._execute((b"GETSET", encode(name), encode(value)))
+
+    def lcs(self, key1: Any, key2: Any, len: bool = False, idx: bool = False, minmatchlen: int = 0,
+            withmatchlen: bool = False) -> Any:
+        """LCS: the longest common subsequence (bytes), its length (len=True), or with idx=True
+        the matching ranges, as Redis replies them: [b"matches", [[[a0, a1], [b0, b1](, n)], ...],
+        b"len", n] (a dict over RESP3)."""
+        argv = [b"LCS", encode(key1), encode(key2)]
+        if len:
+            argv.append(b"LEN")
+        if idx:
+            argv.append(b"IDX")
+        if minmatchlen:
+            argv += [b"MINMATCHLEN", encode(minmatchlen)]
+        if withmatchlen:
+            argv.append(b"WITHMATCHLEN")
+        return self._execute(tuple(argv))
