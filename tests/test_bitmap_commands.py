@@ -293,3 +293,24 @@ def test_bitmap_commands_pipeline_with_their_reply_shapes(client):
         pipe.getset("p", "x")
         replies = pipe.execute()
     assert replies == [0, [128, 129], 2, b"\x81"]
+
+
+# ---- the dirty counter ----
+
+def changes(client, *argv):
+    """How much one command moved INFO persistence's rdb_changes_since_last_save."""
+    before = client.info("persistence")["rdb_changes_since_last_save"]
+    client.execute_command(*argv)
+    return client.info("persistence")["rdb_changes_since_last_save"] - before
+
+
+def test_bit_writes_count_one_change_per_changed_field_and_nothing_when_nothing_changed(client):
+    assert changes(client, "SETBIT", "b", 3, 1) == 1
+    assert changes(client, "SETBIT", "b", 3, 1) == 0
+    assert changes(client, "BITFIELD", "b", "SET", "u4", 0, 1, "SET", "u4", 4, 15, "GET", "u8", 0) == 1
+    assert changes(client, "BITFIELD", "b", "OVERFLOW", "FAIL", "INCRBY", "u4", 0, 100) == 0
+    assert changes(client, "BITOP", "NOT", "n", "b") == 1
+    assert changes(client, "BITOP", "AND", "n", "missing") == 1     # the destination is deleted
+    assert changes(client, "BITOP", "AND", "n", "missing") == 0
+    assert changes(client, "GETSET", "b", "x") == 1
+    assert changes(client, "GETBIT", "b", 0) == 0

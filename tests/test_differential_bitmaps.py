@@ -8,8 +8,11 @@ errors included (their texts, and which error wins when several apply). Malforme
 lists go through execute_command, so the parse-error paths are compared too. The keys are
 shared between types, so WRONGTYPE paths are compared as well.
 
-GOBLIN_DIFF_OPS sets the length (default 4000 per seed), as in test_differential.py, whose
-reply normalisation (outcome) and value generator this reuses."""
+A second run compares the dirty counter (INFO persistence rdb_changes_since_last_save) after
+every command too: a bit write that changes nothing counts nothing, as in Redis.
+
+GOBLIN_DIFF_OPS sets the length (default 4000 per seed; the counter run takes a quarter), as
+in test_differential.py, whose reply normalisation (outcome) and value generator this reuses."""
 
 from __future__ import annotations
 
@@ -183,3 +186,24 @@ def test_random_bitmap_and_string_commands_reply_exactly_like_redis(seed, redis_
                 assert ring.get(key) == resp.get(key) == reference.get(key)
     finally:
         reference.close()
+
+
+def dirty(client):
+    return client.info("persistence")["rdb_changes_since_last_save"]
+
+
+@pytest.mark.parametrize("seed", [31, 32])
+def test_every_random_bitmap_commands_change_count_is_redis_servers(seed, redis_server, ring, resp):
+    with RespClient(port=redis_server.port, socket_timeout=10) as reference:
+        for client in (reference, ring, resp):
+            client.flushall()
+        rng = random.Random(seed)
+        theirs_before, ours_before = dirty(reference), dirty(resp)
+        for step in range(OPS // 4):
+            name, args, kwargs = random_command(rng)
+            expected = run(reference, name, args, kwargs)
+            client = ring if step % 2 == 0 else resp
+            assert run(client, name, args, kwargs) == expected, f"step {step}: {name}{args}{kwargs}"
+            theirs, ours = dirty(reference), dirty(resp)
+            assert ours - ours_before == theirs - theirs_before, f"step {step}: {name}{args}{kwargs} -> {expected}"
+            theirs_before, ours_before = theirs, ours

@@ -25,9 +25,6 @@
 #define NOT_INTEGER "ERR value is not an integer or out of range"
 #define BAD_OFFSET "ERR bit offset is not an integer or out of range"
 
-/* Redis's server.dirty: changes since the last save. */
-static void count_changes(gr_db_t *db, int64_t changes) { db->dirty += changes; }
-
 static gr_bytes_t arg_bytes(const uint8_t *const *argv, const size_t *argv_length, size_t i) {
     gr_bytes_t bytes = {argv[i], (uint32_t)argv_length[i]};
     return bytes;
@@ -131,7 +128,7 @@ void gr_cmd_setbit(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     if (grown || old != on) {
         *byte = (uint8_t)((*byte & ~(1u << shift)) | ((unsigned)on << shift));
         gr_watch_touch_current(db, key);
-        count_changes(db, 1);
+        gr_db_count_changes(db, 1);
     }
     gr_reply_integer(reply, old);
 }
@@ -328,11 +325,11 @@ void gr_cmd_bitop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
             goto done;
         }
         gr_watch_touch_current(db, destination);
-        count_changes(db, 1);
+        gr_db_count_changes(db, 1);
     } else if (existing) {   /* every source empty or missing: the destination is deleted */
         gr_ks_delete(db->keyspace, destination.data, destination.length);
         gr_watch_touch_current(db, destination);
-        count_changes(db, 1);
+        gr_db_count_changes(db, 1);
     }
     gr_reply_integer(reply, (int64_t)longest);
 done:
@@ -478,7 +475,7 @@ static void bitfield(gr_db_t *db, size_t argc, const uint8_t *const *argv, const
     }
     if (changes) {
         gr_watch_touch_current(db, key);
-        count_changes(db, changes);
+        gr_db_count_changes(db, changes);
     }
 done:
     free(ops);
