@@ -190,6 +190,27 @@ def test_lmpop_takes_from_the_first_non_empty_list(client, size):
         client.execute_command("LMPOP", 0, "second", "LEFT")
 
 
+def test_pop_with_an_argument_after_the_count_is_a_wrong_arity_error_and_pops_nothing(client, size):
+    items = filled(client, size)
+    for name in ("LPOP", "RPOP"):
+        with pytest.raises(ResponseError, match=f"^ERR wrong number of arguments for '{name.lower()}' command$"):
+            client.execute_command(name, "l", 1, 1)
+    with pytest.raises(ResponseError, match="^ERR value is out of range, must be positive$"):
+        client.execute_command("LPOP", "l", "one")   # a non-number count: Redis's range text, too
+    assert client.lrange("l", 0, -1) == items
+
+
+def test_a_numkeys_that_is_not_a_number_gets_redis_numkeys_error(client):
+    client.rpush("mylist", "a")
+    for argv in (("LMPOP", "a", "mylist", "LEFT"), ("BLMPOP", 0, "a", "mylist", "LEFT"),
+                 ("LMPOP", "99999999999999999999", "mylist", "LEFT"), ("LMPOP", -1, "mylist", "LEFT")):
+        with pytest.raises(ResponseError, match="^ERR numkeys should be greater than 0$"):
+            client.execute_command(*argv)
+    with pytest.raises(ResponseError, match="^ERR count should be greater than 0$"):
+        client.execute_command("LMPOP", 1, "mylist", "LEFT", "COUNT", "many")
+    assert client.lrange("mylist", 0, -1) == [b"a"]
+
+
 def test_wrong_arity_and_non_integer_arguments_get_redis_errors_and_the_connection_stays(client):
     client.rpush("l", "a")
     with pytest.raises(ResponseError, match="wrong number of arguments for 'lindex' command"):

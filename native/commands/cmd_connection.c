@@ -1,11 +1,12 @@
 /* cmd_connection.c — the commands about the connection itself: HELLO (protocol 2/3, AUTH,
  * SETNAME), AUTH, RESET, and CLIENT ID / SETNAME / GETNAME / SETINFO / INFO / LIST / KILL /
- * NO-EVICT / HELP.
+ * UNBLOCK / NO-EVICT / HELP.
  *
  * Every command runs with db->current set to the calling connection (db.h), and the
  * registry db->connections holds every RESP connection and ring session, so CLIENT LIST
  * shows both and CLIENT KILL can close either: it marks the victim, and the transport
- * closes it after the running command (resp_conn.c, session.c, the server loop).
+ * closes it after the running command (resp_conn.c, session.c, the server loop). CLIENT
+ * UNBLOCK answers a parked connection of either transport through exec/blocking.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 
 #include "commands/commands.h"
+#include "exec/blocking.h"
 #include "exec/db.h"
 #include "exec/transaction.h"
 #include "exec/server_text.h"
@@ -342,6 +344,39 @@ static void client_setinfo(gr_connection_t *conn, size_t argc, const uint8_t *co
     gr_reply_ok(reply);
 }
 
+/* CLIENT UNBLOCK id [TIMEOUT|ERROR]: Redis's checks in Redis's order (the reason, then the id);
+ * 1 when a connection of that id, over either transport, was blocked and is now answered. */
+static void client_unblock(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                           gr_reply_t *reply) {
+    if (argc < 3) { gr_reply_arity_error(reply, "client|unblock"); return; }
+    if (argc > 4) {   /* Redis's addReplySubcommandSyntaxError, naming the subcommand as sent */
+        char text[256];
+        snprintf(text, sizeof text, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try CLIENT HELP.",
+                 (int)(argv_length[1] > 128 ? 128 : argv_length[1]), (const char *)argv[1]);
+        gr_reply_error_text(reply, GR_ERR_GENERIC, text);
+        return;
+    }
+    int with_error = 0;
+    if (argc == 4) {
+        if (gr_word_is(argv[3], argv_length[3], "error")) with_error = 1;
+        else if (!gr_word_is(argv[3], argv_length[3], "timeout")) {
+            gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+            return;
+        }
+    }
+    int64_t id;
+    if (gr_bytes_to_int64(argv[2], argv_length[2], &id) != 0) {
+        gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
+        return;
+    }
+    for (gr_connection_t *conn = db->connections; conn; conn = conn->next)
+        if (conn->id == id) {
+            gr_reply_integer(reply, gr_blocking_unblock(db, conn, with_error));
+            return;
+        }
+    gr_reply_integer(reply, 0);
+}
+
 static void client(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     gr_connection_t *conn = db->current;
     const uint8_t *sub = argv[1];
@@ -364,6 +399,8 @@ static void client(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
         client_list(db, argc, argv, argv_length, reply);
     } else if (gr_word_is(sub, length, "kill") && argc >= 3) {
         client_kill(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(sub, length, "unblock")) {
+        client_unblock(db, argc, argv, argv_length, reply);
     } else if (gr_word_is(sub, length, "no-evict") && argc == 3) {
         if (gr_word_is(argv[2], argv_length[2], "on") || gr_word_is(argv[2], argv_length[2], "off")) gr_reply_ok(reply);
         else gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
@@ -379,6 +416,7 @@ static void client(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
             "NO-EVICT (ON|OFF)", "    goblin-ring never evicts clients; accepted for compatibility.",
             "SETINFO <option> <value>", "    Set LIB-NAME or LIB-VER for the current connection.",
             "SETNAME <name>", "    Assign the name <name> to the current connection.",
+            "UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
             "HELP", "    Print this help.",
         };
         gr_reply_help(reply, lines, sizeof lines / sizeof lines[0]);

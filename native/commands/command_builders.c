@@ -54,11 +54,11 @@ static int int64_or_reply(parse_context_t *ctx, size_t i, int64_t *out) {
     return -1;
 }
 
-/* Redis's getRangeLongFromObjectOrReply: an integer in [min, max], else `message`. */
+/* Redis's getRangeLongFromObjectOrReply: an integer in [min, max], else `message` — for a
+ * value that is not an integer too (`LMPOP a k LEFT`: "numkeys should be greater than 0"). */
 static int range_or_reply(parse_context_t *ctx, size_t i, int64_t min, int64_t max, int64_t *out,
                           const char *message) {
-    if (int64_or_reply(ctx, i, out) != 0) return -1;
-    if (*out < min || *out > max) {
+    if (gr_bytes_to_int64(ctx->argv[i], ctx->argv_length[i], out) != 0 || *out < min || *out > max) {
         fail(ctx, GR_ERR_OUT_OF_RANGE, message);
         return -1;
     }
@@ -90,6 +90,7 @@ int gr_build_push(parse_context_t *ctx) { return items_from(ctx, 2, ctx->argc - 
 
 int gr_build_pop(parse_context_t *ctx) {
     gr_request_t *r = ctx->request;
+    if (ctx->argc > 3) return arity_error(ctx->error, ctx->command->name);   /* LPOP key 1 1, as Redis */
     if (ctx->argc == 3) {
         int64_t count;
         if (range_or_reply(ctx, 2, 0, INT64_MAX, &count, "ERR value is out of range, must be positive") != 0) return -1;

@@ -243,6 +243,18 @@ static gr_reply_t *writer_for(gr_waiter_t *w) {
     return w->conn->reply;
 }
 
+int gr_blocking_unblock(gr_db_t *db, gr_connection_t *conn, int with_error) {
+    gr_waiter_t *w = conn->waiter;
+    if (!w) return 0;
+    gr_reply_t *reply = writer_for(w);
+    if (with_error) gr_reply_error_text(reply, GR_ERR_GENERIC, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    else w->spec->timeout_reply(w->request, reply);
+    unlink_waiter(db, w);
+    mark_woken(db, conn);
+    recompute_deadline(db);
+    return 1;
+}
+
 /* ---- signal and serve ---- */
 
 void gr_blocking_signal(gr_db_t *db, int32_t db_index, const uint8_t *key, size_t key_length) {

@@ -72,6 +72,10 @@ void gr_blocking_signal(gr_db_t *db, int32_t db_index, const uint8_t *key, size_
 void gr_blocking_signal_db(gr_db_t *db, int32_t db_index);
 /* Serve the ready keys; called after each top-level command. */
 void gr_blocking_serve(gr_db_t *db);
+/* CLIENT UNBLOCK: if conn is parked, answer its blocked command now — as its timeout would
+ * (spec->timeout_reply), or with_error: "-UNBLOCKED client unblocked via CLIENT UNBLOCK" — and
+ * wake it, as a served waiter is woken. 1 if it was parked, 0 if not. */
+int gr_blocking_unblock(gr_db_t *db, gr_connection_t *conn, int with_error);
 /* Remove conn's waiter, if any, without replying (the connection is going away). */
 void gr_blocking_forget(gr_db_t *db, gr_connection_t *conn);
 void gr_blocking_free_all(gr_db_t *db);
