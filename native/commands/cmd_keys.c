@@ -1,6 +1,11 @@
 /* cmd_keys.c — the generic key commands: DEL, UNLINK, EXISTS, TYPE, DBSIZE, FLUSHDB,
- * FLUSHALL, KEYS, SCAN, RENAME, COPY, MEMORY USAGE and OBJECT. KEYS and SCAN skip keys whose expiry has
- * passed (the cron or the next lookup deletes them).
+ * FLUSHALL, KEYS, SCAN, RENAME, RENAMENX, COPY, TOUCH, RANDOMKEY, MEMORY USAGE, OBJECT, DUMP and
+ * RESTORE. KEYS and SCAN skip keys whose expiry has passed (the cron or the next lookup deletes them).
+ *
+ * DUMP's payload is core/snapshot_io.h's sealed envelope around [type id u8][the type row's save
+ * bytes]: a u16 version (GR_DUMP_VERSION) and a CRC-64 follow, as Redis lays out its RDB version
+ * and checksum. The payloads differ from Redis's by design and each server refuses the other's:
+ * Redis refuses our version (above any RDB version), we refuse its.
  *
  * The keyspace itself (hash table, incremental rehash, the SCAN cursor) is keyspace.c and
  * the pattern matcher glob.c; this file is their command layer, typed requests in, Redis
@@ -11,6 +16,8 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/number.h"
+#include "core/snapshot_io.h"
 #include "commands/commands.h"
 #include "exec/db.h"
 #include "exec/blocking.h"
@@ -283,4 +290,216 @@ void gr_cmd_copy(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
     gr_watch_touch(db, (int32_t)target_index, destination.data, destination.length);
     gr_db_count_changes(db, 1);
     gr_reply_integer(reply, 1);
+}
+
+/* ---- RENAMENX key newkey (argv only) ---- */
+
+/* Redis's renameGenericCommand with nx: a missing source is an error even when both names
+ * are the same; the same name answers 0; an existing target answers 0. */
+void gr_cmd_renamenx(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                     gr_reply_t *reply) {
+    (void)argc;
+    gr_bytes_t from = {argv[1], (uint32_t)argv_length[1]};
+    gr_bytes_t to = {argv[2], (uint32_t)argv_length[2]};
+    if (!gr_db_find_live(db, from)) {
+        gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key");
+        return;
+    }
+    if (from.length == to.length && memcmp(from.data, to.data, from.length) == 0) {
+        gr_reply_integer(reply, 0);
+        return;
+    }
+    if (gr_db_find_live(db, to)) {
+        gr_reply_integer(reply, 0);
+        return;
+    }
+    int result = gr_ks_rename(db->keyspace, from.data, from.length, to.data, to.length);
+    if (result == -2) { gr_reply_oom(reply); return; }
+    gr_blocking_signal(db, current_db_index(db), to.data, to.length);
+    gr_watch_touch_current(db, from);
+    gr_watch_touch_current(db, to);
+    gr_reply_integer(reply, 1);
+}
+
+/* ---- TOUCH key [key ...] (argv only): the keys that exist, each stamped as accessed ---- */
+
+void gr_cmd_touch(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                  gr_reply_t *reply) {
+    int64_t touched = 0;
+    for (size_t i = 1; i < argc; i++) {
+        gr_bytes_t key = {argv[i], (uint32_t)argv_length[i]};
+        touched += gr_db_lookup(db, key) != NULL;
+    }
+    gr_reply_integer(reply, touched);
+}
+
+/* ---- RANDOMKEY (argv only) ---- */
+
+/* A random live key, or nil. A sampled key whose expiry has passed is deleted (as any lookup
+ * would) and another is drawn, so the loop ends: every round removes a key or answers. */
+void gr_cmd_randomkey(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                      gr_reply_t *reply) {
+    (void)argc, (void)argv, (void)argv_length;
+    for (;;) {
+        gr_ks_entry_t *entry = gr_ks_random(db->keyspace);
+        if (!entry) { gr_reply_nil(reply); return; }
+        if (!gr_db_is_expired(db, entry)) {
+            gr_reply_bulk(reply, entry->key, entry->key_length);
+            return;
+        }
+        /* the lookup deletes it: give it a copy of the name, which the deletion frees */
+        uint8_t *name = malloc(entry->key_length ? entry->key_length : 1);
+        if (!name) { gr_reply_oom(reply); return; }
+        memcpy(name, entry->key, entry->key_length);
+        gr_bytes_t key = {name, entry->key_length};
+        gr_db_find_live(db, key);
+        free(name);
+    }
+}
+
+/* ---- DUMP key / RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f] ---- */
+
+/* The sealed envelope's version: 'G' in the high byte (far above any RDB version, so a Redis
+ * server refuses our payloads instead of misreading them), the payload format in the low byte. */
+#define GR_DUMP_VERSION_TAG 0x4700u
+#define GR_DUMP_FORMAT 1u
+#define GR_DUMP_VERSION (GR_DUMP_VERSION_TAG | GR_DUMP_FORMAT)
+
+void gr_cmd_dump(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                 gr_reply_t *reply) {
+    (void)argc;
+    gr_bytes_t key = {argv[1], (uint32_t)argv_length[1]};
+    gr_ks_entry_t *entry = gr_db_lookup(db, key);
+    if (!entry) { gr_reply_nil(reply); return; }
+    const gr_value_type_t *row = gr_value_type(entry->type);
+    if (!row || !row->save) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR DUMP is not supported for this type");
+        return;
+    }
+    gr_snapshot_writer_t out;
+    gr_snapshot_writer_init(&out, GR_MEM_OTHER);
+    if (gr_snapshot_write_u8(&out, entry->type) != 0 || row->save(entry->value, &out) != 0 ||
+        gr_snapshot_seal(&out, GR_DUMP_VERSION) != 0) {
+        gr_snapshot_writer_release(&out);
+        gr_reply_oom(reply);
+        return;
+    }
+    gr_reply_bulk(reply, out.data, out.length);
+    gr_snapshot_writer_release(&out);
+}
+
+/* A payload's value, loaded: the value and *type, or NULL with *bad_format set (a well-sealed
+ * payload whose body is not a value) or clear (out of memory). */
+static void *load_dump_payload(gr_db_t *db, gr_snapshot_reader_t *body, uint8_t *type, int *bad_format) {
+    *bad_format = 1;
+    uint8_t id;
+    if (gr_snapshot_read_u8(body, &id) != 0) return NULL;
+    const gr_value_type_t *row = gr_value_type(id);
+    if (!row || !row->load) return NULL;
+    void *value = row->load(db, body);
+    if (!value) {
+        *bad_format = body->error != NULL;
+        return NULL;
+    }
+    if (gr_snapshot_reader_remaining(body) != 0) {   /* bytes after the value: not what DUMP wrote */
+        row->free(value);
+        return NULL;
+    }
+    *type = id;
+    return value;
+}
+
+/* Redis's restoreCommand, in its order: options (an IDLETIME or FREQ value is checked where it
+ * stands), then BUSYKEY, the TTL, the payload's version and checksum, the value. A TTL already
+ * in the past deletes a REPLACEd key and stores nothing, answering OK. Goblin keeps no LFU
+ * counter: FREQ is checked and otherwise ignored (OBJECT FREQ answers its policy error). */
+void gr_cmd_restore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                    gr_reply_t *reply) {
+    gr_bytes_t key = {argv[1], (uint32_t)argv_length[1]};
+    int replace = 0, absttl = 0;
+    int64_t idle_seconds = -1, frequency = -1;
+    for (size_t j = 4; j < argc; j++) {
+        const size_t additional = argc - j - 1;
+        if (gr_word_is(argv[j], argv_length[j], "replace")) {
+            replace = 1;
+        } else if (gr_word_is(argv[j], argv_length[j], "absttl")) {
+            absttl = 1;
+        } else if (gr_word_is(argv[j], argv_length[j], "idletime") && additional >= 1 && frequency == -1) {
+            if (gr_bytes_to_int64(argv[j + 1], argv_length[j + 1], &idle_seconds) != 0) {
+                gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
+                return;
+            }
+            if (idle_seconds < 0) {
+                gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Invalid IDLETIME value, must be >= 0");
+                return;
+            }
+            j++;
+        } else if (gr_word_is(argv[j], argv_length[j], "freq") && additional >= 1 && idle_seconds == -1) {
+            if (gr_bytes_to_int64(argv[j + 1], argv_length[j + 1], &frequency) != 0) {
+                gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
+                return;
+            }
+            if (frequency < 0 || frequency > 255) {
+                gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Invalid FREQ value, must be >= 0 and <= 255");
+                return;
+            }
+            j++;
+        } else {
+            gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
+            return;
+        }
+    }
+    if (!replace && gr_db_find_live(db, key)) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "BUSYKEY Target key name already exists.");
+        return;
+    }
+    int64_t ttl;
+    if (gr_bytes_to_int64(argv[2], argv_length[2], &ttl) != 0) {
+        gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
+        return;
+    }
+    if (ttl < 0) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Invalid TTL value, must be >= 0");
+        return;
+    }
+    uint16_t version;
+    gr_snapshot_reader_t body;
+    if (gr_snapshot_unseal(argv[3], argv_length[3], &version, &body) != 0 ||
+        (version & 0xff00u) != GR_DUMP_VERSION_TAG || (version & 0xffu) > GR_DUMP_FORMAT) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR DUMP payload version or checksum are wrong");
+        return;
+    }
+    uint8_t type = 0;
+    int bad_format;
+    void *value = load_dump_payload(db, &body, &type, &bad_format);
+    if (!value) {
+        if (bad_format) gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Bad data format");
+        else gr_reply_oom(reply);
+        return;
+    }
+    const int64_t now = gr_db_now_ms(db);
+    if (ttl && !absttl) ttl = ttl > INT64_MAX - now ? INT64_MAX : ttl + now;
+    if (replace) {
+        if (gr_db_find_live(db, key) && gr_ks_delete(db->keyspace, key.data, key.length))
+            gr_watch_touch_current(db, key);
+    }
+    if (ttl && ttl <= now) {   /* already expired: nothing is stored */
+        gr_free_value(type, value, db);
+        gr_reply_ok(reply);
+        return;
+    }
+    gr_ks_entry_t *added = gr_ks_add(db->keyspace, key.data, key.length, type, value);
+    if (!added) {
+        gr_free_value(type, value, db);
+        gr_reply_oom(reply);
+        return;
+    }
+    if (ttl) gr_ks_set_expire(db->keyspace, added, ttl);
+    if (idle_seconds >= 0) {
+        const int64_t idle_ms = idle_seconds > now / 1000 ? now : idle_seconds * 1000;
+        added->access_ms = (uint64_t)(now - idle_ms);
+    }
+    gr_blocking_signal(db, current_db_index(db), key.data, key.length);
+    gr_watch_touch_current(db, key);
+    gr_reply_ok(reply);
 }

@@ -38,7 +38,8 @@ extern const gr_block_spec_t gr_list_block_pop, gr_list_block_move, gr_list_bloc
 #define GR_ARGV_HANDLERS(X) \
     X(echo) X(info) X(memory) X(goblin_memory) X(list_internals) X(config) X(client) X(command) X(hello) \
     X(auth) X(reset) X(object) X(function) X(lastsave) \
-    X(time) X(quit) X(copy)
+    X(time) X(quit) X(copy) \
+    X(renamenx) X(touch) X(randomkey) X(dump) X(restore)
 #define GR_DECLARE_ARGV(name) \
     void gr_cmd_##name(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply);
 GR_ARGV_HANDLERS(GR_DECLARE_ARGV)

@@ -57,6 +57,36 @@ class KeyCommands(CommandsCore):
             argv.append(b"REPLACE")
         return self._execute(tuple(argv), as_bool)
 
+    def renamenx(self, src: Any, dst: Any) -> bool:
+        return self._execute((b"RENAMENX", encode(src), encode(dst)), as_bool)
+
+    def touch(self, *args: Any) -> int:
+        return self._execute((b"TOUCH", *keys_of(args)))
+
+    def randomkey(self) -> bytes | None:
+        return self._execute((b"RANDOMKEY",))
+
+    def object(self, infotype: str, key: Any) -> Any:
+        return self._execute((b"OBJECT", encode(infotype), encode(key)))
+
+    # ---- DUMP / RESTORE: payloads are goblin's own (versioned, checksummed), not Redis's ----
+
+    def dump(self, name: Any) -> bytes | None:
+        return self._execute((b"DUMP", encode(name)))
+
+    def restore(self, name: Any, ttl: float, value: bytes, replace: bool = False, absttl: bool = False,
+                idletime: int | None = None, frequency: int | None = None) -> bool:
+        argv = [b"RESTORE", encode(name), encode(int(ttl)), encode(value)]
+        if replace:
+            argv.append(b"REPLACE")
+        if absttl:
+            argv.append(b"ABSTTL")
+        if idletime is not None:
+            argv += [b"IDLETIME", encode(int(idletime))]
+        if frequency is not None:
+            argv += [b"FREQ", encode(int(frequency))]
+        return self._execute(tuple(argv), bool_ok)
+
     # ---- expiry ----
 
     def _expire(self, word: bytes, name: Any, value: Any, nx: bool, xx: bool, gt: bool, lt: bool) -> bool:
