@@ -318,6 +318,7 @@ void gr_cmd_renamenx(gr_db_t *db, size_t argc, const uint8_t *const *argv, const
     gr_blocking_signal(db, current_db_index(db), to.data, to.length);
     gr_watch_touch_current(db, from);
     gr_watch_touch_current(db, to);
+    gr_db_count_changes(db, 1);
     gr_reply_integer(reply, 1);
 }
 
@@ -479,12 +480,14 @@ void gr_cmd_restore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
     }
     const int64_t now = gr_db_now_ms(db);
     if (ttl && !absttl) ttl = ttl > INT64_MAX - now ? INT64_MAX : ttl + now;
-    if (replace) {
-        if (gr_db_find_live(db, key) && gr_ks_delete(db->keyspace, key.data, key.length))
-            gr_watch_touch_current(db, key);
+    int deleted = 0;
+    if (replace && gr_db_find_live(db, key) && gr_ks_delete(db->keyspace, key.data, key.length)) {
+        gr_watch_touch_current(db, key);
+        deleted = 1;
     }
-    if (ttl && ttl <= now) {   /* already expired: nothing is stored */
+    if (ttl && ttl <= now) {   /* already expired: nothing is stored (a REPLACEd key is gone: a change) */
         gr_free_value(type, value, db);
+        if (deleted) gr_db_count_changes(db, 1);
         gr_reply_ok(reply);
         return;
     }
@@ -501,5 +504,6 @@ void gr_cmd_restore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
     }
     gr_blocking_signal(db, current_db_index(db), key.data, key.length);
     gr_watch_touch_current(db, key);
+    gr_db_count_changes(db, 1);
     gr_reply_ok(reply);
 }
