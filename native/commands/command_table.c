@@ -25,6 +25,7 @@ static const gr_command_t commands[] = {
 #undef COMMAND
 #define COMMAND(name_, arity_, ...) ROW("", 0, name_, arity_, __VA_ARGS__)
 #include "commands/keys.def"
+#include "commands/sort.def"
 #include "commands/string.def"
 #include "commands/bitmap.def"
 #include "commands/server.def"
@@ -37,6 +38,7 @@ static const gr_command_t subcommands[] = {
 #define COMMAND(...)
 #define SUBCOMMAND(name_, arity_, ...) ROW("", 0, name_, arity_, __VA_ARGS__)
 #include "commands/keys.def"
+#include "commands/sort.def"
 #include "commands/string.def"
 #include "commands/bitmap.def"
 #include "commands/server.def"

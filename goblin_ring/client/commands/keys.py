@@ -1,12 +1,14 @@
-"""keys.py — KeyCommands: generic key commands and expiry (redis-py's BasicKeyCommands and
-ScanCommands, minus the string commands), written once for both transports (see core.py)."""
+"""keys.py — KeyCommands: generic key commands, expiry, DUMP/RESTORE and SORT (redis-py's
+BasicKeyCommands and ScanCommands, minus the string commands), written once for both
+transports (see core.py)."""
 
 from __future__ import annotations
 
 from typing import Any, Iterator
 
-from .core import (CommandsCore, as_bool, bool_ok, encode, keys_of, milliseconds_of, parse_scan, seconds_of,
-                   unix_milliseconds_of, unix_seconds_of)
+from ...errors import DataError
+from .core import (CommandsCore, Convert, as_bool, bool_ok, encode, keys_of, milliseconds_of, parse_scan,
+                   seconds_of, unix_milliseconds_of, unix_seconds_of)
 
 
 class KeyCommands(CommandsCore):
@@ -86,6 +88,46 @@ class KeyCommands(CommandsCore):
         if frequency is not None:
             argv += [b"FREQ", encode(int(frequency))]
         return self._execute(tuple(argv), bool_ok)
+
+    # ---- SORT / SORT_RO (redis-py's signatures; groups=True pairs GET values into tuples) ----
+
+    def _sort_argv(self, word: bytes, name: Any, start: int | None, num: int | None, by: Any, get: Any,
+                   desc: bool, alpha: bool, store: Any, groups: bool) -> tuple[list, Convert]:
+        if (start is None) != (num is None):
+            raise DataError("``start`` and ``num`` must both be specified")
+        argv: list = [word, encode(name)]
+        if by is not None:
+            argv += [b"BY", encode(by)]
+        if start is not None:
+            argv += [b"LIMIT", encode(start), encode(num)]
+        patterns = [] if get is None else [get] if isinstance(get, (bytes, str)) else list(get)
+        for pattern in patterns:
+            argv += [b"GET", encode(pattern)]
+        if desc:
+            argv.append(b"DESC")
+        if alpha:
+            argv.append(b"ALPHA")
+        if store is not None:
+            argv += [b"STORE", encode(store)]
+        convert = None
+        if groups:
+            if len(patterns) < 2 or isinstance(get, (bytes, str)):
+                raise DataError('when using "groups" the "get" argument must be specified and contain at '
+                                "least two keys")
+            width = len(patterns)
+            convert = (lambda reply: reply if not isinstance(reply, list) else
+                       list(zip(*[reply[i::width] for i in range(width)])))
+        return argv, convert
+
+    def sort(self, name: Any, start: int | None = None, num: int | None = None, by: Any = None, get: Any = None,
+             desc: bool = False, alpha: bool = False, store: Any = None, groups: bool = False) -> Any:
+        argv, convert = self._sort_argv(b"SORT", name, start, num, by, get, desc, alpha, store, groups)
+        return self._execute(tuple(argv), convert)
+
+    def sort_ro(self, key: Any, start: int | None = None, num: int | None = None, by: Any = None, get: Any = None,
+                desc: bool = False, alpha: bool = False) -> list:
+        argv, _ = self._sort_argv(b"SORT_RO", key, start, num, by, get, desc, alpha, None, False)
+        return self._execute(tuple(argv))
 
     # ---- expiry ----
 
