@@ -28,6 +28,7 @@ static const gr_command_t commands[] = {
 #include "commands/sort.def"
 #include "commands/string.def"
 #include "commands/bitmap.def"
+#include "commands/hash.def"
 #include "commands/server.def"
 #include "commands/goblin.def"
 #undef COMMAND
@@ -41,6 +42,7 @@ static const gr_command_t subcommands[] = {
 #include "commands/sort.def"
 #include "commands/string.def"
 #include "commands/bitmap.def"
+#include "commands/hash.def"
 #include "commands/server.def"
 #include "commands/goblin.def"
 #undef COMMAND

@@ -1,6 +1,7 @@
 /* commands.h — what the command table's rows (the commands/<family>.def files) point at: the argv builders
  * (command_builders.c) and the handlers, a file per family (cmd_list.c, cmd_keys.c,
- * cmd_string.c, cmd_bitmap.c, cmd_expire.c, cmd_db.c, cmd_server.c, cmd_connection.c, cmd_config.c, cmd_sort.c,
+ * cmd_string.c, cmd_bitmap.c, cmd_hash.c, cmd_expire.c, cmd_db.c, cmd_server.c, cmd_connection.c, cmd_config.c,
+ * cmd_sort.c,
  * command_docs.c). Only commands/ includes it: exec reaches these through the rows.
  */
 #ifndef GR_COMMANDS_H
@@ -47,5 +48,12 @@ GR_ARGV_HANDLERS(GR_DECLARE_ARGV)
 #define GR_BITMAP_ARGV_HANDLERS(X) X(setbit) X(getbit) X(bitcount) X(bitpos) X(bitop) X(bitfield) X(bitfield_ro) \
     X(getset) X(lcs)
 GR_BITMAP_ARGV_HANDLERS(GR_DECLARE_ARGV)
+
+/* ---- the hash family's argv handlers (cmd_hash.c; rows in hash.def) ---- */
+#define GR_HASH_HANDLERS(X) \
+    X(hset) X(hsetnx) X(hmset) X(hget) X(hmget) X(hdel) X(hlen) X(hexists) X(hstrlen) X(hgetall) X(hkeys) \
+    X(hvals) X(hincrby) X(hincrbyfloat) X(hscan) X(hrandfield) X(hgetdel) X(hgetex) X(hsetex) X(hexpire) \
+    X(hpexpire) X(hexpireat) X(hpexpireat) X(httl) X(hpttl) X(hexpiretime) X(hpexpiretime) X(hpersist)
+GR_HASH_HANDLERS(GR_DECLARE_ARGV)
 
 #endif

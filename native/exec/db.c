@@ -247,6 +247,55 @@ static void close_idle_clients(gr_db_t *db) {
     }
 }
 
+/* Active expiry of parts of values (a hash's fields, through the type row's expire_parts):
+ * while any type says it holds such parts, each database is walked with its own SCAN cursor,
+ * as for keys, and a value its expiry emptied is deleted with its key. */
+#define PART_EXPIRE_BATCH 64
+
+typedef struct part_scan {
+    const gr_db_t *db;
+    gr_ks_entry_t *emptied[PART_EXPIRE_BATCH];
+    size_t count;
+    int64_t removed;
+} part_scan_t;
+
+static void expire_parts_visit(void *context, gr_ks_entry_t *entry) {
+    part_scan_t *scan = context;
+    const gr_value_type_t *row = gr_value_type(entry->type);
+    if (!row || !row->expire_parts || scan->count == PART_EXPIRE_BATCH || gr_db_is_expired(scan->db, entry)) return;
+    int emptied = 0;
+    scan->removed += (int64_t)row->expire_parts(entry->value, scan->db->now_ms, &emptied);
+    if (emptied) scan->emptied[scan->count++] = entry;
+}
+
+static int any_expiring_parts(void) {
+    for (size_t i = 0; gr_value_type_at(i); i++)
+        if (gr_value_type_at(i)->has_expiring_parts && gr_value_type_at(i)->has_expiring_parts()) return 1;
+    return 0;
+}
+
+static void expire_parts(gr_db_t *db, int64_t start, int64_t budget_us) {
+    for (int i = 0; i < GR_DB_COUNT && any_expiring_parts(); i++) {
+        gr_keyspace_t *ks = db->keyspaces[i];
+        if (gr_ks_size(ks) == 0) continue;
+        for (int step = 0; step < 4096; step++) {
+            part_scan_t scan = {db, {0}, 0, 0};
+            db->part_expire_cursor[i] = gr_ks_scan(ks, db->part_expire_cursor[i], expire_parts_visit, &scan);
+            db->dirty += scan.removed;
+            for (size_t k = 0; k < scan.count; k++) {   /* the scan is over: deleting is allowed */
+                gr_ks_entry_t *entry = gr_ks_unlink(ks, scan.emptied[k]->key, scan.emptied[k]->key_length);
+                if (entry) {
+                    if (db->watched_keys) gr_watch_touch_slow(db, i, entry->key, entry->key_length);
+                    gr_ks_entry_free(ks, entry, 1);
+                }
+            }
+            if (db->part_expire_cursor[i] == 0 || !any_expiring_parts()) break;
+            if ((step & 63) == 63 && monotonic_us() - start >= budget_us) break;
+        }
+        if (monotonic_us() - start >= budget_us) break;
+    }
+}
+
 int64_t gr_db_cron(gr_db_t *db, int64_t budget_us) {
     int64_t start = monotonic_us(), expired = 0;
     db->now_ms = now_ms();
@@ -274,6 +323,7 @@ int64_t gr_db_cron(gr_db_t *db, int64_t budget_us) {
         if (monotonic_us() - start >= budget_us) break;
     }
     db->stats.expired_keys += expired;
+    if (monotonic_us() - start < budget_us) expire_parts(db, start, budget_us);
     return expired;
 }
 

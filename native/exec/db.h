@@ -182,6 +182,7 @@ typedef struct gr_db {
     gr_db_info_t info;
     /* scratch shared by the argv path: a request and its items */
     uint64_t expire_cursor[GR_DB_COUNT];      /* where active expiry's scan of each db stands */
+    uint64_t part_expire_cursor[GR_DB_COUNT]; /* ... and its scan for values with expiring parts (hash fields) */
     gr_request_t scratch_request;
     gr_bytes_t *scratch_items;
     uint32_t scratch_capacity;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "exec/db.h"
+#include "engines/hash/hash.h"
 #include "engines/list/list.h"
 #include "engines/string_value.h"
 
@@ -92,6 +93,63 @@ static void *list_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
     return list;
 }
 
+static void hash_free(void *value) { gr_hash_free(value); }
+static size_t hash_bytes(const void *value) { return gr_hash_allocated_bytes(value); }
+static const char *hash_encoding(const void *value) { return gr_hash_encoding_name(value); }
+static void *hash_duplicate(const gr_db_t *db, const void *value) {
+    (void)db;
+    return gr_hash_duplicate(value);
+}
+static size_t hash_expire_parts(void *value, int64_t now_ms, int *emptied) {
+    size_t removed = gr_hash_expire_due(value, now_ms);
+    *emptied = gr_hash_count(value) == 0;
+    return removed;
+}
+static int hash_has_expiring_parts(void) { return gr_hash_volatile_hashes() != 0; }
+/* Snapshot form: the field count, then per field its name and value length-prefixed and a
+ * varint expiry (0: none, else unix ms + 1). A loaded hash takes the encoding the server's
+ * hash-max-listpack-* give it. */
+static int hash_save(const void *value, gr_snapshot_writer_t *out) {
+    const gr_hash_t *hash = value;
+    gr_snapshot_write_varint(out, gr_hash_count(hash));
+    gr_hash_iter_t iter;
+    gr_hash_entry_t entry;
+    gr_hash_iter_start(hash, &iter);
+    while (gr_hash_iter_next(&iter, &entry)) {
+        int64_t expire = gr_hash_field_expire(hash, entry.field, entry.field_length);
+        gr_snapshot_write_bytes(out, entry.field, entry.field_length);
+        gr_snapshot_write_bytes(out, entry.value, entry.value_length);
+        if (gr_snapshot_write_varint(out, expire >= 0 ? (uint64_t)expire + 1 : 0) != 0) return -1;
+    }
+    return out->oom ? -1 : 0;
+}
+static void *hash_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
+    uint64_t count;
+    if (gr_snapshot_read_count(in, 3, &count) != 0) return NULL;   /* a field is >= 3 bytes */
+    if (count == 0) {
+        gr_snapshot_reader_fail(in, "empty hash");
+        return NULL;
+    }
+    gr_hash_limits_t limits = {db->config.hash_max_listpack_entries, db->config.hash_max_listpack_value};
+    gr_hash_t *hash = gr_hash_new();
+    if (!hash) return NULL;
+    for (uint64_t i = 0; i < count; i++) {
+        const uint8_t *field, *data;
+        size_t field_length, length;
+        uint64_t expire;
+        if (gr_snapshot_read_bytes(in, &field, &field_length) != 0 || gr_snapshot_read_bytes(in, &data, &length) != 0 ||
+            gr_snapshot_read_varint(in, &expire) != 0 ||
+            gr_hash_set(hash, field, field_length, data, length, 0, &limits) != 1 ||
+            (expire && (expire > (uint64_t)INT64_MAX ||
+                        gr_hash_set_field_expire(hash, field, field_length, (int64_t)(expire - 1), &limits) != 0))) {
+            if (!in->error) gr_snapshot_reader_fail(in, "bad or repeated hash field");
+            gr_hash_free(hash);
+            return NULL;
+        }
+    }
+    return hash;
+}
+
 static const gr_value_type_t builtin_types[] = {
     {.id = GR_TYPE_STRING, .name = "string", .memory = GR_MEM_STRING,
      .free = string_free, .allocated_bytes = string_bytes, .encoding = string_encoding,
@@ -99,6 +157,10 @@ static const gr_value_type_t builtin_types[] = {
     {.id = GR_TYPE_LIST, .name = "list", .memory = GR_MEM_LIST,
      .free = list_free, .allocated_bytes = list_bytes, .encoding = list_encoding,
      .duplicate = list_duplicate, .save = list_save, .load = list_load},
+    {.id = GR_TYPE_HASH, .name = "hash", .memory = GR_MEM_HASH,
+     .free = hash_free, .allocated_bytes = hash_bytes, .encoding = hash_encoding,
+     .duplicate = hash_duplicate, .save = hash_save, .load = hash_load,
+     .expire_parts = hash_expire_parts, .has_expiring_parts = hash_has_expiring_parts},
 };
 
 /* ---- the registry ---- */

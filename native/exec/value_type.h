@@ -23,6 +23,7 @@
 
 /* Type ids stored in keyspace entries (gr_ks_entry_t.type); 0 is no type. */
 enum { GR_TYPE_STRING = 1, GR_TYPE_LIST = 2 };
+enum { GR_TYPE_HASH = 4 };   /* engines/hash/ (3 is sets') */
 #define GR_VALUE_TYPE_SLOTS 32   /* ids 1 .. GR_VALUE_TYPE_SLOTS - 1 */
 
 struct gr_db;
@@ -44,6 +45,12 @@ typedef struct gr_value_type {
     int (*save)(const void *value, gr_snapshot_writer_t *out);
     void *(*load)(const struct gr_db *db, gr_snapshot_reader_t *in);
     void (*digest)(const void *value, uint8_t out[20]);
+    /* Active expiry of a value's parts (a hash's fields), NULL for types without: remove the
+     * parts due at now_ms, return how many, and set *emptied when nothing is left (the cron then
+     * deletes the key). has_expiring_parts: whether any value of the type holds a part with an
+     * expiry now; the cron walks the keyspace for them only then. */
+    size_t (*expire_parts)(void *value, int64_t now_ms, int *emptied);
+    int (*has_expiring_parts)(void);
 } gr_value_type_t;
 
 /* The row of a type id, or NULL. */
