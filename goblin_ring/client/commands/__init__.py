@@ -13,21 +13,24 @@ is written once: it builds the Redis argv and names the reply conversion; the tr
     strings.py   StringCommands: SET, GET, GETEX, GETSET, MSET, INCRBY, APPEND, GETRANGE, LCS, ...
     bitmaps.py   BitmapCommands: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD (its builder), BITFIELD_RO
     lists.py     ListCommands (blocking ones too) and the engine views client.pma / client.seg
+    hashes.py    HashCommands: HSET, HGET, HGETALL, HSCAN, HRANDFIELD, field expiry (HEXPIRE, HTTL, ...)
 """
 
 from __future__ import annotations
 
 from .bitmaps import BitFieldOperation, BitmapCommands
 from .core import CommandsCore, bool_ok, encode, raise_first_error
+from .hashes import HashCommands
 from .keys import KeyCommands
 from .lists import EngineView, EngineViews, ListCommands
 from .server import ServerCommands
 from .strings import StringCommands
 
 
-class Commands(ServerCommands, KeyCommands, StringCommands, BitmapCommands, ListCommands, EngineViews):
+class Commands(ServerCommands, KeyCommands, StringCommands, BitmapCommands, ListCommands, HashCommands, EngineViews):
     """Every command group; a transport subclasses this and provides _execute."""
 
 
-__all__ = ["BitFieldOperation", "BitmapCommands", "Commands", "CommandsCore", "EngineView", "KeyCommands", "ListCommands", "ServerCommands",
+__all__ = ["BitFieldOperation", "BitmapCommands", "Commands", "CommandsCore", "EngineView", "HashCommands", "KeyCommands",
+           "ListCommands", "ServerCommands",
            "StringCommands", "bool_ok", "encode", "raise_first_error"]
