@@ -360,17 +360,21 @@ void gr_cmd_hincrbyfloat(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
 
 /* ---- HSCAN ---- */
 
-/* Redis's parseScanCursorOrReply: an unsigned decimal that fits 64 bits. */
+/* Redis's parseScanCursorOrReply: strtoul's decimal (a sign allowed, "-1" wraps to the
+ * largest cursor), that fits 64 bits. */
 static int parse_cursor(const uint8_t *data, size_t length, uint64_t *cursor) {
-    if (length == 0 || length > 20) return -1;
+    size_t i = 0;
+    int negative = 0;
+    if (length && (data[0] == '-' || data[0] == '+')) negative = data[i++] == '-';
+    if (length == i || length - i > 20) return -1;
     uint64_t value = 0;
-    for (size_t i = 0; i < length; i++) {
+    for (; i < length; i++) {
         if (data[i] < '0' || data[i] > '9') return -1;
         uint64_t digit = (uint64_t)(data[i] - '0');
         if (value > (UINT64_MAX - digit) / 10) return -1;
         value = value * 10 + digit;
     }
-    *cursor = value;
+    *cursor = negative ? (uint64_t)0 - value : value;
     return 0;
 }
 
@@ -397,10 +401,19 @@ static void scan_collect(void *context, const gr_hash_entry_t *entry) {
     batch->entries[batch->count++] = *entry;
 }
 
+/* Redis's order: the cursor, then the key (a missing key answers an empty scan without
+ * looking at the options, a wrong type WRONGTYPE), then the options. */
 void gr_cmd_hscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     uint64_t cursor;
     if (parse_cursor(argv[2], argv_length[2], &cursor) != 0) {
         reply_error(reply, "ERR invalid cursor");
+        return;
+    }
+    gr_hash_t *hash = NULL;
+    int found = find_hash_or_reply(db, arg(argv, argv_length, 1), &hash, 0, reply);
+    if (found < 0) return;
+    if (!found) {
+        gr_reply_keyed_array_begin(reply, (const uint8_t *)"0", 1, 0);
         return;
     }
     int64_t count = 10;
@@ -424,11 +437,7 @@ void gr_cmd_hscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
             return;
         }
     }
-    gr_hash_t *hash = NULL;
-    int found = find_hash_or_reply(db, arg(argv, argv_length, 1), &hash, 0, reply);
-    if (found < 0) return;
-    uint64_t next = 0;
-    if (found) next = gr_hash_scan(hash, cursor, (size_t)count, scan_collect, &batch);
+    uint64_t next = gr_hash_scan(hash, cursor, (size_t)count, scan_collect, &batch);
     if (batch.failed) {
         gr_mem_free(batch.entries, GR_MEM_OTHER);
         gr_reply_oom(reply);
