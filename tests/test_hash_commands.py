@@ -333,3 +333,32 @@ def test_field_expiry_commands_refuse_bad_input_with_valkeys_texts(client, argv,
     with pytest.raises(ResponseError, match=error):
         client.execute_command(*argv)
     assert client.hget("h", "a") == b"1"
+
+
+def test_config_set_hash_max_listpack_limits_move_hashes_to_the_table(client):
+    try:
+        assert client.execute_command("CONFIG", "SET", "hash-max-listpack-entries", 4) == b"OK"
+        client.hset("h", mapping=fields(4))
+        assert encoding(client, "h") == b"listpack"
+        client.hset("h", "fifth", "x")
+        assert encoding(client, "h") == b"hashtable"
+        assert client.execute_command("CONFIG", "SET", "hash-max-ziplist-value", 3) == b"OK"
+        client.hset("v", "f", "abcd")
+        assert encoding(client, "v") == b"hashtable"
+    finally:
+        client.execute_command("CONFIG", "SET", "hash-max-listpack-entries", 128)
+        client.execute_command("CONFIG", "SET", "hash-max-listpack-value", 64)
+
+
+def test_every_hash_write_counts_in_the_dirty_counter_as_redis_counts_it(client):
+    def changes():
+        return client.info("persistence")["rdb_changes_since_last_save"]
+    before = changes()
+    client.hset("h", mapping={"a": "1", "b": "2", "c": "3"})
+    assert changes() == before + 3
+    client.hget("h", "a")
+    client.hdel("h", "a", "zz")
+    assert changes() == before + 4
+    client.hincrby("h", "b", 1)
+    client.hexpire("h", 100, "b", "zz")
+    assert changes() == before + 6

@@ -40,7 +40,7 @@ static void reply_not_integer(gr_reply_t *reply) {
 static void reply_syntax(gr_reply_t *reply) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); }
 
 static void mark_changed(gr_db_t *db, gr_bytes_t key, int64_t changes) {
-    db->dirty += changes;
+    gr_db_count_changes(db, changes);
     gr_watch_touch_current(db, key);
 }
 
@@ -53,7 +53,7 @@ static void delete_key(gr_db_t *db, gr_bytes_t key) {
 static int expire_fields(gr_db_t *db, gr_bytes_t key, gr_hash_t *hash) {
     size_t expired = gr_hash_expire_due(hash, db->now_ms);
     if (!expired) return 0;
-    db->dirty += (int64_t)expired;
+    gr_db_count_changes(db, (int64_t)expired);
     gr_watch_touch_current(db, key);
     if (gr_hash_count(hash) != 0) return 0;
     gr_ks_delete(db->keyspace, key.data, key.length);

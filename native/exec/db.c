@@ -281,7 +281,7 @@ static void expire_parts(gr_db_t *db, int64_t start, int64_t budget_us) {
         for (int step = 0; step < 4096; step++) {
             part_scan_t scan = {db, {0}, 0, 0};
             db->part_expire_cursor[i] = gr_ks_scan(ks, db->part_expire_cursor[i], expire_parts_visit, &scan);
-            db->dirty += scan.removed;
+            gr_db_count_changes(db, scan.removed);
             for (size_t k = 0; k < scan.count; k++) {   /* the scan is over: deleting is allowed */
                 gr_ks_entry_t *entry = gr_ks_unlink(ks, scan.emptied[k]->key, scan.emptied[k]->key_length);
                 if (entry) {
