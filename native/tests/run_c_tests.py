@@ -36,6 +36,9 @@ PROGRAMS: dict[str, dict] = {
     "test_list_pma": {"layers": ["core"], "files": ["engines/list/list_seg.c", "engines/list/list_pma.c"],
                       "flags": ["-DGR_LPMA_DEBUG"], "args": []},
     "test_keyspace": {"layers": ["core"], "files": ["engines/keyspace.c"], "args": []},
+    "test_hash": {"layers": ["core"], "files": ["engines/hash/hash_compact.c", "engines/hash/hash.c",
+                                                 "engines/table/table.c"],
+                  "args": [os.environ.get("GOBLIN_HASH_STEPS", "200000")]},
     "test_snapshot_io": {"layers": ["core"], "args": []},
     # the table engine sets and hashes share (`test_table --measure N` reports bytes/entry)
     "test_table": {"layers": ["core"], "files": ["engines/table/table.c"],
