@@ -605,6 +605,37 @@ class ClientCore:
             ffi.cast("const int64_t *", ffi.from_buffer(lengths)), count, per_message, self.result))
         return self.value(self.result)
 
+    def hset_many(self, key: bytes, fields: Any, values: Any, per_message: int) -> int:
+        """HSET every field/value pair in one C call (client_batch.c); the fields added."""
+        field_data, field_offsets, field_lengths, count = _pack_values(fields)
+        value_data, value_offsets, value_lengths, value_count = _pack_values(values)
+        if count != value_count:
+            raise ValueError(f"hset_many: {count} fields but {value_count} values")
+        self.check(lib.gr_client_hset_many(
+            self.pointer, key, len(key), _buffer(field_data), _int64s(field_offsets), _int64s(field_lengths),
+            _buffer(value_data), _int64s(value_offsets), _int64s(value_lengths), count, per_message, self.result))
+        return self.value(self.result)
+
+    def hmget_many(self, key: bytes, fields: Any, per_message: int) -> list:
+        """HMGET every field in one C call (client_batch.c): bytes or None per field."""
+        import numpy
+
+        data, offsets, lengths, count = _pack_values(fields)
+        out_offsets = numpy.empty(count, dtype=numpy.int64)
+        out_lengths = numpy.empty(count, dtype=numpy.int64)
+        out_data, out_size = ffi.new("uint8_t **"), ffi.new("size_t *")
+        self.check(lib.gr_client_hmget_many(
+            self.pointer, key, len(key), _buffer(data), _int64s(offsets), _int64s(lengths), count, per_message,
+            _int64s(out_offsets), _int64s(out_lengths), out_data, out_size, self.result))
+        if self.result.template_id == _T_ERROR:
+            self.value(self.result)
+        try:
+            arena = ffi.buffer(out_data[0], out_size[0])[:] if out_size[0] else b""
+        finally:
+            lib.gr_client_batch_free(out_data[0])
+        return [None if length < 0 else arena[offset:offset + length]
+                for offset, length in zip(out_offsets.tolist(), out_lengths.tolist())]
+
     def execute_packed(self, packed: bytes, converts: list) -> list:
         """Run a packed pipeline of hot scalar commands in one C call (gr_client_execute_packed)."""
         from array import array
@@ -638,3 +669,30 @@ class ClientCore:
                 value = convert(value)
             append(value)
         return results
+
+
+def _pack_values(values: Any) -> tuple:
+    """A batch's byte strings as (data, offsets, lengths, count): a numpy 'S' array as it is,
+    anything else joined once (the batch calls' shared layout)."""
+    import numpy
+
+    if isinstance(values, numpy.ndarray) and values.dtype.kind == "S":
+        width = values.dtype.itemsize
+        count = len(values)
+        return (numpy.ascontiguousarray(values).tobytes(), numpy.arange(count, dtype=numpy.int64) * width,
+                numpy.full(count, width, dtype=numpy.int64), count)
+    encoded = [v if isinstance(v, bytes) else v.encode() if isinstance(v, str) else bytes(v) for v in values]
+    count = len(encoded)
+    lengths = numpy.fromiter((len(v) for v in encoded), dtype=numpy.int64, count=count)
+    offsets = numpy.zeros(count, dtype=numpy.int64)
+    if count > 1:
+        numpy.cumsum(lengths[:-1], out=offsets[1:])
+    return b"".join(encoded), offsets, lengths, count
+
+
+def _buffer(data: bytes) -> Any:
+    return ffi.from_buffer("uint8_t[]", data) if data else ffi.NULL
+
+
+def _int64s(array: Any) -> Any:
+    return ffi.cast("int64_t *", ffi.from_buffer(array))

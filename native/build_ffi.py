@@ -40,6 +40,7 @@ CDEF_HEADERS = [
     "exec/db.h",
     "ring/session.h",
     "client/client.h",
+    "client/client_batch.h",
     "server/server.h",
     "client/bench_load.h",
 ]

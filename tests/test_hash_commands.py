@@ -362,3 +362,22 @@ def test_every_hash_write_counts_in_the_dirty_counter_as_redis_counts_it(client)
     client.hincrby("h", "b", 1)
     client.hexpire("h", 100, "b", "zz")
     assert changes() == before + 6
+
+
+def test_hset_many_and_hmget_many_take_sequences_or_numpy_arrays_in_one_call(ring, resp):
+    import numpy
+    ring.flushall()
+    fields = numpy.array([b"%016d" % i for i in range(1000)], dtype="S16")
+    assert ring.hset_many("h", fields, fields[::-1]) == 1000
+    assert ring.hset_many("h", [b"extra", "text"], [b"1", b"2"], per_message=1) == 2
+    assert resp.hlen("h") == 1002 and resp.hget("h", fields[3]) == fields[996]
+    assert ring.hmget_many("h", [b"extra", b"missing", "text"]) == [b"1", None, b"2"]
+    assert ring.hmget_many("h", fields) == list(fields[::-1])
+    assert ring.hmget_many("nokey", [b"a"]) == [None]
+    resp.set("s", "x")
+    with pytest.raises(ResponseError, match="^WRONGTYPE"):
+        ring.hset_many("s", [b"a"], [b"b"])
+    with pytest.raises(ResponseError, match="^WRONGTYPE"):
+        ring.hmget_many("s", [b"a"])
+    with pytest.raises(ValueError):
+        ring.hset_many("h", [b"a", b"b"], [b"1"])

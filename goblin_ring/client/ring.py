@@ -258,6 +258,16 @@ class RingClient(Commands):
     def lpush_many(self, name: Any, values: Sequence[bytes], per_message: int = 128) -> int:
         return self._live().push_many(LEFT, encode(name), values, per_message)
 
+    def hset_many(self, name: Any, fields: Sequence[bytes], values: Sequence[bytes], per_message: int = 128) -> int:
+        """HSET field i to value i for every pair (sequences of bytes or numpy 'S' arrays) in one C
+        call, per_message pairs to a request; returns the fields added."""
+        return self._live().hset_many(encode(name), fields, values, per_message)
+
+    def hmget_many(self, name: Any, fields: Sequence[bytes], per_message: int = 128) -> list:
+        """HMGET every field (a sequence of bytes or a numpy 'S' array) in one C call: bytes or
+        None per field."""
+        return self._live().hmget_many(encode(name), fields, per_message)
+
     def pipeline(self, transaction: bool = False) -> "RingPipeline":
         """Queue commands and send them with up to a full ring in flight. transaction=True
         wraps them in MULTI/EXEC: the server runs them with nothing in between, and a key

@@ -1,0 +1,192 @@
+/* client_batch.c — hset_many and hmget_many (client_batch.h): argv messages built in place
+ * from the caller's packed buffers, pipelined through client.h's gr_client_send /
+ * gr_client_receive, the replies folded as they come back. No per-message Python.
+ */
+#include "client/client_batch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_PER_MESSAGE 128
+
+/* What the replies fold into. */
+typedef struct batch {
+    gr_result_t *result;
+    int have_error;
+    uint8_t *error_text;     /* a copy: the client's arena is reused by the next receive */
+    size_t error_length;
+    int64_t added;           /* hset: the integers summed */
+    /* hmget: the values copied out, in field order */
+    int64_t *out_offsets, *out_lengths;
+    size_t next;
+    uint8_t *data;
+    size_t size, capacity;
+    int no_memory;
+} batch_t;
+
+static void keep_error(batch_t *batch, const gr_result_t *reply) {
+    if (batch->have_error) return;
+    batch->have_error = 1;
+    *batch->result = *reply;
+    batch->error_text = malloc(reply->length ? reply->length : 1);
+    if (batch->error_text) {
+        memcpy(batch->error_text, reply->data, reply->length);
+        batch->error_length = reply->length;
+    }
+}
+
+static int append(batch_t *batch, const uint8_t *data, size_t length) {
+    if (batch->size + length > batch->capacity) {
+        size_t capacity = batch->capacity ? batch->capacity * 2 : 65536;
+        while (capacity < batch->size + length) capacity *= 2;
+        uint8_t *grown = realloc(batch->data, capacity);
+        if (!grown) return -1;
+        batch->data = grown;
+        batch->capacity = capacity;
+    }
+    if (length) memcpy(batch->data + batch->size, data, length);
+    batch->size += length;
+    return 0;
+}
+
+static void fold_hset(batch_t *batch, const gr_result_t *reply) {
+    if (reply->template_id == GR_T_ERROR_REPLY) keep_error(batch, reply);
+    else if (reply->template_id == GR_T_INTEGER_REPLY) batch->added += reply->integer;
+}
+
+static void fold_hmget(batch_t *batch, const gr_result_t *reply) {
+    if (reply->template_id == GR_T_ERROR_REPLY) { keep_error(batch, reply); return; }
+    if (reply->template_id != GR_T_ARRAY_REPLY) return;
+    for (uint32_t i = 1; i < reply->count; i++) {   /* element 0 is the array itself */
+        const gr_element_t *element = &reply->elements[i];
+        size_t at = batch->next++;
+        if (element->kind == GR_ELEMENT_KIND_BULK) {
+            batch->out_offsets[at] = (int64_t)batch->size;
+            batch->out_lengths[at] = element->bytes.length;
+            if (append(batch, element->bytes.data, element->bytes.length)) batch->no_memory = 1;
+        } else {
+            batch->out_offsets[at] = 0;
+            batch->out_lengths[at] = -1;
+        }
+    }
+}
+
+typedef void (*fold_t)(batch_t *batch, const gr_result_t *reply);
+
+/* Send one request; while the request ring is full, take a reply first. */
+static int send_pipelined(gr_client_t *client, gr_request_t *request, batch_t *batch, fold_t fold) {
+    for (;;) {
+        int status = gr_client_send(client, request);
+        if (status != GR_CLIENT_RING_FULL) return status;
+        gr_result_t reply;
+        status = gr_client_receive(client, &reply);
+        if (status != GR_CLIENT_OK) return status;
+        fold(batch, &reply);
+    }
+}
+
+static int drain(gr_client_t *client, batch_t *batch, fold_t fold) {
+    while (gr_client_in_flight(client)) {
+        gr_result_t reply;
+        int status = gr_client_receive(client, &reply);
+        if (status != GR_CLIENT_OK) return status;
+        fold(batch, &reply);
+    }
+    return GR_CLIENT_OK;
+}
+
+/* Point result at the kept error text (owned by the batch until the next call). */
+static uint8_t *last_error_text;
+
+static void finish_error(batch_t *batch) {
+    free(last_error_text);
+    last_error_text = batch->error_text;
+    batch->result->data = last_error_text;
+    batch->result->length = batch->error_length;
+}
+
+static int run(gr_client_t *client, const char *command, size_t command_length, const uint8_t *key,
+               size_t key_length, size_t count, size_t per_item, size_t per_message,
+               const uint8_t *const *sources, const int64_t *const *offsets, const int64_t *const *lengths,
+               batch_t *batch, fold_t fold) {
+    if (gr_client_in_flight(client)) return GR_CLIENT_PROTOCOL;
+    if (per_message == 0) per_message = DEFAULT_PER_MESSAGE;
+    gr_bytes_t *items = malloc((2 + per_message * per_item) * sizeof *items);
+    if (!items) return GR_CLIENT_NO_MEMORY;
+    gr_request_t request;
+    memset(&request, 0, sizeof request);
+    request.template_id = GR_T_COMMAND;
+    request.items = items;
+    items[0] = (gr_bytes_t){(const uint8_t *)command, (uint32_t)command_length};
+    items[1] = (gr_bytes_t){key, (uint32_t)key_length};
+    int status = GR_CLIENT_OK;
+    for (size_t done = 0; done < count && status == GR_CLIENT_OK;) {
+        size_t n = count - done < per_message ? count - done : per_message;
+        uint32_t argc = 2;
+        for (size_t i = done; i < done + n; i++)
+            for (size_t part = 0; part < per_item; part++)
+                items[argc++] = (gr_bytes_t){sources[part] + offsets[part][i], (uint32_t)lengths[part][i]};
+        request.item_count = argc;
+        request.key = items[1];
+        status = send_pipelined(client, &request, batch, fold);
+        done += n;
+    }
+    if (status == GR_CLIENT_OK) status = drain(client, batch, fold);
+    free(items);
+    return status;
+}
+
+int gr_client_hset_many(gr_client_t *client, const uint8_t *key, size_t key_length, const uint8_t *fields,
+                        const int64_t *field_offsets, const int64_t *field_lengths, const uint8_t *values,
+                        const int64_t *value_offsets, const int64_t *value_lengths, size_t count,
+                        size_t per_message, gr_result_t *result) {
+    memset(result, 0, sizeof *result);
+    batch_t batch = {.result = result};
+    const uint8_t *sources[2] = {fields, values};
+    const int64_t *offsets[2] = {field_offsets, value_offsets};
+    const int64_t *lengths[2] = {field_lengths, value_lengths};
+    int status = run(client, "HSET", 4, key, key_length, count, 2, per_message, sources, offsets, lengths, &batch,
+                     fold_hset);
+    if (status == GR_CLIENT_OK && batch.have_error) {
+        finish_error(&batch);
+    } else {
+        free(batch.error_text);
+        if (status == GR_CLIENT_OK) {
+            result->template_id = GR_T_INTEGER_REPLY;
+            result->integer = batch.added;
+        }
+    }
+    return status;
+}
+
+int gr_client_hmget_many(gr_client_t *client, const uint8_t *key, size_t key_length, const uint8_t *fields,
+                         const int64_t *field_offsets, const int64_t *field_lengths, size_t count,
+                         size_t per_message, int64_t *out_offsets, int64_t *out_lengths, uint8_t **out_data,
+                         size_t *out_size, gr_result_t *result) {
+    memset(result, 0, sizeof *result);
+    *out_data = NULL;
+    *out_size = 0;
+    batch_t batch = {.result = result, .out_offsets = out_offsets, .out_lengths = out_lengths};
+    const uint8_t *sources[1] = {fields};
+    const int64_t *offsets[1] = {field_offsets};
+    const int64_t *lengths[1] = {field_lengths};
+    int status = run(client, "HMGET", 5, key, key_length, count, 1, per_message, sources, offsets, lengths, &batch,
+                     fold_hmget);
+    if (status == GR_CLIENT_OK && batch.no_memory) status = GR_CLIENT_NO_MEMORY;
+    if (status == GR_CLIENT_OK && batch.have_error) {
+        finish_error(&batch);
+        free(batch.data);
+        return status;
+    }
+    free(batch.error_text);
+    if (status != GR_CLIENT_OK || batch.next != count) {
+        free(batch.data);
+        return status != GR_CLIENT_OK ? status : GR_CLIENT_PROTOCOL;
+    }
+    result->template_id = GR_T_ARRAY_REPLY;
+    *out_data = batch.data;
+    *out_size = batch.size;
+    return GR_CLIENT_OK;
+}
+
+void gr_client_batch_free(uint8_t *data) { free(data); }
