@@ -203,3 +203,20 @@ def test_client_quick_run_reports_the_python_rows_and_issue_13_targets(tmp_path)
     assert len(targets) == 6 and all(target["ratio"] > 0 for target in targets.values()), targets
     assert "Python RingClient: LRANGE of 16 >= 50% of LLEN (calls/s)" in targets
     assert "Targets (ratios between rows of this run)" in text and "FAILED" not in text
+
+
+def test_hash_quick_run_reports_every_row_memory_per_field_the_write_tail_and_issue_17_targets(tmp_path):
+    text, document = run_bench(tmp_path, "hash", "--hash-size", "2000")
+    check_document(document, "hash")
+    for operation in ("population (HSET x128 pairs), fields/s", "HSET (overwrite)", "HGET", "HMGET 8", "HINCRBY",
+                      "HEXISTS", "HDEL + HSET (pair)", "HGETALL (100-field hash)", "HSCAN COUNT 100"):
+        assert f"| {operation} |" in text, operation
+    rows = {(row["column"], row["operation"]): row for row in document["rows"]}
+    for column in ("goblin-ring-native", "goblin-resp", "goblin-ring call", "goblin-ring pipeline"):
+        assert rows[(column, "HGET")]["status"] == "ok"
+    assert rows[("goblin-ring batch", "population (HSET x128 pairs), fields/s")]["status"] == "ok"
+    assert "| 2000 fields | used_memory_delta |" in text and "| 4000 fields | rss_delta |" in text
+    assert "Write-path tail" in text and "| goblin-ring-native |" in text
+    targets = {target["target"] for target in document["targets"]}
+    assert "ring HGET >= 5x redis (goblin-ring-native)" in targets
+    assert "Python hset_many population >= 3x redis" in targets

@@ -25,7 +25,7 @@ from . import report
 from .engines import ENGINES, parse_engines
 from .scenarios import SCENARIOS, Method, Progress
 
-QUICK = {"n": 5000, "list_size": 5000, "trials": 1, "warmup": 4096}
+QUICK = {"n": 5000, "list_size": 5000, "hash_size": 5000, "trials": 1, "warmup": 4096}
 
 
 def cpu_model() -> str:
@@ -60,13 +60,14 @@ def tool_version(argv: list[str]) -> str:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="goblin-ring-bench", description="goblin-ring beside redis and valkey, "
                                 "measured side by side in one run")
-    p.add_argument("scenario", choices=sorted(SCENARIOS), help="list100k, pingpong, latency, workqueue or client")
+    p.add_argument("scenario", choices=sorted(SCENARIOS), help="list100k, pingpong, latency, workqueue, client or hash")
     p.add_argument("--engines", default="all", help=f"comma list of {', '.join(ENGINES)} (default all)")
     p.add_argument("-n", type=int, default=None, help="requests per row (default 200000)")
     p.add_argument("-P", type=int, default=256, dest="pipeline", help="pipeline depth (default 256)")
     p.add_argument("--trials", type=int, default=None, help="trials per row; the median is reported (3)")
     p.add_argument("--warmup", type=int, default=None, help="untimed operations before each row (>= 4096)")
     p.add_argument("--list-size", type=int, default=None, help="values in the list (100000)")
+    p.add_argument("--hash-size", type=int, default=None, help="fields in the hash scenario's hash (1000000)")
     p.add_argument("--value-size", type=int, default=16, help="bytes per value (16)")
     p.add_argument("--clients", type=int, default=1, metavar="N",
                    help="RESP columns (goblin-resp, redis, valkey): N clients with one request in flight each, "
@@ -95,10 +96,12 @@ def main(argv: list[str] | None = None) -> int:
         engines = parse_engines(args.engines)
     except ValueError as problem:
         error(str(problem))
-    defaults = QUICK if args.quick else {"n": 200_000, "list_size": 100_000, "trials": 3, "warmup": 4096}
+    defaults = QUICK if args.quick else {"n": 200_000, "list_size": 100_000, "hash_size": 1_000_000, "trials": 3,
+                                         "warmup": 4096}
     method = Method(n=args.n or defaults["n"], pipeline=args.pipeline, trials=args.trials or defaults["trials"],
                     warmup=args.warmup if args.warmup is not None else defaults["warmup"],
                     list_size=args.list_size or defaults["list_size"], value_size=args.value_size,
+                    hash_size=args.hash_size or defaults["hash_size"],
                     server_core=args.server_core, client_core=args.client_core, quick=args.quick,
                     clients=args.clients)
     if method.warmup < 4096:

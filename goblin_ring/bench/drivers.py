@@ -124,6 +124,10 @@ def _method_call(target: Any, command: Command) -> tuple:
         return target.blmove, (args[0], args[1], args[4], args[2], args[3])
     if name in ("LMPOP", "BLMPOP"):
         return _lmpop_call(target, name == "BLMPOP", list(args))
+    if name == "HSET" and len(args) > 3:   # HSET key f v f v ... -> hset(key, items=[...])
+        return (lambda key, *items: target.hset(key, items=list(items))), tuple(args)
+    if name == "HSCAN":                    # HSCAN key cursor COUNT n -> hscan(key, cursor, count=n)
+        return (lambda key, cursor, _count_word, count: target.hscan(key, cursor, count=count)), tuple(args)
     return getattr(target, name.lower()), tuple(args)
 
 

@@ -227,6 +227,20 @@ def markdown(results: list[dict], meta: dict) -> str:
                 for goal in goals:
                     value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}{goal.get('unit', 'x')}"
                     lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
+        elif result["scenario"] == "hash":
+            from .scenario_hash import hash_targets
+            lines += throughput_table(result)
+            lines += memory_table(result)
+            if result.get("tail"):
+                lines += ["", "Write-path tail: HSETs growing one hash from empty, one in flight; microseconds.", "",
+                          "| column | p50 | p99 | p99.9 | p99.99 | max |", "|---|---|---|---|---|---|"]
+                for row in result["tail"]:
+                    lines.append(f"| {row['column']} | {row['p50_us']:.1f} | {row['p99_us']:.1f} | "
+                                 f"{row['p99.9_us']:.1f} | {row['p99.99_us']:.1f} | {row['max_us']:.1f} |")
+            lines += ["", "Targets (measured in this run):", ""]
+            for goal in hash_targets(result):
+                value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}{goal.get('unit', 'x')}"
+                lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
         elif result["scenario"] == "workqueue":
             from .workqueue import workqueue_targets
             lines += throughput_table(result)
@@ -300,6 +314,9 @@ def to_json(results: list[dict], meta: dict) -> dict:
     if any(r["scenario"] == "pingpong" for r in results):
         from .scenarios import idle_targets
         targets_seen += [t for r in results if r["scenario"] == "pingpong" for t in idle_targets(r)]
+    if any(r["scenario"] == "hash" for r in results):
+        from .scenario_hash import hash_targets
+        targets_seen += [t for r in results if r["scenario"] == "hash" for t in hash_targets(r)]
     if targets_seen:
         document["targets"] = targets_seen
     return document

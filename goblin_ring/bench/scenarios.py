@@ -42,6 +42,7 @@ class Method:
     client_core: int | None = 1
     quick: bool = False
     clients: int = 1          # RESP columns: this many one-in-flight clients (redis-benchmark -c N -P 1)
+    hash_size: int = 1_000_000   # the hash scenario's fields
 
 
 def values(count: int, size: int) -> list[bytes]:
@@ -522,5 +523,10 @@ def _client(method: Method, engines: list[str], progress: Callable) -> dict:
     return client(method, engines, progress)
 
 
+def _hash(method: Method, engines: list[str], progress: Callable) -> dict:
+    from .scenario_hash import hash_scenario   # imports this module's helpers
+    return hash_scenario(method, engines, progress)
+
+
 SCENARIOS = {"list100k": list100k, "pingpong": pingpong, "latency": latency, "workqueue": _workqueue,
-             "client": _client}
+             "client": _client, "hash": _hash}
