@@ -381,3 +381,29 @@ def test_hset_many_and_hmget_many_take_sequences_or_numpy_arrays_in_one_call(rin
         ring.hmget_many("s", [b"a"])
     with pytest.raises(ValueError):
         ring.hset_many("h", [b"a", b"b"], [b"1"])
+
+
+def test_resp3_shapes_match_redis_hgetall_a_map_and_hrandfield_withvalues_pairs(goblin, redis_server):
+    from resp_wire import raw_connection
+
+    def replies(port):
+        with raw_connection(port) as conn:
+            conn.request("HELLO", "3")
+            conn.request("FLUSHALL")
+            conn.request("HSET", "h", "a", "1")
+            return [conn.request("HGETALL", "h"), conn.request("HGETALL", "missing"),
+                    conn.request("HRANDFIELD", "h", "1", "WITHVALUES"), conn.request("HRANDFIELD", "h", "-2"),
+                    conn.request("HSCAN", "h", "0"), conn.request("HMGET", "h", "a", "b"),
+                    conn.request("HTTL", "h", "FIELDS", "1", "a")]
+
+    ours, theirs = replies(goblin.port), replies(redis_server.port)
+    assert ours[:6] == theirs[:6]
+    assert ours[0] == b"%1\r\n$1\r\na\r\n$1\r\n1\r\n"
+    assert ours[2] == b"*1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n"
+    assert ours[6] == b"*1\r\n:-1\r\n"   # redis 7.0 has no HTTL
+
+
+def test_hrandfield_withvalues_pairs_reach_a_ring_client_as_redis_py_sees_them_over_resp2(ring, resp):
+    ring.flushall()
+    ring.hset("h", mapping={"a": "1", "b": "2"})
+    assert sorted(ring.hrandfield("h", 5, withvalues=True)) == sorted(resp.hrandfield("h", 5, withvalues=True))
