@@ -21,6 +21,7 @@
 #include "core/glob.h"
 #include "core/number.h"
 #include "engines/hash/hash.h"
+#include "engines/table/table.h"   /* HRANDFIELD's set of fields already picked */
 #include "exec/db.h"
 #include "exec/server_text.h"
 #include "exec/transaction.h"
@@ -520,7 +521,24 @@ void gr_cmd_hrandfield(gr_db_t *db, size_t argc, const uint8_t *const *argv, con
         while (gr_hash_iter_next(&iter, &entry)) reply_random_entry(reply, &entry, withvalues, resp3);
         return;
     }
-    /* distinct: every entry in an array, then a partial Fisher-Yates shuffle picks count */
+    if ((uint64_t)count * 3 <= size) {
+        /* distinct, few of many: random entries, the ones already replied remembered in a set
+         * (Redis's CASE 4); should the set run out of memory a field may repeat, the reply
+         * stays well formed */
+        gr_table_t *seen = gr_table_new(0, GR_MEM_OTHER);
+        if (!seen) { gr_reply_oom(reply); return; }
+        gr_table_reserve(seen, (size_t)count);
+        gr_reply_array_begin(reply, (size_t)count * per_entry);
+        for (int64_t added = 0; added < count;) {
+            gr_hash_random(hash, next_random(), &entry);
+            if (gr_table_add(seen, entry.field, entry.field_length) == 0) continue;
+            reply_random_entry(reply, &entry, withvalues, resp3);
+            added++;
+        }
+        gr_table_free(seen);
+        return;
+    }
+    /* distinct, most of them: every entry in an array, then a partial Fisher-Yates shuffle */
     gr_hash_entry_t *all = gr_mem_alloc(size * sizeof *all, GR_MEM_OTHER);
     if (!all) { gr_reply_oom(reply); return; }
     gr_hash_iter_t iter;
