@@ -100,8 +100,12 @@ def _run_fixed_or_compound(session, row: dict, method: Method, offsets: dict) ->
     rates = []
     for trial in range(method.trials):
         if row["kind"] == "fixed" and session.uses_redis_benchmark:
+            # -n a multiple of -P: redis-benchmark finishes its last window past -n otherwise, and a
+            # short run then sometimes aborts with "All clients disconnected" (its timer sees no
+            # client left and finished != -n)
+            count = -(-row["count"] // method.pipeline) * method.pipeline
             try:
-                rates.append(drivers.redis_benchmark(session.server.port, row["count"], method.pipeline,
+                rates.append(drivers.redis_benchmark(session.server.port, count, method.pipeline,
                                                      row["cycle"][0][0], method.client_core))
             except RuntimeError as error:
                 return _na("hash", column, row["label"], str(error))
