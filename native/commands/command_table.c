@@ -26,6 +26,7 @@ static const gr_command_t commands[] = {
 #define COMMAND(name_, arity_, ...) ROW("", 0, name_, arity_, __VA_ARGS__)
 #include "commands/keys.def"
 #include "commands/sort.def"
+#include "commands/set.def"
 #include "commands/string.def"
 #include "commands/bitmap.def"
 #include "commands/hash.def"
@@ -40,6 +41,7 @@ static const gr_command_t subcommands[] = {
 #define SUBCOMMAND(name_, arity_, ...) ROW("", 0, name_, arity_, __VA_ARGS__)
 #include "commands/keys.def"
 #include "commands/sort.def"
+#include "commands/set.def"
 #include "commands/string.def"
 #include "commands/bitmap.def"
 #include "commands/hash.def"

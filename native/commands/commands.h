@@ -1,7 +1,7 @@
 /* commands.h — what the command table's rows (the commands/<family>.def files) point at: the argv builders
  * (command_builders.c) and the handlers, a file per family (cmd_list.c, cmd_keys.c,
- * cmd_string.c, cmd_bitmap.c, cmd_hash.c, cmd_expire.c, cmd_db.c, cmd_server.c, cmd_connection.c, cmd_config.c,
- * cmd_sort.c,
+ * cmd_string.c, cmd_bitmap.c, cmd_hash.c, cmd_set.c, cmd_expire.c, cmd_db.c, cmd_server.c, cmd_connection.c,
+ * cmd_config.c, cmd_sort.c,
  * command_docs.c). Only commands/ includes it: exec reaches these through the rows.
  */
 #ifndef GR_COMMANDS_H
@@ -40,7 +40,9 @@ extern const gr_block_spec_t gr_list_block_pop, gr_list_block_move, gr_list_bloc
     X(echo) X(info) X(memory) X(goblin_memory) X(list_internals) X(config) X(client) X(command) X(hello) \
     X(auth) X(reset) X(object) X(function) X(lastsave) \
     X(time) X(quit) X(copy) \
-    X(renamenx) X(touch) X(randomkey) X(dump) X(restore) X(sort) X(sort_ro)
+    X(renamenx) X(touch) X(randomkey) X(dump) X(restore) X(sort) X(sort_ro) \
+    X(sadd) X(srem) X(smembers) X(sismember) X(smismember) X(scard) X(spop) X(srandmember) X(smove) X(sinter) \
+    X(sintercard) X(sinterstore) X(sunion) X(sunionstore) X(sdiff) X(sdiffstore) X(sscan)
 #define GR_DECLARE_ARGV(name) \
     void gr_cmd_##name(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply);
 GR_ARGV_HANDLERS(GR_DECLARE_ARGV)

@@ -10,6 +10,7 @@
 #include "exec/db.h"
 #include "engines/hash/hash.h"
 #include "engines/list/list.h"
+#include "engines/set/set.h"
 #include "engines/string_value.h"
 
 /* ---- the rows: one per type ---- */
@@ -150,6 +151,56 @@ static void *hash_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
     return hash;
 }
 
+static void set_free(void *value) { gr_set_free(value); }
+static size_t set_bytes(const void *value) { return gr_set_allocated_bytes(value); }
+static const char *set_encoding(const void *value) { return gr_set_encoding_name(value); }
+/* A copy in the source's encoding (Redis's setTypeDup keeps it too). */
+static void *set_duplicate(const gr_db_t *db, const void *value) {
+    (void)db;
+    return gr_set_duplicate(value);
+}
+/* Snapshot form: the member count, then each member length-prefixed. The encoding is not
+ * saved: a loaded set is built as SADD builds one, so it takes the encoding its members and
+ * the server's set-max-* settings give it (as Redis's RDB load re-derives it). */
+static int set_save(const void *value, gr_snapshot_writer_t *out) {
+    const gr_set_t *set = value;
+    gr_snapshot_write_varint(out, gr_set_count(set));
+    gr_set_iter_t iter;
+    gr_set_member_t member;
+    gr_set_iter_start(set, &iter);
+    while (gr_set_iter_next(&iter, &member))
+        if (gr_snapshot_write_bytes(out, member.data, member.length) != 0) return -1;
+    return out->oom ? -1 : 0;
+}
+static void *set_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
+    uint64_t count;
+    if (gr_snapshot_read_count(in, 1, &count) != 0) return NULL;   /* a member is >= 1 byte */
+    if (count == 0) {
+        gr_snapshot_reader_fail(in, "empty set");
+        return NULL;
+    }
+    gr_set_config_t config = {
+        .max_intset_entries = db->config.set_max_intset_entries < 0 ? 0 : (size_t)db->config.set_max_intset_entries,
+        .max_compact_entries = db->config.set_max_listpack_entries < 0 ? 0 : (size_t)db->config.set_max_listpack_entries,
+        .max_compact_value = db->config.set_max_listpack_value < 0 ? 0 : (size_t)db->config.set_max_listpack_value,
+    };
+    gr_set_t *set = NULL;
+    for (uint64_t i = 0; i < count; i++) {
+        const uint8_t *data;
+        size_t length;
+        if (gr_snapshot_read_bytes(in, &data, &length) != 0) break;
+        if (!set && !(set = gr_set_new_for(&config, data, length, (size_t)count))) return NULL;
+        int added = gr_set_add(set, &config, data, length);
+        if (added <= 0) {
+            if (added == 0) gr_snapshot_reader_fail(in, "duplicate set member");
+            break;
+        }
+        if (i + 1 == count) return set;
+    }
+    gr_set_free(set);
+    return NULL;
+}
+
 static const gr_value_type_t builtin_types[] = {
     {.id = GR_TYPE_STRING, .name = "string", .memory = GR_MEM_STRING,
      .free = string_free, .allocated_bytes = string_bytes, .encoding = string_encoding,
@@ -161,6 +212,9 @@ static const gr_value_type_t builtin_types[] = {
      .free = hash_free, .allocated_bytes = hash_bytes, .encoding = hash_encoding,
      .duplicate = hash_duplicate, .save = hash_save, .load = hash_load,
      .expire_parts = hash_expire_parts, .has_expiring_parts = hash_has_expiring_parts},
+    {.id = GR_TYPE_SET, .name = "set", .memory = GR_MEM_SET,
+     .free = set_free, .allocated_bytes = set_bytes, .encoding = set_encoding,
+     .duplicate = set_duplicate, .save = set_save, .load = set_load},
 };
 
 /* ---- the registry ---- */

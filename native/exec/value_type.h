@@ -22,8 +22,8 @@
 #include "core/snapshot_io.h"
 
 /* Type ids stored in keyspace entries (gr_ks_entry_t.type); 0 is no type. */
-enum { GR_TYPE_STRING = 1, GR_TYPE_LIST = 2 };
-enum { GR_TYPE_HASH = 4 };   /* engines/hash/ (3 is sets') */
+enum { GR_TYPE_STRING = 1, GR_TYPE_LIST = 2, GR_TYPE_SET = 3 };
+enum { GR_TYPE_HASH = 4 };   /* engines/hash/ */
 #define GR_VALUE_TYPE_SLOTS 32   /* ids 1 .. GR_VALUE_TYPE_SLOTS - 1 */
 
 struct gr_db;

@@ -22,7 +22,7 @@ sys.path.insert(0, str(NATIVE))
 from sources import sources as native_sources  # noqa: E402  (the one globbed source list)
 
 # Stress sizes: GOBLIN_RING_STRESS_MESSAGES (default 200000; the full run is 5000000),
-# GOBLIN_LIST_OPS, GOBLIN_CODEC_FUZZ.
+# GOBLIN_LIST_OPS, GOBLIN_CODEC_FUZZ, GOBLIN_SET_OPS.
 # Each program links whole layers (native/sources.py globs them) plus single files of a
 # layer it only needs a part of; its own test source is added last.
 SERVER_LAYERS = ["core", "engines", "exec", "commands", "resp"]
@@ -44,6 +44,8 @@ PROGRAMS: dict[str, dict] = {
     "test_table": {"layers": ["core"], "files": ["engines/table/table.c"],
                    "args": [os.environ.get("GOBLIN_TABLE_OPS", "300000")]},
     "test_bitmap": {"files": ["engines/bitmap.c"], "args": [os.environ.get("GOBLIN_BITMAP_ROUNDS", "20000")]},
+    "test_set": {"layers": ["core"], "files": ["engines/set/set_intset.c", "engines/set/set.c", "engines/table/table.c"],
+                 "args": [os.environ.get("GOBLIN_SET_OPS", "20000")]},
     "test_commands": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
     "test_blocking": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"],
                       "args": [os.environ.get("GOBLIN_BLOCKING_ROUNDS", "20000")]},

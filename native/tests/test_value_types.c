@@ -21,7 +21,7 @@
 
 /* ---- the box engine: a counted bag of bytes (engines/box/ in the product) ---- */
 
-#define GR_MEM_BOX ((gr_mem_category_t)GR_MEM_FIRST_FREE)   /* the engine's own allocator category */
+#define GR_MEM_BOX ((gr_mem_category_t)(GR_MEM_CATEGORY_COUNT - 1))   /* the engine's own allocator category (the last free one; product types take theirs from GR_MEM_FIRST_FREE up) */
 enum { GR_TYPE_BOX = 9 };
 
 typedef struct box {
@@ -104,7 +104,7 @@ static void test_registration_rules(void) {
     CHECK(gr_value_type_register(&box_type) == -1, "an id registers once");
     gr_value_type_t same_category = box_type, same_name = box_type;
     same_category.id = 10, same_category.name = "other";
-    same_name.id = 11, same_name.memory = (gr_mem_category_t)(GR_MEM_FIRST_FREE + 1);
+    same_name.id = 11, same_name.memory = (gr_mem_category_t)(GR_MEM_CATEGORY_COUNT - 2);
     CHECK(gr_value_type_register(&same_category) == -1, "one type per memory category");
     CHECK(gr_value_type_register(&same_name) == -1, "one type per name");
     CHECK(gr_value_type_named((const uint8_t *)"BOX", 3) == &box_type, "names are case-insensitive");

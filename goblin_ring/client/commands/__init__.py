@@ -14,6 +14,7 @@ is written once: it builds the Redis argv and names the reply conversion; the tr
     bitmaps.py   BitmapCommands: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD (its builder), BITFIELD_RO
     lists.py     ListCommands (blocking ones too) and the engine views client.pma / client.seg
     hashes.py    HashCommands: HSET, HGET, HGETALL, HSCAN, HRANDFIELD, field expiry (HEXPIRE, HTTL, ...)
+    sets.py      SetCommands: SADD, SMEMBERS, SINTER, SSCAN, ... (Python sets where redis-py gives them)
 """
 
 from __future__ import annotations
@@ -24,13 +25,15 @@ from .hashes import HashCommands
 from .keys import KeyCommands
 from .lists import EngineView, EngineViews, ListCommands
 from .server import ServerCommands
+from .sets import SetCommands
 from .strings import StringCommands
 
 
-class Commands(ServerCommands, KeyCommands, StringCommands, BitmapCommands, ListCommands, HashCommands, EngineViews):
+class Commands(ServerCommands, KeyCommands, StringCommands, BitmapCommands, ListCommands, HashCommands, SetCommands,
+               EngineViews):
     """Every command group; a transport subclasses this and provides _execute."""
 
 
 __all__ = ["BitFieldOperation", "BitmapCommands", "Commands", "CommandsCore", "EngineView", "HashCommands", "KeyCommands",
-           "ListCommands", "ServerCommands",
+           "ListCommands", "ServerCommands", "SetCommands",
            "StringCommands", "bool_ok", "encode", "raise_first_error"]
