@@ -356,3 +356,51 @@ def test_redis_py_sees_python_sets(goblin):
         assert r.smismember("s", ["a", "b"]) == [0, 1]
     finally:
         r.close()
+
+
+def dirty(client):
+    return client.info("persistence")["rdb_changes_since_last_save"]
+
+
+def test_every_set_change_counts_as_redis_s_dirty_counter(client, redis_server):
+    """Each step's change of rdb_changes_since_last_save equals redis-server's for the same step."""
+    steps = [("SADD", "s", "a", "b", "c"), ("SADD", "s", "a"), ("SREM", "s", "a", "zz"), ("SREM", "s", "zz"),
+             ("SMOVE", "s", "t", "b"), ("SMOVE", "s", "t", "nope"), ("SADD", "t", "b"), ("SMOVE", "t", "s", "b"),
+             ("SADD", "u", "1", "2", "3"), ("SINTERSTORE", "d", "s", "u"), ("SUNIONSTORE", "d", "s", "u"),
+             ("SDIFFSTORE", "d", "missing"), ("SDIFFSTORE", "d", "missing"), ("SPOP", "u"), ("SPOP", "u", "0"),
+             ("SPOP", "u", "5"), ("SPOP", "missing"), ("SISMEMBER", "s", "b"), ("SADD", "v", "x", "y", "z"),
+             ("SPOP", "v", "2")]
+    reference = RespClient(port=redis_server.port, socket_timeout=10)
+    try:
+        reference.flushall()
+        for step in steps:
+            before, reference_before = dirty(client), dirty(reference)
+            client.execute_command(*step)
+            reference.execute_command(*step)
+            assert dirty(client) - before == dirty(reference) - reference_before, step
+    finally:
+        reference.close()
+
+
+def test_config_set_thresholds_are_honoured_by_new_conversions(client):
+    try:
+        client.execute_command("CONFIG", "SET", "set-max-intset-entries", "4")
+        client.execute_command("CONFIG", "SET", "set-max-listpack-entries", "3")
+        client.execute_command("CONFIG", "SET", "set-max-listpack-value", "5")
+        client.sadd("i", 1, 2, 3, 4)
+        assert encoding(client, "i") == b"intset"
+        client.sadd("i", 5)
+        assert encoding(client, "i") == b"hashtable"
+        client.sadd("l", "a", "b")
+        assert encoding(client, "l") == b"listpack"
+        client.sadd("l", "c")
+        assert encoding(client, "l") == b"listpack"
+        client.sadd("l", "d")
+        assert encoding(client, "l") == b"hashtable"
+        client.sadd("v", "short")
+        client.sadd("v", "longer")
+        assert encoding(client, "v") == b"hashtable"
+    finally:
+        client.execute_command("CONFIG", "SET", "set-max-intset-entries", "512")
+        client.execute_command("CONFIG", "SET", "set-max-listpack-entries", "128")
+        client.execute_command("CONFIG", "SET", "set-max-listpack-value", "64")

@@ -60,7 +60,7 @@ def tool_version(argv: list[str]) -> str:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="goblin-ring-bench", description="goblin-ring beside redis and valkey, "
                                 "measured side by side in one run")
-    p.add_argument("scenario", choices=sorted(SCENARIOS), help="list100k, pingpong, latency, workqueue, client or hash")
+    p.add_argument("scenario", choices=sorted(SCENARIOS), help="list100k, pingpong, latency, workqueue, client, hash or set")
     p.add_argument("--engines", default="all", help=f"comma list of {', '.join(ENGINES)} (default all)")
     p.add_argument("-n", type=int, default=None, help="requests per row (default 200000)")
     p.add_argument("-P", type=int, default=256, dest="pipeline", help="pipeline depth (default 256)")

@@ -261,6 +261,14 @@ def markdown(results: list[dict], meta: dict) -> str:
             for goal in client_targets(result):
                 value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}x"
                 lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
+        elif result["scenario"] == "set":
+            from .scenario_set import set_targets
+            lines += throughput_table(result)
+            lines += memory_table(result)
+            lines += ["", "Targets (measured in this run):", ""]
+            for goal in set_targets(result):
+                value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}{goal.get('unit', 'x')}"
+                lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
         elif result["scenario"] == "pingpong":
             lines += ["One request in flight per client; microseconds per round trip.", ""]
             lines += latency_table(result, "ping")
@@ -311,6 +319,9 @@ def to_json(results: list[dict], meta: dict) -> dict:
     if any(r["scenario"] == "client" for r in results):
         from .client_rows import client_targets
         targets_seen += [t for r in results if r["scenario"] == "client" for t in client_targets(r)]
+    if any(r["scenario"] == "set" for r in results):
+        from .scenario_set import set_targets
+        targets_seen += [t for r in results if r["scenario"] == "set" for t in set_targets(r)]
     if any(r["scenario"] == "pingpong" for r in results):
         from .scenarios import idle_targets
         targets_seen += [t for r in results if r["scenario"] == "pingpong" for t in idle_targets(r)]
@@ -348,7 +359,7 @@ def write_plot(path: str, results: list[dict]) -> str:
     bars: list[tuple[str, str, float]] = []
     for result in results:
         ok = [r for r in result["rows"] if r.get("status") == "ok"]
-        by_rate = result["scenario"] in ("list100k", "workqueue", "client")
+        by_rate = result["scenario"] in ("list100k", "workqueue", "client", "set")
         score = _headline if by_rate else (lambda r: 1.0 / r["p50_us"] if r.get("p50_us") else None)
         operations = list(dict.fromkeys(r["operation"] for r in ok)) if by_rate else ["p50"]
         for operation in operations:

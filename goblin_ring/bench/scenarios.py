@@ -528,5 +528,10 @@ def _hash(method: Method, engines: list[str], progress: Callable) -> dict:
     return hash_scenario(method, engines, progress)
 
 
+def _set(method: Method, engines: list[str], progress: Callable) -> dict:
+    from .scenario_set import set_scenario   # imports this module's helpers
+    return set_scenario(method, engines, progress)
+
+
 SCENARIOS = {"list100k": list100k, "pingpong": pingpong, "latency": latency, "workqueue": _workqueue,
-             "client": _client, "hash": _hash}
+             "client": _client, "hash": _hash, "set": _set}
