@@ -65,6 +65,21 @@ static void model_remove(model_t *m, size_t at) {
     m->count--;
 }
 
+/* An intset converted to compact keeps its ascending order: the model's members, all integers
+ * then, are put in that order (insertion sort: at most max_compact_entries of them). */
+static void model_sort_as_integers(model_t *m) {
+    for (size_t i = 1; i < m->count; i++) {
+        for (size_t j = i; j > 0; j--) {
+            int64_t a, b;
+            is_integer(m->members[j - 1], m->lengths[j - 1], &a);
+            is_integer(m->members[j], m->lengths[j], &b);
+            if (a <= b) break;
+            char *member = m->members[j]; m->members[j] = m->members[j - 1]; m->members[j - 1] = member;
+            size_t length = m->lengths[j]; m->lengths[j] = m->lengths[j - 1]; m->lengths[j - 1] = length;
+        }
+    }
+}
+
 static void model_clear(model_t *m) {
     for (size_t i = 0; i < m->count; i++) free(m->members[i]);
     free(m->members);
@@ -159,7 +174,11 @@ static void run(uint64_t ops, const gr_set_config_t *config, size_t universe) {
             gr_set_encoding_t expected = at < 0 ? next_encoding(&m, config, data, length) : m.encoding;
             int added = gr_set_add(set, config, (const uint8_t *)data, length);
             CHECK(added == (at < 0), "add %.*s: %d", (int)length, data, added);
-            if (at < 0) { model_add(&m, data, length); m.encoding = expected; }
+            if (at < 0) {
+                if (m.encoding == GR_SET_INTSET && expected == GR_SET_COMPACT) model_sort_as_integers(&m);
+                model_add(&m, data, length);
+                m.encoding = expected;
+            }
             break;
         }
         case 4: case 5: {   /* remove, often a member that is there */

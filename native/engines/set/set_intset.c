@@ -76,7 +76,10 @@ int gr_intset_add(gr_intset_t *set, int64_t value, gr_mem_category_t category) {
         set->count++;
         return 1;
     }
-    if (width > set->width) set->width = width;   /* empty: start at the width it needs */
+    if (width > set->width) {   /* empty: the array's bytes hold fewer values at the wider width */
+        set->capacity = (uint32_t)((size_t)set->capacity * set->width / width);
+        set->width = width;
+    }
     size_t at;
     if (set->count > 0 && search(set, value, &at)) return 0;
     if (set->count == 0) at = 0;
