@@ -404,3 +404,29 @@ def test_config_set_thresholds_are_honoured_by_new_conversions(client):
         client.execute_command("CONFIG", "SET", "set-max-intset-entries", "512")
         client.execute_command("CONFIG", "SET", "set-max-listpack-entries", "128")
         client.execute_command("CONFIG", "SET", "set-max-listpack-value", "64")
+
+
+def test_sort_reads_sets_as_redis_does(client, redis_server):
+    reference = RespClient(port=redis_server.port, socket_timeout=10)
+    try:
+        for c in (client, reference):
+            c.flushall()
+            c.sadd("n", 3, 10, -1, 7)
+            c.sadd("w", "b", "a", "c")
+            c.sadd("big", *[f"m{i}" for i in range(300)])
+            c.set("weight_a", 3), c.set("weight_b", 1), c.set("weight_c", 2)
+        for argv in (("SORT", "n"), ("SORT", "n", "DESC", "LIMIT", "1", "2"), ("SORT", "w", "ALPHA"),
+                     ("SORT", "w", "BY", "weight_*"), ("SORT", "w", "BY", "weight_*", "GET", "#", "GET", "weight_*"),
+                     ("SORT", "big", "ALPHA", "LIMIT", "0", "5"), ("SORT_RO", "n"), ("SORT", "w"),
+                     ("SORT", "w", "BY", "nosort", "STORE", "dst"), ("LRANGE", "dst", "0", "-1")):
+            got, expected = (error_or_reply(c, argv) for c in (client, reference))
+            assert got == expected, argv
+    finally:
+        reference.close()
+
+
+def error_or_reply(client, argv):
+    try:
+        return client.execute_command(*argv)
+    except ResponseError as error:
+        return str(error)

@@ -22,6 +22,7 @@
 #include "commands/commands.h"
 #include "core/number.h"
 #include "engines/list/list.h"
+#include "engines/set/set.h"
 #include "engines/string_value.h"
 #include "exec/blocking.h"
 #include "exec/db.h"
@@ -82,7 +83,8 @@ static inline gr_bytes_t element_of(const sort_vector_t *v, const sort_item_t *i
 /* The number of elements of a sortable value, or -1 for a type SORT refuses (WRONGTYPE). */
 static long sortable_length(const gr_ks_entry_t *entry) {
     if (entry->type == GR_TYPE_LIST) return (long)gr_list_length(entry->value);
-    /* sets (GR_TYPE_SET) and sorted sets join here when their engines land */
+    if (entry->type == GR_TYPE_SET) return (long)gr_set_count(entry->value);
+    /* sorted sets join here when their engine lands */
     return -1;
 }
 
@@ -101,8 +103,14 @@ static void collect_elements(sort_vector_t *v, const gr_ks_entry_t *entry) {
         collect_list_range(v, entry->value, 0, (long)gr_list_length(entry->value), 0);
         return;
     }
-    /* GR_TYPE_SET: every member (sets have no order of their own).
-     * Sorted sets: members by score (Redis's native order), when issue 18 lands. */
+    if (entry->type == GR_TYPE_SET) {   /* every member (a set has no order of its own) */
+        gr_set_iter_t iter;
+        gr_set_member_t member;
+        gr_set_iter_start(entry->value, &iter);
+        while (gr_set_iter_next(&iter, &member)) vector_push(v, member.data, member.length);
+        return;
+    }
+    /* Sorted sets: members by score (Redis's native order), when issue 18 lands. */
 }
 
 /* ---- BY and GET patterns ---- */
