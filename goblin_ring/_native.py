@@ -10,6 +10,7 @@ plain Python.
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
 import socket
 from pathlib import Path
@@ -473,8 +474,15 @@ def _reply_tree(kinds: list, integers: list, offsets: list, lengths: list, arena
     return root[0]
 
 
+PLAIN_CAPACITY = 1 << 17   # a plain call's reply up to this many marshal bytes is built by one marshal.loads
+
+
 class ClientCore:
-    """gr_client_t: one cffi call per command (native/client/client.h)."""
+    """gr_client_t: one cffi call per command (native/client/client.h).
+
+    `plain` is the buffer the plain calls write their reply into as the Python object it
+    stands for (native/client/plain_reply.h): marshal.loads(core.plain) is the reply, or
+    Ellipsis when it is in `result` instead (an error, or too large): see plain_fallback."""
 
     def __init__(self, requests: Segment, replies: Segment, doorbell_fd: int, control_fd: int):
         error = ffi.new("char[]", 256)
@@ -486,8 +494,25 @@ class ClientCore:
         self.result = ffi.new("gr_result_t *")
         self.gone = False
         self.max_message = lib.gr_client_max_message(pointer)
+        # never resized and kept as long as the client: C writes through its address
+        self.plain = bytearray(PLAIN_CAPACITY)
+        self._plain_pointer = ffi.from_buffer("uint8_t[]", self.plain)
+        lib.gr_client_set_plain_output(pointer, self._plain_pointer, PLAIN_CAPACITY)
         self._layout_capacity = 0
         self._grow_layout(256)
+
+    def plain_fallback(self) -> Any:
+        """The value of a plain call whose reply was not written into `plain`: an error reply
+        (raised), an array too large for it (written into a buffer of its size), or an array
+        holding an error element (built by _reply_tree)."""
+        result = self.result
+        if result.template_id == _T_ARRAY:
+            needed = lib.gr_plain_reply_write(result, 0, ffi.NULL, 0)
+            if needed > 0:
+                out = bytearray(needed)
+                lib.gr_plain_reply_write(result, 0, ffi.from_buffer("uint8_t[]", out), needed)
+                return marshal.loads(out)
+        return self.value(result)
 
     def _grow_layout(self, count: int) -> None:
         """Arrays gr_client_result_layout fills: one C call per array reply, not one per element."""
@@ -499,21 +524,32 @@ class ClientCore:
         self._layout_capacity = capacity
 
     def close(self) -> None:
-        if self.pointer is not None:
+        """Free the C client. The object stays, closed: its pointer NULL (a plain call on it
+        answers GR_CLIENT_CLOSED) and its plain output Ellipsis, so a call after close raises
+        ConnectionError through the same check as any failed call."""
+        if self.pointer:
             lib.gr_client_free(self.pointer)
-            self.pointer = None
+            self.pointer = ffi.NULL
+            self.plain[0] = ord(".")
 
     def set_wait(self, spin_iterations: int, timeout_s: float | None) -> None:
         lib.gr_client_set_wait(self.pointer, spin_iterations, -1 if timeout_s is None else int(timeout_s * 1e9))
 
     def check(self, status: int) -> None:
         if status:
-            if self.pointer is None:
+            if not self.pointer or status == lib.GR_CLIENT_CLOSED:
                 raise _ConnectionError("the client is closed")
             exception, message = _CLIENT_ERRORS.get(status, (ProtocolError, f"client status {status}"))
             if status == lib.GR_CLIENT_PEER_GONE:
                 self.gone = True
             raise exception(message)
+
+    def settle(self, status: int) -> Any:
+        """A plain call whose plain output held Ellipsis: the failure its status names
+        (raised), or the reply that was not written there (plain_fallback)."""
+        if status:
+            self.check(status)
+        return self.plain_fallback()
 
     def value(self, r: Any) -> Any:
         """The Python value of a gr_result_t, or the ResponseError it carries (raised)."""

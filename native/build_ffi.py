@@ -41,6 +41,7 @@ CDEF_HEADERS = [
     "ring/session.h",
     "client/client.h",
     "client/client_batch.h",
+    "client/plain_reply.h",
     "server/server.h",
     "client/bench_load.h",
 ]

@@ -22,7 +22,8 @@ def command_methods() -> list[str]:
 
 
 # RingClient's hand-tuned plain forms (typed in C without argv; every other form is the shared method)
-RING_HOT = {"ping", "llen", "lindex", "get", "set", "lset", "lpop", "rpop", "lpush", "rpush"}
+RING_HOT = {"ping", "llen", "lindex", "get", "set", "lset", "lpop", "rpop", "lpush", "rpush", "lrange", "ltrim",
+            "lmove", "rpoplpush", "blmove", "brpoplpush", "blpop", "brpop", "lmpop", "blmpop"}
 
 
 def test_every_command_method_is_defined_once_in_its_group_and_shared_by_both_clients():

@@ -11,6 +11,7 @@ request, validates, encodes and sends, then waits for and decodes the reply.
 
 from __future__ import annotations
 
+import marshal
 import os
 import socket
 import struct
@@ -19,21 +20,24 @@ from typing import Any, Sequence
 
 from .. import _native, control
 from ..errors import ConnectionError, ProtocolError, WatchError, error_from_reply
-from .commands import Commands, bool_ok, encode, raise_first_error
+from .commands import Commands, ListCommands, bool_ok, encode, raise_first_error
 
 LEFT, RIGHT = 0, 1
+_ENDS = {"LEFT": LEFT, "RIGHT": RIGHT, b"LEFT": LEFT, b"RIGHT": RIGHT,
+         "left": LEFT, "right": RIGHT, b"left": LEFT, b"right": RIGHT}   # other spellings take argv
 
 _T = _native.lib
-_call_argv, _ping, _key_int, _key_value = (_T.gr_client_call_argv, _T.gr_client_ping, _T.gr_client_key_int,
-                                           _T.gr_client_key_value)
-_buffer, _string, _NULL = _native.ffi.buffer, _native.ffi.string, _native.ffi.NULL
-_struct_format, _unpack_from = _T.gr_client_result_struct_format, struct.unpack_from
-# an array of up to a few hundred values, 64 KiB in all, is read with one unpack; a longer one by ClientCore.value
-_FORMAT_CAPACITY, _VALUES_CAPACITY = 4096, 65536
+_call_argv, _ping, _key_int, _key_value, _key_range, _pop_keys, _move = (
+    _T.gr_client_call_argv, _T.gr_client_ping, _T.gr_client_key_int, _T.gr_client_key_value, _T.gr_client_key_range,
+    _T.gr_client_pop_keys, _T.gr_client_move)
+_NULL = _native.ffi.NULL
+_loads = marshal.loads
 _join = b"".join
 _LINDEX, _LLEN, _LSET, _PUSH, _POP, _PING, _GET, _SET = (
     _T.GR_T_LINDEX, _T.GR_T_LLEN, _T.GR_T_LSET, _T.GR_T_PUSH, _T.GR_T_POP, _T.GR_T_PING, _T.GR_T_GET, _T.GR_T_SET)
-_BULK, _INTEGER, _STATUS, _ARRAY = _T.GR_T_BULK_REPLY, _T.GR_T_INTEGER_REPLY, _T.GR_T_STATUS_REPLY, _T.GR_T_ARRAY_REPLY
+_LRANGE, _LTRIM, _LMOVE, _LMPOP, _BPOP, _BLMOVE, _BLMPOP = (
+    _T.GR_T_LRANGE, _T.GR_T_LTRIM, _T.GR_T_LMOVE, _T.GR_T_LMPOP, _T.GR_T_BPOP, _T.GR_T_BLMOVE, _T.GR_T_BLMPOP)
+_COUNT_MAX = 2 ** 32 - 1    # the request's count field; Redis pops at most the list anyway
 
 
 class RingClient(Commands):
@@ -61,9 +65,6 @@ class RingClient(Commands):
             raise
         self._closed = False
         self._core.set_wait(spin_iterations, timeout)
-        self._format = _native.ffi.new("char[]", _FORMAT_CAPACITY)
-        self._values = bytearray(_VALUES_CAPACITY)      # never resized: C writes through the pointer
-        self._values_pointer = _native.ffi.from_buffer("uint8_t[]", self._values)
         self.session_id: int
 
     def _attach(self, ring_size: int, client_name: str) -> None:
@@ -107,8 +108,7 @@ class RingClient(Commands):
 
     def _release(self) -> None:
         if self._core is not None:
-            self._core.close()
-            self._core = None
+            self._core.close()             # kept, closed: a later call raises ConnectionError
         for segment in self._segments:
             segment.close()
         self._segments.clear()
@@ -134,7 +134,7 @@ class RingClient(Commands):
         return self._live().max_message
 
     def _live(self) -> _native.ClientCore:
-        if self._closed or self._core is None:
+        if self._closed or self._core is None or not self._core.pointer:
             raise ConnectionError("the client is closed")
         if self._core.gone:
             raise ConnectionError("the server closed the session")
@@ -143,31 +143,16 @@ class RingClient(Commands):
     # ---- execution ----
 
     def _call(self, function: Any, *args: Any) -> Any:
-        """The one preamble of every command: the live session, one C call that sends the
-        request and waits (function(core, *args, result)), and the reply read straight from
-        the gr_result_t (integer, bulk and status here; arrays and errors by ClientCore.value)."""
+        """The one C call of a command: function(client, *args, result) sends the request,
+        waits, and writes the reply into core.plain as the Python object it stands for, which
+        one marshal.loads builds. Ellipsis there means the reply is not there: core.settle
+        raises the failure the status names (a closed client included: C answers
+        GR_CLIENT_CLOSED) or reads the reply from the gr_result_t. The hottest plain forms
+        below spell these three lines out themselves, to save a Python call each."""
         core = self._core
-        if core is None or core.gone:
-            core = self._live()
-        result = core.result
-        status = function(core.pointer, *args, result)
-        if status:
-            core.check(status)
-        kind = result.template_id
-        if kind == _INTEGER:
-            return result.integer
-        if kind == _BULK:
-            return None if result.is_nil else _buffer(result.data, result.length)[:]
-        if kind == _STATUS:
-            return _buffer(result.data, result.length)[:]
-        if kind == _ARRAY:      # bulks (LRANGE, BLPOP, LMPOP's values): every bytes object in one unpack
-            length = _struct_format(core.pointer, result, self._format, _FORMAT_CAPACITY, self._values_pointer,
-                                    _VALUES_CAPACITY)
-            if length >= 0:
-                form = _string(self._format)
-                values = _unpack_from(form, self._values)
-                return list(values) if form[0] == 61 else [values[0], list(values[1:])]   # '=' flat, '<' nested
-        return core.value(result)
+        status = function(core.pointer, *args, core.result)
+        value = _loads(core.plain)
+        return core.settle(status) if value is ... else value
 
     def _execute(self, argv: tuple, convert=None) -> Any:
         """Every command method: its argv (bytes-like) packed into one buffer plus the
@@ -183,18 +168,26 @@ class RingClient(Commands):
             value = self._call(_call_argv, data, len(data), list(map(len, argv)), len(argv))
         return value if convert is None else convert(value)
 
-    # The hottest commands in their plain forms skip argv: typed in C from typed arguments
-    # (gr_client_ping, _key_int, _key_value), through the same _call. Any other form is the
-    # shared method.
+    # The hot commands in their plain forms skip argv: typed in C from typed arguments
+    # (gr_client_ping, _key_int, _key_value, _key_range, _pop_keys, _move), sending exactly the
+    # request C builds from their argv. Any other form (another spelling of LEFT, a timedelta,
+    # three keys, a number beyond its field) is the shared method, where C builds the request
+    # from argv and the server words any error.
 
     def ping(self, message: Any = None) -> Any:
         if message is not None:
             return super().ping(message)
-        return self._call(_ping) == b"PONG"
+        core = self._core
+        status = _ping(core.pointer, core.result)
+        value = _loads(core.plain)
+        return (core.settle(status) if value is ... else value) == b"PONG"
 
     def llen(self, name: Any) -> int:
         key = name if type(name) is bytes else encode(name)
-        return self._call(_key_int, _LLEN, key, len(key), 0)
+        core = self._core
+        status = _key_int(core.pointer, _LLEN, key, len(key), 0, core.result)
+        value = _loads(core.plain)
+        return core.settle(status) if value is ... else value
 
     def lindex(self, name: Any, index: int) -> bytes | None:
         key = name if type(name) is bytes else encode(name)
@@ -204,6 +197,27 @@ class RingClient(Commands):
             return self._call(_key_int, _LINDEX, key, len(key), index)
         except OverflowError:                   # beyond int64: the server's error text
             return super().lindex(name, index)
+
+    def lrange(self, name: Any, start: int, end: int) -> list:
+        if type(start) is int and type(end) is int:
+            key = name if type(name) is bytes else encode(name)
+            core = self._core
+            try:
+                status = _key_range(core.pointer, _LRANGE, key, len(key), start, end, core.result)
+            except OverflowError:               # beyond int64: the server's error text
+                return super().lrange(name, start, end)
+            value = _loads(core.plain)
+            return core.settle(status) if value is ... else value
+        return super().lrange(name, start, end)
+
+    def ltrim(self, name: Any, start: int, end: int) -> bool:
+        if type(start) is not int or type(end) is not int:
+            return super().ltrim(name, start, end)
+        key = name if type(name) is bytes else encode(name)
+        try:
+            return self._call(_key_range, _LTRIM, key, len(key), start, end) == b"OK"
+        except OverflowError:
+            return super().ltrim(name, start, end)
 
     def get(self, name: Any) -> bytes | None:
         key = name if type(name) is bytes else encode(name)
@@ -223,15 +237,23 @@ class RingClient(Commands):
         data = value if type(value) is bytes else encode(value)
         return self._call(_key_value, _LSET, 0, 0, index, key, len(key), data, len(data)) == b"OK"
 
-    def _pop(self, end: int, name: Any) -> Any:
-        key = name if type(name) is bytes else encode(name)
-        return self._call(_key_value, _POP, end, 0, 0, key, len(key), _NULL, 0)
-
     def lpop(self, name: Any, count: int | None = None) -> Any:
-        return super().lpop(name, count) if count is not None else self._pop(LEFT, name)
+        if count is not None:
+            return super().lpop(name, count)
+        key = name if type(name) is bytes else encode(name)
+        core = self._core
+        status = _key_value(core.pointer, _POP, LEFT, 0, 0, key, len(key), _NULL, 0, core.result)
+        value = _loads(core.plain)
+        return core.settle(status) if value is ... else value
 
     def rpop(self, name: Any, count: int | None = None) -> Any:
-        return super().rpop(name, count) if count is not None else self._pop(RIGHT, name)
+        if count is not None:
+            return super().rpop(name, count)
+        key = name if type(name) is bytes else encode(name)
+        core = self._core
+        status = _key_value(core.pointer, _POP, RIGHT, 0, 0, key, len(key), _NULL, 0, core.result)
+        value = _loads(core.plain)
+        return core.settle(status) if value is ... else value
 
     def _push(self, end: int, name: Any, value: Any) -> int:
         key = name if type(name) is bytes else encode(name)
@@ -243,6 +265,120 @@ class RingClient(Commands):
 
     def rpush(self, name: Any, *values: Any) -> int:
         return self._push(RIGHT, name, values[0]) if len(values) == 1 else super().rpush(name, *values)
+
+    def lmove(self, first_list: Any, second_list: Any, src: str = "LEFT", dest: str = "RIGHT") -> bytes | None:
+        return self._move(_LMOVE, first_list, second_list, src, dest, 0.0, ListCommands.lmove,
+                          (first_list, second_list, src, dest))
+
+    def rpoplpush(self, src: Any, dst: Any) -> bytes | None:
+        return self._move(_LMOVE, src, dst, "RIGHT", "LEFT", 0.0, ListCommands.rpoplpush, (src, dst))
+
+    def blmove(self, first_list: Any, second_list: Any, timeout: Any, src: str = "LEFT",
+               dest: str = "RIGHT") -> bytes | None:
+        return self._move(_BLMOVE, first_list, second_list, src, dest, timeout, ListCommands.blmove,
+                          (first_list, second_list, timeout, src, dest))
+
+    def brpoplpush(self, src: Any, dst: Any, timeout: Any = 0) -> bytes | None:
+        return self._move(_BLMOVE, src, dst, "RIGHT", "LEFT", timeout, ListCommands.brpoplpush, (src, dst, timeout))
+
+    def _move(self, template: int, source: Any, destination: Any, src: Any, dest: Any, timeout: Any,
+              shared: Any, arguments: tuple) -> Any:
+        """LMOVE and BLMOVE typed (RPOPLPUSH and BRPOPLPUSH are their RIGHT LEFT): the ends
+        spelled LEFT/RIGHT (or lower case), the timeout a number; else the shared method."""
+        try:
+            from_end, to_end = _ENDS.get(src), _ENDS.get(dest)
+        except TypeError:                       # unhashable: the shared method's DataError
+            from_end = None
+        if from_end is None or to_end is None:
+            return shared(self, *arguments)
+        kind = type(timeout)
+        if not (kind is float or kind is int):
+            if timeout is not None:             # a timedelta, a text: the shared method
+                return shared(self, *arguments)
+            timeout = 0                         # None: forever, as 0
+        key = source if type(source) is bytes else encode(source)
+        other = destination if type(destination) is bytes else encode(destination)
+        core = self._core
+        try:
+            status = _move(core.pointer, template, from_end, to_end, timeout, key, len(key), other, len(other),
+                           core.result)
+        except OverflowError:                   # a timeout beyond a double: the server's error text
+            return shared(self, *arguments)
+        value = _loads(core.plain)
+        return core.settle(status) if value is ... else value
+
+    def _pop_keys(self, template: int, end: int, count: int, keys: Any, timeout: Any, shared: Any,
+                  arguments: tuple, keywords: dict | None = None) -> Any:
+        """BLPOP/BRPOP/LMPOP/BLMPOP typed, over one or two keys (a list or tuple of them, or
+        one key) and a number of seconds; else the shared method."""
+        kind = type(keys)
+        if kind is list or kind is tuple:
+            count_of_keys = len(keys)
+            if count_of_keys == 2:
+                first, second = keys
+            elif count_of_keys == 1:
+                first, second = keys[0], None
+            else:
+                first = None
+        elif kind is bytes or kind is str:
+            first, second = keys, None
+        else:
+            first = None
+        if first is None:
+            return shared(self, *arguments, **(keywords or {}))
+        kind = type(timeout)
+        if not (kind is float or kind is int):
+            if timeout is not None:             # a timedelta, a text: the shared method
+                return shared(self, *arguments, **(keywords or {}))
+            timeout = 0                         # None: forever, as 0
+        if type(first) is not bytes:
+            first = encode(first)
+        core = self._core
+        try:
+            if second is None:
+                status = _pop_keys(core.pointer, template, end, count, timeout, first, len(first), _NULL, 0,
+                                   core.result)
+            else:
+                if type(second) is not bytes:
+                    second = encode(second)
+                status = _pop_keys(core.pointer, template, end, count, timeout, first, len(first), second,
+                                   len(second), core.result)
+        except OverflowError:                   # a timeout beyond a double: the server's error text
+            return shared(self, *arguments, **(keywords or {}))
+        value = _loads(core.plain)
+        return core.settle(status) if value is ... else value
+
+    def blpop(self, keys: Any, timeout: Any = 0) -> tuple | None:
+        value = self._pop_keys(_BPOP, LEFT, 0, keys, timeout, ListCommands.blpop, (keys, timeout))
+        return tuple(value) if type(value) is list else value     # a tuple unless it came the long way
+
+    def brpop(self, keys: Any, timeout: Any = 0) -> tuple | None:
+        value = self._pop_keys(_BPOP, RIGHT, 0, keys, timeout, ListCommands.brpop, (keys, timeout))
+        return tuple(value) if type(value) is list else value
+
+    def lmpop(self, num_keys: int, *args: Any, direction: str, count: int | None = 1) -> list | None:
+        try:
+            end = _ENDS.get(direction)
+        except TypeError:
+            end = None
+        if count is None:
+            count = 1
+        if end is not None and type(num_keys) is int and num_keys == len(args) and type(count) is int and count > 0:
+            return self._pop_keys(_LMPOP, end, min(count, _COUNT_MAX), args, 0.0, ListCommands.lmpop,
+                                  (num_keys, *args), {"direction": direction, "count": count})
+        return super().lmpop(num_keys, *args, direction=direction, count=count)
+
+    def blmpop(self, timeout: Any, numkeys: int, *args: Any, direction: str, count: int | None = 1) -> list | None:
+        try:
+            end = _ENDS.get(direction)
+        except TypeError:
+            end = None
+        if count is None:
+            count = 1
+        if end is not None and type(numkeys) is int and numkeys == len(args) and type(count) is int and count > 0:
+            return self._pop_keys(_BLMPOP, end, min(count, _COUNT_MAX), args, timeout, ListCommands.blmpop,
+                                  (timeout, numkeys, *args), {"direction": direction, "count": count})
+        return super().blmpop(timeout, numkeys, *args, direction=direction, count=count)
 
     # ---- batches: one C call ----
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client/plain_reply.h"
 #include "exec/command.h"
 #include "ring/fragment.h"
 #include "ring/ring.h"
@@ -48,6 +49,10 @@ struct gr_client {
     const uint8_t **argv_pointers;
     gr_bytes_t *argv_items;
     size_t argv_capacity;
+    /* the plain calls' reply as Python objects (plain_reply.h), in the caller's buffer */
+    uint8_t *plain_output;
+    size_t plain_capacity;
+    int gone;                         /* a plain call saw the server gone: the later ones fail at once */
 };
 
 gr_client_t *gr_client_new(void *request_memory, size_t request_memory_size,
@@ -98,6 +103,11 @@ void gr_client_set_wait(gr_client_t *client, uint32_t spin_iterations, int64_t t
 }
 
 size_t gr_client_max_message(const gr_client_t *client) { return client->requests.max_message_length; }
+
+void gr_client_set_plain_output(gr_client_t *client, uint8_t *buffer, size_t capacity) {
+    client->plain_output = capacity ? buffer : NULL;
+    client->plain_capacity = capacity;
+}
 uint64_t gr_client_in_flight(const gr_client_t *client) { return client->next_request_id - client->next_reply_id; }
 const uint8_t *gr_client_arena(const gr_client_t *client) { return client->arena; }
 
@@ -245,10 +255,6 @@ static int take_reply(void *context, int32_t type, const uint8_t *payload, size_
         if (e[0].kind == GR_ELEMENT_KIND_NIL_ARRAY) {
             result->is_nil = 1;
             result->shape = 2;
-        } else if (e[0].kind == GR_ELEMENT_KIND_ARRAY && e[0].integer == 2 && m->element_count >= 3 &&
-                   e[1].kind == GR_ELEMENT_KIND_BULK && e[2].kind == GR_ELEMENT_KIND_ARRAY &&
-                   e[2].integer == (int64_t)m->element_count - 3) {
-            result->shape = 1;   /* [key, [elements]] (LMPOP, SCAN): the struct fast path's keyed form */
         }
     }
     client->receiving_done = 1;
@@ -463,11 +469,33 @@ int gr_client_send_argv(gr_client_t *client, const uint8_t *data, size_t data_le
     return gr_client_send(client, &request);
 }
 
+/* The reply of a plain call, also written into the plain output (when one is set) as the
+ * Python object it stands for; '.' (Ellipsis) there when it is not written (a failed call, an
+ * error reply, or larger than the buffer), and the caller reads the status and the gr_result_t. */
+static int finish_plain(gr_client_t *client, int status, gr_result_t *result, int root_as_tuple) {
+    if (status == GR_CLIENT_PEER_GONE) client->gone = 1;
+    if (!client->plain_output) return status;
+    long written = status == GR_CLIENT_OK
+                   ? gr_plain_reply_write(result, root_as_tuple, client->plain_output, client->plain_capacity) : -1;
+    if (written < 0 || (size_t)written > client->plain_capacity) client->plain_output[0] = '.';
+    return status;
+}
+
+static int call_plain(gr_client_t *client, gr_request_t *request, gr_result_t *result, int root_as_tuple) {
+    if (!client) return GR_CLIENT_CLOSED;
+    if (client->gone) return finish_plain(client, GR_CLIENT_PEER_GONE, result, 0);
+    int status = gr_client_send(client, request);
+    if (status == GR_CLIENT_OK) status = gr_client_receive(client, result);
+    return finish_plain(client, status, result, root_as_tuple);
+}
+
 int gr_client_call_argv(gr_client_t *client, const uint8_t *data, size_t data_length, const size_t *lengths,
                         size_t argc, gr_result_t *result) {
+    if (!client) return GR_CLIENT_CLOSED;
+    if (client->gone) return finish_plain(client, GR_CLIENT_PEER_GONE, result, 0);
     int status = gr_client_send_argv(client, data, data_length, lengths, argc);
-    if (status != GR_CLIENT_OK) return status;
-    return gr_client_receive(client, result);
+    if (status == GR_CLIENT_OK) status = gr_client_receive(client, result);
+    return finish_plain(client, status, result, 0);
 }
 
 int gr_client_key_int(gr_client_t *client, uint16_t template_id, const uint8_t *key, size_t key_length,
@@ -478,7 +506,7 @@ int gr_client_key_int(gr_client_t *client, uint16_t template_id, const uint8_t *
     request.key.data = key;
     request.key.length = (uint32_t)key_length;
     request.index = value;
-    return gr_client_call(client, &request, result);
+    return call_plain(client, &request, result, 0);
 }
 
 int gr_client_key_value(gr_client_t *client, uint16_t template_id, uint8_t end, uint8_t flag, int64_t index,
@@ -499,14 +527,60 @@ int gr_client_key_value(gr_client_t *client, uint16_t template_id, uint8_t end, 
     } else if (value) {
         request.arg1 = item;
     }
-    return gr_client_call(client, &request, result);
+    return call_plain(client, &request, result, 0);
 }
 
 int gr_client_ping(gr_client_t *client, gr_result_t *result) {
     gr_request_t request;
     memset(&request, 0, sizeof request);
     request.template_id = GR_T_PING;
-    return gr_client_call(client, &request, result);
+    return call_plain(client, &request, result, 0);
+}
+
+int gr_client_key_range(gr_client_t *client, uint16_t template_id, const uint8_t *key, size_t key_length,
+                        int64_t start, int64_t stop, gr_result_t *result) {
+    gr_request_t request;
+    memset(&request, 0, sizeof request);
+    request.template_id = template_id;
+    request.key.data = key;
+    request.key.length = (uint32_t)key_length;
+    request.index = start;
+    request.index2 = stop;
+    return call_plain(client, &request, result, 0);
+}
+
+int gr_client_pop_keys(gr_client_t *client, uint16_t template_id, uint8_t end, uint32_t count, double timeout,
+                       const uint8_t *first, size_t first_length, const uint8_t *second, size_t second_length,
+                       gr_result_t *result) {
+    if (template_id != GR_T_BPOP && template_id != GR_T_LMPOP && template_id != GR_T_BLMPOP) return GR_CLIENT_ENCODE;
+    gr_bytes_t keys[2] = {{first, (uint32_t)first_length}, {second, (uint32_t)second_length}};
+    gr_request_t request;
+    memset(&request, 0, sizeof request);
+    request.template_id = template_id;
+    request.end = end;
+    request.count = count;
+    request.timeout = timeout;
+    request.key = keys[0];                  /* as gr_request_from_argv sets it (argv[1]) */
+    request.items = keys;
+    request.item_count = second ? 2 : 1;
+    return call_plain(client, &request, result, template_id == GR_T_BPOP);
+}
+
+int gr_client_move(gr_client_t *client, uint16_t template_id, uint8_t from, uint8_t to, double timeout,
+                   const uint8_t *source, size_t source_length, const uint8_t *destination,
+                   size_t destination_length, gr_result_t *result) {
+    if (template_id != GR_T_LMOVE && template_id != GR_T_BLMOVE) return GR_CLIENT_ENCODE;
+    gr_request_t request;
+    memset(&request, 0, sizeof request);
+    request.template_id = template_id;
+    request.end = from;
+    request.to_end = to;
+    request.timeout = timeout;
+    request.key.data = source;
+    request.key.length = (uint32_t)source_length;
+    request.arg1.data = destination;
+    request.arg1.length = (uint32_t)destination_length;
+    return call_plain(client, &request, result, 0);
 }
 
 /* Send `request` in a pipeline, receiving replies whenever the ring is full.
@@ -643,7 +717,10 @@ int gr_client_ping_loop(gr_client_t *client, size_t n, int64_t *latencies_ns) {
     gr_result_t result;
     for (size_t i = 0; i < n; i++) {
         int64_t start = gr_monotonic_ns();
-        int status = gr_client_ping(client, &result);
+        gr_request_t request;
+        memset(&request, 0, sizeof request);
+        request.template_id = GR_T_PING;
+        int status = gr_client_call(client, &request, &result);   /* a C caller: no plain output */
         if (status != GR_CLIENT_OK) return status;
         latencies_ns[i] = gr_monotonic_ns() - start;
     }
@@ -732,57 +809,4 @@ int gr_client_execute_packed(gr_client_t *client, const uint8_t *packed, size_t 
         simple_sink(client, &scratch, &batch);
     }
     return GR_CLIENT_OK;
-}
-
-/* ---- an array reply as one struct.unpack_from (RingClient's array fast path) ---- */
-
-static int format_append(char *format, size_t capacity, size_t *used, size_t count, char code) {
-    char digits[24];
-    size_t n = 0;
-    do digits[n++] = (char)('0' + count % 10); while ((count /= 10) != 0);
-    if (*used + n + 2 > capacity) return -1;       /* the digits, the code, the terminating NUL */
-    while (n) format[(*used)++] = digits[--n];
-    format[(*used)++] = code;
-    format[*used] = '\0';
-    return 0;
-}
-
-/* "<n>s" for one bulk, its bytes appended to values. */
-static int format_bulk(char *format, size_t capacity, size_t *used, uint8_t *values, size_t values_capacity,
-                       size_t *at, const uint8_t *data, size_t length) {
-    if (length > values_capacity - *at || format_append(format, capacity, used, length, 's') != 0) return -1;
-    if (length) memcpy(values + *at, data, length);
-    *at += length;
-    return 0;
-}
-
-long gr_client_result_struct_format(const gr_client_t *client, const gr_result_t *result, char *format,
-                                    size_t capacity, uint8_t *values, size_t values_capacity) {
-    (void)client;
-    uint32_t count = result->count;
-    const gr_element_t *tree = result->elements;      /* pre-order, the root first */
-    if (result->template_id != GR_T_ARRAY_REPLY || result->is_nil || count == 0 || capacity < 2 ||
-        tree[0].kind != GR_ELEMENT_KIND_ARRAY)
-        return -1;
-    char mode;
-    if (tree[0].integer == (int64_t)count - 1) {
-        mode = '=';                                   /* [bulk, ...] */
-    } else if (tree[0].integer == 2 && count >= 3 && tree[2].kind == GR_ELEMENT_KIND_ARRAY &&
-               tree[2].integer == (int64_t)count - 3) {
-        mode = '<';                                   /* [bulk, [bulk, ...]] */
-    } else {
-        return -1;
-    }
-    size_t used = 0, at = 0;
-    format[used++] = mode;
-    format[used] = '\0';
-    for (uint32_t i = 1; i < count; i++) {
-        if (mode == '<' && i == 2) continue;          /* the inner array's own node */
-        const gr_element_t *element = &tree[i];
-        if (element->kind != GR_ELEMENT_KIND_BULK ||
-            format_bulk(format, capacity, &used, values, values_capacity, &at, element->bytes.data,
-                        element->bytes.length) != 0)
-            return -1;
-    }
-    return (long)used;
 }

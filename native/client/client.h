@@ -29,14 +29,14 @@ enum gr_client_status {
     GR_CLIENT_TIMEOUT = 4,         /* no reply within the timeout */
     GR_CLIENT_PROTOCOL = 5,        /* a reply that does not decode or does not match */
     GR_CLIENT_ENCODE = 6,          /* the request could not be encoded */
-    GR_CLIENT_NO_MEMORY = 7
+    GR_CLIENT_NO_MEMORY = 7,
+    GR_CLIENT_CLOSED = 8           /* a plain call on a NULL client (RingClient after close) */
 };
 
 typedef struct gr_result {
     uint16_t template_id;          /* GR_T_INTEGER_REPLY, _BULK_, _ARRAY_, _STATUS_, _ERROR_ */
     uint8_t is_nil;                /* a null bulk, or a null array (the tree's root is NIL_ARRAY) */
-    uint8_t shape;                 /* arrays: 2 a null array; 1 [key, [elements]] with the inner array
-                                      last (LMPOP, SCAN); else 0 */
+    uint8_t shape;                 /* arrays: 2 a null array, else 0 */
     uint16_t error_code;
     int64_t integer;
     const uint8_t *data;           /* bulk value, status or error text */
@@ -51,6 +51,15 @@ gr_client_t *gr_client_new(void *request_memory, size_t request_memory_size,
 void gr_client_free(gr_client_t *client);
 void gr_client_set_wait(gr_client_t *client, uint32_t spin_iterations, int64_t timeout_ns);
 size_t gr_client_max_message(const gr_client_t *client);
+
+/* The plain calls below (call_argv, key_int, key_value, ping, key_range, pop_keys, move) also
+ * write their reply into this buffer as the Python object it stands for, in marshal's format
+ * (client/plain_reply.h), so that RingClient builds it with one marshal.loads: Ellipsis there
+ * when the call failed (its status), the reply is an error or it does not fit (the caller then
+ * reads *result). A plain call on a NULL client returns GR_CLIENT_CLOSED; once one has seen
+ * the server gone, every later one returns GR_CLIENT_PEER_GONE at once. The buffer must
+ * outlive the client or be unset (capacity 0). */
+void gr_client_set_plain_output(gr_client_t *client, uint8_t *buffer, size_t capacity);
 
 /* One command: send, wait, decode into *result (valid until the next call). */
 int gr_client_call(gr_client_t *client, gr_request_t *request, gr_result_t *result);
@@ -76,6 +85,23 @@ int gr_client_ping(gr_client_t *client, gr_result_t *result);
 int gr_client_key_value(gr_client_t *client, uint16_t template_id, uint8_t end, uint8_t flag, int64_t index,
                         const uint8_t *key, size_t key_length, const uint8_t *value, size_t value_length,
                         gr_result_t *result);
+
+/* Typed plain forms, so that a RingClient method hands its arguments to C with no argv:
+ * key_range: LRANGE, LTRIM, GETRANGE (key, index = start, index2 = stop/end).
+ * pop_keys: BLPOP/BRPOP (GR_T_BPOP: end; its (key, value) reply a tuple in the plain output),
+ *   LMPOP (GR_T_LMPOP: end, count) and BLMPOP (GR_T_BLMPOP), over one key, or two when second
+ *   is not NULL; count 0 means one value; timeout in seconds (the server validates it).
+ * move: LMOVE/RPOPLPUSH (GR_T_LMOVE) and BLMOVE/BRPOPLPUSH (GR_T_BLMOVE): from and to are
+ *   ListEnds (0 LEFT, 1 RIGHT).
+ * Each sends exactly the request gr_request_from_argv builds from the same command's argv. */
+int gr_client_key_range(gr_client_t *client, uint16_t template_id, const uint8_t *key, size_t key_length,
+                        int64_t start, int64_t stop, gr_result_t *result);
+int gr_client_pop_keys(gr_client_t *client, uint16_t template_id, uint8_t end, uint32_t count, double timeout,
+                       const uint8_t *first, size_t first_length, const uint8_t *second, size_t second_length,
+                       gr_result_t *result);
+int gr_client_move(gr_client_t *client, uint16_t template_id, uint8_t from, uint8_t to, double timeout,
+                   const uint8_t *source, size_t source_length, const uint8_t *destination,
+                   size_t destination_length, gr_result_t *result);
 
 /* Pipelines of the hot scalar commands in one C call: PING, LLEN, LINDEX (a = index),
  * LSET (a = index, value), PUSH (end, flag = only-if-exists, one value), POP (end, no count),
@@ -117,15 +143,6 @@ const uint8_t *gr_client_arena(const gr_client_t *client);
  * arena[offsets[i] : offsets[i] + lengths[i]]. Returns the arena bytes in use. */
 size_t gr_client_result_layout(const gr_client_t *client, const gr_result_t *result, uint8_t *kinds,
                                int64_t *integers, uint64_t *offsets, uint64_t *lengths);
-/* An array reply of bulks as a Python struct format, so that struct.unpack_from(format, values)
- * builds every bytes object in one call: "<n>s" per value, the values copied back to back into
- * values[]. Two shapes are taken, told apart by the format's first character (both mean
- * standard sizes, the same for "s"): '=' a flat array of bulks (LRANGE, BLPOP, KEYS), '<' a
- * bulk then an array of bulks (LMPOP, BLMPOP). Returns the format's length, or -1 for any other
- * shape or when format or values would not fit their capacity (the caller then lays the reply
- * out with gr_client_result_layout). */
-long gr_client_result_struct_format(const gr_client_t *client, const gr_result_t *result, char *format,
-                                    size_t capacity, uint8_t *values, size_t values_capacity);
 /* cffi-cdef-end */
 
 #endif

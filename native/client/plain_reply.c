@@ -1,0 +1,129 @@
+/* plain_reply.c — a ring reply in Python's marshal format (the mapping is in plain_reply.h).
+ *
+ * One pass over the reply; the tree is already in pre-order, as marshal wants it, so each
+ * element is written where it stands and a small stack of remaining-children counts only
+ * tracks the depth. Past `capacity` nothing more is written but the length is still counted,
+ * so the caller learns how large a buffer the reply needs.
+ */
+#include "client/plain_reply.h"
+
+#include <string.h>
+
+typedef struct writer {
+    uint8_t *out;
+    size_t capacity;
+    size_t at;                              /* bytes the reply needs so far; written while they fit */
+} writer_t;
+
+/* Room for n more bytes at w->at, or NULL once the reply has outgrown the buffer (it is then
+ * only measured). */
+static inline uint8_t *reserve(writer_t *w, size_t n) {
+    uint8_t *p = w->at <= w->capacity && w->capacity - w->at >= n ? w->out + w->at : NULL;
+    w->at += n;
+    return p;
+}
+
+static inline void store_u32(uint8_t *p, uint32_t value) {
+    p[0] = (uint8_t)value, p[1] = (uint8_t)(value >> 8), p[2] = (uint8_t)(value >> 16), p[3] = (uint8_t)(value >> 24);
+}
+
+static inline void put_byte(writer_t *w, uint8_t byte) {
+    uint8_t *p = reserve(w, 1);
+    if (p) *p = byte;
+}
+
+static inline void put_coded_u32(writer_t *w, uint8_t code, uint32_t value) {
+    uint8_t *p = reserve(w, 5);
+    if (p) p[0] = code, store_u32(p + 1, value);
+}
+
+static inline void put_bytes(writer_t *w, const uint8_t *data, size_t length) {
+    uint8_t *p = reserve(w, 5 + length);
+    if (!p) return;
+    p[0] = 's';
+    store_u32(p + 1, (uint32_t)length);
+    if (length) memcpy(p + 5, data, length);
+}
+
+/* 'i' for an int32, else 'l': a signed digit count, then 15-bit digits, least significant first. */
+static void put_integer(writer_t *w, int64_t value) {
+    if (value >= INT32_MIN && value <= INT32_MAX) {
+        put_coded_u32(w, 'i', (uint32_t)(int32_t)value);
+        return;
+    }
+    uint64_t magnitude = value < 0 ? (uint64_t)0 - (uint64_t)value : (uint64_t)value;
+    uint8_t digits[10];
+    int32_t count = 0;
+    for (; magnitude; magnitude >>= 15, count++) {
+        digits[2 * count] = (uint8_t)(magnitude & 0xff);
+        digits[2 * count + 1] = (uint8_t)((magnitude >> 8) & 0x7f);
+    }
+    put_coded_u32(w, 'l', (uint32_t)(value < 0 ? -count : count));
+    uint8_t *p = reserve(w, 2 * (size_t)count);
+    if (p) memcpy(p, digits, 2 * (size_t)count);
+}
+
+long gr_plain_reply_write(const gr_result_t *result, int root_as_tuple, uint8_t *out, size_t capacity) {
+    writer_t w = {out, capacity, 0};
+    switch (result->template_id) {
+    case GR_T_INTEGER_REPLY:
+        put_integer(&w, result->integer);
+        return (long)w.at;
+    case GR_T_BULK_REPLY:
+        if (result->is_nil) put_byte(&w, 'N');
+        else put_bytes(&w, result->data, result->length);
+        return (long)w.at;
+    case GR_T_STATUS_REPLY:
+        put_bytes(&w, result->data, result->length);
+        return (long)w.at;
+    case GR_T_ARRAY_REPLY:
+        break;
+    default:
+        return -1;                          /* an error reply: raised from the gr_result_t */
+    }
+    if (result->is_nil) {
+        put_byte(&w, 'N');
+        return (long)w.at;
+    }
+    int64_t remaining[GR_PLAIN_MAX_DEPTH];   /* children still to come, per open array */
+    int depth = 0;
+    for (uint32_t i = 0; i < result->count; i++) {
+        const gr_element_t *e = &result->elements[i];
+        int64_t children = -1;
+        switch (e->kind) {
+        case GR_ELEMENT_KIND_BULK:
+        case GR_ELEMENT_KIND_STATUS:
+            put_bytes(&w, e->bytes.data, e->bytes.length);
+            break;
+        case GR_ELEMENT_KIND_INTEGER:
+            put_integer(&w, e->integer);
+            break;
+        case GR_ELEMENT_KIND_NIL:
+        case GR_ELEMENT_KIND_NIL_ARRAY:
+            put_byte(&w, 'N');
+            break;
+        case GR_ELEMENT_KIND_ARRAY:
+        case GR_ELEMENT_KIND_MAP:
+            children = e->kind == GR_ELEMENT_KIND_MAP ? e->integer * 2 : e->integer;
+            if (children < 0 || children > INT32_MAX) return -1;
+            if (i == 0 && root_as_tuple && children < 256) {
+                put_byte(&w, ')');
+                put_byte(&w, (uint8_t)children);
+            } else {
+                put_coded_u32(&w, '[', (uint32_t)children);
+            }
+            break;
+        default:
+            return -1;                      /* an error element: the caller builds the tree */
+        }
+        if (depth > 0) remaining[depth - 1]--;
+        if (children > 0) {
+            if (depth == GR_PLAIN_MAX_DEPTH) return -1;
+            remaining[depth++] = children;
+        }
+        while (depth > 0 && remaining[depth - 1] == 0) depth--;
+        if (depth == 0 && i + 1 < result->count) return -1;   /* elements past the root's end */
+    }
+    if (depth != 0) return -1;              /* the tree ended early: not a reply we write */
+    return (long)w.at;
+}
