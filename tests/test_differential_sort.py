@@ -1,6 +1,7 @@
-"""Differential test for SORT/SORT_RO and DUMP/RESTORE: seeded random commands run on a real
-redis-server and on goblin (alternating the ring and RESP, one keyspace); every reply and every
-step of the dirty counter (INFO rdb_changes_since_last_save) must be equal.
+"""Differential test for SORT/SORT_RO, DUMP/RESTORE, RENAMENX, TOUCH and RANDOMKEY: seeded random
+commands run on a real redis-server and on goblin (alternating the ring and RESP, one keyspace);
+every reply and every step of the dirty counter (INFO rdb_changes_since_last_save) must be
+equal (RANDOMKEY's by what it names: a live key, or none).
 
 The elements come from a small vocabulary (numbers in many spellings, words, binary bytes), so
 the weight and GET keys their patterns build ("w_<element>", "g_<element>") often exist,
@@ -76,6 +77,8 @@ def random_command(rng):
         ("delete", ("w_" + rng.choice(["1", "2", "apple", "10"]),), {}),
         ("set", ("dst", "string"), {"ex": 1000}), ("ttl", ("dst",), {}),
         ("round_trip", (rng.choice(LISTS + ["dst", "w_1", "g_2", "missing"]),), {}),
+        ("renamenx", (rng.choice(LISTS + ["dst", "w_1"]), rng.choice(LISTS + ["dst", "fresh"])), {}),
+        ("touch", (key, "dst", "missing", key), {}), ("randomkey", (), {}),
     ]
     return rng.choice(table)
 
@@ -107,6 +110,11 @@ def round_trip(client, rng_state, source):
     return reply, kind, contents, "volatile" if expiry >= 0 else expiry
 
 
+def random_key_outcome(client):
+    key = client.randomkey()
+    return "empty" if key is None else ("a live key", client.exists(key))
+
+
 def dirty(client):
     return client.info("persistence")["rdb_changes_since_last_save"]
 
@@ -125,6 +133,8 @@ def test_random_sorts_and_round_trips_reply_exactly_like_redis(seed, redis_serve
             if name == "round_trip":
                 state = rng.getrandbits(32)
                 expected, got = round_trip(reference, state, *args), round_trip(client, state, *args)
+            elif name == "randomkey":       # which key is random: compare that one exists, or none
+                expected, got = random_key_outcome(reference), random_key_outcome(client)
             else:
                 expected, got = outcome(reference, name, args, kwargs), outcome(client, name, args, kwargs)
             assert got == expected, f"step {step}: {name}{args}{kwargs}"
