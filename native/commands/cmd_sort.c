@@ -36,7 +36,8 @@ typedef struct sort_item {
     uint32_t length;
     uint8_t has_weight;         /* ALPHA BY: a weight was found */
     double score;               /* numeric: the weight */
-    gr_bytes_t weight;          /* ALPHA BY: the weight's bytes (a string value, valid for the command) */
+    size_t weight_offset;       /* ALPHA BY: the weight's bytes, copied into the arena too (a later */
+    uint32_t weight_length;     /* lookup may expire a hash's fields under a pointer into it) */
 } sort_item_t;
 
 typedef struct sort_vector {
@@ -47,6 +48,23 @@ typedef struct sort_vector {
     int failed;                 /* out of memory */
 } sort_vector_t;
 
+/* Copy bytes to the arena's end: 0 and *offset, or -1 (v->failed) when out of memory. */
+static int arena_append(sort_vector_t *v, const uint8_t *data, size_t length, size_t *offset) {
+    if (v->failed) return -1;
+    if (length > v->arena_capacity - v->arena_length) {
+        size_t capacity = v->arena_capacity ? v->arena_capacity : 256;
+        while (capacity - v->arena_length < length) capacity *= 2;
+        uint8_t *grown = realloc(v->arena, capacity);
+        if (!grown) { v->failed = 1; return -1; }
+        v->arena = grown;
+        v->arena_capacity = capacity;
+    }
+    if (length) memcpy(v->arena + v->arena_length, data, length);
+    *offset = v->arena_length;
+    v->arena_length += length;
+    return 0;
+}
+
 static void vector_push(sort_vector_t *v, const uint8_t *data, size_t length) {
     if (v->failed) return;
     if (v->count == v->capacity) {
@@ -56,17 +74,9 @@ static void vector_push(sort_vector_t *v, const uint8_t *data, size_t length) {
         v->items = grown;
         v->capacity = capacity;
     }
-    if (length > v->arena_capacity - v->arena_length) {
-        size_t capacity = v->arena_capacity ? v->arena_capacity : 256;
-        while (capacity - v->arena_length < length) capacity *= 2;
-        uint8_t *grown = realloc(v->arena, capacity);
-        if (!grown) { v->failed = 1; return; }
-        v->arena = grown;
-        v->arena_capacity = capacity;
-    }
-    if (length) memcpy(v->arena + v->arena_length, data, length);
-    v->items[v->count++] = (sort_item_t){.offset = v->arena_length, .length = (uint32_t)length};
-    v->arena_length += length;
+    size_t offset;
+    if (arena_append(v, data, length, &offset) != 0) return;
+    v->items[v->count++] = (sort_item_t){.offset = offset, .length = (uint32_t)length};
 }
 
 static void vector_release(sort_vector_t *v) {
@@ -76,6 +86,10 @@ static void vector_release(sort_vector_t *v) {
 
 static inline gr_bytes_t element_of(const sort_vector_t *v, const sort_item_t *item) {
     return (gr_bytes_t){v->arena + item->offset, item->length};
+}
+
+static inline gr_bytes_t weight_of(const sort_vector_t *v, const sort_item_t *item) {
+    return (gr_bytes_t){v->arena + item->weight_offset, item->weight_length};
 }
 
 /* ---- what can be sorted ---- */
@@ -229,7 +243,10 @@ static int compare_items(const void *left, const void *right, void *context) {
         else cmp = compare_binary(element_of(order->vector, a), element_of(order->vector, b));
     } else if (order->by_pattern) {
         if (!a->has_weight || !b->has_weight) cmp = a->has_weight == b->has_weight ? 0 : a->has_weight ? 1 : -1;
-        else cmp = order->store ? compare_binary(a->weight, b->weight) : compare_collated(a->weight, b->weight);
+        else {
+            gr_bytes_t x = weight_of(order->vector, a), y = weight_of(order->vector, b);
+            cmp = order->store ? compare_binary(x, y) : compare_collated(x, y);
+        }
     } else {
         gr_bytes_t x = element_of(order->vector, a), y = element_of(order->vector, b);
         cmp = order->store ? compare_binary(x, y) : compare_collated(x, y);
@@ -458,8 +475,8 @@ static void sort_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
                 weight = element_of(&v, item);
             }
             if (o.alpha) {
-                if (o.by.data) {
-                    item->weight = weight;
+                if (o.by.data && arena_append(&v, weight.data, weight.length, &item->weight_offset) == 0) {
+                    item->weight_length = weight.length;
                     item->has_weight = 1;
                 }
             } else if (parse_score(weight, &item->score, number, sizeof number, &number_heap) != 0) {
@@ -467,6 +484,13 @@ static void sort_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
             }
         }
         free(number_heap);
+        if (v.failed) {
+            free(key_scratch);
+            free(o.gets);
+            vector_release(&v);
+            gr_reply_oom(reply);
+            return;
+        }
         sort_order_t order = {&v, o.desc, o.alpha, o.by.data != NULL, o.store.data != NULL};
         if (v.count > 1 && end >= start) {   /* nothing picked: no order to find */
             if (o.by.data && (start != 0 || end != (long)v.count - 1))

@@ -52,6 +52,8 @@ PROGRAMS: dict[str, dict] = {
     # the C serving loop over loopback sockets
     "test_server": {"layers": [*SERVER_LAYERS, "server"], "files": ["ring/codec.c", "ring/codec_generated.c",
                     "ring/ring.c", "ring/fragment.c", "ring/sbe_reply.c", "ring/session.c"], "args": []},
+    # SORT over a RESP connection fed bytes: BY ... LIMIT's partial sort against the full sort
+    "test_sort": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
     "test_transaction": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
     # a value type kept out of the product: registry row, blocking spec, type-blind commands
     "test_value_types": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
