@@ -5,7 +5,8 @@ equal (RANDOMKEY's by what it names: a live key, or none).
 
 The elements come from a small vocabulary (numbers in many spellings, words, binary bytes), so
 the weight and GET keys their patterns build ("w_<element>", "g_<element>") often exist,
-sometimes as the wrong type or a text that is no number. DUMP payloads differ from Redis's by
+sometimes as a hash (read by the "key->field" patterns), the wrong type or a text that is no
+number. DUMP payloads differ from Redis's by
 design, so a round trip is compared by what a user sees: each server DUMPs a key and RESTOREs
 its own payload (with random REPLACE, TTL, ABSTTL and IDLETIME options, sometimes truncated),
 and the RESTORE replies and the restored values must agree. GOBLIN_DIFF_OPS sets the length
@@ -30,7 +31,7 @@ LISTS = ["l0", "l1", "l2"]
 VOCABULARY = [b"1", b"2", b"10", b"-3", b"2.5", b"1e2", b"007", b"-0", b"inf", b"0.1", b"3",
               b"apple", b"Banana", b"cherry", b"", b"\x00z", b"z\x00", b"\xc3\xa9t\xc3\xa9", b"\xff", b"1 "]
 NUMERIC = VOCABULARY[:11]
-PATTERNS = ["#", "g_*", "w_*", "g_*->f", "constant", "w_*x", "*"]
+PATTERNS = ["#", "g_*", "w_*", "g_*->f", "w_*->g", "constant", "w_*x", "*", "g_*->"]
 
 
 def random_element(rng, numeric_only):
@@ -45,7 +46,7 @@ def random_sort(rng):
     if kind < 0.35:
         kwargs["by"] = "w_*"
     elif kind < 0.5:
-        kwargs["by"] = rng.choice(["nosort", "w_*->f", "g_*"])
+        kwargs["by"] = rng.choice(["nosort", "w_*->f", "g_*->g", "g_*"])
     if rng.random() < 0.4:
         kwargs["start"], kwargs["num"] = rng.choice([(0, 2), (1, 3), (-2, 2), (2, -1), (0, 0), (5, 100),
                                                      (rng.randint(0, 8), rng.randint(-1, 8))])
@@ -69,6 +70,8 @@ def random_command(rng):
         element = random_element(rng, False)
         prefix = rng.choice([b"w_", b"g_"])
         value = rng.choice([random_element(rng, True), random_element(rng, False), random_value(rng)])
+        if rng.random() < 0.25:                 # a hash, for the "key->field" patterns
+            return "hset", (prefix + element,), {"mapping": {rng.choice([b"f", b"g"]): value}}
         return "set", (prefix + element, value), {}
     table = [
         ("lrange", ("dst", 0, -1), {}), ("lrange", (key, 0, -1), {}), ("type", ("dst",), {}),
@@ -76,7 +79,7 @@ def random_command(rng):
         ("rpush", ("w_" + rng.choice(["1", "2", "apple"]), "list"), {}),
         ("delete", ("w_" + rng.choice(["1", "2", "apple", "10"]),), {}),
         ("set", ("dst", "string"), {"ex": 1000}), ("ttl", ("dst",), {}),
-        ("round_trip", (rng.choice(LISTS + ["dst", "w_1", "g_2", "missing"]),), {}),
+        ("round_trip", (rng.choice(LISTS + ["dst", "w_1", "g_2", "w_apple", "missing"]),), {}),
         ("renamenx", (rng.choice(LISTS + ["dst", "w_1"]), rng.choice(LISTS + ["dst", "fresh"])), {}),
         ("touch", (key, "dst", "missing", key), {}), ("randomkey", (), {}),
     ]
@@ -105,7 +108,8 @@ def round_trip(client, rng_state, source):
     except ResponseError as error:
         reply = ("error", str(error))
     kind = client.type("copy")
-    contents = client.lrange("copy", 0, -1) if kind == b"list" else client.get("copy") if kind == b"string" else None
+    contents = (client.lrange("copy", 0, -1) if kind == b"list" else client.get("copy") if kind == b"string"
+                else client.hgetall("copy") if kind == b"hash" else None)
     expiry = client.pttl("copy")
     return reply, kind, contents, "volatile" if expiry >= 0 else expiry
 

@@ -64,11 +64,19 @@ def test_a_weight_of_another_type_counts_as_missing(client):
     assert client.sort("ids", by="nosort", get="w_*") == [b"5", None]
 
 
-def test_hash_field_patterns_read_nothing_from_a_key_that_is_no_hash(client):
-    client.rpush("ids", "2", "1")
-    client.set("h_1", "string, not a hash")
-    # every weight missing: all 0, so the elements' own bytes order them
-    assert client.sort("ids", by="h_*->f", get=["#", "h_*->f"]) == [b"1", None, b"2", None]
+def test_hash_field_patterns_weigh_and_fetch_by_a_hash_field(client):
+    client.rpush("ids", "1", "2", "3", "4")
+    client.hset("h_1", mapping={"rank": 30, "name": "one"})
+    client.hset("h_2", mapping={"rank": 10, "name": "two"})
+    client.hset("h_3", mapping={"rank": 20})
+    client.set("h_4", "a string, not a hash")
+    # a missing field (h_3's name), a key that is no hash (h_4) and an empty field name all read nothing
+    assert client.sort("ids", by="h_*->rank", get=["#", "h_*->name"]) == [
+        b"4", None, b"2", b"two", b"3", None, b"1", b"one"]
+    assert client.sort("ids", by="h_*->name", alpha=True, desc=True) == [b"2", b"1", b"3", b"4"]   # ties keep list order
+    assert client.sort("ids", by="nosort", get="h_*->") == [None] * 4
+    assert client.sort("ids", by="h_*->rank", get="h_*->rank", store="ranks") == 4
+    assert client.lrange("ranks", 0, -1) == [b"", b"10", b"20", b"30"]
 
 
 def test_weights_that_are_not_numbers_refuse_the_sort(client):

@@ -1,6 +1,6 @@
 /* cmd_sort.c — SORT and SORT_RO (argv handlers; rows in sort.def): the elements of a list or a
  * set (sorted sets when they exist: see collect_elements), ordered numerically or by bytes,
- * weighted BY other keys (or hash fields), projected through GET patterns, cut by LIMIT, and
+ * weighted BY other keys (or hash fields: "key->field"), projected through GET patterns, cut by LIMIT, and
  * answered or STOREd as a list.
  *
  * Semantics are Redis 7's sortCommandGeneric, in its order: options (the first bad one
@@ -21,6 +21,7 @@
 
 #include "commands/commands.h"
 #include "core/number.h"
+#include "engines/hash/hash.h"
 #include "engines/list/list.h"
 #include "engines/set/set.h"
 #include "engines/string_value.h"
@@ -141,11 +142,17 @@ static const uint8_t *find_arrow(const uint8_t *from, const uint8_t *end) {
     return NULL;
 }
 
-/* A hash field's value, for a "key->field" pattern: hashes do not exist yet, so no key can be
- * one and Redis's answer for a non-hash is exactly this. The hash engine plugs in here. */
-static int hash_field_of(const gr_ks_entry_t *entry, gr_bytes_t field, gr_bytes_t *value) {
-    (void)entry, (void)field, (void)value;
-    return 0;
+/* A hash field's value, for a "key->field" pattern: 1 with *value, or 0 when the key is no hash
+ * or has no such field. A field whose TTL has passed counts as absent; it is left for the hash
+ * commands' lazy expiry or the cron to reclaim (SORT only reads). */
+static int hash_field_of(const gr_db_t *db, const gr_ks_entry_t *entry, gr_bytes_t field, gr_bytes_t *value) {
+    if (entry->type != GR_TYPE_HASH) return 0;
+    gr_hash_entry_t found;
+    if (!gr_hash_get(entry->value, field.data, field.length, &found)) return 0;
+    const int64_t expire_at = gr_hash_field_expire(entry->value, field.data, field.length);
+    if (expire_at >= 0 && expire_at <= gr_db_now_ms(db)) return 0;
+    *value = (gr_bytes_t){found.value, (uint32_t)found.value_length};
+    return 1;
 }
 
 /* Redis's lookupKeyByPattern: "#" is the element itself; otherwise the first '*' is replaced
@@ -181,7 +188,7 @@ static int lookup_by_pattern(gr_db_t *db, gr_bytes_t pattern, gr_bytes_t element
     if (!entry) return 0;
     if (field_length) {
         gr_bytes_t field = {arrow + 2, (uint32_t)field_length};
-        return hash_field_of(entry, field, value);
+        return hash_field_of(db, entry, field, value);
     }
     if (entry->type != GR_TYPE_STRING) return 0;
     const gr_string_t *s = entry->value;
