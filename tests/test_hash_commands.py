@@ -407,3 +407,29 @@ def test_hrandfield_withvalues_pairs_reach_a_ring_client_as_redis_py_sees_them_o
     ring.flushall()
     ring.hset("h", mapping={"a": "1", "b": "2"})
     assert sorted(ring.hrandfield("h", 5, withvalues=True)) == sorted(resp.hrandfield("h", 5, withvalues=True))
+
+
+def test_sort_by_and_get_hash_fields_agree_with_redis(client, redis_server):
+    from goblin_ring import RespClient
+    reference = RespClient(port=redis_server.port, socket_timeout=10)
+    try:
+        for target in (client, reference):
+            target.flushall()
+            target.rpush("ids", "1", "2", "3")
+            for i, (weight, name) in enumerate([("30", "c"), ("10", "a"), ("20", "b")], start=1):
+                target.hset(f"obj:{i}", mapping={"weight": weight, "name": name})
+        for kwargs in ({"by": "obj:*->weight", "get": ["#", "obj:*->name"]}, {"by": "obj:*->missing"},
+                       {"by": "obj:*->name", "alpha": True, "desc": True, "get": "obj:*->weight"}):
+            assert client.sort("ids", **kwargs) == reference.sort("ids", **kwargs), kwargs
+    finally:
+        reference.close()
+
+
+def test_dump_and_restore_carry_fields_values_and_field_ttls(client, size):
+    mapping = filled(client, size)
+    client.hexpire("h", 1000, "f1")
+    payload = client.dump("h")
+    assert client.restore("copy", 0, payload) is True
+    assert client.hgetall("copy") == mapping
+    assert client.httl("copy", "f1", "f2") == [1000, -1]
+    assert encoding(client, "copy") == encoding(client, "h")
