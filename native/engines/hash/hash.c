@@ -1,6 +1,8 @@
 /* hash.c — the hash value (layout and API in hash.h): a compact map (hash_compact.c) that
- * moves to lane T's open-addressing table (engines/table/) past the server's limits, and a
- * second map of the same kind for field expiry times, present only while some field has one.
+ * moves to lane T's open-addressing table (engines/table/) past the server's limits, and, only
+ * while some field has an expiry, a second map of the same kind (field -> time) with a
+ * min-heap of (time, field copy) over it, so that finding what is due costs O(log n) per
+ * field expired rather than a pass over every TTL.
  */
 #include "engines/hash/hash.h"
 
@@ -12,9 +14,19 @@ typedef struct map {
     gr_table_t *table;
 } map_t;
 
+/* One pending expiry in the heap: its time and a copy of the field (the table may move its
+ * entries, so the heap cannot point into it). */
+typedef struct ttl_item {
+    int64_t at;
+    uint32_t length;
+    uint8_t field[];
+} ttl_item_t;
+
 typedef struct gr_hash_ttl {
-    map_t expires;          /* field -> 8-byte little-endian unix ms */
-    int64_t next_expire_ms; /* the earliest of them */
+    map_t expires;          /* field -> 8-byte little-endian unix ms: the truth */
+    ttl_item_t **heap;      /* a min-heap by time; an item the map no longer agrees with is stale */
+    size_t heap_count, heap_capacity;
+    size_t item_bytes;      /* the items' allocations, for allocated_bytes */
 } gr_hash_ttl_t;
 
 struct gr_hash {
@@ -128,20 +140,98 @@ static void write_ms(uint8_t *p, int64_t ms) {
     for (int i = 0; i < 8; i++) { p[i] = (uint8_t)v; v >>= 8; }
 }
 
+static void heap_swap(ttl_item_t **heap, size_t i, size_t j) {
+    ttl_item_t *t = heap[i];
+    heap[i] = heap[j];
+    heap[j] = t;
+}
+
+static void heap_sift_down(gr_hash_ttl_t *ttl, size_t i) {
+    for (;;) {
+        size_t left = 2 * i + 1, right = left + 1, least = i;
+        if (left < ttl->heap_count && ttl->heap[left]->at < ttl->heap[least]->at) least = left;
+        if (right < ttl->heap_count && ttl->heap[right]->at < ttl->heap[least]->at) least = right;
+        if (least == i) return;
+        heap_swap(ttl->heap, i, least);
+        i = least;
+    }
+}
+
+static void item_free(gr_hash_ttl_t *ttl, ttl_item_t *item) {
+    ttl->item_bytes -= gr_mem_usable(item);
+    gr_mem_free(item, GR_MEM_HASH);
+}
+
+static void heap_clear(gr_hash_ttl_t *ttl) {
+    for (size_t i = 0; i < ttl->heap_count; i++) item_free(ttl, ttl->heap[i]);
+    ttl->heap_count = 0;
+}
+
+/* Add (field, at): 0, or -1 out of memory (nothing added). */
+static int heap_push(gr_hash_ttl_t *ttl, const uint8_t *field, size_t length, int64_t at) {
+    if (ttl->heap_count == ttl->heap_capacity) {
+        size_t capacity = ttl->heap_capacity ? ttl->heap_capacity * 2 : 8;
+        ttl_item_t **grown = gr_mem_realloc(ttl->heap, capacity * sizeof *grown, GR_MEM_HASH);
+        if (!grown) return -1;
+        ttl->heap = grown;
+        ttl->heap_capacity = capacity;
+    }
+    ttl_item_t *item = gr_mem_alloc(sizeof *item + (length ? length : 1), GR_MEM_HASH);
+    if (!item) return -1;
+    ttl->item_bytes += gr_mem_usable(item);
+    item->at = at;
+    item->length = (uint32_t)length;
+    if (length) memcpy(item->field, field, length);
+    size_t i = ttl->heap_count++;
+    ttl->heap[i] = item;
+    while (i > 0 && ttl->heap[(i - 1) / 2]->at > ttl->heap[i]->at) {
+        heap_swap(ttl->heap, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    return 0;
+}
+
+static ttl_item_t *heap_pop(gr_hash_ttl_t *ttl) {
+    ttl_item_t *top = ttl->heap[0];
+    ttl->heap[0] = ttl->heap[--ttl->heap_count];
+    heap_sift_down(ttl, 0);
+    return top;
+}
+
+/* The heap again from the map alone (its stale items dropped): 0, or -1 out of memory. */
+static int heap_rebuild(gr_hash_ttl_t *ttl) {
+    heap_clear(ttl);
+    gr_hash_t view = {.fields = ttl->expires, .ttl = NULL};
+    gr_hash_iter_t iter;
+    gr_hash_entry_t entry;
+    gr_hash_iter_start(&view, &iter);
+    while (gr_hash_iter_next(&iter, &entry))
+        if (heap_push(ttl, entry.field, entry.field_length, read_ms(entry.value))) return -1;
+    return 0;
+}
+
 static void ttl_drop(gr_hash_t *hash) {
-    if (!hash->ttl) return;
-    map_release(&hash->ttl->expires);
-    gr_mem_free(hash->ttl, GR_MEM_HASH);
+    gr_hash_ttl_t *ttl = hash->ttl;
+    if (!ttl) return;
+    heap_clear(ttl);
+    gr_mem_free(ttl->heap, GR_MEM_HASH);
+    map_release(&ttl->expires);
+    gr_mem_free(ttl, GR_MEM_HASH);
     hash->ttl = NULL;
     volatile_hashes--;
 }
 
-/* Forget a field's expiry (field deleted or its value replaced). */
+static gr_hash_ttl_t *ttl_new(void) {
+    gr_hash_ttl_t *ttl = gr_mem_alloc(sizeof *ttl, GR_MEM_HASH);
+    if (ttl) memset(ttl, 0, sizeof *ttl);
+    return ttl;
+}
+
+/* Forget a field's expiry (field deleted or its value replaced); its heap item goes stale. */
 static void ttl_forget(gr_hash_t *hash, const uint8_t *field, size_t field_length) {
     if (!hash->ttl) return;
     if (map_delete(&hash->ttl->expires, field, field_length) && map_count(&hash->ttl->expires) == 0)
         ttl_drop(hash);
-    /* next_expire_ms may now be early: harmless, expire_due recomputes it */
 }
 
 /* ---- lifecycle ---- */
@@ -167,15 +257,14 @@ gr_hash_t *gr_hash_duplicate(const gr_hash_t *hash) {
         return NULL;
     }
     if (hash->ttl) {
-        gr_hash_ttl_t *ttl = gr_mem_alloc(sizeof *ttl, GR_MEM_HASH);
+        gr_hash_ttl_t *ttl = ttl_new();
         if (!ttl) {
             gr_hash_free(copy);
             return NULL;
         }
         copy->ttl = ttl;
         volatile_hashes++;
-        ttl->next_expire_ms = hash->ttl->next_expire_ms;
-        if (map_copy(&ttl->expires, &hash->ttl->expires)) {
+        if (map_copy(&ttl->expires, &hash->ttl->expires) || heap_rebuild(ttl)) {
             gr_hash_free(copy);
             return NULL;
         }
@@ -215,10 +304,8 @@ int gr_hash_set_field_expire(gr_hash_t *hash, const uint8_t *field, size_t field
                              const gr_hash_limits_t *limits) {
     if (at_ms < 0 || !map_get(&hash->fields, field, field_length, NULL)) return -1;
     if (!hash->ttl) {
-        gr_hash_ttl_t *ttl = gr_mem_alloc(sizeof *ttl, GR_MEM_HASH);
+        gr_hash_ttl_t *ttl = ttl_new();
         if (!ttl) return -1;
-        memset(ttl, 0, sizeof *ttl);
-        ttl->next_expire_ms = INT64_MAX;
         /* the TTL map holds at most as many fields as the hash: same encoding as the fields */
         if (hash->fields.table && map_convert(&ttl->expires)) {
             gr_mem_free(ttl, GR_MEM_HASH);
@@ -227,13 +314,15 @@ int gr_hash_set_field_expire(gr_hash_t *hash, const uint8_t *field, size_t field
         hash->ttl = ttl;
         volatile_hashes++;
     }
+    gr_hash_ttl_t *ttl = hash->ttl;
     uint8_t bytes[8];
     write_ms(bytes, at_ms);
-    if (map_set(&hash->ttl->expires, field, field_length, bytes, 8, limits) < 0) {
-        if (map_count(&hash->ttl->expires) == 0) ttl_drop(hash);
-        return -1;
+    if (heap_push(ttl, field, field_length, at_ms) || map_set(&ttl->expires, field, field_length, bytes, 8, limits) < 0) {
+        if (map_count(&ttl->expires) == 0) ttl_drop(hash);
+        return -1;   /* a pushed item without its map entry is only stale */
     }
-    if (at_ms < hash->ttl->next_expire_ms) hash->ttl->next_expire_ms = at_ms;
+    /* stale items (expiries replaced or dropped) are cleared once they outnumber the live ones */
+    if (ttl->heap_count > 2 * map_count(&ttl->expires) + 16) heap_rebuild(ttl);
     return 0;
 }
 
@@ -243,50 +332,28 @@ int gr_hash_persist_field(gr_hash_t *hash, const uint8_t *field, size_t field_le
     return 1;
 }
 
-#define EXPIRE_BATCH 64
-
-/* Due fields are collected a batch at a time (deleting while iterating is not allowed),
- * and the earliest expiry left is recomputed on the way. */
+/* Pop the heap while its earliest time has passed; an item the map still agrees with (same
+ * field, same time) is due: the field goes. O(log n) per item popped. */
 size_t gr_hash_expire_due(gr_hash_t *hash, int64_t now_ms) {
-    if (!hash->ttl || hash->ttl->next_expire_ms > now_ms) return 0;
     size_t removed = 0;
-    for (;;) {
-        struct { uint8_t *field; size_t length; } due[EXPIRE_BATCH];
-        size_t n = 0;
-        int64_t next = INT64_MAX;
-        int more = 0;
-        gr_hash_iter_t iter;
+    while (hash->ttl && hash->ttl->heap_count && hash->ttl->heap[0]->at <= now_ms) {
+        gr_hash_ttl_t *ttl = hash->ttl;
+        ttl_item_t *item = heap_pop(ttl);
         gr_hash_entry_t entry;
-        /* iterate the TTL map (same shape as the fields map) */
-        gr_hash_t view = {.fields = hash->ttl->expires, .ttl = NULL};
-        gr_hash_iter_start(&view, &iter);
-        while (gr_hash_iter_next(&iter, &entry)) {
-            int64_t at = read_ms(entry.value);
-            if (at > now_ms) {
-                if (at < next) next = at;
-                continue;
-            }
-            if (n == EXPIRE_BATCH) { more = 1; continue; }
-            due[n].field = gr_mem_alloc(entry.field_length ? entry.field_length : 1, GR_MEM_HASH);
-            if (!due[n].field) { next = now_ms; more = 0; break; }   /* try again next time */
-            memcpy(due[n].field, entry.field, entry.field_length);
-            due[n].length = entry.field_length;
-            n++;
-        }
-        hash->ttl->next_expire_ms = more ? now_ms : next;
-        for (size_t i = 0; i < n; i++) {
-            if (hash->ttl) map_delete(&hash->ttl->expires, due[i].field, due[i].length);
-            map_delete(&hash->fields, due[i].field, due[i].length);
-            gr_mem_free(due[i].field, GR_MEM_HASH);
+        if (map_get(&ttl->expires, item->field, item->length, &entry) && read_ms(entry.value) == item->at) {
+            map_delete(&hash->fields, item->field, item->length);
+            map_delete(&ttl->expires, item->field, item->length);
             removed++;
         }
-        if (hash->ttl && map_count(&hash->ttl->expires) == 0) ttl_drop(hash);
-        if (!more || !hash->ttl || n == 0) break;
+        item_free(ttl, item);
+        if (map_count(&ttl->expires) == 0) ttl_drop(hash);
     }
     return removed;
 }
 
-int64_t gr_hash_next_expire(const gr_hash_t *hash) { return hash->ttl ? hash->ttl->next_expire_ms : INT64_MAX; }
+int64_t gr_hash_next_expire(const gr_hash_t *hash) {
+    return hash->ttl && hash->ttl->heap_count ? hash->ttl->heap[0]->at : INT64_MAX;
+}
 
 size_t gr_hash_volatile_hashes(void) { return volatile_hashes; }
 
@@ -296,7 +363,9 @@ size_t gr_hash_count(const gr_hash_t *hash) { return map_count(&hash->fields); }
 
 size_t gr_hash_allocated_bytes(const gr_hash_t *hash) {
     size_t bytes = gr_mem_usable(hash) + map_bytes(&hash->fields);
-    if (hash->ttl) bytes += gr_mem_usable(hash->ttl) + map_bytes(&hash->ttl->expires);
+    if (hash->ttl)
+        bytes += gr_mem_usable(hash->ttl) + map_bytes(&hash->ttl->expires) + gr_mem_usable(hash->ttl->heap) +
+                 hash->ttl->item_bytes;
     return bytes;
 }
 

@@ -13,8 +13,8 @@
  *         v                              v            v  NULL unless some field has a TTL
  *   hash_compact.h's packed pairs   engines/table's    gr_hash_ttl: a second map, field ->
  *   (table == NULL: "listpack")     open-addressing    8-byte expiry (unix ms, little endian),
- *                                   table ("hashtable") in the same two encodings, and the
- *                                                      earliest expiry it holds
+ *                                   table ("hashtable") in the same two encodings, and a
+ *                                                      min-heap of (expiry, field copy) over it
  *
  * A hash starts compact and moves to the table, once, when it would hold more than
  * limits->max_compact_entries fields or a field or value longer than
@@ -25,7 +25,9 @@
  * Field expiry costs nothing for a hash without TTLs (ttl is NULL: one branch). With TTLs,
  * gr_hash_expire_due removes every field whose time has passed: the command layer calls it
  * before it reads or writes a hash (lazy expiry), and the server's cron for the hashes it
- * visits (active expiry); it is one comparison when nothing is due. Setting a field's value
+ * visits (active expiry); it is one comparison when nothing is due and O(log n) per field
+ * removed (the heap's items are validated against the map as they pop: an expiry replaced or
+ * dropped leaves a stale item, and the heap is rebuilt once stale items outnumber live ones). Setting a field's value
  * drops its TTL unless asked to keep it (HINCRBY, HSETEX KEEPTTL), as in Redis.
  *
  * Pointers handed out (gr_hash_entry_t) point into the hash and stay valid until its next
