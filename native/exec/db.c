@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "core/alloc.h"
+#include "engines/table/table.h"
 #include "exec/blocking.h"
 #include "exec/transaction.h"
 
@@ -36,6 +37,8 @@ gr_db_t *gr_db_new(uint64_t seed) {
         if (!db->keyspaces[i]) { gr_db_free(db); return NULL; }
     }
     db->keyspace = db->keyspaces[0];
+    /* sets' and hashes' tables hash with a key of their own, fixed by the first db */
+    gr_table_set_hash_seed(seed ^ 0x5bd1e9955bd1e995ULL, seed * 0x9e3779b97f4a7c15ULL + 1);
     db->scratch_items = calloc(SCRATCH_ITEMS, sizeof *db->scratch_items);
     db->scratch_capacity = SCRATCH_ITEMS - 1;
     if (!db->scratch_items) {

@@ -41,7 +41,7 @@ PROGRAMS: dict[str, dict] = {
                   "args": [os.environ.get("GOBLIN_HASH_STEPS", "200000")]},
     "test_snapshot_io": {"layers": ["core"], "args": []},
     # the table engine sets and hashes share (`test_table --measure N` reports bytes/entry)
-    "test_table": {"layers": ["core"], "files": ["engines/table/table.c"],
+    "test_table": {"layers": ["core"], "files": ["engines/table/table.c", "engines/keyspace.c"],
                    "args": [os.environ.get("GOBLIN_TABLE_OPS", "300000")]},
     "test_bitmap": {"files": ["engines/bitmap.c"], "args": [os.environ.get("GOBLIN_BITMAP_ROUNDS", "20000")]},
     "test_set": {"layers": ["core"], "files": ["engines/set/set_intset.c", "engines/set/set.c", "engines/table/table.c"],

@@ -29,11 +29,23 @@ typedef struct table_block {
     uint8_t data[];
 } table_block_t;
 
+/* capacity slots of SLOT_BYTES: [tag][ref, 4 bytes little-endian], packed so that a probe
+ * finds a slot's tag and ref in one cache line (almost always) */
+#define SLOT_BYTES 5
 typedef struct table_index {
-    uint8_t *tags;
-    uint32_t *refs;
+    uint8_t *slots;
     uint64_t capacity;   /* 0: no index */
 } table_index_t;
+
+static inline uint8_t *tag_at(const table_index_t *ix, uint64_t slot) { return ix->slots + slot * SLOT_BYTES; }
+static inline uint32_t ref_at(const table_index_t *ix, uint64_t slot) {
+    uint32_t ref;
+    memcpy(&ref, ix->slots + slot * SLOT_BYTES + 1, sizeof ref);
+    return ref;
+}
+static inline void set_ref(table_index_t *ix, uint64_t slot, uint32_t ref) {
+    memcpy(ix->slots + slot * SLOT_BYTES + 1, &ref, sizeof ref);
+}
 
 struct gr_table {
     table_block_t **blocks;
@@ -55,7 +67,14 @@ struct gr_table {
 static uint64_t hash_k0 = 0x0706050403020100ULL;
 static uint64_t hash_k1 = 0x0f0e0d0c0b0a0908ULL;
 
-void gr_table_set_hash_seed(uint64_t k0, uint64_t k1) { hash_k0 = k0; hash_k1 = k1; }
+static int hash_key_fixed;   /* set by the first seed or the first table: never changes after */
+
+void gr_table_set_hash_seed(uint64_t k0, uint64_t k1) {
+    if (hash_key_fixed) return;
+    hash_k0 = k0;
+    hash_k1 = k1;
+    hash_key_fixed = 1;
+}
 
 static inline uint64_t table_hash(const uint8_t *key, size_t length) {
     return gr_siphash(key, length, hash_k0, hash_k1, 1, 2);
@@ -145,31 +164,27 @@ static uint64_t hash_of_ref(const gr_table_t *t, uint32_t ref) {
 static int migrating(const gr_table_t *t) { return t->old.capacity != 0; }
 
 static int index_allocate(gr_table_t *t, table_index_t *ix, uint64_t capacity) {
-    ix->tags = table_alloc(t, capacity);
-    ix->refs = table_alloc(t, capacity * sizeof(uint32_t));
-    if (!ix->tags || !ix->refs) {
-        table_release(t, ix->tags);
-        table_release(t, ix->refs);
+    ix->slots = table_alloc(t, capacity * SLOT_BYTES);
+    if (!ix->slots) {
         memset(ix, 0, sizeof *ix);
         return -1;
     }
-    memset(ix->tags, TAG_EMPTY, capacity);
+    for (uint64_t slot = 0; slot < capacity; slot++) *tag_at(ix, slot) = TAG_EMPTY;
     ix->capacity = capacity;
     return 0;
 }
 
 static void index_release(gr_table_t *t, table_index_t *ix) {
-    table_release(t, ix->tags);
-    table_release(t, ix->refs);
+    table_release(t, ix->slots);
     memset(ix, 0, sizeof *ix);
 }
 
 /* Puts a ref known to be absent into ix, which has an empty slot (no tombstones in it). */
 static void index_put(table_index_t *ix, uint64_t hash, uint32_t ref) {
     uint64_t slot = home_of(hash, ix->capacity);
-    while (ix->tags[slot] != TAG_EMPTY) slot = next_slot(slot, ix->capacity);
-    ix->tags[slot] = tag_of(hash);
-    ix->refs[slot] = ref;
+    while (*tag_at(ix, slot) != TAG_EMPTY) slot = next_slot(slot, ix->capacity);
+    *tag_at(ix, slot) = tag_of(hash);
+    set_ref(ix, slot, ref);
 }
 
 /* Where a key is: which index (0 current, 1 old) and slot. */
@@ -187,12 +202,12 @@ static int find(const gr_table_t *t, const uint8_t *key, size_t length, uint64_t
     if (ix->capacity) {
         uint64_t slot = home_of(hash, ix->capacity);
         for (;;) {
-            uint8_t have = ix->tags[slot];
+            uint8_t have = *tag_at(ix, slot);
             if (have == TAG_EMPTY) break;
-            if (have == tag && entry_has_key(t, ix->refs[slot], key, length, e)) {
+            if (have == tag && entry_has_key(t, ref_at(ix, slot), key, length, e)) {
                 out->index = (table_index_t *)ix;
                 out->slot = slot;
-                out->ref = ix->refs[slot];
+                out->ref = ref_at(ix, slot);
                 return 1;
             }
             slot = next_slot(slot, ix->capacity);
@@ -202,32 +217,34 @@ static int find(const gr_table_t *t, const uint8_t *key, size_t length, uint64_t
     ix = &t->old;
     uint64_t slot = home_of(hash, ix->capacity);
     for (;;) {
-        uint8_t have = ix->tags[slot];
+        uint8_t have = *tag_at(ix, slot);
         if (have == TAG_EMPTY) return 0;
-        if (have == tag && slot >= t->migrate_position && entry_has_key(t, ix->refs[slot], key, length, e)) {
+        if (have == tag && slot >= t->migrate_position && entry_has_key(t, ref_at(ix, slot), key, length, e)) {
             out->index = (table_index_t *)ix;
             out->slot = slot;
-            out->ref = ix->refs[slot];
+            out->ref = ref_at(ix, slot);
             return 1;
         }
         slot = next_slot(slot, ix->capacity);
     }
 }
 
-/* The live slot holding ref (whose entry hashes to hash). It exists. */
-static uint32_t *slot_of_ref(gr_table_t *t, uint64_t hash, uint32_t ref) {
+/* Points the live slot holding ref (whose entry hashes to hash; it exists) at moved_to. */
+static void move_ref(gr_table_t *t, uint64_t hash, uint32_t ref, uint32_t moved_to) {
     uint8_t tag = tag_of(hash);
     table_index_t *ix = &t->index;
     uint64_t slot = home_of(hash, ix->capacity);
-    while (ix->tags[slot] != TAG_EMPTY) {
-        if (ix->tags[slot] == tag && ix->refs[slot] == ref) return &ix->refs[slot];
+    while (*tag_at(ix, slot) != TAG_EMPTY) {
+        if (*tag_at(ix, slot) == tag && ref_at(ix, slot) == ref) { set_ref(ix, slot, moved_to); return; }
         slot = next_slot(slot, ix->capacity);
     }
     ix = &t->old;
     slot = home_of(hash, ix->capacity);
     for (;;) {
-        if (ix->tags[slot] == tag && ix->refs[slot] == ref && slot >= t->migrate_position)
-            return &ix->refs[slot];
+        if (*tag_at(ix, slot) == tag && ref_at(ix, slot) == ref && slot >= t->migrate_position) {
+            set_ref(ix, slot, moved_to);
+            return;
+        }
         slot = next_slot(slot, ix->capacity);
     }
 }
@@ -236,30 +253,29 @@ static uint32_t *slot_of_ref(gr_table_t *t, uint64_t hash, uint32_t ref) {
 static void index_remove(gr_table_t *t, const found_t *where) {
     table_index_t *ix = where->index;
     if (ix == &t->old) {
-        ix->tags[where->slot] = TAG_TOMBSTONE;
+        *tag_at(ix, where->slot) = TAG_TOMBSTONE;
         return;
     }
     uint64_t hole = where->slot, slot = where->slot, capacity = ix->capacity;
     for (;;) {
         slot = next_slot(slot, capacity);
-        if (ix->tags[slot] == TAG_EMPTY) break;
-        uint64_t home = home_of(hash_of_ref(t, ix->refs[slot]), capacity);
+        if (*tag_at(ix, slot) == TAG_EMPTY) break;
+        uint64_t home = home_of(hash_of_ref(t, ref_at(ix, slot)), capacity);
         /* the entry at slot may fill the hole unless its home lies cyclically in (hole, slot] */
         int stays = hole <= slot ? (hole < home && home <= slot) : (hole < home || home <= slot);
         if (stays) continue;
-        ix->tags[hole] = ix->tags[slot];
-        ix->refs[hole] = ix->refs[slot];
+        memcpy(tag_at(ix, hole), tag_at(ix, slot), SLOT_BYTES);
         hole = slot;
     }
-    ix->tags[hole] = TAG_EMPTY;
+    *tag_at(ix, hole) = TAG_EMPTY;
 }
 
 static void migrate(gr_table_t *t, size_t entries) {
     table_index_t *old = &t->old;
     while (t->migrate_position < old->capacity && entries) {
         uint64_t slot = t->migrate_position++;
-        if (old->tags[slot] >= TAG_OCCUPIED) {
-            uint32_t ref = old->refs[slot];
+        if (*tag_at(old, slot) >= TAG_OCCUPIED) {
+            uint32_t ref = ref_at(old, slot);
             index_put(&t->index, hash_of_ref(t, ref), ref);
             entries--;
         }
@@ -382,7 +398,7 @@ static uint32_t arena_append(gr_table_t *t, const uint8_t *key, size_t key_lengt
                              const uint8_t *value, size_t value_length) {
     size_t size = entry_size(t, key_length, value_length);
     if (size > MAX_ENTRY_BYTES) return NO_BLOCK;
-    uint32_t number;
+    uint32_t number, previous = NO_BLOCK;
     table_block_t *block;
     if (size > GR_TABLE_BLOCK_BYTES) {   /* a block of its own, never appended to */
         number = take_number(t);
@@ -397,15 +413,16 @@ static uint32_t arena_append(gr_table_t *t, const uint8_t *key, size_t key_lengt
             if (number == NO_BLOCK) return NO_BLOCK;
             block = block_new(t, number, GR_TABLE_BLOCK_BYTES);
             if (!block) { give_number_back(t, number); return NO_BLOCK; }
-            uint32_t previous = t->append_block;
+            previous = t->append_block;
             t->append_block = number;
-            if (previous != NO_BLOCK) block_retire(t, previous);
         }
     }
     uint32_t offset = block->used;
     entry_write(t, block->data + offset, key, key_length, value, value_length);
     block->used += (uint32_t)size;
     block->live++;
+    /* only now: key or value may have pointed into the block being retired */
+    if (previous != NO_BLOCK) block_retire(t, previous);
     return number << BLOCK_SHIFT | offset;
 }
 
@@ -418,8 +435,8 @@ static void block_compact(gr_table_t *t, uint32_t number) {
         entry_read(t, block->data + read, &e);
         if (!e.dead) {
             if (write != read) {
-                *slot_of_ref(t, table_hash(e.key, e.key_length), number << BLOCK_SHIFT | read) =
-                    number << BLOCK_SHIFT | write;
+                move_ref(t, table_hash(e.key, e.key_length), number << BLOCK_SHIFT | read,
+                         number << BLOCK_SHIFT | write);
                 memmove(block->data + write, block->data + read, e.size);
             }
             write += (uint32_t)e.size;
@@ -460,6 +477,7 @@ static void arena_kill(gr_table_t *t, uint32_t ref) {
 gr_table_t *gr_table_new(int with_values, gr_mem_category_t category) {
     gr_table_t *t = gr_mem_alloc(sizeof *t, category);
     if (!t) return NULL;
+    hash_key_fixed = 1;
     memset(t, 0, sizeof *t);
     t->category = category;
     t->with_values = with_values ? 1 : 0;
@@ -468,13 +486,24 @@ gr_table_t *gr_table_new(int with_values, gr_mem_category_t category) {
     return t;
 }
 
-void gr_table_free(gr_table_t *t) {
-    if (!t) return;
+/* Frees every block and both indexes: an empty table as gr_table_new made it. */
+static void release_all(gr_table_t *t) {
     for (uint32_t i = 0; i < t->block_count; i++) table_release(t, t->blocks[i]);
     table_release(t, t->blocks);
     table_release(t, t->free_numbers);
     index_release(t, &t->index);
     index_release(t, &t->old);
+    t->blocks = NULL;
+    t->free_numbers = NULL;
+    t->block_count = t->block_slots = t->free_count = 0;
+    t->append_block = NO_BLOCK;
+    t->migrate_position = 0;
+    t->count = 0;
+}
+
+void gr_table_free(gr_table_t *t) {
+    if (!t) return;
+    release_all(t);
     gr_mem_free(t, t->category);
 }
 
@@ -513,8 +542,7 @@ gr_table_t *gr_table_duplicate(const gr_table_t *t) {
         table_index_t *to[2] = {&copy->index, &copy->old};
         for (int k = 0; k < 2 && !failed; k++) {
             if (!from[k]->capacity) continue;
-            to[k]->tags = copy_of(copy, from[k]->tags, from[k]->capacity, &failed);
-            to[k]->refs = copy_of(copy, from[k]->refs, from[k]->capacity * sizeof(uint32_t), &failed);
+            to[k]->slots = copy_of(copy, from[k]->slots, from[k]->capacity * SLOT_BYTES, &failed);
             to[k]->capacity = from[k]->capacity;
         }
     }
@@ -560,7 +588,7 @@ int gr_table_set(gr_table_t *t, const uint8_t *key, size_t key_length,
         }
         uint32_t ref = arena_append(t, key, key_length, value, value_length);
         if (ref == NO_BLOCK) return -1;
-        where.index->refs[where.slot] = ref;
+        set_ref(where.index, where.slot, ref);
         arena_kill(t, where.ref);
         return 0;
     }
@@ -594,6 +622,10 @@ int gr_table_delete(gr_table_t *t, const uint8_t *key, size_t key_length) {
     if (!find(t, key, key_length, table_hash(key, key_length), &where, &e)) return 0;
     index_remove(t, &where);
     t->count--;
+    if (t->count == 0) {   /* back to the new-table state: nothing but the struct */
+        release_all(t);
+        return 1;
+    }
     arena_kill(t, where.ref);
     maybe_shrink(t);
     return 1;
@@ -622,7 +654,7 @@ static size_t scan_index(const gr_table_t *t, const table_index_t *ix, int is_ol
     uint64_t start = first, back = 0;
     while (back < capacity) {
         uint64_t before = start == 0 ? capacity - 1 : start - 1;
-        if (ix->tags[before] == TAG_EMPTY) break;
+        if (*tag_at(ix, before) == TAG_EMPTY) break;
         start = before;
         back++;
     }
@@ -630,14 +662,14 @@ static size_t scan_index(const gr_table_t *t, const table_index_t *ix, int is_ol
     size_t visited = 0;
     uint64_t slot = start;
     for (uint64_t step = 0; step <= span + capacity; step++, slot = next_slot(slot, capacity)) {
-        uint8_t tag = ix->tags[slot];
+        uint8_t tag = *tag_at(ix, slot);
         if (tag == TAG_EMPTY) {
             if (step > span) break;
             continue;
         }
         if (tag < TAG_OCCUPIED || (is_old && slot < t->migrate_position)) continue;
         entry_view_t e;
-        entry_read(t, entry_at(t, ix->refs[slot]), &e);
+        entry_read(t, entry_at(t, ref_at(ix, slot)), &e);
         uint64_t hash_high = table_hash(e.key, e.key_length) >> 32;
         if (hash_high < low || hash_high >= high) continue;
         gr_bytes_t key, value;
@@ -685,12 +717,12 @@ int gr_table_random(const gr_table_t *t, uint64_t random, gr_bytes_t *key, gr_by
         uint64_t draw = (uint64_t)(((unsigned __int128)splitmix64(&state) * total) >> 64);
         uint32_t ref;
         if (draw < t->index.capacity) {
-            if (t->index.tags[draw] < TAG_OCCUPIED) continue;
-            ref = t->index.refs[draw];
+            if (*tag_at(&t->index, draw) < TAG_OCCUPIED) continue;
+            ref = ref_at(&t->index, draw);
         } else {
             draw -= t->index.capacity;
-            if (draw < t->migrate_position || t->old.tags[draw] < TAG_OCCUPIED) continue;
-            ref = t->old.refs[draw];
+            if (draw < t->migrate_position || *tag_at(&t->old, draw) < TAG_OCCUPIED) continue;
+            ref = ref_at(&t->old, draw);
         }
         entry_view_t e;
         entry_read(t, entry_at(t, ref), &e);

@@ -26,7 +26,7 @@
  *           [ key bytes ][ value bytes ]
  *           A 16-byte key costs 17 bytes; a 16-byte key with a 16-byte value 34.
  *
- *   index   capacity slots in two arrays (any capacity, not only powers of two):
+ *   index   capacity slots of 5 bytes, [tag][ref] (any capacity, not only powers of two):
  *             tags[i]  0 empty, 1 tombstone (only in an old index being emptied),
  *                      0x80 | 7 bits of the hash: occupied
  *             refs[i]  block number << 10 | byte offset of the entry in its block's data
@@ -63,15 +63,19 @@
  * drawn by rejection from a generator seeded with the caller's number: uniform over
  * entries, O(1) expected (load >= 0.2).
  *
- * Hashing: SipHash-1-2 (core/siphash.h) keyed by gr_table_set_hash_seed (process-wide; set
- * it once at start-up, before any table exists, from a random seed).
+ * Hashing: SipHash-1-2 (core/siphash.h) keyed by gr_table_set_hash_seed: process-wide, and
+ * fixed by its first call or the first table made, whichever comes first (later calls are
+ * ignored, since a table's entries sit where their hashes put them). gr_db_new passes its
+ * seed; a process without a db uses a built-in key.
  *
  * Limits: 2^22 block numbers, so about 4 GiB of entry bytes per table; beyond that a
  * write fails as out of memory. A key or value is at most UINT32_MAX - 32 bytes.
  *
  * Single-threaded. Returned gr_bytes_t point into blocks and stay valid until the next
- * write (set, add, delete, reserve) to the table; keys and values passed in must not point
- * into the table itself. No writes during an iteration.
+ * write (set, add, delete, reserve) to the table. A key or value passed in may point into
+ * the table itself (gr_table_delete of a key from gr_table_random, as SPOP does); it is
+ * read before anything moves, and is invalid once the call returns. No writes during an
+ * iteration or a scan call.
  */
 #ifndef GR_TABLE_H
 #define GR_TABLE_H
@@ -98,7 +102,7 @@ gr_table_t *gr_table_duplicate(const gr_table_t *t);
 /* Sizes the index for `entries` entries at once (bulk loads: RESTORE, COPY, SINTERSTORE);
  * optional, and a no-op when already big enough or on OOM. */
 void gr_table_reserve(gr_table_t *t, size_t entries);
-/* The key for SipHash (process-wide). */
+/* The key for SipHash (process-wide; only the first call before any table counts). */
 void gr_table_set_hash_seed(uint64_t k0, uint64_t k1);
 
 /* Access */
