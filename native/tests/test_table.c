@@ -26,16 +26,16 @@
 #define CATEGORY ((gr_mem_category_t)(GR_MEM_FIRST_FREE + 3))
 
 /* ---- keys: id 0 is the empty key; others are 4 little-endian id bytes (NULs included) and
- * filler, (id % 23) bytes of it, or 1100 + id % 50 (more than a block) for one id in 97 ---- */
+ * filler, (id % 23) bytes of it, or more than a block's bytes for one id in 97 ---- */
 
-#define KEY_MAX 1200
+#define KEY_MAX 4400
 typedef struct test_key { uint8_t bytes[KEY_MAX]; size_t length; } test_key_t;
 
 static void make_key(uint32_t id, test_key_t *k) {
     k->length = 0;
     if (id == 0) return;
     for (int i = 0; i < 4; i++) k->bytes[i] = (uint8_t)(id >> (8 * i));
-    k->length = 4 + (id % 97 == 5 ? 1100 + id % 50 : id % 23);
+    k->length = 4 + (id % 97 == 5 ? GR_TABLE_BLOCK_BYTES + 100 + id % 50 : id % 23);
     for (size_t i = 4; i < k->length; i++) k->bytes[i] = (uint8_t)(0xa5 ^ id ^ i);
 }
 
@@ -90,7 +90,7 @@ static size_t random_value(uint8_t *buffer) {
     if (roll < 10) length = 0;
     else if (roll < 75) length = 1 + below(20);
     else if (roll < 97) length = 20 + below(200);
-    else length = 1000 + below(1500);   /* some entries get a block of their own */
+    else length = 1000 + below(GR_TABLE_BLOCK_BYTES + 1000);   /* some get a block of their own */
     for (size_t i = 0; i < length; i++) buffer[i] = (uint8_t)rnd();
     return length;
 }
@@ -155,7 +155,7 @@ static void test_random_operations_agree_with_a_plain_model(int with_values, siz
     model_init(&m, universe);
     int64_t before = gr_mem_used_by(CATEGORY);
     gr_table_t *t = gr_table_new(with_values, CATEGORY);
-    static uint8_t value[4096];
+    static uint8_t value[2 * GR_TABLE_BLOCK_BYTES + 1000];
     test_key_t k;
     size_t mismatches = 0, byte_mismatches = 0;
     /* phases: the live key range and the add/delete balance change, so the table grows
@@ -238,7 +238,7 @@ static void test_scan_sees_every_entry_present_throughout_while_the_table_resize
     model_t m;
     model_init(&m, universe);
     gr_table_t *t = gr_table_new(with_values, CATEGORY);
-    static uint8_t value[4096];
+    static uint8_t value[2 * GR_TABLE_BLOCK_BYTES + 1000];
     test_key_t k;
     for (int round = 0; round < 6; round++) {
         for (uint32_t id = 1; id <= stable; id++) {
@@ -384,7 +384,7 @@ static void test_values_keys_and_replies_follow_the_contract(void) {
 static void test_keys_and_values_may_point_into_the_table(void) {
     gr_table_t *t = gr_table_new(1, CATEGORY);
     test_key_t k;
-    static uint8_t value[4096];
+    static uint8_t value[2 * GR_TABLE_BLOCK_BYTES + 1000];
     for (uint32_t id = 1; id <= 3000; id++) {
         make_key(id, &k);
         size_t length = random_value(value);

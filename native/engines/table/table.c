@@ -9,7 +9,7 @@
 #include "core/siphash.h"
 #include "core/varint.h"
 
-#define BLOCK_SHIFT 10                        /* refs: block << 10 | offset */
+#define BLOCK_SHIFT 12                        /* refs: block << 12 | offset */
 #define BLOCK_LIMIT (1u << (32 - BLOCK_SHIFT))
 #define OFFSET_MASK ((1u << BLOCK_SHIFT) - 1)
 #define NO_BLOCK UINT32_MAX
@@ -21,11 +21,11 @@
 
 _Static_assert(GR_TABLE_BLOCK_BYTES == (1u << BLOCK_SHIFT), "an offset in a block fits the ref");
 
+/* data[] holds GR_TABLE_BLOCK_BYTES in the append block; any other block holds its used
+ * bytes (more only if a shrinking realloc failed). No live entries: dead == used. */
 typedef struct table_block {
     uint32_t used;       /* bytes of data[] in use (live and dead entries) */
     uint32_t dead;       /* bytes of dead entries */
-    uint32_t capacity;   /* bytes data[] can hold */
-    uint32_t live;       /* live entries */
     uint8_t data[];
 } table_block_t;
 
@@ -53,7 +53,6 @@ struct gr_table {
     uint32_t block_slots;      /* allocated length of blocks[] */
     uint32_t *free_numbers;    /* NULL entries of blocks[] below block_count */
     uint32_t free_count;
-    uint32_t free_slots;
     uint32_t append_block;     /* NO_BLOCK: none yet */
     table_index_t index;       /* the current index: new entries go here */
     table_index_t old;         /* while resizing: the index being emptied */
@@ -79,7 +78,18 @@ void gr_table_set_hash_seed(uint64_t k0, uint64_t k1) {
 static inline uint64_t table_hash(const uint8_t *key, size_t length) {
     return gr_siphash(key, length, hash_k0, hash_k1, 1, 2);
 }
-static inline uint8_t tag_of(uint64_t hash) { return (uint8_t)(TAG_OCCUPIED | (hash & 0x7f)); }
+/* An occupied slot's tag: 0x80 | min(displacement, 3) << 5 | 5 bits of the hash, where the
+ * displacement is the entry's distance from its home slot. A probe at distance d from the
+ * home compares the key only where the whole byte matches (same hash bits, and displaced
+ * by d too); a backward shift knows the home of an entry displaced by less than 3 without
+ * rehashing its key. */
+#define DISPLACEMENT_SHIFT 5
+#define DISPLACEMENT_KNOWN 3   /* 3: 3 or more, recompute from the key */
+static inline uint8_t tag_of(uint64_t hash, uint64_t displacement) {
+    uint64_t d = displacement < DISPLACEMENT_KNOWN ? displacement : DISPLACEMENT_KNOWN;
+    return (uint8_t)(TAG_OCCUPIED | d << DISPLACEMENT_SHIFT | (hash & 0x1f));
+}
+static inline uint64_t displacement_of(uint8_t tag) { return (tag >> DISPLACEMENT_SHIFT) & 3; }
 static inline uint64_t home_of(uint64_t hash, uint64_t capacity) {
     return ((hash >> 32) * capacity) >> 32;
 }
@@ -181,9 +191,12 @@ static void index_release(gr_table_t *t, table_index_t *ix) {
 
 /* Puts a ref known to be absent into ix, which has an empty slot (no tombstones in it). */
 static void index_put(table_index_t *ix, uint64_t hash, uint32_t ref) {
-    uint64_t slot = home_of(hash, ix->capacity);
-    while (*tag_at(ix, slot) != TAG_EMPTY) slot = next_slot(slot, ix->capacity);
-    *tag_at(ix, slot) = tag_of(hash);
+    uint64_t slot = home_of(hash, ix->capacity), displacement = 0;
+    while (*tag_at(ix, slot) != TAG_EMPTY) {
+        slot = next_slot(slot, ix->capacity);
+        displacement++;
+    }
+    *tag_at(ix, slot) = tag_of(hash, displacement);
     set_ref(ix, slot, ref);
 }
 
@@ -197,14 +210,13 @@ typedef struct found {
 /* Probes the current index, then (while resizing) the old one's slots not yet moved. */
 static int find(const gr_table_t *t, const uint8_t *key, size_t length, uint64_t hash, found_t *out,
                 entry_view_t *e) {
-    uint8_t tag = tag_of(hash);
     const table_index_t *ix = &t->index;
     if (ix->capacity) {
         uint64_t slot = home_of(hash, ix->capacity);
-        for (;;) {
+        for (uint64_t displacement = 0;; displacement++) {
             uint8_t have = *tag_at(ix, slot);
             if (have == TAG_EMPTY) break;
-            if (have == tag && entry_has_key(t, ref_at(ix, slot), key, length, e)) {
+            if (have == tag_of(hash, displacement) && entry_has_key(t, ref_at(ix, slot), key, length, e)) {
                 out->index = (table_index_t *)ix;
                 out->slot = slot;
                 out->ref = ref_at(ix, slot);
@@ -216,10 +228,11 @@ static int find(const gr_table_t *t, const uint8_t *key, size_t length, uint64_t
     if (!migrating(t)) return 0;
     ix = &t->old;
     uint64_t slot = home_of(hash, ix->capacity);
-    for (;;) {
+    for (uint64_t displacement = 0;; displacement++) {
         uint8_t have = *tag_at(ix, slot);
         if (have == TAG_EMPTY) return 0;
-        if (have == tag && slot >= t->migrate_position && entry_has_key(t, ref_at(ix, slot), key, length, e)) {
+        if (have == tag_of(hash, displacement) && slot >= t->migrate_position &&
+            entry_has_key(t, ref_at(ix, slot), key, length, e)) {
             out->index = (table_index_t *)ix;
             out->slot = slot;
             out->ref = ref_at(ix, slot);
@@ -231,17 +244,16 @@ static int find(const gr_table_t *t, const uint8_t *key, size_t length, uint64_t
 
 /* Points the live slot holding ref (whose entry hashes to hash; it exists) at moved_to. */
 static void move_ref(gr_table_t *t, uint64_t hash, uint32_t ref, uint32_t moved_to) {
-    uint8_t tag = tag_of(hash);
     table_index_t *ix = &t->index;
     uint64_t slot = home_of(hash, ix->capacity);
     while (*tag_at(ix, slot) != TAG_EMPTY) {
-        if (*tag_at(ix, slot) == tag && ref_at(ix, slot) == ref) { set_ref(ix, slot, moved_to); return; }
+        if (*tag_at(ix, slot) >= TAG_OCCUPIED && ref_at(ix, slot) == ref) { set_ref(ix, slot, moved_to); return; }
         slot = next_slot(slot, ix->capacity);
     }
     ix = &t->old;
     slot = home_of(hash, ix->capacity);
     for (;;) {
-        if (*tag_at(ix, slot) == tag && ref_at(ix, slot) == ref && slot >= t->migrate_position) {
+        if (*tag_at(ix, slot) >= TAG_OCCUPIED && ref_at(ix, slot) == ref && slot >= t->migrate_position) {
             set_ref(ix, slot, moved_to);
             return;
         }
@@ -259,12 +271,18 @@ static void index_remove(gr_table_t *t, const found_t *where) {
     uint64_t hole = where->slot, slot = where->slot, capacity = ix->capacity;
     for (;;) {
         slot = next_slot(slot, capacity);
-        if (*tag_at(ix, slot) == TAG_EMPTY) break;
-        uint64_t home = home_of(hash_of_ref(t, ref_at(ix, slot)), capacity);
-        /* the entry at slot may fill the hole unless its home lies cyclically in (hole, slot] */
-        int stays = hole <= slot ? (hole < home && home <= slot) : (hole < home || home <= slot);
-        if (stays) continue;
+        uint8_t tag = *tag_at(ix, slot);
+        if (tag == TAG_EMPTY) break;
+        uint64_t displacement = displacement_of(tag);
+        if (displacement == DISPLACEMENT_KNOWN) {
+            uint64_t home = home_of(hash_of_ref(t, ref_at(ix, slot)), capacity);
+            displacement = slot >= home ? slot - home : slot + capacity - home;
+        }
+        /* the entry may fill the hole unless its home lies cyclically in (hole, slot] */
+        uint64_t gap = slot >= hole ? slot - hole : slot + capacity - hole;
+        if (displacement < gap) continue;
         memcpy(tag_at(ix, hole), tag_at(ix, slot), SLOT_BYTES);
+        *tag_at(ix, hole) = tag_of(tag, displacement - gap);   /* tag's low 5 bits are the hash's */
         hole = slot;
     }
     *tag_at(ix, hole) = TAG_EMPTY;
@@ -321,7 +339,7 @@ static int make_room(gr_table_t *t) {
 }
 
 static void maybe_shrink(gr_table_t *t) {
-    if (!migrating(t) && t->index.capacity > MIN_CAPACITY && (uint64_t)t->count * 5 < t->index.capacity)
+    if (!migrating(t) && t->index.capacity > MIN_CAPACITY && (uint64_t)t->count * 4 < t->index.capacity)
         (void)resize(t, (uint64_t)t->count * 2);
 }
 
@@ -338,15 +356,32 @@ static void block_free(gr_table_t *t, uint32_t number) {
         for (uint32_t i = 0; i < t->free_count; i++)
             if (t->free_numbers[i] < t->block_count) t->free_numbers[kept++] = t->free_numbers[i];
         t->free_count = kept;
+        /* a table that shrank gives back most of its arrays */
+        if (t->block_slots > 64 && t->block_count <= t->block_slots / 4) {
+            uint32_t slots = t->block_slots / 2;
+            table_block_t **blocks = table_realloc(t, t->blocks, slots * sizeof *blocks);
+            if (blocks) t->blocks = blocks;
+            uint32_t *numbers = table_realloc(t, t->free_numbers, slots * sizeof *numbers);
+            if (numbers) t->free_numbers = numbers;
+            if (blocks && numbers) t->block_slots = slots;
+        }
         return;
     }
-    /* free_slots >= block_count always (see take_number), so this never fails */
+    /* free_numbers[] is as long as blocks[] (see take_number), so there is room */
     t->free_numbers[t->free_count++] = number;
 }
 
-/* A free block number (a reused one, or the next one). NO_BLOCK on OOM. */
+/* The lowest free block number (so that the top ones empty and blocks[] can shrink), or
+ * the next one. NO_BLOCK on OOM. */
 static uint32_t take_number(gr_table_t *t) {
-    if (t->free_count) return t->free_numbers[--t->free_count];
+    if (t->free_count) {
+        uint32_t lowest = 0;
+        for (uint32_t i = 1; i < t->free_count; i++)
+            if (t->free_numbers[i] < t->free_numbers[lowest]) lowest = i;
+        uint32_t number = t->free_numbers[lowest];
+        t->free_numbers[lowest] = t->free_numbers[--t->free_count];
+        return number;
+    }
     if (t->block_count >= BLOCK_LIMIT) return NO_BLOCK;
     if (t->block_count == t->block_slots) {
         uint32_t slots = t->block_slots ? t->block_slots * 2 : 4;
@@ -371,8 +406,7 @@ static void give_number_back(gr_table_t *t, uint32_t number) {
 static table_block_t *block_new(gr_table_t *t, uint32_t number, size_t capacity) {
     table_block_t *block = table_alloc(t, sizeof *block + capacity);
     if (!block) return NULL;
-    block->used = block->dead = block->live = 0;
-    block->capacity = (uint32_t)capacity;
+    block->used = block->dead = 0;
     t->blocks[number] = block;
     return block;
 }
@@ -380,17 +414,12 @@ static table_block_t *block_new(gr_table_t *t, uint32_t number, size_t capacity)
 /* A block that stops being the append block keeps only its used bytes. */
 static void block_retire(gr_table_t *t, uint32_t number) {
     table_block_t *block = t->blocks[number];
-    if (block->live == 0) {
+    if (block->dead == block->used) {
         block_free(t, number);
         return;
     }
-    if (block->used < block->capacity) {
-        table_block_t *smaller = table_realloc(t, block, sizeof *block + block->used);
-        if (smaller) {
-            smaller->capacity = smaller->used;
-            t->blocks[number] = smaller;
-        }
-    }
+    table_block_t *smaller = table_realloc(t, block, sizeof *block + block->used);
+    if (smaller) t->blocks[number] = smaller;
 }
 
 /* Writes a new entry; its ref, or NO_BLOCK on OOM. */
@@ -408,7 +437,7 @@ static uint32_t arena_append(gr_table_t *t, const uint8_t *key, size_t key_lengt
     } else {
         number = t->append_block;
         block = number == NO_BLOCK ? NULL : t->blocks[number];
-        if (!block || block->capacity - block->used < size) {
+        if (!block || GR_TABLE_BLOCK_BYTES - block->used < size) {
             number = take_number(t);
             if (number == NO_BLOCK) return NO_BLOCK;
             block = block_new(t, number, GR_TABLE_BLOCK_BYTES);
@@ -420,7 +449,6 @@ static uint32_t arena_append(gr_table_t *t, const uint8_t *key, size_t key_lengt
     uint32_t offset = block->used;
     entry_write(t, block->data + offset, key, key_length, value, value_length);
     block->used += (uint32_t)size;
-    block->live++;
     /* only now: key or value may have pointed into the block being retired */
     if (previous != NO_BLOCK) block_retire(t, previous);
     return number << BLOCK_SHIFT | offset;
@@ -447,14 +475,36 @@ static void block_compact(gr_table_t *t, uint32_t number) {
     block->dead = 0;
     if (number != t->append_block) {
         table_block_t *smaller = table_realloc(t, block, sizeof *block + write);
-        if (smaller) {
-            smaller->capacity = write;
-            t->blocks[number] = smaller;
-        }
+        if (smaller) t->blocks[number] = smaller;
     }
 }
 
-/* Marks an entry dead (it is already out of the index); frees or compacts its block. */
+/* Moves a block's live entries to the append block and frees it; on OOM part way, the
+ * rest is compacted in place. */
+static void block_evacuate(gr_table_t *t, uint32_t number) {
+    table_block_t *block = t->blocks[number];   /* not the append block: it stays put */
+    for (uint32_t offset = 0; offset < block->used;) {
+        uint8_t *p = block->data + offset;
+        entry_view_t e;
+        entry_read(t, p, &e);
+        if (!e.dead) {
+            uint32_t ref = arena_append(t, e.key, e.key_length, e.value, e.value_length);
+            if (ref == NO_BLOCK) {
+                block_compact(t, number);
+                return;
+            }
+            move_ref(t, table_hash(e.key, e.key_length), number << BLOCK_SHIFT | offset, ref);
+            p[0] |= 1;
+            block->dead += (uint32_t)e.size;
+        }
+        offset += (uint32_t)e.size;
+    }
+    block_free(t, number);
+}
+
+/* Marks an entry dead (it is already out of the index); frees its block when that was its
+ * last entry, and once half a block's bytes are dead, compacts the append block in place or
+ * moves any other block's entries into the append block. */
 static void arena_kill(gr_table_t *t, uint32_t ref) {
     uint32_t number = ref >> BLOCK_SHIFT;
     table_block_t *block = t->blocks[number];
@@ -463,12 +513,12 @@ static void arena_kill(gr_table_t *t, uint32_t ref) {
     entry_read(t, p, &e);
     p[0] |= 1;
     block->dead += (uint32_t)e.size;
-    block->live--;
-    if (block->live == 0) {
+    if (block->dead == block->used) {
         if (number == t->append_block) block->used = block->dead = 0;
         else block_free(t, number);
     } else if (block->dead * 2 >= block->used) {
-        block_compact(t, number);
+        if (number == t->append_block) block_compact(t, number);
+        else block_evacuate(t, number);
     }
 }
 
@@ -527,9 +577,9 @@ gr_table_t *gr_table_duplicate(const gr_table_t *t) {
         const table_block_t *block = t->blocks[i];
         copy->blocks[i] = NULL;
         if (!block) continue;
-        size_t capacity = i == t->append_block ? block->capacity : block->used;
+        /* the append block keeps its room; copying its unused tail is harmless */
+        size_t capacity = i == t->append_block ? GR_TABLE_BLOCK_BYTES : block->used;
         table_block_t *mine = copy_of(copy, block, sizeof *block + capacity, &failed);
-        if (mine) mine->capacity = (uint32_t)capacity;
         copy->blocks[i] = mine;
         if (failed) copy->block_count = i;
     }
