@@ -8,7 +8,8 @@ errors included (their texts, and which error wins when several apply). Malforme
 lists go through execute_command, so the parse-error paths are compared too. The keys are
 shared between types, so WRONGTYPE paths are compared as well.
 
-A second run compares the dirty counter (INFO persistence rdb_changes_since_last_save) after
+Random MULTI/EXEC batches of the same commands are compared too (an EXEC reply holding
+BITFIELD arrays, LCS ranges and errors). A further run compares the dirty counter (INFO persistence rdb_changes_since_last_save) after
 every command too: a bit write that changes nothing counts nothing, as in Redis.
 
 GOBLIN_DIFF_OPS sets the length (default 4000 per seed; the counter run takes a quarter), as
@@ -207,3 +208,48 @@ def test_every_random_bitmap_commands_change_count_is_redis_servers(seed, redis_
             theirs, ours = dirty(reference), dirty(resp)
             assert ours - ours_before == theirs - theirs_before, f"step {step}: {name}{args}{kwargs} -> {expected}"
             theirs_before, ours_before = theirs, ours
+
+
+def transaction_outcome(client, commands):
+    """MULTI/EXEC of commands through client's transactional pipeline: each reply (errors as
+    their text, TTLs by kind) or the EXECABORT text when one was refused at queue time."""
+    pipe = client.pipeline(transaction=True)
+    try:
+        for name, args, kwargs in commands:
+            if name == "bitfield":
+                key, operations = args
+                builder = pipe.bitfield(key)
+                for operation in operations:
+                    getattr(builder, operation[0])(*operation[1:])
+                builder.execute()
+            else:
+                getattr(pipe, name)(*args, **kwargs)
+        try:
+            replies = pipe.execute(raise_on_error=False)
+        except ResponseError as error:
+            return ("error", str(error).split(" (")[0])   # EXECABORT (goblin's client adds the cause)
+    finally:
+        pipe.__exit__(None, None, None)
+    normalised = []
+    for (name, _args, _kwargs), reply in zip(commands, replies):
+        if isinstance(reply, ResponseError):
+            reply = ("error", str(reply))
+        elif name == "ttl" and reply >= 0:
+            reply = "remaining"
+        normalised.append(reply)
+    return ("exec", normalised)
+
+
+@pytest.mark.parametrize("seed", [41, 42])
+def test_random_bitmap_transactions_reply_exactly_like_redis(seed, redis_server, ring, resp):
+    """MULTI/EXEC batches of the same commands: an EXEC reply holding BITFIELD's arrays, LCS's
+    nested ranges and errors travels over the ring as one ArrayReply tree."""
+    with RespClient(port=redis_server.port, socket_timeout=10) as reference:
+        for client in (reference, ring, resp):
+            client.flushall()
+        rng = random.Random(seed)
+        for step in range(max(OPS // 20, 50)):
+            commands = [random_command(rng) for _ in range(rng.randint(1, 6))]
+            expected = transaction_outcome(reference, commands)
+            got = transaction_outcome(ring if step % 2 == 0 else resp, commands)
+            assert got == expected, f"step {step}: {[(name, args) for name, args, _ in commands]}"
