@@ -314,3 +314,22 @@ def test_bit_writes_count_one_change_per_changed_field_and_nothing_when_nothing_
     assert changes(client, "BITOP", "AND", "n", "missing") == 0
     assert changes(client, "GETSET", "b", "x") == 1
     assert changes(client, "GETBIT", "b", 0) == 0
+
+
+def test_over_maxmemory_bit_writes_are_refused_and_bit_reads_still_answer(client):
+    """SETBIT, BITOP, BITFIELD and GETSET may grow memory (Redis's denyoom flag); the reads may not."""
+    client.set("s", "foobar")
+    client.execute_command("CONFIG", "SET", "maxmemory", 1)
+    try:
+        for argv in (("SETBIT", "s", 1, 1), ("BITOP", "NOT", "d", "s"), ("BITFIELD", "s", "SET", "u8", 0, 1),
+                     ("GETSET", "s", "x")):
+            with pytest.raises(ResponseError, match="command not allowed when used memory > 'maxmemory'"):
+                client.execute_command(*argv)
+        assert client.getbit("s", 1) == 1
+        assert client.bitcount("s") == 26
+        assert client.bitpos("s", 0) == 0
+        assert client.bitfield_ro("s", "u8", 0) == [102]
+        assert client.lcs("s", "s", len=True) == 6
+    finally:
+        client.execute_command("CONFIG", "SET", "maxmemory", 0)
+    assert client.get("s") == b"foobar"
