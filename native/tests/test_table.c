@@ -342,6 +342,12 @@ static void test_random_draws_are_uniform_also_while_the_index_resizes(void) {
 
 /* ---- small cases ---- */
 
+static void count_visit(void *context, gr_bytes_t key, gr_bytes_t value) {
+    (void)key;
+    (void)value;
+    (*(size_t *)context)++;
+}
+
 static void test_values_keys_and_replies_follow_the_contract(void) {
     gr_table_t *t = gr_table_new(1, CATEGORY);
     gr_bytes_t v;
@@ -376,6 +382,9 @@ static void test_values_keys_and_replies_follow_the_contract(void) {
     }
     CHECK(gr_table_count(s) == 50001 && gr_table_allocated_bytes(s) - reserved < 50001 * 20,
           "after reserve, adds cost their entries' bytes only");
+    size_t visits = 0;
+    uint64_t next = gr_table_scan(s, 0, SIZE_MAX, count_visit, &visits);
+    CHECK(next == 0 && visits == 50001, "SCAN with a huge COUNT visits everything in one call (%zu)", visits);
     gr_table_free(s);
 }
 

@@ -78,18 +78,18 @@ void gr_table_set_hash_seed(uint64_t k0, uint64_t k1) {
 static inline uint64_t table_hash(const uint8_t *key, size_t length) {
     return gr_siphash(key, length, hash_k0, hash_k1, 1, 2);
 }
-/* An occupied slot's tag: 0x80 | min(displacement, 3) << 5 | 5 bits of the hash, where the
+/* An occupied slot's tag: 0x80 | min(displacement, 7) << 4 | 4 bits of the hash, where the
  * displacement is the entry's distance from its home slot. A probe at distance d from the
  * home compares the key only where the whole byte matches (same hash bits, and displaced
- * by d too); a backward shift knows the home of an entry displaced by less than 3 without
- * rehashing its key. */
-#define DISPLACEMENT_SHIFT 5
-#define DISPLACEMENT_KNOWN 3   /* 3: 3 or more, recompute from the key */
+ * by d too: the same home); a backward shift knows the home of an entry displaced by less
+ * than 7 without rehashing its key. */
+#define DISPLACEMENT_SHIFT 4
+#define DISPLACEMENT_KNOWN 7   /* 7: 7 or more, recompute from the key */
 static inline uint8_t tag_of(uint64_t hash, uint64_t displacement) {
     uint64_t d = displacement < DISPLACEMENT_KNOWN ? displacement : DISPLACEMENT_KNOWN;
-    return (uint8_t)(TAG_OCCUPIED | d << DISPLACEMENT_SHIFT | (hash & 0x1f));
+    return (uint8_t)(TAG_OCCUPIED | d << DISPLACEMENT_SHIFT | (hash & 0x0f));
 }
-static inline uint64_t displacement_of(uint8_t tag) { return (tag >> DISPLACEMENT_SHIFT) & 3; }
+static inline uint64_t displacement_of(uint8_t tag) { return (tag >> DISPLACEMENT_SHIFT) & 7; }
 static inline uint64_t home_of(uint64_t hash, uint64_t capacity) {
     return ((hash >> 32) * capacity) >> 32;
 }
@@ -282,7 +282,7 @@ static void index_remove(gr_table_t *t, const found_t *where) {
         uint64_t gap = slot >= hole ? slot - hole : slot + capacity - hole;
         if (displacement < gap) continue;
         memcpy(tag_at(ix, hole), tag_at(ix, slot), SLOT_BYTES);
-        *tag_at(ix, hole) = tag_of(tag, displacement - gap);   /* tag's low 5 bits are the hash's */
+        *tag_at(ix, hole) = tag_of(tag, displacement - gap);   /* tag's low 4 bits are the hash's */
         hole = slot;
     }
     *tag_at(ix, hole) = TAG_EMPTY;
@@ -711,7 +711,8 @@ static size_t scan_index(const gr_table_t *t, const table_index_t *ix, int is_ol
     uint64_t span = back + (last - first);   /* steps from start to last */
     size_t visited = 0;
     uint64_t slot = start;
-    for (uint64_t step = 0; step <= span + capacity; step++, slot = next_slot(slot, capacity)) {
+    /* at most one lap: start follows an empty slot, so a lap ends on the run's far side */
+    for (uint64_t step = 0; step < capacity; step++, slot = next_slot(slot, capacity)) {
         uint8_t tag = *tag_at(ix, slot);
         if (tag == TAG_EMPTY) {
             if (step > span) break;
@@ -737,7 +738,7 @@ uint64_t gr_table_scan(const gr_table_t *t, uint64_t cursor, size_t count,
     if (count == 0) count = 1;
     uint64_t capacity = t->index.capacity;
     /* slots of the current index that hold about `count` entries at its load */
-    uint64_t slots = (uint64_t)count * capacity / t->count + 1;
+    uint64_t slots = count >= t->count ? capacity : (uint64_t)count * capacity / t->count + 1;
     size_t visited = 0;
     uint64_t low = cursor;
     while (visited < count && low < end) {

@@ -28,7 +28,7 @@
  *
  *   index   capacity slots of 5 bytes, [tag][ref] (any capacity, not only powers of two):
  *             tag      0 empty, 1 tombstone (only in an old index being emptied),
- *                      occupied: 0x80 | min(displacement from home, 3) << 5 | 5 hash bits
+ *                      occupied: 0x80 | min(displacement from home, 7) << 4 | 4 hash bits
  *             ref      block number << 12 | byte offset of the entry in its block's data
  *           An entry's home slot is (hash >> 32) * capacity >> 32; linear probing from
  *           there; a lookup compares the key only where the whole tag matches (same hash
