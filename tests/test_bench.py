@@ -220,3 +220,19 @@ def test_hash_quick_run_reports_every_row_memory_per_field_the_write_tail_and_is
     targets = {target["target"] for target in document["targets"]}
     assert "ring HGET >= 5x redis (goblin-ring-native)" in targets
     assert "Python hset_many population >= 3x redis" in targets
+
+
+def test_set_quick_run_reports_every_row_memory_per_member_and_issue_16_targets(tmp_path):
+    text, document = run_bench(tmp_path, "set")
+    check_document(document, "set")
+    for operation in ("population (SADD x128 batches), members/s", "SADD (one new member)", "SISMEMBER (a member)",
+                      "SISMEMBER (not a member)", "SCARD", "SADD + SREM (pair)"):
+        assert f"| {operation} |" in text, operation
+    rows = {(row["column"], row["operation"]): row for row in document["rows"]}
+    for column in ("goblin-ring-native", "goblin-resp", "goblin-ring call", "goblin-ring pipeline"):
+        assert rows[(column, "SISMEMBER (a member)")]["status"] == "ok", rows[(column, "SISMEMBER (a member)")]
+    assert "| after population | set_structure |" in text
+    structure = [m for m in document["memory"] if m["metric"] == "set_structure" and m["column"] == "goblin-ring-native"]
+    assert structure and 0 < structure[0]["bytes_per_item"] < 64
+    targets = {target["target"] for target in document["targets"]}
+    assert "native ring SISMEMBER (a member) >= 5x redis (goblin-ring-native)" in targets
