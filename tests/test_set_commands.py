@@ -430,3 +430,24 @@ def error_or_reply(client, argv):
         return client.execute_command(*argv)
     except ResponseError as error:
         return str(error)
+
+
+def test_resp3_replies_sets_where_redis_does_and_arrays_where_it_does_not(goblin, redis_server):
+    from resp_wire import raw_connection
+
+    commands = [("SMEMBERS", "s"), ("SMEMBERS", "missing"), ("SINTER", "s", "missing"), ("SUNION", "one"),
+                ("SDIFF", "one", "missing"), ("SPOP", "missing", "2"), ("SPOP", "s", "0"), ("SPOP", "one", "5"),
+                ("SRANDMEMBER", "two", "5"), ("SRANDMEMBER", "two", "-1"), ("SRANDMEMBER", "missing", "3"),
+                ("SRANDMEMBER", "two", "0"), ("SMISMEMBER", "s", "a"), ("SSCAN", "missing", "0")]
+    shapes = {}
+    for name, port in (("goblin", goblin.port), ("redis", redis_server.port)):
+        with raw_connection(port) as conn:
+            conn.request("HELLO", "3")
+            conn.request("FLUSHALL")
+            conn.request("SADD", "s", "a", "b")
+            conn.request("SADD", "one", "x")
+            conn.request("SADD", "two", "y")
+            # the type byte and count of each reply (members come in each server's own order)
+            shapes[name] = [conn.request(*command).split(b"\r\n", 1)[0] for command in commands]
+    assert shapes["goblin"] == shapes["redis"]
+    assert shapes["goblin"][0] == b"~2" and shapes["goblin"][8] == b"*1"

@@ -94,14 +94,19 @@ static void member_copy_release(member_copy_t *copy) {
     if (copy->data != copy->small) free(copy->data);
 }
 
-static void reply_members(gr_reply_t *reply, const gr_set_t *set) {
-    gr_reply_array_begin(reply, set ? gr_set_count(set) : 0);
+/* Every member, as a RESP3 set (an array in RESP2 and over the ring) or, as_array, always an
+ * array (SRANDMEMBER's shape), as Redis replies them. */
+static void reply_members_as(gr_reply_t *reply, const gr_set_t *set, int as_array) {
+    size_t count = set ? gr_set_count(set) : 0;
+    if (as_array) gr_reply_array_begin(reply, count); else gr_reply_set_begin(reply, count);
     if (!set) return;
     gr_set_iter_t iter;
     gr_set_member_t member;
     gr_set_iter_start(set, &iter);
     while (gr_set_iter_next(&iter, &member)) gr_reply_bulk(reply, member.data, member.length);
 }
+
+static void reply_members(gr_reply_t *reply, const gr_set_t *set) { reply_members_as(reply, set, 0); }
 
 /* Redis's getLongLongFromObject: the whole argument an int64. */
 static int parse_int64(const uint8_t *data, size_t length, int64_t *value) {
@@ -223,7 +228,7 @@ void gr_cmd_spop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
         gr_db_count_changes(db, 1);
         return;
     }
-    if (!found || count == 0) { gr_reply_array_begin(reply, 0); return; }
+    if (!found || count == 0) { gr_reply_set_begin(reply, 0); return; }
     size_t size = gr_set_count(set);
     if ((uint64_t)count >= size) {   /* the whole set */
         reply_members(reply, set);
@@ -235,7 +240,7 @@ void gr_cmd_spop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
     /* Redis 7.2 rebuilds the remainder when most of a table goes (SPOP's case 3): the
      * members left start again as a small set, converting on as SADD would. */
     int rebuild = gr_set_encoding(set) == GR_SET_TABLE && (uint64_t)count * 5 > size;
-    gr_reply_array_begin(reply, (size_t)count);
+    gr_reply_set_begin(reply, (size_t)count);
     for (int64_t i = 0; i < count; i++) {
         if (pop_one_and_reply(set, reply) != 0) { reply->failed = 1; return; }
     }
@@ -296,7 +301,7 @@ void gr_cmd_srandmember(gr_db_t *db, size_t argc, const uint8_t *const *argv, co
         }
         return;
     }
-    if ((uint64_t)count >= size) { reply_members(reply, set); return; }
+    if ((uint64_t)count >= size) { reply_members_as(reply, set, 1); return; }
     if ((uint64_t)count * 3 > size) {
         /* many of them: one pass choosing count of size (Knuth's selection sampling) */
         gr_reply_array_begin(reply, (size_t)count);
@@ -324,7 +329,7 @@ void gr_cmd_srandmember(gr_db_t *db, size_t argc, const uint8_t *const *argv, co
             return;
         }
     }
-    reply_members(reply, picked);
+    reply_members_as(reply, picked, 1);
     gr_set_free(picked);
 }
 

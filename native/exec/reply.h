@@ -15,6 +15,8 @@
  *   array of 2n, the ring's flat ArrayReply (HELLO, CONFIG GET, COMMAND DOCS).
  *   verbatim(text): RESP3's verbatim "txt" string, a bulk elsewhere (INFO, CLIENT LIST).
  *   double_value(d): RESP3's double, a bulk of the shortest round-trip text elsewhere.
+ *   set_begin(n) followed by n elements: RESP3's set (SMEMBERS, SINTER, SPOP with a count),
+ *   an array elsewhere.
  * Nested arrays (COMMAND INFO, COMMAND DOCS) exist only over RESP; the ring answers them
  * with an error naming the shape.
  */
@@ -62,6 +64,7 @@ typedef struct gr_reply_ops {
     void (*map_begin)(gr_reply_t *reply, size_t pairs);
     void (*verbatim)(gr_reply_t *reply, const uint8_t *text, size_t length);
     void (*double_value)(gr_reply_t *reply, double value);
+    void (*set_begin)(gr_reply_t *reply, size_t count);
 } gr_reply_ops_t;
 
 /* Each transport embeds this as its first member and casts back in its ops. */
@@ -90,6 +93,7 @@ static inline void gr_reply_keyed_array_begin(gr_reply_t *r, const uint8_t *k, s
 static inline void gr_reply_map_begin(gr_reply_t *r, size_t pairs) { r->ops->map_begin(r, pairs); }
 static inline void gr_reply_verbatim(gr_reply_t *r, const uint8_t *t, size_t n) { r->ops->verbatim(r, t, n); }
 static inline void gr_reply_double(gr_reply_t *r, double v) { r->ops->double_value(r, v); }
+static inline void gr_reply_set_begin(gr_reply_t *r, size_t n) { r->ops->set_begin(r, n); }
 static inline void gr_reply_pair(gr_reply_t *r, const uint8_t *k, size_t kn, const uint8_t *v, size_t vn) { r->ops->pair(r, k, kn, v, vn); }
 
 #endif

@@ -160,6 +160,11 @@ static void op_map_begin(gr_reply_t *r, size_t pairs) {
     else write_prefixed_number(w, '*', 2 * (int64_t)pairs);
 }
 
+static void op_set_begin(gr_reply_t *r, size_t count) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    write_prefixed_number(w, resp3(w) ? '~' : '*', (int64_t)count);
+}
+
 static void op_verbatim(gr_reply_t *r, const uint8_t *text, size_t length) {
     resp_writer_t *w = (resp_writer_t *)r;
     if (!resp3(w)) { op_bulk(r, text, length); return; }
@@ -183,7 +188,7 @@ static void op_double(gr_reply_t *r, double value) {
 
 static const gr_reply_ops_t resp_ops = {
     op_integer, op_bulk, op_nil, op_nil_array, op_status, op_error,
-    op_array_begin, op_keyed_array_begin, op_pair, op_map_begin, op_verbatim, op_double,
+    op_array_begin, op_keyed_array_begin, op_pair, op_map_begin, op_verbatim, op_double, op_set_begin,
 };
 
 /* ---- lifecycle ---- */
