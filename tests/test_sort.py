@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from goblin_ring import DataError, ResponseError, WrongTypeError
+from goblin_ring import DataError, ResponseError, RespClient, WrongTypeError
 from test_blocking_commands import Background, admin, other_client, wait_for_blocked  # noqa: F401 (fixture)
 
 
@@ -173,3 +173,19 @@ def test_the_client_checks_start_and_num_together(client):
         client.sort("l", start=1)
     with pytest.raises(DataError):
         client.sort("l", get="a", groups=True)
+
+
+def test_command_info_and_getkeys_describe_sort_as_redis_does(client, redis_server):
+    lines = [("SORT", "k", "STORE", "d"), ("SORT", "k", "STORE", "d", "STORE", "e"),
+             ("SORT", "k", "GET", "store", "BY", "store", "LIMIT", "store", "1", "STORE", "x"),
+             ("SORT_RO", "k", "GET", "x"), ("SORT", "k", "STORE")]
+    with RespClient(port=redis_server.port, socket_timeout=10) as reference:
+        for name in ("sort", "sort_ro"):
+            [expected] = reference.execute_command("COMMAND", "INFO", name)
+            [info] = client.execute_command("COMMAND", "INFO", name)
+            assert info[:8] == expected[:8]              # name, arity, flags (movablekeys), range, categories, tips
+        for line in lines:
+            assert client.execute_command("COMMAND", "GETKEYS", *line) == \
+                reference.execute_command("COMMAND", "GETKEYS", *line)
+        assert client.execute_command("COMMAND", "GETKEYSANDFLAGS", "SORT", "k", "STORE", "d") == \
+            reference.execute_command("COMMAND", "GETKEYSANDFLAGS", "SORT", "k", "STORE", "d")

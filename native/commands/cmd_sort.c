@@ -556,3 +556,35 @@ void gr_cmd_sort_ro(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
                     gr_reply_t *reply) {
     sort_generic(db, argc, argv, argv_length, reply, 1);
 }
+
+/* ---- COMMAND GETKEYS: the keys a SORT line names ---- */
+
+/* Redis's sortGetKeys: argv[1], then the last STORE's key, skipping the arguments of LIMIT (2),
+ * GET and BY (1) so that a pattern spelled "store" is not taken for the option. */
+static size_t sort_keys(size_t argc, const uint8_t *const *argv, const size_t *argv_length, size_t *positions,
+                        const char **flags, size_t capacity, int readonly) {
+    if (capacity < 2 || argc < 2) return 0;
+    positions[0] = 1;
+    flags[0] = "RO access";
+    size_t count = 1;
+    for (size_t i = 2; i < argc && !readonly; i++) {
+        if (gr_word_is(argv[i], argv_length[i], "limit")) i += 2;
+        else if (gr_word_is(argv[i], argv_length[i], "get") || gr_word_is(argv[i], argv_length[i], "by")) i += 1;
+        else if (gr_word_is(argv[i], argv_length[i], "store") && i + 1 < argc) {
+            positions[1] = i + 1;
+            flags[1] = "OW update";
+            count = 2;
+        }
+    }
+    return count;
+}
+
+size_t gr_sort_find_keys(size_t argc, const uint8_t *const *argv, const size_t *argv_length, size_t *positions,
+                         const char **flags, size_t capacity) {
+    return sort_keys(argc, argv, argv_length, positions, flags, capacity, 0);
+}
+
+size_t gr_sort_ro_find_keys(size_t argc, const uint8_t *const *argv, const size_t *argv_length, size_t *positions,
+                            const char **flags, size_t capacity) {
+    return sort_keys(argc, argv, argv_length, positions, flags, capacity, 1);
+}

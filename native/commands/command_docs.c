@@ -721,6 +721,22 @@ static void command_getkeys(size_t argc, const uint8_t *const *argv, const size_
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Invalid number of arguments specified for command");
         return;
     }
+    if (ref.doc && ref.doc->find_keys) {   /* the row's own finder (SORT's STORE key) */
+        size_t positions[8];
+        const char *flags[8];
+        size_t found = ref.doc->find_keys(line_argc, line, line_length, positions, flags, 8);
+        if (found == 0) {
+            gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Invalid arguments specified for command");
+            return;
+        }
+        gr_reply_array_begin(reply, found);
+        for (size_t i = 0; i < found; i++) {
+            if (with_flags) gr_reply_array_begin(reply, 2);
+            gr_reply_bulk(reply, line[positions[i]], line_length[positions[i]]);
+            if (with_flags) reply_words(reply, flags[i]);
+        }
+        return;
+    }
     long count = key_positions(ref.doc, line_argc, line, line_length, reply, 0, with_flags);
     if (count <= 0) {
         if (command_has_flag(ref.doc, "no_mandatory_keys")) gr_reply_array_begin(reply, 0);

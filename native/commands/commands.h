@@ -32,6 +32,12 @@ GR_BUILDERS(GR_DECLARE_BUILDER)
 #define GR_DECLARE_TYPED(name) void gr_cmd_##name(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 GR_TYPED_HANDLERS(GR_DECLARE_TYPED)
 
+/* SORT's and SORT_RO's key finders (cmd_sort.c): the sorted key, and SORT's last STORE key. */
+size_t gr_sort_find_keys(size_t argc, const uint8_t *const *argv, const size_t *argv_length, size_t *positions,
+                         const char **flags, size_t capacity);
+size_t gr_sort_ro_find_keys(size_t argc, const uint8_t *const *argv, const size_t *argv_length, size_t *positions,
+                            const char **flags, size_t capacity);
+
 /* The blocking list commands' specs for exec/blocking.h (cmd_list.c); their rows point here. */
 extern const gr_block_spec_t gr_list_block_pop, gr_list_block_move, gr_list_block_mpop;
 

@@ -98,7 +98,7 @@ int gr_command_denies_oom(int index) { return (gr_command_flags(index) & GR_CMD_
  * a command any of whose keys it cannot describe is "movablekeys". */
 void gr_command_legacy_range(const gr_command_t *c, int *first, int *last, int *step, int *movable) {
     *first = *last = *step = 0;
-    *movable = 0;
+    *movable = c && c->find_keys != NULL;   /* its own key finder: keys the specs cannot place */
     size_t specs = 0;
     while (c && specs < GR_MAX_KEY_SPECS && c->keys[specs].begin) specs++;
     if (specs == 0) return;

@@ -147,6 +147,12 @@ typedef struct gr_command {
     gr_command_handler_t handler;
     gr_argv_handler_t argv_handler;
     const struct gr_block_spec *blocking;   /* NULL unless the command can block */
+    /* Keys its key specs cannot describe (SORT's STORE destination), as Redis's getkeys_proc:
+     * fills positions (argv indexes) and flags (key-spec flag words) of every key, at most
+     * capacity, and returns the count. NULL for most rows; a row with one is "movablekeys" and
+     * COMMAND GETKEYS asks it. */
+    size_t (*find_keys)(size_t argc, const uint8_t *const *argv, const size_t *argv_length, size_t *positions,
+                        const char **flags, size_t capacity);
 } gr_command_t;
 
 /* Called once, when the library loads, by commands/command_table.c. The rows must outlive
