@@ -61,6 +61,11 @@ def test_setting_a_parameter_by_either_name_changes_both(client, restore_default
         if old_name:
             assert config_get(client, old_name) == {old_name.encode(): value}
     assert client.execute_command("CONFIG", "SET", "list-max-listpack-size", "-5", "set-max-intset-entries", "0") == b"OK"
+    # a name and its old name in one CONFIG SET both apply, the last winning; the same name twice is refused
+    assert client.execute_command("CONFIG", "SET", "hash-max-listpack-entries", "10", "hash-max-ziplist-entries", "11") == b"OK"
+    assert config_get(client, "hash-max-listpack-entries") == {b"hash-max-listpack-entries": b"11"}
+    with pytest.raises(ResponseError, match=r"argument 'list-max-listpack-size'\) - duplicate parameter"):
+        client.execute_command("CONFIG", "SET", "LIST-MAX-LISTPACK-SIZE", "4", "list-max-listpack-size", "5")
     assert config_get(client, "list-max-ziplist-size", "set-max-intset-entries") == {
         b"list-max-ziplist-size": b"-5", b"set-max-intset-entries": b"0"}
 

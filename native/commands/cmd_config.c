@@ -391,7 +391,7 @@ static void config_set_failed(gr_reply_t *reply, const char *name, const char *w
 
 static void config_set(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                        gr_reply_t *reply) {
-    enum { MAX_PAIRS = P_COUNT };
+    enum { MAX_PAIRS = 2 * P_COUNT };   /* every parameter once, by its name and its old name */
     if (argc < 4 || (argc - 2) % 2 != 0) { gr_reply_arity_error(reply, "config|set"); return; }
     size_t pairs = (argc - 2) / 2;
     int ids[MAX_PAIRS];
@@ -407,8 +407,13 @@ static void config_set(gr_db_t *db, size_t argc, const uint8_t *const *argv, con
             gr_reply_error_text(reply, GR_ERR_GENERIC, text);
             return;
         }
+        /* As Redis: the same name twice is refused; a name and its old name both apply, the last winning. */
         for (size_t q = 0; q < p; q++)
-            if (ids[q] == id) { config_set_failed(reply, name, "duplicate parameter"); return; }
+            if (argv_length[2 + 2 * q] == argv_length[2 + 2 * p] &&
+                strncasecmp((const char *)argv[2 + 2 * q], (const char *)argv[2 + 2 * p], argv_length[2 + 2 * p]) == 0) {
+                config_set_failed(reply, name, "duplicate parameter");
+                return;
+            }
         if (!params[id].mutable_) { config_set_failed(reply, name, "can't set immutable config"); return; }
         size_t value_length = argv_length[3 + 2 * p];
         if (value_length >= sizeof value || memchr(argv[3 + 2 * p], '\0', value_length)) {
