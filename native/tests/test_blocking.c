@@ -1,6 +1,7 @@
 /* test_blocking.c — blocking.c under the sanitizers: park, serve in FIFO order, chains of
  * BLMOVE, clients freed while parked, timeouts, EXEC deferral, RENAME/MOVE/SWAPDB wakes,
- * and a randomised run of many waiters and pushes that must neither lose nor duplicate.
+ * CLIENT UNBLOCK, and a randomised run of many waiters and pushes that must neither lose nor
+ * duplicate.
  *
  * Connections are RESP connections fed bytes directly (no sockets), so each one's reply
  * bytes are checked exactly.
@@ -120,6 +121,30 @@ static void test_exec_and_key_moves(void) {
 
 /* Many waiters on a few keys, random pushes and frees: every pushed value is delivered to
  * exactly one waiter or stays in its list. */
+/* CLIENT UNBLOCK: the timeout's reply or the UNBLOCKED error, the waiter woken and forgotten. */
+static void test_client_unblock(void) {
+    gr_db_t *db = gr_db_new(5);
+    gr_resp_conn_t *a = gr_resp_conn_new(db, 11), *b = gr_resp_conn_new(db, 12), *admin = gr_resp_conn_new(db, 13);
+    expect_reply(a, "BLPOP k 0\r\nPING\r\n", "");
+    expect_reply(b, "BLMOVE k d LEFT LEFT 0\r\n", "");
+    expect_reply(admin, "CLIENT UNBLOCK 13\r\n", ":0\r\n");                 /* itself: not blocked */
+    expect_reply(admin, "CLIENT UNBLOCK 11\r\n", ":1\r\n");
+    expect_reply(a, NULL, "*-1\r\n");                                          /* BLPOP's timeout reply */
+    expect_reply(admin, "CLIENT UNBLOCK 12 ERROR\r\n", ":1\r\n");
+    expect_reply(b, NULL, "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n");
+    expect_reply(admin, "CLIENT UNBLOCK 12\r\n", ":0\r\n");
+    CHECK(db->blocked_count == 0 && gr_blocking_check(db) == 0, "nobody blocked after CLIENT UNBLOCK");
+    CHECK(woken_count(db) == 2, "both woken");
+    gr_resp_conn_resume(a);
+    expect_reply(a, NULL, "+PONG\r\n");
+    expect_reply(admin, "RPUSH k v\r\n", ":1\r\n");                         /* nobody takes it */
+    expect_reply(admin, "LLEN k\r\n", ":1\r\n");
+    gr_resp_conn_free(a);
+    gr_resp_conn_free(b);
+    gr_resp_conn_free(admin);
+    gr_db_free(db);
+}
+
 static void test_random_waiters(int rounds) {
     enum { WAITERS = 48, KEYS = 3 };
     gr_db_t *db = gr_db_new(5);
@@ -182,6 +207,7 @@ int main(int argc, char **argv) {
     test_blmove_chain_and_dead_waiters();
     test_timeouts();
     test_exec_and_key_moves();
+    test_client_unblock();
     test_random_waiters(rounds);
     return checks_report();
 }
