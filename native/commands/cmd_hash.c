@@ -8,7 +8,8 @@
  *
  * Field expiry: before a command reads or writes a hash it drops the fields whose time has
  * passed (lazy; one comparison when none is due) and deletes the key if that emptied it; the
- * server's cron does the same for hashes it visits (active, gr_hash_cron_step below). A hash
+ * server's cron does the same for hashes it visits (active: the hash row's expire_parts hook in
+ * exec/value_type.c, which gr_db_cron calls while any hash holds a TTL). A hash
  * left empty by any command is deleted, as in Redis.
  */
 #include <errno.h>
