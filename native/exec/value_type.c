@@ -12,6 +12,7 @@
 #include "engines/list/list.h"
 #include "engines/set/set.h"
 #include "engines/string_value.h"
+#include "engines/zset/zset.h"
 
 /* ---- the rows: one per type ---- */
 
@@ -201,6 +202,51 @@ static void *set_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
     return NULL;
 }
 
+static void zset_free(void *value) { gr_zset_free(value); }
+static size_t zset_bytes(const void *value) { return gr_zset_allocated_bytes(value); }
+static const char *zset_encoding(const void *value) { return gr_zset_encoding_name(value); }
+static void *zset_duplicate(const gr_db_t *db, const void *value) {
+    (void)db;
+    return gr_zset_duplicate(value);
+}
+/* Snapshot form: the member count, then each member (length-prefixed) and its 8-byte score,
+ * lowest first. A loaded set takes the encoding the server's zset-max-listpack-* give it. */
+static int zset_save(const void *value, gr_snapshot_writer_t *out) {
+    const gr_zset_t *zset = value;
+    gr_snapshot_write_varint(out, gr_zset_count(zset));
+    gr_zset_iter_t iter;
+    gr_zset_entry_t entry;
+    gr_zset_iter_start(zset, 0, &iter);
+    while (gr_zset_iter_next(&iter, &entry)) {
+        gr_snapshot_write_bytes(out, entry.member, entry.member_length);
+        gr_snapshot_write_double(out, entry.score);
+    }
+    return out->oom ? -1 : 0;
+}
+static void *zset_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
+    uint64_t count;
+    if (gr_snapshot_read_count(in, 9, &count) != 0) return NULL;   /* a member is >= 9 bytes */
+    if (count == 0) {
+        gr_snapshot_reader_fail(in, "empty sorted set");
+        return NULL;
+    }
+    gr_zset_limits_t limits = {db->config.zset_max_listpack_entries, db->config.zset_max_listpack_value};
+    gr_zset_t *zset = gr_zset_new();
+    if (!zset) return NULL;
+    for (uint64_t i = 0; i < count; i++) {
+        const uint8_t *member;
+        size_t length;
+        double score;
+        if (gr_snapshot_read_bytes(in, &member, &length) != 0 || gr_snapshot_read_double(in, &score) != 0 ||
+            score != score || gr_zset_set(zset, member, length, score, &limits) != 1) {
+            if (!in->error) gr_snapshot_reader_fail(in, "bad or repeated sorted-set member");
+            gr_zset_free(zset);
+            return NULL;
+        }
+    }
+    return zset;
+}
+
 static const gr_value_type_t builtin_types[] = {
     {.id = GR_TYPE_STRING, .name = "string", .memory = GR_MEM_STRING,
      .free = string_free, .allocated_bytes = string_bytes, .encoding = string_encoding,
@@ -215,6 +261,9 @@ static const gr_value_type_t builtin_types[] = {
     {.id = GR_TYPE_SET, .name = "set", .memory = GR_MEM_SET,
      .free = set_free, .allocated_bytes = set_bytes, .encoding = set_encoding,
      .duplicate = set_duplicate, .save = set_save, .load = set_load},
+    {.id = GR_TYPE_ZSET, .name = "zset", .memory = GR_MEM_ZSET,
+     .free = zset_free, .allocated_bytes = zset_bytes, .encoding = zset_encoding,
+     .duplicate = zset_duplicate, .save = zset_save, .load = zset_load},
 };
 
 /* ---- the registry ---- */

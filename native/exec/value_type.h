@@ -24,6 +24,7 @@
 /* Type ids stored in keyspace entries (gr_ks_entry_t.type); 0 is no type. */
 enum { GR_TYPE_STRING = 1, GR_TYPE_LIST = 2, GR_TYPE_SET = 3 };
 enum { GR_TYPE_HASH = 4 };   /* engines/hash/ */
+enum { GR_TYPE_ZSET = 5 };   /* engines/zset/ */
 #define GR_VALUE_TYPE_SLOTS 32   /* ids 1 .. GR_VALUE_TYPE_SLOTS - 1 */
 
 struct gr_db;

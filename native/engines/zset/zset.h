@@ -1,0 +1,120 @@
+/* zset.h — the sorted-set value: members (byte strings) ordered by (score, member), each
+ * member once. The implementation is zset.c; the command layer over it is
+ * commands/cmd_zset.c, and its row in the type registry is exec/value_type.c (GR_TYPE_ZSET).
+ *
+ * Memory layout
+ * -------------
+ * An ordered tree with counts (a B+tree), plus, in the standard encoding, lane T's table as
+ * the member -> score index:
+ *
+ *   gr_zset_t: root, index (NULL while compact), count, tree bytes
+ *        |
+ *        v
+ *   inner node (up to 32 children)           every child's entry count and largest score,
+ *   +--------+-------------+-----------+     so a descent by rank or by score reads one node
+ *   | header | counts[32]  | max[32]   |     per level: ZRANK, ZRANGE by rank and the score
+ *   |        | child[32]   |           |     bounds are O(log n)
+ *   +--------+-------------+-----------+
+ *        |
+ *        v
+ *   leaf: header + entries packed in (score, member) order, one allocation:
+ *   +--------+-------------------------------------------+---------+
+ *   | header | [score: 8][length: varint][member bytes] ... | unused |
+ *   +--------+-------------------------------------------+---------+
+ *
+ * Compact ("listpack" in OBJECT ENCODING): the root is one leaf and there is no index;
+ * lookups walk the leaf, as Redis walks a listpack. A set moves to the standard encoding
+ * ("skiplist", Redis's name for it, so clients and tests see the same word) once it would
+ * hold more than limits->max_compact_entries members or a member longer than
+ * limits->max_compact_value bytes (zset-max-listpack-entries / -value, passed in by the
+ * command layer); leaves then hold at most GR_ZSET_LEAF_ENTRIES entries and split in two
+ * when full; an emptied leaf or node is removed. The index (engines/table) maps each member
+ * to its 8-byte score, and its incremental rehash keeps a ZADD from paying for a resize.
+ *
+ * Scores are never NaN (the command layer refuses them); -0.0 and 0.0 compare equal, as in
+ * Redis, and a compact set stores -0.0 as 0 (Redis's listpack keeps it as the integer 0; its
+ * skiplist, like the standard encoding, keeps -0.0). Pointers handed out point into the set and stay valid until its next mutation;
+ * members passed in must not point into the same set.
+ */
+#ifndef GR_ZSET_H
+#define GR_ZSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/alloc.h"
+
+/* The memory category every sorted-set allocation counts under (GOBLIN.MEMORY's "zset" row):
+ * the third free number (sets take the first, hashes the second). */
+#define GR_MEM_ZSET ((gr_mem_category_t)(GR_MEM_FIRST_FREE + 2))
+
+#define GR_ZSET_LEAF_ENTRIES 64   /* standard encoding: entries per leaf at most */
+#define GR_ZSET_FANOUT 32         /* children per inner node at most */
+
+typedef struct gr_zset gr_zset_t;
+
+/* When a compact set moves to the standard encoding (zset-max-listpack-*). */
+typedef struct gr_zset_limits {
+    int64_t max_compact_entries;   /* 128 */
+    int64_t max_compact_value;     /* 64 */
+} gr_zset_limits_t;
+
+/* One member and its score, pointing into the set. */
+typedef struct gr_zset_entry {
+    const uint8_t *member;
+    size_t member_length;
+    double score;
+} gr_zset_entry_t;
+
+/* A forward cursor in (score, member) order from a rank; invalidated by a mutation. */
+typedef struct gr_zset_iter {
+    const gr_zset_t *zset;
+    size_t rank;              /* of the next entry */
+    const void *leaf;         /* the leaf holding it, NULL: find it again */
+    size_t leaf_index;        /* its index in that leaf */
+    const uint8_t *position;  /* its bytes */
+} gr_zset_iter_t;
+
+/* ---- Lifecycle ---- */
+gr_zset_t *gr_zset_new(void);                           /* empty, compact; NULL on OOM */
+void gr_zset_free(gr_zset_t *zset);                     /* NULL ok */
+gr_zset_t *gr_zset_duplicate(const gr_zset_t *zset);    /* same members, encoding; NULL on OOM */
+
+/* ---- Access ---- */
+/* 1 found (*score set; score may be NULL), 0 absent. */
+int gr_zset_score(const gr_zset_t *zset, const uint8_t *member, size_t member_length, double *score);
+/* Add member with score, or move it to score: 1 added, 0 it existed (score now the given
+ * one), -1 out of memory (the set unchanged). */
+int gr_zset_set(gr_zset_t *zset, const uint8_t *member, size_t member_length, double score,
+                const gr_zset_limits_t *limits);
+/* 1 removed, 0 absent. */
+int gr_zset_delete(gr_zset_t *zset, const uint8_t *member, size_t member_length);
+
+/* ---- Queries ---- */
+size_t gr_zset_count(const gr_zset_t *zset);
+size_t gr_zset_allocated_bytes(const gr_zset_t *zset);   /* everything, the struct included */
+const char *gr_zset_encoding_name(const gr_zset_t *zset); /* "listpack" or "skiplist" */
+int gr_zset_is_compact(const gr_zset_t *zset);
+/* The 0-based rank of member from the lowest (*score set when score is not NULL), -1 absent. */
+int64_t gr_zset_rank(const gr_zset_t *zset, const uint8_t *member, size_t member_length, double *score);
+/* The entry at rank (0 = lowest): 1, or 0 when rank >= count. */
+int gr_zset_at(const gr_zset_t *zset, size_t rank, gr_zset_entry_t *entry);
+/* How many entries have a score below score (inclusive: at or below). */
+size_t gr_zset_count_below_score(const gr_zset_t *zset, double score, int inclusive);
+/* How many entries have a member below member in byte order (inclusive: at or below); the
+ * lex range commands' bound, meaningful when every score is equal (as in Redis). */
+size_t gr_zset_count_below_member(const gr_zset_t *zset, const uint8_t *member, size_t member_length,
+                                  int inclusive);
+
+/* ---- Bulk ---- */
+void gr_zset_iter_start(const gr_zset_t *zset, size_t rank, gr_zset_iter_t *iter);
+int gr_zset_iter_next(gr_zset_iter_t *iter, gr_zset_entry_t *entry);   /* 1, or 0 at the end */
+/* One ZSCAN step from cursor (0 to start): visits about count members (a compact set: all
+ * of them, and the cursor returned is 0), returns the next cursor, 0 when done. A member
+ * present for the whole scan is visited at least once. */
+typedef void (*gr_zset_visit_t)(void *context, const gr_zset_entry_t *entry);
+uint64_t gr_zset_scan(const gr_zset_t *zset, uint64_t cursor, size_t count, gr_zset_visit_t visit, void *context);
+/* Tests: 0 when the tree agrees with itself (orders, counts, maxima, index), else -1. */
+int gr_zset_check(const gr_zset_t *zset);
+
+#endif
