@@ -30,6 +30,7 @@ static const gr_command_t commands[] = {
 #include "commands/string.def"
 #include "commands/bitmap.def"
 #include "commands/hash.def"
+#include "commands/zset.def"
 #include "commands/server.def"
 #include "commands/goblin.def"
 #undef COMMAND
@@ -45,6 +46,7 @@ static const gr_command_t subcommands[] = {
 #include "commands/string.def"
 #include "commands/bitmap.def"
 #include "commands/hash.def"
+#include "commands/zset.def"
 #include "commands/server.def"
 #include "commands/goblin.def"
 #undef COMMAND

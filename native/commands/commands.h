@@ -1,7 +1,7 @@
 /* commands.h — what the command table's rows (the commands/<family>.def files) point at: the argv builders
  * (command_builders.c) and the handlers, a file per family (cmd_list.c, cmd_keys.c,
- * cmd_string.c, cmd_bitmap.c, cmd_hash.c, cmd_set.c, cmd_expire.c, cmd_db.c, cmd_server.c, cmd_connection.c,
- * cmd_config.c, cmd_sort.c,
+ * cmd_string.c, cmd_bitmap.c, cmd_hash.c, cmd_set.c, cmd_zset.c, cmd_expire.c, cmd_db.c, cmd_server.c,
+ * cmd_connection.c, cmd_config.c, cmd_sort.c,
  * command_docs.c). Only commands/ includes it: exec reaches these through the rows.
  */
 #ifndef GR_COMMANDS_H
@@ -63,5 +63,10 @@ GR_BITMAP_ARGV_HANDLERS(GR_DECLARE_ARGV)
     X(hvals) X(hincrby) X(hincrbyfloat) X(hscan) X(hrandfield) X(hgetdel) X(hgetex) X(hsetex) X(hexpire) \
     X(hpexpire) X(hexpireat) X(hpexpireat) X(httl) X(hpttl) X(hexpiretime) X(hpexpiretime) X(hpersist)
 GR_HASH_HANDLERS(GR_DECLARE_ARGV)
+
+/* ---- the sorted-set family's argv handlers (cmd_zset.c; rows in zset.def) ---- */
+#define GR_ZSET_HANDLERS(X) \
+    X(zadd) X(zincrby) X(zscore) X(zmscore) X(zcard) X(zcount) X(zlexcount) X(zrank) X(zrevrank) X(zrange) X(zrangestore) X(zrevrange) X(zrangebyscore) X(zrevrangebyscore) X(zrangebylex) X(zrevrangebylex) X(zrem) X(zremrangebyrank) X(zremrangebyscore) X(zremrangebylex) X(zpopmin) X(zpopmax) X(zmpop) X(zrandmember) X(zscan) X(zunion) X(zinter) X(zdiff) X(zunionstore) X(zinterstore) X(zdiffstore) X(zintercard)
+GR_ZSET_HANDLERS(GR_DECLARE_ARGV)
 
 #endif
