@@ -15,6 +15,7 @@ is written once: it builds the Redis argv and names the reply conversion; the tr
     lists.py     ListCommands (blocking ones too) and the engine views client.pma / client.seg
     hashes.py    HashCommands: HSET, HGET, HGETALL, HSCAN, HRANDFIELD, field expiry (HEXPIRE, HTTL, ...)
     sets.py      SetCommands: SADD, SMEMBERS, SINTER, SSCAN, ... (Python sets where redis-py gives them)
+    sortedsets.py SortedSetCommands: ZADD, ZSCORE, ZRANK, ZRANGE (all forms), ZPOPMIN, ZUNION, ZSCAN, ...
 """
 
 from __future__ import annotations
@@ -26,14 +27,16 @@ from .keys import KeyCommands
 from .lists import EngineView, EngineViews, ListCommands
 from .server import ServerCommands
 from .sets import SetCommands
+from .sortedsets import SortedSetCommands
 from .strings import StringCommands
 
 
 class Commands(ServerCommands, KeyCommands, StringCommands, BitmapCommands, ListCommands, HashCommands, SetCommands,
+               SortedSetCommands,
                EngineViews):
     """Every command group; a transport subclasses this and provides _execute."""
 
 
 __all__ = ["BitFieldOperation", "BitmapCommands", "Commands", "CommandsCore", "EngineView", "HashCommands", "KeyCommands",
-           "ListCommands", "ServerCommands", "SetCommands",
+           "ListCommands", "ServerCommands", "SetCommands", "SortedSetCommands",
            "StringCommands", "bool_ok", "encode", "raise_first_error"]
