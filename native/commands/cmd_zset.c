@@ -1138,3 +1138,136 @@ void gr_cmd_zintercard(gr_db_t *db, size_t argc, const uint8_t *const *argv, con
     gr_reply_integer(reply, (int64_t)gr_zset_count(result));
     gr_zset_free(result);
 }
+
+/* ---- BZPOPMIN, BZPOPMAX, BZMPOP: the blocking layer's spec (exec/blocking.h) ----
+ *
+ * The argv handler parses its arguments into a gr_request_t the blocking layer can park:
+ * items = the keys, timeout, end = 0 MIN / 1 MAX, flag = 0 BZPOPMIN/BZPOPMAX ([key, member,
+ * score]) / 1 BZMPOP ([key, [[member, score]...]]), count = BZMPOP's COUNT. */
+
+static int holds_zset(const gr_ks_entry_t *entry) { return entry->type == GR_TYPE_ZSET; }
+
+static int zset_block_serve(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    for (uint32_t k = 0; k < r->item_count; k++) {
+        gr_bytes_t key = r->items[k];
+        gr_zset_t *zset = NULL;
+        int found = find_zset_or_reply(db, key, &zset, 1, reply);
+        if (found < 0) return 1;
+        if (!found) continue;
+        if (r->flag == 0) {
+            gr_reply_array_begin(reply, 3);
+            gr_reply_bulk(reply, key.data, key.length);
+            pop_and_reply(db, reply, key, zset, 1, r->end, 0);
+        } else {
+            size_t n = pop_count(zset, r->count);
+            gr_reply_array_begin(reply, 2);
+            gr_reply_bulk(reply, key.data, key.length);
+            gr_reply_array_begin(reply, n);
+            pop_and_reply(db, reply, key, zset, n, r->end, 1);
+        }
+        return 1;
+    }
+    return 0;
+}
+
+static void zset_block_timeout(const gr_request_t *r, gr_reply_t *reply) {
+    (void)r;
+    gr_reply_nil_array(reply);
+}
+
+const gr_block_spec_t gr_zset_block_pop = {"bzpopmin", GR_BLOCK_KEYS_IN_ITEMS, holds_zset, zset_block_serve,
+                                           zset_block_timeout};
+
+/* Redis's getTimeoutFromObjectOrReply: seconds as a float, not negative, within range. */
+static int parse_timeout_or_reply(const uint8_t *data, size_t length, double *seconds, gr_reply_t *reply) {
+    char text[64];
+    char *end = NULL;
+    if (length > 0 && length < sizeof text) {
+        memcpy(text, data, length);
+        text[length] = '\0';
+        *seconds = strtod(text, &end);
+    }
+    if (!end || end != text + length || length == 0 || text[0] == ' ' || (text[0] >= '\t' && text[0] <= '\r')) {
+        reply_error(reply, "ERR timeout is not a float or out of range");
+        return -1;
+    }
+    const char *why = gr_blocking_timeout_error(*seconds);
+    if (why) { reply_error(reply, why); return -1; }
+    return 0;
+}
+
+static void bzpop_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                          gr_reply_t *reply, int max) {
+    double timeout;
+    if (parse_timeout_or_reply(argv[argc - 1], argv_length[argc - 1], &timeout, reply) != 0) return;
+    size_t key_count = argc - 2;
+    gr_bytes_t keys_on_stack[16];
+    gr_bytes_t *keys = key_count <= 16 ? keys_on_stack : gr_mem_alloc(key_count * sizeof *keys, GR_MEM_OTHER);
+    if (!keys) { gr_reply_oom(reply); return; }
+    for (size_t i = 0; i < key_count; i++) keys[i] = arg(argv, argv_length, 1 + i);
+    gr_request_t request;
+    memset(&request, 0, sizeof request);
+    request.template_id = GR_T_COMMAND;
+    request.items = keys;
+    request.item_count = request.item_capacity = (uint32_t)key_count;
+    request.timeout = timeout;
+    request.end = (uint8_t)max;
+    request.count = 1;
+    gr_blocking_run(db, &gr_zset_block_pop, &request, reply);
+    if (keys != keys_on_stack) gr_mem_free(keys, GR_MEM_OTHER);
+}
+
+void gr_cmd_bzpopmin(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    bzpop_generic(db, argc, argv, argv_length, reply, 0);
+}
+void gr_cmd_bzpopmax(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    bzpop_generic(db, argc, argv, argv_length, reply, 1);
+}
+
+/* BZMPOP timeout numkeys key... MIN|MAX [COUNT count]: ZMPOP's checks after the timeout's. */
+void gr_cmd_bzmpop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    double timeout;
+    if (parse_timeout_or_reply(argv[1], argv_length[1], &timeout, reply) != 0) return;
+    int64_t numkeys;
+    if (gr_bytes_to_int64(argv[2], argv_length[2], &numkeys) != 0 || numkeys < 1) {
+        reply_error(reply, "ERR numkeys should be greater than 0");
+        return;
+    }
+    if ((uint64_t)numkeys > argc - 4) { reply_syntax(reply); return; }
+    size_t where = 3 + (size_t)numkeys;
+    int max;
+    if (gr_word_is(argv[where], argv_length[where], "min")) max = 0;
+    else if (gr_word_is(argv[where], argv_length[where], "max")) max = 1;
+    else { reply_syntax(reply); return; }
+    int64_t count = 1;
+    int count_seen = 0;
+    for (size_t i = where + 1; i < argc; i++) {
+        if (!count_seen && gr_word_is(argv[i], argv_length[i], "count") && i + 1 < argc) {
+            if (gr_bytes_to_int64(argv[i + 1], argv_length[i + 1], &count) != 0 || count < 1) {
+                reply_error(reply, "ERR count should be greater than 0");
+                return;
+            }
+            count_seen = 1;
+            i++;
+        } else {
+            reply_syntax(reply);
+            return;
+        }
+    }
+    gr_bytes_t keys_on_stack[16];
+    size_t key_count = (size_t)numkeys;
+    gr_bytes_t *keys = key_count <= 16 ? keys_on_stack : gr_mem_alloc(key_count * sizeof *keys, GR_MEM_OTHER);
+    if (!keys) { gr_reply_oom(reply); return; }
+    for (size_t i = 0; i < key_count; i++) keys[i] = arg(argv, argv_length, 3 + i);
+    gr_request_t request;
+    memset(&request, 0, sizeof request);
+    request.template_id = GR_T_COMMAND;
+    request.items = keys;
+    request.item_count = request.item_capacity = (uint32_t)key_count;
+    request.timeout = timeout;
+    request.end = (uint8_t)max;
+    request.flag = 1;
+    request.count = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
+    gr_blocking_run(db, &gr_zset_block_pop, &request, reply);
+    if (keys != keys_on_stack) gr_mem_free(keys, GR_MEM_OTHER);
+}

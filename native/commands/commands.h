@@ -40,6 +40,7 @@ size_t gr_sort_ro_find_keys(size_t argc, const uint8_t *const *argv, const size_
 
 /* The blocking list commands' specs for exec/blocking.h (cmd_list.c); their rows point here. */
 extern const gr_block_spec_t gr_list_block_pop, gr_list_block_move, gr_list_block_mpop;
+extern const gr_block_spec_t gr_zset_block_pop;   /* BZPOPMIN, BZPOPMAX, BZMPOP (cmd_zset.c) */
 
 /* ---- argv handlers ---- */
 #define GR_ARGV_HANDLERS(X) \
@@ -66,7 +67,7 @@ GR_HASH_HANDLERS(GR_DECLARE_ARGV)
 
 /* ---- the sorted-set family's argv handlers (cmd_zset.c; rows in zset.def) ---- */
 #define GR_ZSET_HANDLERS(X) \
-    X(zadd) X(zincrby) X(zscore) X(zmscore) X(zcard) X(zcount) X(zlexcount) X(zrank) X(zrevrank) X(zrange) X(zrangestore) X(zrevrange) X(zrangebyscore) X(zrevrangebyscore) X(zrangebylex) X(zrevrangebylex) X(zrem) X(zremrangebyrank) X(zremrangebyscore) X(zremrangebylex) X(zpopmin) X(zpopmax) X(zmpop) X(zrandmember) X(zscan) X(zunion) X(zinter) X(zdiff) X(zunionstore) X(zinterstore) X(zdiffstore) X(zintercard)
+    X(zadd) X(zincrby) X(zscore) X(zmscore) X(zcard) X(zcount) X(zlexcount) X(zrank) X(zrevrank) X(zrange) X(zrangestore) X(zrevrange) X(zrangebyscore) X(zrevrangebyscore) X(zrangebylex) X(zrevrangebylex) X(zrem) X(zremrangebyrank) X(zremrangebyscore) X(zremrangebylex) X(zpopmin) X(zpopmax) X(zmpop) X(zrandmember) X(zscan) X(zunion) X(zinter) X(zdiff) X(zunionstore) X(zinterstore) X(zdiffstore) X(zintercard) X(bzpopmin) X(bzpopmax) X(bzmpop)
 GR_ZSET_HANDLERS(GR_DECLARE_ARGV)
 
 #endif

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ...errors import DataError
-from .core import CommandsCore, encode, encode_values, keys_of
+from .core import CommandsCore, encode, encode_values, keys_of, timeout_of
 
 
 def as_score(reply: Any) -> float | None:
@@ -56,6 +56,10 @@ def _keys_and_weights(keys: Any) -> tuple[list, list]:
     if isinstance(keys, Mapping):
         return [encode(k) for k in keys], [b"WEIGHTS", *(encode(w) for w in keys.values())]
     return [encode(k) for k in keys], []
+
+
+def _blocking_pop(reply: Any) -> tuple | None:
+    return None if not reply else (reply[0], reply[1], float(reply[2]))
 
 
 def _pops(reply: Any) -> list:
@@ -237,3 +241,23 @@ class SortedSetCommands(CommandsCore):
 
     def zintercard(self, numkeys: int, keys: Sequence, limit: int = 0) -> int:
         return self._execute((b"ZINTERCARD", encode(numkeys), *keys_of(keys), b"LIMIT", encode(limit)))
+
+    # ---- blocking: the timeout (seconds, float; 0 = forever) is the server's ----
+
+    def bzpopmin(self, keys: Any, timeout: Any = 0) -> tuple | None:
+        """(key, member, score) from the first non-empty sorted set, waiting up to timeout
+        seconds; None on timeout."""
+        return self._execute((b"BZPOPMIN", *keys_of(keys), encode(timeout_of(timeout))), _blocking_pop)
+
+    def bzpopmax(self, keys: Any, timeout: Any = 0) -> tuple | None:
+        return self._execute((b"BZPOPMAX", *keys_of(keys), encode(timeout_of(timeout))), _blocking_pop)
+
+    def bzmpop(self, timeout: float, numkeys: int, keys: Sequence, min: bool = False, max: bool = False,
+               count: int = 1) -> Any:
+        """[key, [[member, score]...]] from the first non-empty sorted set, waiting up to
+        timeout seconds; None on timeout."""
+        if min == max:
+            raise DataError("Either min or max must be set, not both")
+        argv = (b"BZMPOP", encode(timeout_of(timeout)), encode(numkeys), *(encode(k) for k in keys),
+                b"MIN" if min else b"MAX", b"COUNT", encode(count))
+        return self._execute(argv, lambda r: None if r is None else [r[0], [[m, float(s)] for m, s in r[1]]])
