@@ -17,6 +17,7 @@
 #include "commands/commands.h"
 #include "core/glob.h"
 #include "core/number.h"
+#include "engines/set/set.h"   /* ZUNION/ZINTER/ZDIFF read sets as scores of 1 */
 #include "engines/zset/zset.h"
 #include "exec/blocking.h"
 #include "exec/db.h"
@@ -935,12 +936,48 @@ void gr_cmd_zscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
 enum { OP_UNION, OP_INTER, OP_DIFF };
 enum { AGG_SUM, AGG_MIN, AGG_MAX };
 
+/* An input of ZUNION/ZINTER/ZDIFF: a sorted set, or a set (every member scores 1, as in Redis). */
 typedef struct set_source {
-    const gr_zset_t *zset;   /* NULL: no key (empty) */
+    const gr_zset_t *zset;   /* one of zset and set, or neither: no key (empty) */
+    const gr_set_t *set;
     double weight;
 } set_source_t;
 
-static size_t source_count(const set_source_t *s) { return s->zset ? gr_zset_count(s->zset) : 0; }
+static size_t source_count(const set_source_t *s) {
+    return s->zset ? gr_zset_count(s->zset) : s->set ? gr_set_count(s->set) : 0;
+}
+
+static int source_score(const set_source_t *s, const uint8_t *m, size_t ml, double *score) {
+    if (s->zset) return gr_zset_score(s->zset, m, ml, score);
+    if (s->set && gr_set_contains(s->set, m, ml)) {
+        if (score) *score = 1.0;
+        return 1;
+    }
+    return 0;
+}
+
+/* A cursor over a source's members with their scores. */
+typedef struct source_iter {
+    const set_source_t *source;
+    gr_zset_iter_t zset;
+    gr_set_iter_t set;
+    gr_set_member_t member;
+} source_iter_t;
+
+static void source_iter_start(const set_source_t *s, source_iter_t *it) {
+    it->source = s;
+    if (s->zset) gr_zset_iter_start(s->zset, 0, &it->zset);
+    else if (s->set) gr_set_iter_start(s->set, &it->set);
+}
+
+static int source_iter_next(source_iter_t *it, gr_zset_entry_t *e) {
+    if (it->source->zset) return gr_zset_iter_next(&it->zset, e);
+    if (!it->source->set || !gr_set_iter_next(&it->set, &it->member)) return 0;
+    e->member = it->member.data;
+    e->member_length = it->member.length;
+    e->score = 1.0;
+    return 1;
+}
 
 static int by_size(const void *a, const void *b) {
     size_t x = source_count(a), y = source_count(b);
@@ -968,27 +1005,25 @@ static gr_zset_t *set_operation(set_source_t *sources, size_t n, int op, int how
     gr_zset_t *result = gr_zset_new();
     if (!result) return NULL;
     if (op != OP_DIFF) qsort(sources, n, sizeof *sources, by_size);   /* as Redis, smallest first */
-    gr_zset_iter_t iter;
+    source_iter_t iter;
     gr_zset_entry_t e;
     if (op == OP_UNION) {
         for (size_t i = 0; i < n; i++) {
-            if (!sources[i].zset) continue;
-            gr_zset_iter_start(sources[i].zset, 0, &iter);
-            while (gr_zset_iter_next(&iter, &e)) {
+            source_iter_start(&sources[i], &iter);
+            while (source_iter_next(&iter, &e)) {
                 double score = weighted(e.score, sources[i].weight), current;
                 if (gr_zset_score(result, e.member, e.member_length, &current)) score = aggregate(current, score, how);
                 if (gr_zset_set(result, e.member, e.member_length, score, &standard) < 0) goto oom;
             }
         }
     } else if (op == OP_INTER) {
-        if (!sources[0].zset) return result;
-        gr_zset_iter_start(sources[0].zset, 0, &iter);
-        while (gr_zset_iter_next(&iter, &e)) {
+        source_iter_start(&sources[0], &iter);
+        while (source_iter_next(&iter, &e)) {
             double score = weighted(e.score, sources[0].weight);
             size_t j = 1;
             for (; j < n; j++) {
                 double other;
-                if (!sources[j].zset || !gr_zset_score(sources[j].zset, e.member, e.member_length, &other)) break;
+                if (!source_score(&sources[j], e.member, e.member_length, &other)) break;
                 score = aggregate(score, weighted(other, sources[j].weight), how);
             }
             if (j < n) continue;
@@ -996,12 +1031,11 @@ static gr_zset_t *set_operation(set_source_t *sources, size_t n, int op, int how
             if (limit && gr_zset_count(result) >= limit) break;
         }
     } else {
-        if (!sources[0].zset) return result;
-        gr_zset_iter_start(sources[0].zset, 0, &iter);
-        while (gr_zset_iter_next(&iter, &e)) {
+        source_iter_start(&sources[0], &iter);
+        while (source_iter_next(&iter, &e)) {
             size_t j = 1;
             for (; j < n; j++)
-                if (sources[j].zset && gr_zset_score(sources[j].zset, e.member, e.member_length, NULL)) break;
+                if (source_score(&sources[j], e.member, e.member_length, NULL)) break;
             if (j < n) continue;
             if (gr_zset_set(result, e.member, e.member_length, e.score, &standard) < 0) goto oom;
         }
@@ -1010,6 +1044,21 @@ static gr_zset_t *set_operation(set_source_t *sources, size_t n, int op, int how
 oom:
     gr_zset_free(result);
     return NULL;
+}
+
+/* The inputs' keys: sorted sets or sets, a missing key empty; -1 with WRONGTYPE replied. */
+static int find_sources_or_reply(gr_db_t *db, const uint8_t *const *argv, const size_t *argv_length, size_t first,
+                                 size_t n, set_source_t *sources, int for_write, gr_reply_t *reply) {
+    for (size_t i = 0; i < n; i++) {
+        gr_bytes_t key = arg(argv, argv_length, first + i);
+        gr_ks_entry_t *entry = for_write ? gr_db_find_live(db, key) : gr_db_lookup(db, key);
+        sources[i] = (set_source_t){NULL, NULL, 1.0};
+        if (!entry) continue;
+        if (entry->type == GR_TYPE_ZSET) sources[i].zset = entry->value;
+        else if (entry->type == GR_TYPE_SET) sources[i].set = entry->value;
+        else { gr_reply_wrongtype(reply); return -1; }
+    }
+    return 0;
 }
 
 /* ZUNION/ZINTER/ZDIFF numkeys key... [WEIGHTS w...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES], and
@@ -1028,12 +1077,9 @@ static void set_operation_command(gr_db_t *db, size_t argc, const uint8_t *const
     if ((uint64_t)numkeys > argc - numkeys_index - 1) { reply_syntax(reply); return; }
     set_source_t *sources = gr_mem_alloc((size_t)numkeys * sizeof *sources, GR_MEM_OTHER);
     if (!sources) { gr_reply_oom(reply); return; }
-    for (int64_t i = 0; i < numkeys; i++) {
-        gr_zset_t *zset = NULL;
-        int found = find_zset_or_reply(db, arg(argv, argv_length, numkeys_index + 1 + (size_t)i), &zset, store, reply);
-        if (found < 0) { gr_mem_free(sources, GR_MEM_OTHER); return; }
-        sources[i].zset = found ? zset : NULL;
-        sources[i].weight = 1.0;
+    if (find_sources_or_reply(db, argv, argv_length, numkeys_index + 1, (size_t)numkeys, sources, store, reply) != 0) {
+        gr_mem_free(sources, GR_MEM_OTHER);
+        return;
     }
     int how = AGG_SUM, withscores = 0;
     for (size_t j = numkeys_index + 1 + (size_t)numkeys; j < argc; j++) {
@@ -1125,12 +1171,9 @@ void gr_cmd_zintercard(gr_db_t *db, size_t argc, const uint8_t *const *argv, con
     }
     set_source_t *sources = gr_mem_alloc((size_t)numkeys * sizeof *sources, GR_MEM_OTHER);
     if (!sources) { gr_reply_oom(reply); return; }
-    for (int64_t i = 0; i < numkeys; i++) {
-        gr_zset_t *zset = NULL;
-        int found = find_zset_or_reply(db, arg(argv, argv_length, 2 + (size_t)i), &zset, 0, reply);
-        if (found < 0) { gr_mem_free(sources, GR_MEM_OTHER); return; }
-        sources[i].zset = found ? zset : NULL;
-        sources[i].weight = 1.0;
+    if (find_sources_or_reply(db, argv, argv_length, 2, (size_t)numkeys, sources, 0, reply) != 0) {
+        gr_mem_free(sources, GR_MEM_OTHER);
+        return;
     }
     gr_zset_t *result = set_operation(sources, (size_t)numkeys, OP_INTER, AGG_SUM, (size_t)limit);
     gr_mem_free(sources, GR_MEM_OTHER);
