@@ -362,24 +362,6 @@ void gr_cmd_hincrbyfloat(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
 
 /* ---- HSCAN ---- */
 
-/* Redis's parseScanCursorOrReply: strtoul's decimal (a sign allowed, "-1" wraps to the
- * largest cursor), that fits 64 bits. */
-static int parse_cursor(const uint8_t *data, size_t length, uint64_t *cursor) {
-    size_t i = 0;
-    int negative = 0;
-    if (length && (data[0] == '-' || data[0] == '+')) negative = data[i++] == '-';
-    if (length == i || length - i > 20) return -1;
-    uint64_t value = 0;
-    for (; i < length; i++) {
-        if (data[i] < '0' || data[i] > '9') return -1;
-        uint64_t digit = (uint64_t)(data[i] - '0');
-        if (value > (UINT64_MAX - digit) / 10) return -1;
-        value = value * 10 + digit;
-    }
-    *cursor = negative ? (uint64_t)0 - value : value;
-    return 0;
-}
-
 typedef struct scan_batch {
     gr_hash_entry_t *entries;
     size_t count, capacity;
@@ -407,7 +389,7 @@ static void scan_collect(void *context, const gr_hash_entry_t *entry) {
  * looking at the options, a wrong type WRONGTYPE), then the options. */
 void gr_cmd_hscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     uint64_t cursor;
-    if (parse_cursor(argv[2], argv_length[2], &cursor) != 0) {
+    if (gr_parse_scan_cursor(argv[2], argv_length[2], &cursor) != 0) {
         reply_error(reply, "ERR invalid cursor");
         return;
     }

@@ -413,31 +413,10 @@ static void collect_member(void *context, const uint8_t *data, size_t length) {
     c->ends[c->count++] = c->used;
 }
 
-/* Redis's parseScanCursorOrReply: strtoul's reading (an optional sign, a negative one wrapping
- * modulo 2^64; the empty string is 0), refusing a leading space, trailing bytes and overflow. */
-static int parse_cursor(const uint8_t *text, size_t length, uint64_t *cursor) {
-    *cursor = 0;
-    if (length == 0) return 0;
-    if (text[0] == ' ' || (text[0] >= '\t' && text[0] <= '\r')) return -1;
-    size_t i = 0;
-    int negative = 0;
-    if (text[0] == '+' || text[0] == '-') { negative = text[0] == '-'; i = 1; }
-    if (i == length) return -1;
-    uint64_t value = 0;
-    for (; i < length; i++) {
-        if (text[i] < '0' || text[i] > '9') return -1;
-        uint64_t digit = (uint64_t)(text[i] - '0');
-        if (value > (UINT64_MAX - digit) / 10) return -1;
-        value = value * 10 + digit;
-    }
-    *cursor = negative ? (uint64_t)0 - value : value;
-    return 0;
-}
-
 /* SSCAN key cursor [MATCH pattern] [COUNT count] */
 void gr_cmd_sscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     uint64_t cursor;
-    int valid = parse_cursor(argv[2], argv_length[2], &cursor) == 0;
+    int valid = gr_parse_scan_cursor(argv[2], argv_length[2], &cursor) == 0;
     if (!valid) { gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR invalid cursor"); return; }
     gr_set_t *set;
     int found = find_set_or_reply(db, arg_bytes(argv, argv_length, 1), 0, &set, reply);

@@ -849,22 +849,6 @@ void gr_cmd_zrandmember(gr_db_t *db, size_t argc, const uint8_t *const *argv, co
 
 /* ---- ZSCAN ---- */
 
-static int parse_cursor(const uint8_t *data, size_t length, uint64_t *cursor) {
-    size_t i = 0;
-    int negative = 0;
-    if (length && (data[0] == '-' || data[0] == '+')) negative = data[i++] == '-';
-    if (length == i || length - i > 20) return -1;
-    uint64_t value = 0;
-    for (; i < length; i++) {
-        if (data[i] < '0' || data[i] > '9') return -1;
-        uint64_t digit = (uint64_t)(data[i] - '0');
-        if (value > (UINT64_MAX - digit) / 10) return -1;
-        value = value * 10 + digit;
-    }
-    *cursor = negative ? (uint64_t)0 - value : value;
-    return 0;
-}
-
 typedef struct scan_batch {
     gr_zset_entry_t *entries;
     size_t count, capacity;
@@ -890,7 +874,7 @@ static void scan_collect(void *context, const gr_zset_entry_t *entry) {
 
 void gr_cmd_zscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     uint64_t cursor;
-    if (parse_cursor(argv[2], argv_length[2], &cursor) != 0) { reply_error(reply, "ERR invalid cursor"); return; }
+    if (gr_parse_scan_cursor(argv[2], argv_length[2], &cursor) != 0) { reply_error(reply, "ERR invalid cursor"); return; }
     gr_zset_t *zset = NULL;
     int found = find_zset_or_reply(db, arg(argv, argv_length, 1), &zset, 0, reply);
     if (found < 0) return;

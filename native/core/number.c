@@ -54,3 +54,22 @@ size_t gr_double_to_text(double value, char *out, size_t size) {
     }
     return n < 0 ? 0 : (size_t)n;
 }
+
+int gr_parse_scan_cursor(const uint8_t *text, size_t length, uint64_t *cursor) {
+    *cursor = 0;
+    if (length == 0) return 0;
+    if (text[0] == ' ' || (text[0] >= '\t' && text[0] <= '\r')) return -1;
+    size_t i = 0;
+    int negative = 0;
+    if (text[0] == '+' || text[0] == '-') { negative = text[0] == '-'; i = 1; }
+    if (i == length) return -1;
+    uint64_t value = 0;
+    for (; i < length; i++) {
+        if (text[i] < '0' || text[i] > '9') return -1;
+        uint64_t digit = (uint64_t)(text[i] - '0');
+        if (value > (UINT64_MAX - digit) / 10) return -1;
+        value = value * 10 + digit;
+    }
+    *cursor = negative ? (uint64_t)0 - value : value;
+    return 0;
+}

@@ -11,5 +11,9 @@
 int gr_bytes_to_int64(const uint8_t *data, size_t length, int64_t *out);
 size_t gr_int64_to_text(int64_t value, char *out);  /* out >= 21 bytes; returns length */
 size_t gr_double_to_text(double value, char *out, size_t size);  /* shortest round-trip text */
+/* A SSCAN/HSCAN/ZSCAN cursor as Redis's parseScanCursorOrReply reads it (strtoul): an optional
+ * sign, a negative one wrapping modulo 2^64, the empty string reading as 0; a leading space,
+ * trailing bytes and overflow are refused. 0 and *cursor set, or -1. */
+int gr_parse_scan_cursor(const uint8_t *text, size_t length, uint64_t *cursor);
 
 #endif
