@@ -1,10 +1,9 @@
 /* siphash.h — SipHash-c-d over a byte string with a 128-bit key (k0, k1), header-only.
  *
- * The table engine (engines/table/) hashes its entries with SipHash-1-2, the variant Redis
+ * The table engine (engines/table/) and the keyspace hash with SipHash-1-2, the variant Redis
  * uses for its dicts: keyed, so that clients cannot choose colliding members, and cheap for
  * short strings. c_rounds/d_rounds are parameters so that SipHash-2-4's published test
  * vectors can check the implementation; callers pass constants and the compiler folds them.
- * (engines/keyspace.c keeps its own copy of the same function.)
  */
 #ifndef GR_SIPHASH_H
 #define GR_SIPHASH_H

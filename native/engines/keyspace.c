@@ -11,6 +11,7 @@
  * When table[0] is empty in the moving phase, table[1] becomes table[0].
  */
 #include "engines/keyspace.h"
+#include "core/siphash.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -57,48 +58,8 @@ static uint64_t splitmix64(uint64_t *state) {
     return z ^ (z >> 31);
 }
 
-static uint64_t rotl64(uint64_t x, int bits) { return (x << bits) | (x >> (64 - bits)); }
-
-static uint64_t load_le64(const uint8_t *p) {
-    uint64_t v;
-    memcpy(&v, p, sizeof v);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
-}
-
-#define SIP_ROUND(v0, v1, v2, v3) do {                                   \
-        v0 += v1; v1 = rotl64(v1, 13); v1 ^= v0; v0 = rotl64(v0, 32);    \
-        v2 += v3; v3 = rotl64(v3, 16); v3 ^= v2;                         \
-        v0 += v3; v3 = rotl64(v3, 21); v3 ^= v0;                         \
-        v2 += v1; v1 = rotl64(v1, 17); v1 ^= v2; v2 = rotl64(v2, 32);    \
-    } while (0)
-
-static uint64_t siphash(const uint8_t *data, size_t length, uint64_t k0, uint64_t k1) {
-    uint64_t v0 = 0x736f6d6570736575ULL ^ k0;
-    uint64_t v1 = 0x646f72616e646f6dULL ^ k1;
-    uint64_t v2 = 0x6c7967656e657261ULL ^ k0;
-    uint64_t v3 = 0x7465646279746573ULL ^ k1;
-    size_t i = 0;
-    for (; i + 8 <= length; i += 8) {
-        uint64_t m = load_le64(data + i);
-        v3 ^= m;
-        for (int r = 0; r < GR_KS_SIP_C_ROUNDS; r++) SIP_ROUND(v0, v1, v2, v3);
-        v0 ^= m;
-    }
-    uint64_t last = (uint64_t)length << 56;
-    for (size_t j = 0; i + j < length; j++) last |= (uint64_t)data[i + j] << (8 * j);
-    v3 ^= last;
-    for (int r = 0; r < GR_KS_SIP_C_ROUNDS; r++) SIP_ROUND(v0, v1, v2, v3);
-    v0 ^= last;
-    v2 ^= 0xff;
-    for (int r = 0; r < GR_KS_SIP_D_ROUNDS; r++) SIP_ROUND(v0, v1, v2, v3);
-    return v0 ^ v1 ^ v2 ^ v3;
-}
-
 static uint64_t ks_hash(const gr_keyspace_t *ks, const uint8_t *key, size_t length) {
-    return siphash(key, length, ks->sip_k0, ks->sip_k1);
+    return gr_siphash(key, length, ks->sip_k0, ks->sip_k1, GR_KS_SIP_C_ROUNDS, GR_KS_SIP_D_ROUNDS);
 }
 
 static int key_equals(const gr_ks_entry_t *entry, const uint8_t *key, size_t length) {
