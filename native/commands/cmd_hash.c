@@ -290,41 +290,11 @@ void gr_cmd_hincrby(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
     gr_reply_integer(reply, value);
 }
 
-/* Redis's string2ld and ld2string (LD_STR_HUMAN), as cmd_string.c's INCRBYFLOAT has them. */
-#define MAX_LONG_DOUBLE_CHARS (5 * 1024)
-
-static int parse_long_double(const uint8_t *data, size_t length, long double *out) {
-    char buffer[MAX_LONG_DOUBLE_CHARS + 1];
-    if (length == 0 || length >= sizeof buffer) return -1;
-    memcpy(buffer, data, length);
-    buffer[length] = '\0';
-    if (buffer[0] == ' ' || (buffer[0] >= '\t' && buffer[0] <= '\r')) return -1;
-    char *end;
-    errno = 0;
-    long double value = strtold(buffer, &end);
-    if ((size_t)(end - buffer) != length || isnan(value)) return -1;
-    if (errno == ERANGE && (value == HUGE_VALL || value == -HUGE_VALL || fpclassify(value) == FP_ZERO)) return -1;
-    *out = value;
-    return 0;
-}
-
-static size_t format_long_double(long double value, char *out, size_t size) {
-    int n = snprintf(out, size, "%.17Lf", value);
-    if (n < 0 || (size_t)n >= size) return 0;
-    size_t length = (size_t)n;
-    if (memchr(out, '.', length)) {
-        while (length && out[length - 1] == '0') length--;
-        if (length && out[length - 1] == '.') length--;
-    }
-    if (length == 2 && out[0] == '-' && out[1] == '0') { out[0] = '0'; length = 1; }
-    return length;
-}
-
 void gr_cmd_hincrbyfloat(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                          gr_reply_t *reply) {
     (void)argc;
     long double increment, value = 0;
-    if (parse_long_double(argv[3], argv_length[3], &increment) != 0) {
+    if (gr_text_to_long_double(argv[3], argv_length[3], &increment) != 0) {
         reply_error(reply, "ERR value is not a valid float");
         return;
     }
@@ -337,14 +307,14 @@ void gr_cmd_hincrbyfloat(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
     if (!hash) return;
     gr_hash_entry_t entry;
     if (gr_hash_get(hash, argv[2], argv_length[2], &entry) &&
-        parse_long_double(entry.value, entry.value_length, &value) != 0) {
+        gr_text_to_long_double(entry.value, entry.value_length, &value) != 0) {
         delete_if_empty(db, key, hash);
         reply_error(reply, "ERR hash value is not a float");
         return;
     }
     value += increment;
-    char text[MAX_LONG_DOUBLE_CHARS];
-    size_t length = isnan(value) || isinf(value) ? 0 : format_long_double(value, text, sizeof text);
+    char text[GR_MAX_LONG_DOUBLE_CHARS];
+    size_t length = isnan(value) || isinf(value) ? 0 : gr_long_double_to_text(value, text, sizeof text);
     if (length == 0) {
         delete_if_empty(db, key, hash);
         reply_error(reply, "ERR increment would produce NaN or Infinity");

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "commands/commands.h"
+#include "core/number.h"
 #include "exec/db.h"
 #include "exec/server_text.h"
 #include "exec/transaction.h"
@@ -281,43 +282,12 @@ void gr_cmd_incrby(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_integer(reply, value);
 }
 
-#define MAX_LONG_DOUBLE_CHARS (5 * 1024)
-
-/* Redis's string2ld: the whole text is one long double, no leading space, not NaN. */
-static int parse_long_double(const uint8_t *data, size_t length, long double *out) {
-    char buffer[MAX_LONG_DOUBLE_CHARS + 1];
-    if (length == 0 || length >= sizeof buffer) return -1;
-    memcpy(buffer, data, length);
-    buffer[length] = '\0';
-    if (buffer[0] == ' ' || (buffer[0] >= '\t' && buffer[0] <= '\r')) return -1;
-    char *end;
-    errno = 0;
-    long double value = strtold(buffer, &end);
-    if ((size_t)(end - buffer) != length || isnan(value)) return -1;
-    if (errno == ERANGE && (value == HUGE_VALL || value == -HUGE_VALL || fpclassify(value) == FP_ZERO)) return -1;
-    *out = value;
-    return 0;
-}
-
-/* Redis's ld2string in LD_STR_HUMAN mode: %.17Lf without trailing zeros. */
-static size_t format_long_double(long double value, char *out, size_t size) {
-    int n = snprintf(out, size, "%.17Lf", value);
-    if (n < 0 || (size_t)n >= size) return 0;
-    size_t length = (size_t)n;
-    if (memchr(out, '.', length)) {
-        while (length && out[length - 1] == '0') length--;
-        if (length && out[length - 1] == '.') length--;
-    }
-    if (length == 2 && out[0] == '-' && out[1] == '0') { out[0] = '0'; length = 1; }
-    return length;
-}
-
 void gr_cmd_incrbyfloat(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     long double increment, value = 0;
     gr_ks_entry_t *entry = gr_db_find_live(db, r->key);   /* Redis: type, then value, then increment */
     if (entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return; }
-    if ((entry && parse_long_double(string_bytes(entry).data, string_bytes(entry).length, &value) != 0) ||
-        parse_long_double(r->arg1.data, r->arg1.length, &increment) != 0) {
+    if ((entry && gr_text_to_long_double(string_bytes(entry).data, string_bytes(entry).length, &value) != 0) ||
+        gr_text_to_long_double(r->arg1.data, r->arg1.length, &increment) != 0) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR value is not a valid float");
         return;
     }
@@ -326,8 +296,8 @@ void gr_cmd_incrbyfloat(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR increment would produce NaN or Infinity");
         return;
     }
-    char text[MAX_LONG_DOUBLE_CHARS];
-    size_t length = format_long_double(value, text, sizeof text);
+    char text[GR_MAX_LONG_DOUBLE_CHARS];
+    size_t length = gr_long_double_to_text(value, text, sizeof text);
     if (length == 0) { gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR increment would produce NaN or Infinity"); return; }
     if (store_text_keep_ttl(db, entry, r->key, text, length) != 0) { gr_reply_oom(reply); return; }
     gr_db_count_changes(db, 1);

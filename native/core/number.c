@@ -1,9 +1,11 @@
 /* number.c — integer and double text conversions with Redis's rules (number.h). */
 #include "core/number.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Redis's string2ll: optional '-', digits, no leading zeros or spaces, fits int64. */
 int gr_bytes_to_int64(const uint8_t *data, size_t length, int64_t *out) {
@@ -72,4 +74,31 @@ int gr_parse_scan_cursor(const uint8_t *text, size_t length, uint64_t *cursor) {
     }
     *cursor = negative ? (uint64_t)0 - value : value;
     return 0;
+}
+
+int gr_text_to_long_double(const uint8_t *data, size_t length, long double *out) {
+    char buffer[GR_MAX_LONG_DOUBLE_CHARS + 1];
+    if (length == 0 || length >= sizeof buffer) return -1;
+    memcpy(buffer, data, length);
+    buffer[length] = '\0';
+    if (buffer[0] == ' ' || (buffer[0] >= '\t' && buffer[0] <= '\r')) return -1;
+    char *end;
+    errno = 0;
+    long double value = strtold(buffer, &end);
+    if ((size_t)(end - buffer) != length || isnan(value)) return -1;
+    if (errno == ERANGE && (value == HUGE_VALL || value == -HUGE_VALL || fpclassify(value) == FP_ZERO)) return -1;
+    *out = value;
+    return 0;
+}
+
+size_t gr_long_double_to_text(long double value, char *out, size_t size) {
+    int n = snprintf(out, size, "%.17Lf", value);
+    if (n < 0 || (size_t)n >= size) return 0;
+    size_t length = (size_t)n;
+    if (memchr(out, '.', length)) {
+        while (length && out[length - 1] == '0') length--;
+        if (length && out[length - 1] == '.') length--;
+    }
+    if (length == 2 && out[0] == '-' && out[1] == '0') { out[0] = '0'; length = 1; }
+    return length;
 }
