@@ -55,6 +55,18 @@ def test_scan_visits_every_key_with_match_count_and_type(client):
         client.execute_command("SCAN", "not-a-cursor")
 
 
+def test_scan_reads_its_cursor_as_redis_does(client):
+    # strtoul's reading, as SSCAN/HSCAN/ZSCAN: "" is cursor 0, "-1" wraps to 2^64-1 (accepted,
+    # not "invalid cursor"), 2^64 and trailing bytes are refused.
+    client.rpush("only", "x")
+    assert client.execute_command("SCAN", "") == client.execute_command("SCAN", "0")
+    cursor, keys = client.execute_command("SCAN", "-1")
+    assert int(cursor) >= 0 and isinstance(keys, list)
+    for bad in ("18446744073709551616", "1x", " 1"):
+        with pytest.raises(ResponseError, match="^ERR invalid cursor$"):
+            client.execute_command("SCAN", bad)
+
+
 def test_rename_moves_the_value_and_overwrites(client):
     client.rpush("src", "a", "b")
     client.rpush("dst", "old")

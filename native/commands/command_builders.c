@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/number.h"
 #include "exec/blocking.h"
 #include "exec/command.h"
 #include "commands/commands.h"
@@ -253,16 +254,10 @@ int gr_build_pattern(parse_context_t *ctx) { ctx->request->arg1 = arg(ctx, 1); r
 
 int gr_build_scan(parse_context_t *ctx) {
     gr_request_t *r = ctx->request;
-    /* The cursor is an unsigned 64-bit decimal. */
+    /* The cursor as Redis reads it (strtoul: "-1" wraps, "" is 0), the same reading as
+     * SSCAN/HSCAN/ZSCAN's. */
     uint64_t cursor = 0;
-    if (ctx->argv_length[1] == 0 || ctx->argv_length[1] > 20) goto invalid;
-    for (size_t i = 0; i < ctx->argv_length[1]; i++) {
-        uint8_t c = ctx->argv[1][i];
-        if (c < '0' || c > '9') goto invalid;
-        uint64_t next = cursor * 10 + (uint64_t)(c - '0');
-        if (next / 10 != cursor) goto invalid;
-        cursor = next;
-    }
+    if (gr_parse_scan_cursor(ctx->argv[1], ctx->argv_length[1], &cursor) != 0) goto invalid;
     r->cursor = cursor;
     for (size_t i = 2; i < ctx->argc; i += 2) {
         if (i + 1 >= ctx->argc) return syntax_error(ctx);
