@@ -41,6 +41,8 @@ PROGRAMS: dict[str, dict] = {
                   "args": [os.environ.get("GOBLIN_HASH_STEPS", "200000")]},
     "test_zset": {"layers": ["core"], "files": ["engines/zset/zset.c", "engines/table/table.c"],
                   "args": [os.environ.get("GOBLIN_ZSET_STEPS", "200000")]},
+    "test_array_rt": {"layers": ["core"], "files": ["engines/array/array_rt.c"],
+                      "args": [os.environ.get("GOBLIN_ARRAY_RT_STEPS", "100000")]},
     "test_snapshot_io": {"layers": ["core"], "args": []},
     # the table engine sets and hashes share (`test_table --measure N` reports bytes/entry)
     "test_table": {"layers": ["core"], "files": ["engines/table/table.c", "engines/keyspace.c"],
