@@ -299,6 +299,36 @@ static void test_reserved_bounds(void) {
     CHECK(gr_mem_allocations() == before, "a refused reservation allocated");
 }
 
+/* An array reserved in place keeps its values, or, when they do not fit, stays as it was. */
+static void test_reserve_into(void) {
+    gr_art_t *a = gr_art_new(CATEGORY);
+    uint8_t value[16];
+    for (uint64_t i = 0; i < 600; i += 3) {
+        fill(value, 16, i);
+        gr_art_set(a, i, value, 16, NULL);
+    }
+    const int64_t allocations = gr_mem_allocations();
+    CHECK(gr_art_reserve_into(a, 500, 1 << 16, 0) == GR_ART_INDEX_BOUND, "values past the new max index");
+    CHECK(gr_art_reserve_into(a, 1000, 16 * 100, 0) == GR_ART_BYTES_BOUND, "values past the new budget");
+    CHECK(!gr_art_is_reserved(a) && gr_art_count(a) == 200 && gr_mem_allocations() == allocations,
+          "a failed reservation changed the array");
+    CHECK(gr_art_reserve_into(a, 1000, 16 * 300, 0) == GR_ART_OK, "reserve in place");
+    CHECK(gr_art_is_reserved(a) && gr_art_max_index(a) == 1000 && gr_art_count(a) == 200, "reserved with its values");
+    int same = 1;
+    for (uint64_t i = 0; i < 600 && same; i += 3) {
+        const uint8_t *got;
+        size_t length;
+        fill(value, 16, i);
+        same = gr_art_get(a, i, &got, &length) && length == 16 && !memcmp(got, value, 16);
+    }
+    CHECK(same, "values kept through reserve_into");
+    CHECK(gr_art_check(a) == NULL, "reserve_into invariants");
+    CHECK(gr_art_total_reserved_used_bytes() == 200 * 16, "reserved bytes in use %llu",
+          (unsigned long long)gr_art_total_reserved_used_bytes());
+    gr_art_free(a);
+    CHECK(gr_art_total_reserved_used_bytes() == 0 && gr_art_total_reserved_bytes() == 0, "reserved totals back to 0");
+}
+
 static long vm_locked_kib(void) {
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
@@ -360,6 +390,7 @@ int main(int argc, char **argv) {
     test_reserved_model(steps / 2, 200, 1 << 20, "reserved one leaf");
     test_reserved_model(steps / 2, 5000, 1 << 16, "reserved one node level");
     test_reserved_bounds();
+    test_reserve_into();
     test_lock();
     test_sequential_appends();
     CHECK(gr_mem_used_by(CATEGORY) == 0, "every byte returned: %lld left", (long long)gr_mem_used_by(CATEGORY));

@@ -6,6 +6,7 @@
 #include "engines/array/array_rt.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -58,6 +59,7 @@ struct gr_art {
     uint64_t free_head[CLASS_COUNT];  /* arena offset + 1 of a free block of the class; 0 none */
     uint64_t free_count[CLASS_COUNT];
     uint64_t live_bytes;              /* sum of the values' lengths */
+    uint64_t in_use;                  /* sum of the values' capacities */
     uint64_t leaves, nodes;
     size_t allocated;                 /* usable bytes of everything held */
     /* reserved */
@@ -68,11 +70,23 @@ struct gr_art {
 };
 
 static int last_errno;
-static uint64_t total_reserved_bytes, total_locked_bytes;
+static uint64_t total_reserved_bytes, total_locked_bytes, total_reserved_used;
 
 int gr_art_last_errno(void) { return last_errno; }
 uint64_t gr_art_total_reserved_bytes(void) { return total_reserved_bytes; }
 uint64_t gr_art_total_locked_bytes(void) { return total_locked_bytes; }
+uint64_t gr_art_total_reserved_used_bytes(void) { return total_reserved_used; }
+
+int64_t gr_art_process_locked_bytes(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long long kib = -1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmLck: %lld", &kib) == 1) break;
+    fclose(f);
+    return kib < 0 ? -1 : (int64_t)kib * 1024;
+}
 
 /* ---- value classes and the arena ---------------------------------------------------------- */
 
@@ -107,7 +121,18 @@ static void counted_free(gr_art_t *a, void *p) {
 }
 
 /* Space for a value of this capacity (> 0): its offset, or -1 with the error in *error. */
+static int64_t arena_take_space(gr_art_t *a, uint64_t capacity, int *error);
+
 static int64_t arena_take(gr_art_t *a, uint64_t capacity, int *error) {
+    const int64_t offset = arena_take_space(a, capacity, error);
+    if (offset >= 0) {
+        a->in_use += capacity;
+        if (a->reserved) total_reserved_used += capacity;
+    }
+    return offset;
+}
+
+static int64_t arena_take_space(gr_art_t *a, uint64_t capacity, int *error) {
     const unsigned c = class_of_capacity(capacity);
     if (a->free_head[c]) {
         const uint64_t offset = a->free_head[c] - 1;
@@ -143,6 +168,8 @@ static int64_t arena_take(gr_art_t *a, uint64_t capacity, int *error) {
 
 static void arena_give(gr_art_t *a, uint64_t offset, uint64_t capacity) {
     if (capacity == 0) return;
+    a->in_use -= capacity;
+    if (a->reserved) total_reserved_used -= capacity;
     const unsigned c = class_of_capacity(capacity);
     memcpy(arena_at(a, offset), &a->free_head[c], sizeof(uint64_t));
     a->free_head[c] = offset + 1;
@@ -359,6 +386,7 @@ void gr_art_free(gr_art_t *a) {
         if (a->locked) munlock(a->block, a->block_size);
         total_reserved_bytes -= a->block_size;
         total_locked_bytes -= a->locked_bytes;
+        total_reserved_used -= a->in_use;
         counted_free(a, a->block);
     } else {
         if (a->root) free_subtree(a, a->root, a->levels);
@@ -570,6 +598,7 @@ void gr_art_stats(const gr_art_t *a, gr_art_stats_t *out) {
     out->value_bytes_live = a->live_bytes;
     out->arena_used = a->reserved ? a->bump : (a->arena_capacity ? a->bump : 0);
     out->arena_capacity = a->arena_capacity;
+    out->arena_in_use = a->in_use;
     out->reserved_bytes = a->reserved ? a->block_size : 0;
     out->locked_bytes = a->locked_bytes;
     out->allocated_bytes = a->allocated;
@@ -594,6 +623,29 @@ gr_art_t *gr_art_duplicate(const gr_art_t *a) {
         at = index + 1;
     }
     return copy;
+}
+
+int gr_art_reserve_into(gr_art_t *a, uint64_t max_index, uint64_t value_bytes, int lock) {
+    gr_art_t *fresh = NULL;
+    const int status = gr_art_reserve(a->category, max_index, value_bytes, lock, &fresh);
+    if (status != GR_ART_OK) return status;
+    uint64_t at = 0, index;
+    while (gr_art_next(a, at, &index)) {
+        const uint8_t *value;
+        size_t length;
+        gr_art_get(a, index, &value, &length);
+        const int set = gr_art_set(fresh, index, value, length, NULL);
+        if (set != GR_ART_OK) { gr_art_free(fresh); return set; }
+        if (index == GR_ART_MAX_INDEX) break;
+        at = index + 1;
+    }
+    /* swap the contents: `a` keeps its address (the keyspace holds it), `fresh` takes the old
+     * contents and frees them with its shell */
+    const gr_art_t old = *a;
+    *a = *fresh;
+    *fresh = old;
+    gr_art_free(fresh);
+    return GR_ART_OK;
 }
 
 int gr_art_save(const gr_art_t *a, gr_snapshot_writer_t *out) {
@@ -668,7 +720,7 @@ fail:
 /* ---- checks -------------------------------------------------------------------------------- */
 
 typedef struct check_totals {
-    uint64_t count, live, leaves, nodes;
+    uint64_t count, live, in_use, leaves, nodes;
     const char *problem;
 } check_totals_t;
 
@@ -680,6 +732,7 @@ static int check_subtree(const gr_art_t *a, const void *p, uint32_t level, check
             if (!bit_test(leaf->present, b)) continue;
             population++;
             t->live += leaf->slot[b].length;
+            t->in_use += value_capacity(leaf->slot[b].length);
             const uint64_t end = (uint64_t)leaf->slot[b].offset8 * 8 + value_capacity(leaf->slot[b].length);
             if (leaf->slot[b].length && end > (a->reserved ? a->arena_capacity : a->bump + ARENA_BASE * (1ull << ARENA_CHUNKS)))
                 t->problem = "a slot points past the arena";
@@ -707,11 +760,12 @@ static int check_subtree(const gr_art_t *a, const void *p, uint32_t level, check
 }
 
 const char *gr_art_check(const gr_art_t *a) {
-    check_totals_t t = {0, 0, 0, 0, NULL};
+    check_totals_t t = {0, 0, 0, 0, 0, NULL};
     if (a->root) check_subtree(a, a->root, a->levels, &t);
     if (t.problem) return t.problem;
     if (t.count != a->count) return "the count differs from the leaves'";
     if (t.live != a->live_bytes) return "live bytes differ from the slots'";
+    if (t.in_use != a->in_use) return "arena bytes in use differ from the slots'";
     if (t.leaves != a->leaves || t.nodes != a->nodes) return "leaf or node counts differ";
     for (unsigned c = 0; c < CLASS_COUNT; c++) {
         uint64_t n = 0;

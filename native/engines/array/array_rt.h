@@ -75,6 +75,7 @@ typedef struct gr_art_stats {
     uint64_t nodes;            /* directory nodes allocated */
     uint64_t value_bytes_live; /* sum of the set values' lengths */
     uint64_t arena_used;       /* arena bytes handed out (live + free-listed) */
+    uint64_t arena_in_use;     /* arena bytes holding live values (their classes' capacity) */
     uint64_t arena_capacity;   /* arena bytes allocated (the budget when reserved) */
     uint64_t reserved_bytes;   /* the reserved block's size, 0 when unreserved */
     uint64_t locked_bytes;     /* bytes mlocked (page-rounded), 0 when not locked */
@@ -87,6 +88,10 @@ gr_art_t *gr_art_new(gr_mem_category_t category);   /* unreserved; NULL on OOM *
  * GR_ART_OK with *out set, or an error with nothing allocated. */
 int gr_art_reserve(gr_mem_category_t category, uint64_t max_index, uint64_t value_bytes, int lock,
                    gr_art_t **out);
+/* Reserve an existing array in place (GOBLIN.RT.ARRESERVE on a key that holds one): its values
+ * are copied into a fresh reservation, which then replaces its contents. Any error (a value
+ * outside the new bounds: GR_ART_INDEX_BOUND / GR_ART_BYTES_BOUND) leaves it unchanged. */
+int gr_art_reserve_into(gr_art_t *a, uint64_t max_index, uint64_t value_bytes, int lock);
 void gr_art_free(gr_art_t *a);
 /* An equal array of the same kind (a reserved one re-reserved with the same bounds and lock);
  * NULL when it cannot be made. */
@@ -121,6 +126,9 @@ void gr_art_stats(const gr_art_t *a, gr_art_stats_t *out);
 /* Every RT array's reserved and locked bytes together (INFO memory); process-wide. */
 uint64_t gr_art_total_reserved_bytes(void);
 uint64_t gr_art_total_locked_bytes(void);
+uint64_t gr_art_total_reserved_used_bytes(void);   /* arena bytes live values hold in reserved arrays */
+/* The process's VmLck (/proc/self/status) in bytes, or -1 when the kernel does not say. */
+int64_t gr_art_process_locked_bytes(void);
 
 /* Bulk: snapshots. The body: u8 kind (0 unreserved, 1 reserved), for reserved u64 max_index,
  * u64 value_bytes, u8 lock; then varint count and count x (varint index delta, bytes). */
