@@ -147,6 +147,7 @@ static void auth(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
 static void reset(gr_db_t *db, gr_reply_t *reply) {
     gr_connection_t *conn = db->current;
     gr_transaction_forget(db, conn);   /* DISCARD and UNWATCH */
+    gr_pubsub_forget(db->pubsub, &conn->subscriber);   /* every subscription, unconfirmed */
     conn->db_index = 0;
     db->keyspace = db->keyspaces[0];
     if (conn->kind != GR_CONN_RING) {
@@ -161,11 +162,13 @@ static void reset(gr_db_t *db, gr_reply_t *reply) {
 static void describe(const gr_db_t *db, const gr_connection_t *conn, gr_text_t *text) {
     int64_t age = (db->now_ms - conn->created_ms) / 1000, idle = (db->now_ms - conn->last_command_ms) / 1000;
     gr_text_append(text,
-        "id=%lld addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 "
+        "id=%lld addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%u psub=%u ssub=%u multi=-1 "
         "qbuf=%lld qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%lld tot-mem=%lld events=%s cmd=%s "
         "user=default redir=-1 resp=%d lib-name=%s lib-ver=%s transport=%s\n",
         (long long)conn->id, conn->addr, conn->laddr, conn->fd, conn->name, (long long)(age < 0 ? 0 : age),
-        (long long)(idle < 0 ? 0 : idle), conn->blocked ? "b" : "N", (int)conn->db_index,
+        (long long)(idle < 0 ? 0 : idle), conn->blocked ? "b" : gr_subscriber_total(&conn->subscriber) ? "P" : "N",
+        (int)conn->db_index, conn->subscriber.counts[GR_PUBSUB_CHANNELS], conn->subscriber.counts[GR_PUBSUB_PATTERNS],
+        conn->subscriber.counts[GR_PUBSUB_SHARD_CHANNELS],
         (long long)conn->query_buffer_bytes, (long long)conn->output_buffer_bytes, (long long)conn->memory_bytes,
         conn->output_buffer_bytes ? "rw" : "r", conn->last_command ? conn->last_command : "NULL",
         (int)conn->protocol, conn->lib_name, conn->lib_ver, KIND_NAMES[conn->kind < 3 ? conn->kind : 0]);

@@ -155,13 +155,15 @@ static void info_stats(gr_db_t *db, gr_text_t *text) {
         "total_connections_received:%lld\r\ntotal_commands_processed:%lld\r\ninstantaneous_ops_per_sec:%lld\r\n"
         "total_net_input_bytes:%lld\r\ntotal_net_output_bytes:%lld\r\nrejected_connections:%lld\r\n"
         "expired_keys:%lld\r\nevicted_keys:0\r\nkeyspace_hits:%lld\r\nkeyspace_misses:%lld\r\n"
-        "pubsub_channels:0\r\npubsub_patterns:0\r\ntotal_error_replies:%lld\r\n"
+        "pubsub_channels:%lld\r\npubsub_patterns:%lld\r\npubsubshard_channels:%lld\r\ntotal_error_replies:%lld\r\n"
         "goblin_ring_messages:%lld\r\ngoblin_ring_malformed:%lld\r\n",
         (long long)db->stats.connections_received, (long long)db->stats.commands_processed,
         (long long)db->stats.ops_per_sec, (long long)db->stats.net_input_bytes,
         (long long)db->stats.net_output_bytes, (long long)db->stats.rejected_connections,
         (long long)db->stats.expired_keys, (long long)db->stats.keyspace_hits,
-        (long long)db->stats.keyspace_misses, (long long)db->total_error_replies,
+        (long long)db->stats.keyspace_misses, (long long)gr_pubsub_name_count(db->pubsub, GR_PUBSUB_CHANNELS),
+        (long long)gr_pubsub_name_count(db->pubsub, GR_PUBSUB_PATTERNS),
+        (long long)gr_pubsub_name_count(db->pubsub, GR_PUBSUB_SHARD_CHANNELS), (long long)db->total_error_replies,
         (long long)db->stats.ring_messages, (long long)db->stats.ring_malformed);
 }
 
@@ -318,7 +320,13 @@ void gr_cmd_function(gr_db_t *db, size_t argc, const uint8_t *const *argv, const
 /* ---- the small ones ---- */
 
 void gr_cmd_ping(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
-    (void)db;
+    const gr_connection_t *conn = db->current;
+    if (conn && conn->protocol == 2 && conn->kind != GR_CONN_RING && gr_subscriber_total(&conn->subscriber)) {
+        gr_reply_array_begin(reply, 2);      /* subscribed mode (RESP2): ["pong", message or ""] */
+        gr_reply_bulk(reply, (const uint8_t *)"pong", 4);
+        gr_reply_bulk(reply, request->arg1.data, request->arg1.length);
+        return;
+    }
     if (request->arg1.length) gr_reply_bulk(reply, request->arg1.data, request->arg1.length);
     else gr_reply_status(reply, "PONG", 4);
 }

@@ -33,6 +33,7 @@ static const gr_command_t commands[] = {
 #include "commands/zset.def"
 #include "commands/server.def"
 #include "commands/goblin.def"
+#include "commands/pubsub.def"
 #undef COMMAND
 };
 #undef SUBCOMMAND
@@ -49,6 +50,7 @@ static const gr_command_t subcommands[] = {
 #include "commands/zset.def"
 #include "commands/server.def"
 #include "commands/goblin.def"
+#include "commands/pubsub.def"
 #undef COMMAND
 #undef SUBCOMMAND
 };

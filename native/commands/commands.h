@@ -1,7 +1,7 @@
 /* commands.h — what the command table's rows (the commands/<family>.def files) point at: the argv builders
  * (command_builders.c) and the handlers, a file per family (cmd_list.c, cmd_keys.c,
  * cmd_string.c, cmd_bitmap.c, cmd_hash.c, cmd_set.c, cmd_zset.c, cmd_expire.c, cmd_db.c, cmd_server.c,
- * cmd_connection.c, cmd_config.c, cmd_sort.c,
+ * cmd_connection.c, cmd_config.c, cmd_sort.c, cmd_pubsub.c,
  * command_docs.c). Only commands/ includes it: exec reaches these through the rows.
  */
 #ifndef GR_COMMANDS_H
@@ -64,6 +64,12 @@ GR_BITMAP_ARGV_HANDLERS(GR_DECLARE_ARGV)
     X(hvals) X(hincrby) X(hincrbyfloat) X(hscan) X(hrandfield) X(hgetdel) X(hgetex) X(hsetex) X(hexpire) \
     X(hpexpire) X(hexpireat) X(hpexpireat) X(httl) X(hpttl) X(hexpiretime) X(hpexpiretime) X(hpersist)
 GR_HASH_HANDLERS(GR_DECLARE_ARGV)
+
+/* ---- the Pub/Sub commands' argv handlers (cmd_pubsub.c; rows in pubsub.def) ---- */
+#define GR_PUBSUB_HANDLERS(X) \
+    X(subscribe) X(unsubscribe) X(psubscribe) X(punsubscribe) X(ssubscribe) X(sunsubscribe) X(publish) X(spublish) \
+    X(pubsub)
+GR_PUBSUB_HANDLERS(GR_DECLARE_ARGV)
 
 /* ---- the sorted-set family's argv handlers (cmd_zset.c; rows in zset.def) ---- */
 #define GR_ZSET_HANDLERS(X) \

@@ -37,6 +37,8 @@ gr_db_t *gr_db_new(uint64_t seed) {
         if (!db->keyspaces[i]) { gr_db_free(db); return NULL; }
     }
     db->keyspace = db->keyspaces[0];
+    db->pubsub = gr_pubsub_new(seed);
+    if (!db->pubsub) { gr_db_free(db); return NULL; }
     /* sets' and hashes' tables hash with a key of their own, fixed by the first db */
     gr_table_set_hash_seed(seed ^ 0x5bd1e9955bd1e995ULL, seed * 0x9e3779b97f4a7c15ULL + 1);
     db->scratch_items = calloc(SCRATCH_ITEMS, sizeof *db->scratch_items);
@@ -75,6 +77,9 @@ void gr_db_free(gr_db_t *db) {
     gr_blocking_free_all(db);
     gr_transaction_free_all(db);
     for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_free(db->keyspaces[i]);
+    for (gr_connection_t *conn = db->connections; conn; conn = conn->next) gr_pubsub_forget(db->pubsub, &conn->subscriber);
+    gr_pubsub_free(db->pubsub);
+    free(db->pending_output);
     free(db->scratch_items);
     free(db);
 }
@@ -152,12 +157,42 @@ void gr_connection_register(gr_db_t *db, gr_connection_t *conn, int64_t id, gr_c
 void gr_connection_unregister(gr_db_t *db, gr_connection_t *conn) {
     gr_blocking_forget(db, conn);
     gr_transaction_forget(db, conn);
+    gr_pubsub_forget(db->pubsub, &conn->subscriber);
+    if (conn->output_pending) {
+        for (size_t i = 0; i < db->pending_output_count; i++)
+            if (db->pending_output[i] == conn) db->pending_output[i] = NULL;   /* taken as a gap */
+        conn->output_pending = 0;
+    }
     if (conn->prev) conn->prev->next = conn->next;
     else if (db->connections == conn) db->connections = conn->next;
     if (conn->next) conn->next->prev = conn->prev;
     if (conn->kill_requested && !conn->kill_reported) db->kills_pending--;
     conn->prev = conn->next = NULL;
     if (db->current == conn) db->current = NULL;
+}
+
+void gr_db_note_pending_output(gr_db_t *db, gr_connection_t *conn) {
+    if (conn->output_pending) return;
+    if (db->pending_output_count == db->pending_output_capacity) {
+        size_t capacity = db->pending_output_capacity ? db->pending_output_capacity * 2 : 16;
+        gr_connection_t **grown = realloc(db->pending_output, capacity * sizeof *grown);
+        if (!grown) return;   /* the transport flushes it at its next read or write anyway */
+        db->pending_output = grown;
+        db->pending_output_capacity = capacity;
+    }
+    db->pending_output[db->pending_output_count++] = conn;
+    conn->output_pending = 1;
+}
+
+gr_connection_t *gr_db_take_pending_output(gr_db_t *db) {
+    while (db->pending_output_count > 0) {
+        gr_connection_t *conn = db->pending_output[--db->pending_output_count];
+        if (conn) {
+            conn->output_pending = 0;
+            return conn;
+        }
+    }
+    return NULL;
 }
 
 /* Make conn the context of the command about to run. */
@@ -481,6 +516,48 @@ void gr_db_reset_stats(gr_db_t *db) {
     db->stats.ops_sample_commands = 0;
 }
 
+/* Redis's subscribed mode: a RESP2 connection with any subscription may run only
+ * (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING, QUIT and RESET. RESP3 has no such limit, and neither
+ * has a ring session (its messages are typed pushes beside its replies). 0 to go on, else the
+ * refusal is written and counted. fullname names a subcommand as Redis does ("client|list"). */
+static int refused_in_subscribed_mode(gr_db_t *db, int index, size_t argc, const uint8_t *const *argv,
+                                      const size_t *argv_length, gr_reply_t *reply) {
+    gr_connection_t *conn = db->current;
+    if (!conn || conn->protocol != 2 || conn->kind == GR_CONN_RING || !gr_subscriber_total(&conn->subscriber))
+        return 0;
+    const gr_command_t *command = gr_command_at((size_t)index);
+    if (!command) return 0;
+    static const char *const allowed[] = {"ping", "subscribe", "ssubscribe", "psubscribe", "unsubscribe",
+                                          "sunsubscribe", "punsubscribe", "quit", "reset"};
+    for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
+        if (!strcmp(command->name, allowed[i])) return 0;
+    char fullname[160];
+    snprintf(fullname, sizeof fullname, "%s", command->name);
+    if (argc >= 2 && argv_length[1] < 64) {     /* a container's subcommand: "name|sub" when that row exists */
+        char candidate[160];
+        int n = snprintf(candidate, sizeof candidate, "%s|", command->name);
+        for (size_t i = 0; i < argv_length[1] && n + 1 < (int)sizeof candidate; i++)
+            candidate[n++] = (char)((argv[1][i] >= 'A' && argv[1][i] <= 'Z') ? argv[1][i] + 32 : argv[1][i]);
+        candidate[n] = '\0';
+        size_t prefix = strlen(command->name) + 1;
+        int container = 0, found = 0;
+        for (size_t i = 0; gr_subcommand_at(i) && !found; i++) {
+            const char *row = gr_subcommand_at(i)->name;
+            if (strncmp(row, candidate, prefix) != 0) continue;
+            container = 1;
+            if (!strcmp(row, candidate)) { snprintf(fullname, sizeof fullname, "%s", candidate); found = 1; }
+        }
+        if (container && !found) return 0;   /* an unknown subcommand: its own error comes first, as Redis */
+    }
+    char text[320];
+    int n = snprintf(text, sizeof text,
+                     "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are "
+                     "allowed in this context", fullname);
+    gr_reply_error(reply, GR_ERR_GENERIC, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
+    gr_db_reject(db, index, reply);
+    return -1;
+}
+
 /* A typed request from the ring: admitted, executed, counted under its Redis command. */
 void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
     if (request->template_id == GR_T_COMMAND) {   /* accounted by the argv path inside */
@@ -518,6 +595,7 @@ void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
     const gr_command_t *command = gr_command_at((size_t)index);
     if (db->current) db->current->last_command = command->name;
     if (gr_db_admit(db, index, (gr_command_flags(index) & GR_CMD_FLAG_NO_AUTH) != 0, reply) != 0) return;
+    if (refused_in_subscribed_mode(db, index, argc, argv, argv_length, reply) != 0) return;
     uint32_t errors_before = reply->errors;
     int64_t start = gr_db_account_start();
     gr_request_t *request = &db->scratch_request;

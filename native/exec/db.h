@@ -25,6 +25,7 @@
 #include "engines/keyspace.h"
 #include "engines/list/list.h"
 #include "exec/reply.h"
+#include "exec/pubsub.h"       /* the Pub/Sub registry and the subscriber each connection embeds */
 #include "exec/value_type.h"   /* GR_TYPE_*, and each type's facts */
 
 
@@ -63,6 +64,11 @@ typedef struct gr_connection {
     struct gr_waiter *waiter;        /* while blocked */
     uint8_t in_multi;                /* between MULTI and EXEC/DISCARD: commands are queued */
     struct gr_transaction *transaction;   /* MULTI queue and WATCHed keys (transaction.c), or NULL */
+    /* Pub/Sub (pubsub.h): the transport sets subscriber.owner and .deliver at registration
+     * (deliver NULL: this transport cannot subscribe). output_pending: a delivery wrote output
+     * the transport has not flushed yet; the connection is on the db's pending list. */
+    gr_subscriber_t subscriber;
+    uint8_t output_pending;
     struct gr_connection *prev, *next;   /* the db's registry */
 } gr_connection_t;
 
@@ -170,6 +176,10 @@ typedef struct gr_db {
     int32_t serve_deferred;                   /* > 0 inside EXEC: serve waiters after it */
     /* transaction.c: WATCHed keys and who watches them */
     struct gr_watch_table *watch;
+    /* pubsub.h: the registry; connections a delivery wrote to, to be flushed by their transport */
+    gr_pubsub_t *pubsub;
+    gr_connection_t **pending_output;
+    size_t pending_output_count, pending_output_capacity;
     int64_t watched_keys;                     /* (connection, key) pairs; 0: touching costs one branch */
     int32_t batch_depth;                      /* > 0: inside a transport's batch of commands */
     int32_t batch_clock_read;                 /* now_ms already read for this batch */
@@ -225,6 +235,12 @@ int gr_db_reserve_items(gr_db_t *db, size_t count);
 /* Connections: the transport zeroes the struct, sets id and kind, then registers it. */
 void gr_connection_register(gr_db_t *db, gr_connection_t *conn, int64_t id, gr_connection_kind_t kind);
 void gr_connection_unregister(gr_db_t *db, gr_connection_t *conn);
+
+/* Pub/Sub delivery wrote output to conn that its transport must flush (pubsub.h): the
+ * transport's deliver callback notes it; the server takes each noted connection once, after
+ * the command that published, and flushes it. Unregistering forgets a pending connection. */
+void gr_db_note_pending_output(gr_db_t *db, gr_connection_t *conn);
+gr_connection_t *gr_db_take_pending_output(gr_db_t *db);
 
 /* Execute one typed request (from either transport) for conn and write its reply. */
 void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply);

@@ -17,6 +17,9 @@
  *   double_value(d): RESP3's double, a bulk of the shortest round-trip text elsewhere.
  *   set_begin(n) followed by n elements: RESP3's set (SMEMBERS, SINTER, SPOP with a count),
  *   an array elsewhere.
+ *   push_begin(n) followed by n elements: RESP3's push frame (SUBSCRIBE's confirmations;
+ *   Pub/Sub messages are written by each transport's deliver callback, exec/pubsub.h), an
+ *   array elsewhere. A command may write several (SUBSCRIBE a b: one per channel).
  * Nested arrays (COMMAND INFO, COMMAND DOCS) exist only over RESP; the ring answers them
  * with an error naming the shape.
  */
@@ -65,6 +68,9 @@ typedef struct gr_reply_ops {
     void (*verbatim)(gr_reply_t *reply, const uint8_t *text, size_t length);
     void (*double_value)(gr_reply_t *reply, double value);
     void (*set_begin)(gr_reply_t *reply, size_t count);
+    /* A Pub/Sub frame of count elements: RESP3's push (">"), an array in RESP2. A writer
+     * without one (NULL) writes an array (gr_reply_push_begin). */
+    void (*push_begin)(gr_reply_t *reply, size_t count);
 } gr_reply_ops_t;
 
 /* Each transport embeds this as its first member and casts back in its ops. */
@@ -94,6 +100,10 @@ static inline void gr_reply_map_begin(gr_reply_t *r, size_t pairs) { r->ops->map
 static inline void gr_reply_verbatim(gr_reply_t *r, const uint8_t *t, size_t n) { r->ops->verbatim(r, t, n); }
 static inline void gr_reply_double(gr_reply_t *r, double v) { r->ops->double_value(r, v); }
 static inline void gr_reply_set_begin(gr_reply_t *r, size_t n) { r->ops->set_begin(r, n); }
+static inline void gr_reply_push_begin(gr_reply_t *r, size_t n) {
+    if (r->ops->push_begin) r->ops->push_begin(r, n);
+    else r->ops->array_begin(r, n);
+}
 static inline void gr_reply_pair(gr_reply_t *r, const uint8_t *k, size_t kn, const uint8_t *v, size_t vn) { r->ops->pair(r, k, kn, v, vn); }
 
 #endif

@@ -186,10 +186,59 @@ static void op_double(gr_reply_t *r, double value) {
     buffer_append(w, text, n + 3);
 }
 
+static void op_push_begin(gr_reply_t *r, size_t count) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    write_prefixed_number(w, resp3(w) ? '>' : '*', (int64_t)count);
+}
+
 static const gr_reply_ops_t resp_ops = {
     op_integer, op_bulk, op_nil, op_nil_array, op_status, op_error,
     op_array_begin, op_keyed_array_begin, op_pair, op_map_begin, op_verbatim, op_double, op_set_begin,
+    op_push_begin,
 };
+
+/* ---- Pub/Sub: this transport's subscriber (exec/pubsub.h) ---- */
+
+static size_t put_bulk(uint8_t *at, const uint8_t *data, size_t length) {
+    size_t n = 0;
+    at[n++] = '$';
+    n += gr_int64_to_text((int64_t)length, (char *)at + n);
+    at[n++] = '\r';
+    at[n++] = '\n';
+    if (length) memcpy(at + n, data, length);
+    n += length;
+    at[n++] = '\r';
+    at[n++] = '\n';
+    return n;
+}
+
+/* One message into the subscriber's output buffer as Redis writes it (RESP3: a push frame;
+ * RESP2: an array), then the pubsub class's output limit. The server flushes the connection
+ * after the publishing command (gr_db_note_pending_output). */
+static int deliver_message(gr_subscriber_t *subscriber, gr_pubsub_kind_t kind, gr_bytes_t pattern, gr_bytes_t channel,
+                           gr_bytes_t payload) {
+    gr_resp_conn_t *conn = subscriber->owner;
+    if (conn->close_reason) return GR_PUBSUB_OVER_LIMIT;
+    static const struct { const char *frame; size_t length; } heads[2][3] = {
+        {{"*3\r\n$7\r\nmessage\r\n", 17}, {"*4\r\n$8\r\npmessage\r\n", 18}, {"*3\r\n$8\r\nsmessage\r\n", 18}},
+        {{">3\r\n$7\r\nmessage\r\n", 17}, {">4\r\n$8\r\npmessage\r\n", 18}, {">3\r\n$8\r\nsmessage\r\n", 18}},
+    };
+    int is_pattern = kind == GR_PUBSUB_PMESSAGE;
+    size_t need = 18 + 3 * 26 + channel.length + payload.length + (is_pattern ? pattern.length : 0);
+    if (buffer_reserve(&conn->out, need) != 0) {
+        conn->close_reason = "out of memory for its output buffer";
+        return GR_PUBSUB_OVER_LIMIT;
+    }
+    uint8_t *at = conn->out.data + conn->out.length;
+    size_t n = heads[conn->state.protocol == 3][kind].length;
+    memcpy(at, heads[conn->state.protocol == 3][kind].frame, n);
+    if (is_pattern) n += put_bulk(at + n, pattern.data, pattern.length);
+    n += put_bulk(at + n, channel.data, channel.length);
+    n += put_bulk(at + n, payload.data, payload.length);
+    conn->out.length += n;
+    gr_db_note_pending_output(conn->db, &conn->state);
+    return gr_resp_conn_check_output_limit(conn) ? GR_PUBSUB_OVER_LIMIT : GR_PUBSUB_ACCEPTED;
+}
 
 /* ---- lifecycle ---- */
 
@@ -203,6 +252,8 @@ gr_resp_conn_t *gr_resp_conn_new(gr_db_t *db, int64_t client_id) {
     conn->writer.out = &conn->out;
     conn->writer.state = &conn->state;
     conn->state.reply = &conn->writer.base;
+    conn->state.subscriber.owner = conn;
+    conn->state.subscriber.deliver = deliver_message;
     conn->bulk_length = -1;
     return conn;
 }
@@ -474,12 +525,14 @@ static void publish_sizes(gr_resp_conn_t *conn) {
     conn->state.memory_bytes = (int64_t)gr_resp_conn_memory(conn);
 }
 
-/* client-output-buffer-limit (the normal class: goblin has no replicas and no pub/sub
- * clients yet), as Redis's checkClientOutputBufferLimits: over the hard limit, or over the
- * soft limit for longer than its seconds, closes the client at once, its output dropped. */
+/* client-output-buffer-limit, as Redis's checkClientOutputBufferLimits: the pubsub class
+ * while the connection has any subscription, else normal (goblin has no replicas). Over the
+ * hard limit, or over the soft limit for longer than its seconds, closes the client at once,
+ * its output dropped. */
 int gr_resp_conn_check_output_limit(gr_resp_conn_t *conn) {
     if (conn->close_reason) return 1;
-    const int64_t *limit = conn->db->config.output_limit[GR_CLIENT_CLASS_NORMAL];
+    int client_class = gr_subscriber_total(&conn->state.subscriber) ? GR_CLIENT_CLASS_PUBSUB : GR_CLIENT_CLASS_NORMAL;
+    const int64_t *limit = conn->db->config.output_limit[client_class];
     int64_t used = (int64_t)(conn->out.length - conn->out.start);
     int hard = limit[GR_LIMIT_HARD] && used >= limit[GR_LIMIT_HARD];
     int soft = limit[GR_LIMIT_SOFT] && used >= limit[GR_LIMIT_SOFT];

@@ -389,6 +389,17 @@ static void serve_woken(gr_server_t *s) {
     }
 }
 
+/* Connections Pub/Sub deliveries wrote to (exec/pubsub.h): write what they have now, once per
+ * batch of commands however many messages each got, as Redis writes its pending clients
+ * before it sleeps. One over its pubsub output limit is closed here (after_io). */
+static void serve_pending_output(gr_server_t *s) {
+    gr_connection_t *state;
+    while ((state = gr_db_take_pending_output(s->db)) != NULL) {
+        gr_resp_conn_t *conn = resp_of(s, state);
+        if (conn) after_io(s, state->fd);
+    }
+}
+
 /* CLIENT KILL and the idle timeout mark connections; each is closed here, after writing
  * what it has (a client that killed itself gets its OK). One walk per batch of kills, and
  * none at all while nothing is pending. */
@@ -524,6 +535,7 @@ int gr_server_run(gr_server_t *s, int64_t max_ns, int64_t spin_ns, int busy) {
         }
         if (db->blocked_count) gr_db_expire_blocked(db);
         if (db->woken_pending) serve_woken(s);
+        if (db->pending_output_count) serve_pending_output(s);
         if (db->kills_pending && serve_killed(s)) reasons |= GR_SERVE_SESSIONS;
         if (have_sessions && gr_rings_corrupt_session(rings)) reasons |= GR_SERVE_SESSIONS;
         enforce_client_memory(s);
