@@ -29,6 +29,11 @@ class WatchError(GoblinError):
     """A transaction's EXEC found a WATCHed key touched and ran nothing (redis-py's WatchError)."""
 
 
+class PubSubError(GoblinError):
+    """A PubSub object used wrongly (redis-py's PubSubError): run_in_thread with a subscription
+    that has no handler, a subscribe with no names."""
+
+
 class DataError(GoblinError):
     """Arguments the client refuses before sending (redis-py's DataError), e.g. both nx and xx."""
 

@@ -130,6 +130,8 @@ class RespClient(Commands):
             raise ConnectionError(f"cannot connect to {where}: {error}") from error
         self._reader = _reader()
         self._closed = False
+        self._connect_options = dict(host=host, port=port, unix_socket_path=unix_socket_path,
+                                     socket_timeout=socket_timeout, password=password, username=username, db=db)
         try:
             if password is not None:
                 self.execute_command(*(("AUTH", username, password) if username else ("AUTH", password)))
@@ -181,6 +183,25 @@ class RespClient(Commands):
         self._send(pack_command(argv))
         value = _check(self._read_reply())
         return convert(value) if convert else value
+
+    def pubsub(self, ignore_subscribe_messages: bool = False) -> "PubSub":
+        """redis-py's PubSub object (client/pubsub.py), on a connection of its own."""
+        from .pubsub import PubSub
+        return PubSub(self, ignore_subscribe_messages=ignore_subscribe_messages)
+
+    # PubSub's hooks: a new connection like this one, a command sent without reading its reply,
+    # and one reply read within a timeout (None when none came).
+    def _new_connection(self) -> "RespClient":
+        return RespClient(**self._connect_options)
+
+    def _send_command(self, argv: tuple) -> None:
+        self._send(pack_command(argv))
+
+    def _read_reply_within(self, timeout: float | None) -> Any:
+        from .pubsub import read_reply_within
+        if self._closed:
+            raise ConnectionError("the client is closed")
+        return read_reply_within(self, self._sock, self._reader, timeout)
 
     def pipeline(self, transaction: bool = False) -> "RespPipeline":
         """Queue commands and send them in one write. transaction=True wraps them in

@@ -217,6 +217,13 @@ static void entry_drop(gr_pubsub_t *p, gr_pubsub_space_t space, entry_t *e, uint
     if (e->count == 0) map_remove(p, space, e);
 }
 
+/* Redis's stringmatchlen compares nothing when the string is empty: an empty channel matches
+ * only an empty pattern (not even "*"), for PUBLISH and PUBSUB CHANNELS alike. */
+static int matches(const uint8_t *pattern, size_t pattern_length, const uint8_t *name, size_t name_length) {
+    if (name_length == 0) return pattern_length == 0;
+    return gr_glob_match(pattern, pattern_length, name, name_length, 0);
+}
+
 /* ---- Lifecycle ---- */
 
 gr_pubsub_t *gr_pubsub_new(uint64_t seed) {
@@ -329,7 +336,7 @@ int64_t gr_pubsub_publish(gr_pubsub_t *p, gr_bytes_t channel, gr_bytes_t payload
     }
     for (size_t k = 0; k < p->pattern_count; k++) {
         entry_t *pattern = p->patterns[k];
-        if (!gr_glob_match(pattern->name, pattern->length, channel.data, channel.length, 0)) continue;
+        if (!matches(pattern->name, pattern->length, channel.data, channel.length)) continue;
         for (uint32_t i = 0; i < pattern->count; i++)
             deliver(pattern->subscribers[i], GR_PUBSUB_PMESSAGE, name_of(pattern), channel, payload);
         receivers += pattern->count;
@@ -362,6 +369,6 @@ void gr_pubsub_each_name(const gr_pubsub_t *p, gr_pubsub_space_t space, gr_bytes
     const name_map_t *map = &p->maps[space];
     for (size_t i = 0; i < map->bucket_count; i++)
         for (const entry_t *e = map->buckets[i]; e; e = e->next)
-            if (!pattern.data || gr_glob_match(pattern.data, pattern.length, e->name, e->length, 0))
+            if (!pattern.data || matches(pattern.data, pattern.length, e->name, e->length))
                 each(context, name_of(e));
 }

@@ -16,6 +16,7 @@ is written once: it builds the Redis argv and names the reply conversion; the tr
     hashes.py    HashCommands: HSET, HGET, HGETALL, HSCAN, HRANDFIELD, field expiry (HEXPIRE, HTTL, ...)
     sets.py      SetCommands: SADD, SMEMBERS, SINTER, SSCAN, ... (Python sets where redis-py gives them)
     sortedsets.py SortedSetCommands: ZADD, ZSCORE, ZRANK, ZRANGE (all forms), ZPOPMIN, ZUNION, ZSCAN, ...
+    pubsub.py    PubSubCommands: PUBLISH, SPUBLISH, PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARDCHANNELS/SHARDNUMSUB
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .core import CommandsCore, bool_ok, encode, raise_first_error
 from .hashes import HashCommands
 from .keys import KeyCommands
 from .lists import EngineView, EngineViews, ListCommands
+from .pubsub import PubSubCommands
 from .server import ServerCommands
 from .sets import SetCommands
 from .sortedsets import SortedSetCommands
@@ -32,11 +34,11 @@ from .strings import StringCommands
 
 
 class Commands(ServerCommands, KeyCommands, StringCommands, BitmapCommands, ListCommands, HashCommands, SetCommands,
-               SortedSetCommands,
+               SortedSetCommands, PubSubCommands,
                EngineViews):
     """Every command group; a transport subclasses this and provides _execute."""
 
 
 __all__ = ["BitFieldOperation", "BitmapCommands", "Commands", "CommandsCore", "EngineView", "HashCommands", "KeyCommands",
-           "ListCommands", "ServerCommands", "SetCommands", "SortedSetCommands",
+           "ListCommands", "PubSubCommands", "ServerCommands", "SetCommands", "SortedSetCommands",
            "StringCommands", "bool_ok", "encode", "raise_first_error"]
