@@ -44,6 +44,7 @@ PROGRAMS: dict[str, dict] = {
     "test_array_rt": {"layers": ["core"], "files": ["engines/array/array_rt.c"],
                       "args": [os.environ.get("GOBLIN_ARRAY_RT_STEPS", "100000")]},
     "test_snapshot_io": {"layers": ["core"], "args": []},
+    "test_pubsub": {"layers": ["core"], "files": ["exec/pubsub.c"], "args": []},
     # the table engine sets and hashes share (`test_table --measure N` reports bytes/entry)
     "test_table": {"layers": ["core"], "files": ["engines/table/table.c", "engines/keyspace.c"],
                    "args": [os.environ.get("GOBLIN_TABLE_OPS", "300000")]},
