@@ -1,4 +1,4 @@
-"""Differential test for SORT/SORT_RO (over lists and sets), DUMP/RESTORE, RENAMENX, TOUCH and
+"""Differential test for SORT/SORT_RO (over lists, sets and sorted sets), DUMP/RESTORE, RENAMENX, TOUCH and
 RANDOMKEY: seeded random commands run on a real redis-server and on goblin (alternating the ring and RESP, one keyspace);
 every reply and every step of the dirty counter (INFO rdb_changes_since_last_save) must be
 equal (RANDOMKEY's by what it names: a live key, or none).
@@ -104,14 +104,51 @@ def set_sort_outcome(client, name, key, kwargs):
     return result
 
 
+ZSETS = ["z0", "z1"]
+
+
+def random_zset_sort(rng):
+    """A SORT of a sorted set: BY a constant keeps its score order (DESC reversed, LIMIT read
+    from the rank), so every form's reply is fixed, except ALPHA with BY a pattern (equal
+    weights keep the order Redis's dict gives); ALPHA compares up to the first NUL, so the
+    members are SET_VOCABULARY's."""
+    name = rng.choice(["sort", "sort_ro"])
+    kwargs = {"desc": rng.random() < 0.4}
+    kind = rng.random()
+    if kind < 0.3:
+        kwargs["by"] = rng.choice(["w_*", "w_*->f"])
+    elif kind < 0.6:
+        kwargs["by"] = "nosort"
+    else:
+        kwargs["alpha"] = rng.random() < 0.5
+    if rng.random() < 0.4:
+        kwargs["start"], kwargs["num"] = rng.choice([(0, 2), (1, 3), (2, -1), (0, 0), (rng.randint(0, 6), rng.randint(-1, 6))])
+    if rng.random() < 0.4:
+        kwargs["get"] = [rng.choice(["#", "g_*", "w_*", "constant"]) for _ in range(rng.randint(1, 2))]
+    if name == "sort" and rng.random() < 0.35:
+        kwargs["store"] = rng.choice(["dst", "l0", "z1"])
+    return name, (rng.choice(ZSETS + ["missing"]),), kwargs
+
+
 def random_command(rng):
     kind = rng.random()
     key = rng.choice(LISTS)
+    if kind < 0.05:
+        numeric_only = rng.random() < 0.6
+        members = {rng.choice(NUMERIC if numeric_only else SET_VOCABULARY): rng.choice([0, 1, 1, 2.5, -3, 7])
+                   for _ in range(rng.choice([1, 2, 4, 8, 20, 150]))}
+        if rng.random() < 0.7:
+            return "zadd", (rng.choice(ZSETS), members), {}
+        return "zrem", (rng.choice(ZSETS), *members), {}
     if kind < 0.1:
+        return random_zset_sort(rng)
+    if kind < 0.15:
+        return "zrange", (rng.choice(ZSETS), 0, -1), {"withscores": True}
+    if kind < 0.2:
         numeric_only = rng.random() < 0.6
         items = [rng.choice(NUMERIC if numeric_only else SET_VOCABULARY) for _ in range(rng.choice([1, 2, 4, 8, 20]))]
         return rng.choice(["sadd", "sadd", "srem"]), (rng.choice(SETS), *items), {}
-    if kind < 0.2:
+    if kind < 0.25:
         return random_set_sort(rng)
     if kind < 0.45:
         return random_sort(rng)

@@ -189,3 +189,20 @@ def test_command_info_and_getkeys_describe_sort_as_redis_does(client, redis_serv
                 reference.execute_command("COMMAND", "GETKEYS", *line)
         assert client.execute_command("COMMAND", "GETKEYSANDFLAGS", "SORT", "k", "STORE", "d") == \
             reference.execute_command("COMMAND", "GETKEYSANDFLAGS", "SORT", "k", "STORE", "d")
+
+
+def test_sort_reads_a_sorted_sets_members_in_score_order_with_by_nosort_and_sorts_them_otherwise(client):
+    client.zadd("z", {"10": 1, "2": 2, "3": 0, "b": 5, "a": 5})
+    assert client.sort("z", by="nosort") == [b"3", b"10", b"2", b"a", b"b"]
+    assert client.sort("z", by="nosort", desc=True) == [b"b", b"a", b"2", b"10", b"3"]
+    assert client.sort("z", by="nosort", start=1, num=2) == [b"10", b"2"]
+    assert client.sort("z", by="nosort", desc=True, start=1, num=2) == [b"a", b"2"]
+    assert client.sort("z", alpha=True) == [b"10", b"2", b"3", b"a", b"b"]
+    with pytest.raises(ResponseError, match="One or more scores can't be converted into double"):
+        client.sort("z")
+    client.zrem("z", "a", "b")
+    assert client.sort("z") == [b"2", b"3", b"10"]
+    assert client.sort("z", by="nosort", store="dst") == 3
+    assert client.lrange("dst", 0, -1) == [b"3", b"10", b"2"]
+    client.mset({"w_10": 1, "w_2": 3, "w_3": 2})
+    assert client.sort("z", by="w_*", get=["#", "w_*"]) == [b"10", b"1", b"3", b"2", b"2", b"3"]

@@ -332,3 +332,44 @@ def test_resp3_shapes_match_redis_pairs_for_scores_and_doubles(goblin, redis_ser
     assert ours == theirs
     assert ours[0] == b"*3\r\n*2\r\n$1\r\na\r\n,1\r\n*2\r\n$1\r\nb\r\n,2.5\r\n*2\r\n$1\r\nc\r\n,3\r\n"
     assert ours[2] == b"*2\r\n$1\r\na\r\n,1\r\n" and ours[3] == b"*1\r\n*2\r\n$1\r\nb\r\n,2.5\r\n"
+
+
+def test_resp3_doubles_are_written_with_17_significant_digits_as_redis_7_0_writes_them(goblin, redis_server):
+    from resp_wire import raw_connection
+
+    def replies(port):
+        with raw_connection(port) as conn:
+            conn.request("HELLO", "3")
+            conn.request("FLUSHALL")
+            conn.request("ZADD", "z", "1.1", "a", "1e300", "b", "0.30000000000000004", "c", "inf", "d", "1e-320", "e")
+            return [conn.request("ZSCORE", "z", member) for member in "abcde"] + [
+                conn.request("ZINCRBY", "z", "0.1", "a"), conn.request("ZADD", "z", "INCR", "1", "a"),
+                conn.request("ZRANGE", "z", "0", "1", "WITHSCORES"), conn.request("ZMSCORE", "z", "a", "b")]
+
+    ours, theirs = replies(goblin.port), replies(redis_server.port)
+    assert ours == theirs
+    assert ours[:5] == [b",1.1000000000000001\r\n", b",1.0000000000000001e+300\r\n", b",0.30000000000000004\r\n",
+                        b",inf\r\n", b",9.9998886718268301e-321\r\n"]
+    assert ours[5] == b",1.2000000000000002\r\n"
+
+
+@pytest.mark.parametrize("arguments, error", [
+    (["0", "s"], "ERR at least 1 input key is needed for 'zintercard' command"),
+    (["3", "s"], "ERR syntax error"),
+    (["x", "s"], "ERR value is not an integer or out of range"),
+    (["1", "nokey", "LIMIT", "-1"], "ERR LIMIT can't be negative"),
+    (["1", "nokey", "LIMIT", "x"], "ERR LIMIT can't be negative"),
+    (["1", "nokey", "WEIGHTS", "1"], "ERR syntax error"),
+    (["1", "str", "LIMIT", "-1"], "WRONGTYPE Operation against a key holding the wrong kind of value"),
+    (["2", "nokey", "str", "BAD"], "WRONGTYPE Operation against a key holding the wrong kind of value"),
+])
+def test_zintercard_checks_numkeys_then_the_key_types_then_its_options_as_redis(client, arguments, error):
+    client.set("str", "x")
+    with pytest.raises(ResponseError) as raised:
+        client.execute_command("ZINTERCARD", *arguments)
+    assert str(raised.value) == error
+    client.zadd("z1", {"a": 1, "b": 2, "c": 3})
+    client.zadd("z2", {"b": 1, "c": 1, "d": 1})
+    assert client.execute_command("ZINTERCARD", "2", "z1", "z2") == 2
+    assert client.execute_command("ZINTERCARD", "2", "z1", "z2", "LIMIT", "1") == 1
+    assert client.execute_command("ZINTERCARD", "2", "z1", "z2", "limit", "0") == 2

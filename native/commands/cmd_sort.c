@@ -1,11 +1,12 @@
 /* cmd_sort.c — SORT and SORT_RO (argv handlers; rows in sort.def): the elements of a list or a
- * set (sorted sets when they exist: see collect_elements), ordered numerically or by bytes,
+ * set or a sorted set, ordered numerically or by bytes,
  * weighted BY other keys (or hash fields: "key->field"), projected through GET patterns, cut by LIMIT, and
  * answered or STOREd as a list.
  *
  * Semantics are Redis 7's sortCommandGeneric, in its order: options (the first bad one
- * answers), the key's type, BY without '*' meaning "do not sort" (a set is then sorted ALPHA
- * anyway when STOREd, so the stored list is deterministic), LIMIT clamped to the length, then
+ * answers), the key's type, BY without '*' meaning "do not sort" (a list or a sorted set then
+ * keeps its own order, DESC reversing it, and only the LIMIT range is read; a set is sorted
+ * ALPHA anyway when STOREd, so the stored list is deterministic), LIMIT clamped to the length, then
  * the weights, one qsort, and the reply. Numeric weights are parsed as Redis parses them
  * (parse_score; a refused one makes the reply "ERR One or more scores can't be converted
  * into double"); equal weights fall back to the elements' bytes. ALPHA compares bytes up to the first NUL (strcoll in the C locale) for a
@@ -25,6 +26,7 @@
 #include "engines/list/list.h"
 #include "engines/set/set.h"
 #include "engines/string_value.h"
+#include "engines/zset/zset.h"
 #include "exec/blocking.h"
 #include "exec/db.h"
 #include "exec/server_text.h"
@@ -99,7 +101,7 @@ static inline gr_bytes_t weight_of(const sort_vector_t *v, const sort_item_t *it
 static long sortable_length(const gr_ks_entry_t *entry) {
     if (entry->type == GR_TYPE_LIST) return (long)gr_list_length(entry->value);
     if (entry->type == GR_TYPE_SET) return (long)gr_set_count(entry->value);
-    /* sorted sets join here when their engine lands */
+    if (entry->type == GR_TYPE_ZSET) return (long)gr_zset_count(entry->value);
     return -1;
 }
 
@@ -110,6 +112,20 @@ static void collect_list_range(sort_vector_t *v, const gr_list_t *list, long sta
     gr_value_t item;
     gr_list_iter_init(&iter, list, start, reverse ? GR_LIST_TAIL : GR_LIST_HEAD);
     for (long i = 0; i < count && gr_list_iter_next(&iter, &item); i++) vector_push(v, item.data, item.length);
+}
+
+/* The same for a sorted set: ranks from `start` up, or with reverse down (Redis walks its
+ * skiplist from the rank the same way). */
+static void collect_zset_range(sort_vector_t *v, const gr_zset_t *zset, long start, long count, int reverse) {
+    gr_zset_entry_t entry;
+    if (!reverse) {
+        gr_zset_iter_t iter;
+        gr_zset_iter_start(zset, (size_t)start, &iter);
+        for (long i = 0; i < count && gr_zset_iter_next(&iter, &entry); i++) vector_push(v, entry.member, entry.member_length);
+        return;
+    }
+    for (long i = 0; i < count && start - i >= 0 && gr_zset_at(zset, (size_t)(start - i), &entry); i++)
+        vector_push(v, entry.member, entry.member_length);
 }
 
 /* Every element of a sortable value, in its own order. */
@@ -125,7 +141,7 @@ static void collect_elements(sort_vector_t *v, const gr_ks_entry_t *entry) {
         while (gr_set_iter_next(&iter, &member)) vector_push(v, member.data, member.length);
         return;
     }
-    /* Sorted sets: members by score (Redis's native order), when issue 18 lands. */
+    if (entry->type == GR_TYPE_ZSET) collect_zset_range(v, entry->value, 0, (long)gr_zset_count(entry->value), 0);
 }
 
 /* ---- BY and GET patterns ---- */
@@ -433,8 +449,10 @@ static void sort_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
         gr_reply_wrongtype(reply);
         return;
     }
-    const int is_list = !entry || entry->type == GR_TYPE_LIST;   /* a missing key sorts as an empty list */
-    if (o.dont_sort && !is_list && o.store.data) {   /* a STOREd set is ordered, so the result is reproducible */
+    /* a missing key sorts as an empty list; lists and sorted sets have an order of their own */
+    const int is_list = !entry || entry->type == GR_TYPE_LIST;
+    const int is_zset = entry && entry->type == GR_TYPE_ZSET;
+    if (o.dont_sort && !is_list && !is_zset && o.store.data) {   /* a STOREd set is ordered, so the result is reproducible */
         o.dont_sort = 0;
         o.alpha = 1;
         o.by.data = NULL;
@@ -454,6 +472,11 @@ static void sort_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
     if (entry && is_list && o.dont_sort) {
         /* list order (reversed by DESC), reading only the LIMIT range */
         if (end >= start) collect_list_range(&v, entry->value, o.desc ? length - start - 1 : start, end - start + 1, o.desc);
+        end -= start;
+        start = 0;
+    } else if (is_zset && o.dont_sort) {
+        /* score order (reversed by DESC), reading only the LIMIT range, as Redis's skiplist walk */
+        if (end >= start) collect_zset_range(&v, entry->value, o.desc ? length - start - 1 : start, end - start + 1, o.desc);
         end -= start;
         start = 0;
     } else if (entry) {

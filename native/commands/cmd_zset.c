@@ -98,11 +98,8 @@ static int parse_double(const uint8_t *data, size_t length, double *out) {
     return 0;
 }
 
-/* Redis 7.0's addReplyDouble text: "%.17g", "inf" and "-inf". */
-static size_t format_score(double score, char *out, size_t size) {
-    if (isinf(score)) return (size_t)snprintf(out, size, "%s", score > 0 ? "inf" : "-inf");
-    return (size_t)snprintf(out, size, "%.17g", score);
-}
+/* Redis 7.0's addReplyDouble text: "%.17g", "inf" and "-inf" (core/number's). */
+static size_t format_score(double score, char *out, size_t size) { return gr_double_to_text(score, out, size); }
 
 static void reply_score(gr_db_t *db, gr_reply_t *reply, double score) {
     if (protocol_of(db) >= 3) {
@@ -1045,10 +1042,12 @@ static int find_sources_or_reply(gr_db_t *db, const uint8_t *const *argv, const 
     return 0;
 }
 
-/* ZUNION/ZINTER/ZDIFF numkeys key... [WEIGHTS w...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES], and
- * the STORE forms (dst given, numkeys at argv[2]); Redis's zunionInterDiffGenericCommand. */
+/* ZUNION/ZINTER/ZDIFF numkeys key... [WEIGHTS w...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES], the
+ * STORE forms (dst given, numkeys at argv[2]) and ZINTERCARD numkeys key... [LIMIT n]
+ * (cardinality); Redis's zunionInterDiffGenericCommand, in its order: numkeys, then the keys'
+ * types (WRONGTYPE wins over a bad option), then the options. */
 static void set_operation_command(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                                  gr_reply_t *reply, int op, int store, const char *name) {
+                                  gr_reply_t *reply, int op, int store, int cardinality, const char *name) {
     size_t numkeys_index = store ? 2 : 1;
     int64_t numkeys;
     if (gr_bytes_to_int64(argv[numkeys_index], argv_length[numkeys_index], &numkeys) != 0) { reply_not_integer(reply); return; }
@@ -1066,9 +1065,10 @@ static void set_operation_command(gr_db_t *db, size_t argc, const uint8_t *const
         return;
     }
     int how = AGG_SUM, withscores = 0;
+    int64_t limit = 0;
     for (size_t j = numkeys_index + 1 + (size_t)numkeys; j < argc; j++) {
         size_t remaining = argc - j - 1;
-        if (op != OP_DIFF && gr_word_is(argv[j], argv_length[j], "weights") && remaining >= (size_t)numkeys) {
+        if (op != OP_DIFF && !cardinality && gr_word_is(argv[j], argv_length[j], "weights") && remaining >= (size_t)numkeys) {
             for (int64_t i = 0; i < numkeys; i++) {
                 j++;
                 if (parse_double(argv[j], argv_length[j], &sources[i].weight) != 0) {
@@ -1077,13 +1077,20 @@ static void set_operation_command(gr_db_t *db, size_t argc, const uint8_t *const
                     return;
                 }
             }
-        } else if (op != OP_DIFF && gr_word_is(argv[j], argv_length[j], "aggregate") && remaining >= 1) {
+        } else if (op != OP_DIFF && !cardinality && gr_word_is(argv[j], argv_length[j], "aggregate") && remaining >= 1) {
             j++;
             if (gr_word_is(argv[j], argv_length[j], "sum")) how = AGG_SUM;
             else if (gr_word_is(argv[j], argv_length[j], "min")) how = AGG_MIN;
             else if (gr_word_is(argv[j], argv_length[j], "max")) how = AGG_MAX;
             else { gr_mem_free(sources, GR_MEM_OTHER); reply_syntax(reply); return; }
-        } else if (!store && gr_word_is(argv[j], argv_length[j], "withscores")) {
+        } else if (cardinality && gr_word_is(argv[j], argv_length[j], "limit") && remaining >= 1) {
+            j++;
+            if (gr_bytes_to_int64(argv[j], argv_length[j], &limit) != 0 || limit < 0) {
+                gr_mem_free(sources, GR_MEM_OTHER);
+                reply_error(reply, "ERR LIMIT can't be negative");
+                return;
+            }
+        } else if (!store && !cardinality && gr_word_is(argv[j], argv_length[j], "withscores")) {
             withscores = 1;
         } else {
             gr_mem_free(sources, GR_MEM_OTHER);
@@ -1091,9 +1098,14 @@ static void set_operation_command(gr_db_t *db, size_t argc, const uint8_t *const
             return;
         }
     }
-    gr_zset_t *result = set_operation(sources, (size_t)numkeys, op, how, 0);
+    gr_zset_t *result = set_operation(sources, (size_t)numkeys, op, how, (size_t)limit);
     gr_mem_free(sources, GR_MEM_OTHER);
     if (!result) { gr_reply_oom(reply); return; }
+    if (cardinality) {
+        gr_reply_integer(reply, (int64_t)gr_zset_count(result));
+        gr_zset_free(result);
+        return;
+    }
     if (!store) {
         reply_ranks(db, reply, result, 0, gr_zset_count(result), 0, withscores);
         gr_zset_free(result);
@@ -1112,58 +1124,26 @@ static void set_operation_command(gr_db_t *db, size_t argc, const uint8_t *const
 }
 
 void gr_cmd_zunion(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    set_operation_command(db, argc, argv, argv_length, reply, OP_UNION, 0, "zunion");
+    set_operation_command(db, argc, argv, argv_length, reply, OP_UNION, 0, 0, "zunion");
 }
 void gr_cmd_zinter(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    set_operation_command(db, argc, argv, argv_length, reply, OP_INTER, 0, "zinter");
+    set_operation_command(db, argc, argv, argv_length, reply, OP_INTER, 0, 0, "zinter");
 }
 void gr_cmd_zdiff(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    set_operation_command(db, argc, argv, argv_length, reply, OP_DIFF, 0, "zdiff");
+    set_operation_command(db, argc, argv, argv_length, reply, OP_DIFF, 0, 0, "zdiff");
 }
 void gr_cmd_zunionstore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    set_operation_command(db, argc, argv, argv_length, reply, OP_UNION, 1, "zunionstore");
+    set_operation_command(db, argc, argv, argv_length, reply, OP_UNION, 1, 0, "zunionstore");
 }
 void gr_cmd_zinterstore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    set_operation_command(db, argc, argv, argv_length, reply, OP_INTER, 1, "zinterstore");
+    set_operation_command(db, argc, argv, argv_length, reply, OP_INTER, 1, 0, "zinterstore");
 }
 void gr_cmd_zdiffstore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    set_operation_command(db, argc, argv, argv_length, reply, OP_DIFF, 1, "zdiffstore");
+    set_operation_command(db, argc, argv, argv_length, reply, OP_DIFF, 1, 0, "zdiffstore");
 }
 
 void gr_cmd_zintercard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    int64_t numkeys;
-    if (gr_bytes_to_int64(argv[1], argv_length[1], &numkeys) != 0 || numkeys < 1) {
-        reply_error(reply, "ERR numkeys should be greater than 0");
-        return;
-    }
-    if ((uint64_t)numkeys > argc - 2) {
-        reply_error(reply, "ERR Number of keys can't be greater than number of args");
-        return;
-    }
-    int64_t limit = 0;
-    for (size_t j = 2 + (size_t)numkeys; j < argc; j++) {
-        if (gr_word_is(argv[j], argv_length[j], "limit") && j + 1 < argc) {
-            if (gr_bytes_to_int64(argv[j + 1], argv_length[j + 1], &limit) != 0 || limit < 0) {
-                reply_error(reply, "ERR LIMIT can't be negative");
-                return;
-            }
-            j++;
-        } else {
-            reply_syntax(reply);
-            return;
-        }
-    }
-    set_source_t *sources = gr_mem_alloc((size_t)numkeys * sizeof *sources, GR_MEM_OTHER);
-    if (!sources) { gr_reply_oom(reply); return; }
-    if (find_sources_or_reply(db, argv, argv_length, 2, (size_t)numkeys, sources, 0, reply) != 0) {
-        gr_mem_free(sources, GR_MEM_OTHER);
-        return;
-    }
-    gr_zset_t *result = set_operation(sources, (size_t)numkeys, OP_INTER, AGG_SUM, (size_t)limit);
-    gr_mem_free(sources, GR_MEM_OTHER);
-    if (!result) { gr_reply_oom(reply); return; }
-    gr_reply_integer(reply, (int64_t)gr_zset_count(result));
-    gr_zset_free(result);
+    set_operation_command(db, argc, argv, argv_length, reply, OP_INTER, 0, 1, "zintercard");
 }
 
 /* ---- BZPOPMIN, BZPOPMAX, BZMPOP: the blocking layer's spec (exec/blocking.h) ----

@@ -47,13 +47,11 @@ size_t gr_int64_to_text(int64_t value, char *out) {
 }
 
 size_t gr_double_to_text(double value, char *out, size_t size) {
+    /* Redis 7.0's addReplyDouble: "%.17g" (so 1.1 is 1.1000000000000001), inf written out
+     * (libc's spelling differs between systems) */
     if (isinf(value)) return (size_t)snprintf(out, size, value > 0 ? "inf" : "-inf");
     if (isnan(value)) return (size_t)snprintf(out, size, "nan");
-    int n = 0;
-    for (int precision = 15; precision <= 17; precision++) {   /* the shortest text that round-trips */
-        n = snprintf(out, size, "%.*g", precision, value);
-        if (strtod(out, NULL) == value) break;
-    }
+    int n = snprintf(out, size, "%.17g", value);
     return n < 0 ? 0 : (size_t)n;
 }
 

@@ -10,7 +10,7 @@
  * 0 and *out set, or -1. */
 int gr_bytes_to_int64(const uint8_t *data, size_t length, int64_t *out);
 size_t gr_int64_to_text(int64_t value, char *out);  /* out >= 21 bytes; returns length */
-size_t gr_double_to_text(double value, char *out, size_t size);  /* shortest round-trip text */
+size_t gr_double_to_text(double value, char *out, size_t size);  /* Redis 7.0's reply text: %.17g, inf, -inf */
 /* INCRBYFLOAT / HINCRBYFLOAT's long doubles. Redis's string2ld: the whole text is one long
  * double, no leading space, not NaN, under GR_MAX_LONG_DOUBLE_CHARS; 0 and *out set, or -1.
  * Redis's ld2string in LD_STR_HUMAN mode: %.17Lf without trailing zeros ("-0" as "0"); the

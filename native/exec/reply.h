@@ -14,7 +14,7 @@
  *   map_begin(n) followed by n key/value pairs (2n elements): RESP3's map, RESP2's flat
  *   array of 2n, the ring's flat ArrayReply (HELLO, CONFIG GET, COMMAND DOCS).
  *   verbatim(text): RESP3's verbatim "txt" string, a bulk elsewhere (INFO, CLIENT LIST).
- *   double_value(d): RESP3's double, a bulk of the shortest round-trip text elsewhere.
+ *   double_value(d): RESP3's double, a bulk elsewhere; the text is Redis 7.0's (%.17g, inf).
  *   set_begin(n) followed by n elements: RESP3's set (SMEMBERS, SINTER, SPOP with a count),
  *   an array elsewhere.
  *   push_begin(n) followed by n elements: RESP3's push frame (SUBSCRIBE's confirmations;
