@@ -18,6 +18,16 @@ void *gr_mem_alloc(size_t size, gr_mem_category_t category) {
     return ptr;
 }
 
+void *gr_mem_calloc(size_t count, size_t size, gr_mem_category_t category) {
+    void *ptr = calloc(count ? count : 1, size ? size : 1);
+    if (!ptr) return NULL;
+    int64_t usable = (int64_t)malloc_usable_size(ptr);
+    used_total += usable;
+    used_by_category[category] += usable;
+    live_allocations++;
+    return ptr;
+}
+
 void *gr_mem_realloc(void *ptr, size_t size, gr_mem_category_t category) {
     if (!ptr) return gr_mem_alloc(size, category);
     int64_t before = (int64_t)malloc_usable_size(ptr);

@@ -30,6 +30,9 @@ typedef enum gr_mem_category {
 /* Lifecycle-free: these behave like malloc/realloc/free, but counted.
  * gr_mem_alloc returns NULL on allocation failure (callers reply with an OOM error). */
 void *gr_mem_alloc(size_t size, gr_mem_category_t category);
+/* Zeroed, as calloc: a large block comes straight from fresh pages, so nothing is written and
+ * its pages are touched only as they are used (an index allocated in one write stays cheap). */
+void *gr_mem_calloc(size_t count, size_t size, gr_mem_category_t category);
 void *gr_mem_realloc(void *ptr, size_t size, gr_mem_category_t category);
 void gr_mem_free(void *ptr, gr_mem_category_t category);
 /* The bytes the allocator really holds for ptr (0 for NULL). */

@@ -5,7 +5,9 @@
  * positional reads, iteration from a rank, scans and copies, over small limits so sets cross
  * from compact to standard often, and sets large enough for trees three levels deep; every few
  * steps gr_zset_check verifies the tree's own invariants. Run by run_c_tests.py (plain and
- * under ASan/UBSan); argument: steps (default 200000).
+ * under ASan/UBSan); argument: steps (default 200000). `test_zset --measure N` instead
+ * reports the standard encoding's allocated bytes per member at N 16-byte members with
+ * scattered scores (issue 18's "structure bytes"), and the growing inserts' latency tail.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,7 +185,38 @@ static void run(size_t steps, size_t pool, gr_zset_limits_t limits) {
     gr_zset_free(z);
 }
 
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* 16-byte members, scores scattered by a multiplicative hash; each insert timed. */
+static int measure(size_t n) {
+    gr_zset_t *z = gr_zset_new();
+    gr_zset_limits_t limits = {128, 64};
+    double *ns = malloc(n * sizeof *ns);
+    if (!z || !ns) return 1;
+    for (size_t i = 0; i < n; i++) {
+        char m[32];
+        snprintf(m, sizeof m, "member:%09u", (unsigned)(i % 1000000000u));   /* 16 bytes */
+        double score = (double)((i * 2654435761u) % 1000003u);
+        double start = now_ns();
+        gr_zset_set(z, (const uint8_t *)m, 16, score, &limits);
+        ns[i] = now_ns() - start;
+    }
+    size_t bytes = gr_zset_allocated_bytes(z);
+    printf("%zu members of 16 bytes: %.2f allocated bytes/member (GR_MEM_ZSET %.2f)\n", n, (double)bytes / (double)n,
+           (double)gr_mem_used_by(GR_MEM_ZSET) / (double)n);
+    qsort(ns, n, sizeof *ns, compare_doubles);
+    printf("insert ns: p50 %.0f p99 %.0f p99.9 %.0f p99.99 %.0f max %.0f\n", ns[n / 2], ns[n * 99 / 100],
+           ns[n * 999 / 1000], ns[n * 9999 / 10000], ns[n - 1]);
+    free(ns);
+    gr_zset_free(z);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 2 && strcmp(argv[1], "--measure") == 0) return measure((size_t)strtoull(argv[2], NULL, 10));
     size_t steps = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : 200000;
     run(steps / 4, 40, (gr_zset_limits_t){16, 64});       /* small sets across the compact threshold */
     run(steps / 4, 300, (gr_zset_limits_t){128, 10});      /* long members convert early */

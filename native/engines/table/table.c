@@ -78,6 +78,11 @@ void gr_table_set_hash_seed(uint64_t k0, uint64_t k1) {
 static inline uint64_t table_hash(const uint8_t *key, size_t length) {
     return gr_siphash(key, length, hash_k0, hash_k1, 1, 2);
 }
+
+uint64_t gr_table_hash(const uint8_t *key, size_t length) {
+    hash_key_fixed = 1;   /* as a table's first entry: the key may not change after */
+    return table_hash(key, length);
+}
 /* An occupied slot's tag: 0x80 | min(displacement, 7) << 4 | 4 bits of the hash, where the
  * displacement is the entry's distance from its home slot. A probe at distance d from the
  * home compares the key only where the whole byte matches (same hash bits, and displaced

@@ -112,6 +112,9 @@ gr_table_t *gr_table_duplicate(const gr_table_t *t);
 void gr_table_reserve(gr_table_t *t, size_t entries);
 /* The key for SipHash (process-wide; only the first call before any table counts). */
 void gr_table_set_hash_seed(uint64_t k0, uint64_t k1);
+/* The tables' keyed hash of a key, for an engine that keeps its own index under the same
+ * process-wide key (engines/zset's member index). Fixes the key, as a first table does. */
+uint64_t gr_table_hash(const uint8_t *key, size_t length);
 
 /* Access */
 /* 1 found (value filled in if not NULL; an empty value for a table without values), 0 absent. */

@@ -4,11 +4,11 @@
  *
  * Memory layout
  * -------------
- * An ordered tree with counts (a B+tree), plus, in the standard encoding, lane T's table as
- * the member -> score index:
+ * An ordered tree with counts (a B+tree) holding every member once, in its leaves, plus, in
+ * the standard encoding, a member index whose slots name the leaf that holds a member:
  *
- *   gr_zset_t: root, index (NULL while compact), count, tree bytes
- *        |
+ *   gr_zset_t: root, count, tree bytes; standard: index (+ old index while resizing),
+ *        |     generation, leaf directory (id -> leaf), free ids
  *        v
  *   inner node (up to 32 children)           every child's entry count and largest score,
  *   +--------+-------------+-----------+     so a descent by rank or by score reads one node
@@ -17,10 +17,21 @@
  *   +--------+-------------+-----------+
  *        |
  *        v
- *   leaf: header + entries packed in (score, member) order, one allocation:
+ *   leaf: header (count, used, capacity, id, generation) + entries packed in (score, member)
+ *   order, one allocation:
  *   +--------+-------------------------------------------+---------+
  *   | header | [score: 8][length: varint][member bytes] ... | unused |
  *   +--------+-------------------------------------------+---------+
+ *
+ *   index: open addressing, linear probing, 5-byte slots [tag: 8 hash bits][leaf id: 4]
+ *   (0 empty, 1 tombstone). ZSCORE/ZADD hash the member, and read the leaf of each slot whose
+ *   tag matches (one, almost always), looking for the member among its <= 64 entries. A
+ *   leaf split points its moved members' slots at the new leaf. Resizes are incremental by
+ *   leaf: a leaf's members move into the new index before the leaf changes, and one more
+ *   leaf moves per write (zset.c says why no write pays for a whole rebuild). ZSCAN's cursor
+ *   is a position in hash space, so every member present for a whole scan is seen once.
+ *   Measured (`test_zset --measure 1000000`): 38.7 allocated bytes per 16-byte member
+ *   (25 in the leaves, ~8 in the index, the rest headers, slack and inner nodes).
  *
  * Compact ("listpack" in OBJECT ENCODING): the root is one leaf and there is no index;
  * lookups walk the leaf, as Redis walks a listpack. A set moves to the standard encoding
@@ -28,8 +39,8 @@
  * hold more than limits->max_compact_entries members or a member longer than
  * limits->max_compact_value bytes (zset-max-listpack-entries / -value, passed in by the
  * command layer); leaves then hold at most GR_ZSET_LEAF_ENTRIES entries and split in two
- * when full; an emptied leaf or node is removed. The index (engines/table) maps each member
- * to its 8-byte score, and its incremental rehash keeps a ZADD from paying for a resize.
+ * when full (after an insert at either end, the full side stays full, so ordered loads fill
+ * their leaves); an emptied leaf or node is removed.
  *
  * Scores are never NaN (the command layer refuses them); -0.0 and 0.0 compare equal, as in
  * Redis, and a compact set stores -0.0 as 0 (Redis's listpack keeps it as the integer 0; its
