@@ -373,3 +373,34 @@ def test_zintercard_checks_numkeys_then_the_key_types_then_its_options_as_redis(
     assert client.execute_command("ZINTERCARD", "2", "z1", "z2") == 2
     assert client.execute_command("ZINTERCARD", "2", "z1", "z2", "LIMIT", "1") == 1
     assert client.execute_command("ZINTERCARD", "2", "z1", "z2", "limit", "0") == 2
+
+
+def test_goblin_zset_internals_reports_the_layout_and_optimize_compacts_without_changing_the_set(client):
+    client.zadd("small", {"a": 1, "b": 2})
+    small = client.zset_internals("small")
+    assert small["representation"] == "compact" and small["encoding"] == "listpack"
+    assert small["members"] == 2 and small["leaves"] == 1 and small["index_slots"] == 0
+    assert client.zset_internals("nokey") is None
+    mapping = {f"member:{i:09d}".encode(): float((i * 7919) % 1000) for i in range(5000)}
+    for start in range(0, 5000, 500):
+        client.zadd("big", dict(list(mapping.items())[start:start + 500]))
+    client.zrem("big", *list(mapping)[:1000:3])
+    before = client.zset_internals("big")
+    assert before["representation"] == "btree+leaf-index" and before["encoding"] == "skiplist"
+    assert before["members"] == 5000 - 334 and before["depth"] >= 2 and before["index_tombstones"] > 0
+    assert before["leaf_bytes_used"] <= before["leaf_bytes_allocated"]
+    assert before["total_allocated_bytes"] >= before["leaf_bytes_allocated"] + before["index_bytes"]
+    contents = client.zrange("big", 0, -1, withscores=True)
+    released = client.zset_optimize("big")
+    after = client.zset_internals("big")
+    assert released == before["total_allocated_bytes"] - after["total_allocated_bytes"] > 0
+    assert after["index_tombstones"] == 0 and after["index_resizing"] == 0
+    assert after["leaves"] < before["leaves"] and after["leaf_bytes_used"] == before["leaf_bytes_used"]
+    assert client.zrange("big", 0, -1, withscores=True) == contents
+    assert client.zscore("big", "member:000004999") == mapping[b"member:000004999"]
+    assert client.zrank("big", contents[100][0]) == 100
+    assert client.zset_optimize("small") == 0 and client.zset_optimize("nokey") == 0
+    client.set("str", "x")
+    for call in (lambda: client.zset_internals("str"), lambda: client.zset_optimize("str")):
+        with pytest.raises(ResponseError, match="^WRONGTYPE"):
+            call()

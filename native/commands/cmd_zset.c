@@ -224,9 +224,19 @@ static void reply_ranks(gr_db_t *db, gr_reply_t *reply, const gr_zset_t *zset, s
         gr_zset_iter_start(zset, first, &iter);
         for (size_t i = 0; i < n && gr_zset_iter_next(&iter, &e); i++) reply_list_entry(db, reply, &e, withscores);
     } else {
-        for (size_t i = 0; i < n; i++) {
-            gr_zset_at(zset, first - i, &e);
-            reply_list_entry(db, reply, &e, withscores);
+        /* in chunks from the top: each read forward with one descent, then replied backwards */
+        enum { CHUNK = 128 };
+        gr_zset_entry_t chunk[CHUNK];
+        size_t done = 0;
+        while (done < n) {
+            size_t take = n - done < CHUNK ? n - done : CHUNK;
+            size_t top = first - done, low = top + 1 - take;
+            gr_zset_iter_t iter;
+            gr_zset_iter_start(zset, low, &iter);
+            size_t got = 0;
+            while (got < take && gr_zset_iter_next(&iter, &chunk[got])) got++;
+            while (got) reply_list_entry(db, reply, &chunk[--got], withscores);
+            done += take;
         }
     }
 }
@@ -1277,4 +1287,52 @@ void gr_cmd_bzmpop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     request.count = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
     gr_blocking_run(db, &gr_zset_block_pop, &request, reply);
     if (keys != keys_on_stack) gr_mem_free(keys, GR_MEM_OTHER);
+}
+
+/* ---- GOBLIN.ZSET.INTERNALS, GOBLIN.OPTIMIZE ---- */
+
+/* GOBLIN.ZSET.INTERNALS key: the set's layout as a map (RESP3) or flat array (RESP2), as
+ * GOBLIN.LIST.INTERNALS; nil for a missing key, WRONGTYPE for another type. */
+void gr_cmd_zset_internals(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                           gr_reply_t *reply) {
+    (void)argc;
+    gr_zset_t *zset;
+    int found = find_zset_or_reply(db, arg(argv, argv_length, 1), &zset, 0, reply);
+    if (found < 0) return;
+    if (!found) { gr_reply_nil(reply); return; }
+    gr_zset_internals_t in;
+    gr_zset_internals(zset, &in);
+    const struct { const char *name; size_t value; } rows[] = {
+        {"members", in.members}, {"depth", in.depth}, {"leaves", in.leaves}, {"inner_nodes", in.inner_nodes},
+        {"leaf_bytes_used", in.leaf_bytes_used}, {"leaf_bytes_allocated", in.leaf_bytes_allocated},
+        {"inner_bytes", in.inner_bytes}, {"index_slots", in.index_slots}, {"index_tombstones", in.index_tombstones},
+        {"index_resizing", (size_t)in.index_resizing}, {"index_bytes", in.index_bytes},
+        {"total_allocated_bytes", in.total_allocated_bytes},
+    };
+    gr_reply_map_begin(reply, 2 + sizeof rows / sizeof rows[0]);
+    gr_reply_bulk(reply, (const uint8_t *)"representation", 14);
+    gr_reply_bulk(reply, (const uint8_t *)in.representation, strlen(in.representation));
+    gr_reply_bulk(reply, (const uint8_t *)"encoding", 8);
+    const char *encoding = gr_zset_encoding_name(zset);
+    gr_reply_bulk(reply, (const uint8_t *)encoding, strlen(encoding));
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        gr_reply_bulk(reply, (const uint8_t *)rows[i].name, strlen(rows[i].name));
+        gr_reply_integer(reply, (int64_t)rows[i].value);
+    }
+}
+
+/* GOBLIN.OPTIMIZE key: compacts a sorted set (gr_zset_optimize) and replies how many allocated
+ * bytes that released; 0 for a missing key, WRONGTYPE for another type. Its members and
+ * scores do not change, so it touches neither WATCH nor the dirty counter. */
+void gr_cmd_goblin_optimize(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                            gr_reply_t *reply) {
+    (void)argc;
+    gr_zset_t *zset;
+    int found = find_zset_or_reply(db, arg(argv, argv_length, 1), &zset, 1, reply);
+    if (found < 0) return;
+    if (!found) { gr_reply_integer(reply, 0); return; }
+    size_t before = gr_zset_allocated_bytes(zset);
+    if (gr_zset_optimize(zset) != 0) { gr_reply_oom(reply); return; }
+    size_t after = gr_zset_allocated_bytes(zset);
+    gr_reply_integer(reply, before > after ? (int64_t)(before - after) : 0);
 }

@@ -164,6 +164,14 @@ static void run(size_t steps, size_t pool, gr_zset_limits_t limits) {
                       gr_zset_is_compact(copy) == gr_zset_is_compact(z), "step %zu: duplicate", step);
             gr_zset_free(z);
             z = copy;
+        } else if (op < 96 && below(10) == 0) {
+            size_t before = gr_zset_allocated_bytes(z);
+            CHECK(gr_zset_optimize(z) == 0 && (model_count < 1000 || gr_zset_allocated_bytes(z) <= before), "step %zu: optimize %zu -> %zu", step, before, gr_zset_allocated_bytes(z));
+            gr_zset_internals_t in;
+            gr_zset_internals(z, &in);
+            CHECK(in.members == model_count && in.index_tombstones == 0 && !in.index_resizing &&
+                      in.total_allocated_bytes == gr_zset_allocated_bytes(z), "step %zu: internals after optimize", step);
+            compare_all(z, step);
         } else if (op < 96 && below(20) == 0) {
             while (model_count) {   /* empty it from the low end, as ZPOPMIN does */
                 gr_zset_entry_t e;

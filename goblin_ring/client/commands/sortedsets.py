@@ -261,3 +261,19 @@ class SortedSetCommands(CommandsCore):
         argv = (b"BZMPOP", encode(timeout_of(timeout)), encode(numkeys), *(encode(k) for k in keys),
                 b"MIN" if min else b"MAX", b"COUNT", encode(count))
         return self._execute(argv, lambda r: None if r is None else [r[0], [[m, float(s)] for m, s in r[1]]])
+
+    # ---- goblin's own ----
+
+    def zset_internals(self, name: Any) -> dict | None:
+        """GOBLIN.ZSET.INTERNALS: the set's representation, OBJECT ENCODING, leaves, index and
+        their bytes, as a dict of str -> str or int; None for a missing key."""
+        def shape(reply: Any) -> dict | None:
+            if reply is None:
+                return None
+            pairs = reply.items() if isinstance(reply, dict) else zip(reply[::2], reply[1::2])
+            return {k.decode(): (v.decode() if isinstance(v, bytes) else v) for k, v in pairs}
+        return self._execute((b"GOBLIN.ZSET.INTERNALS", encode(name)), shape)
+
+    def zset_optimize(self, name: Any) -> int:
+        """GOBLIN.OPTIMIZE: compact a sorted set after a bulk load; the allocated bytes released."""
+        return self._execute((b"GOBLIN.OPTIMIZE", encode(name)))

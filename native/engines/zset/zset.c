@@ -1105,3 +1105,74 @@ int gr_zset_check(const gr_zset_t *z) {
     if (slots != z->count || used != z->index_used) return -1;
     return 0;
 }
+
+/* ---- GOBLIN.ZSET.INTERNALS and GOBLIN.OPTIMIZE ---- */
+
+static void internals_walk(const void *node, size_t depth, gr_zset_internals_t *out) {
+    if (depth > out->depth) out->depth = depth;
+    if (is_leaf(node)) {
+        const zs_leaf_t *leaf = node;
+        out->leaves++;
+        out->leaf_bytes_used += leaf->used;
+        out->leaf_bytes_allocated += gr_mem_usable(leaf);
+        return;
+    }
+    const zs_inner_t *in = node;
+    out->inner_nodes++;
+    out->inner_bytes += gr_mem_usable(in);
+    for (uint32_t i = 0; i < in->count; i++) internals_walk(in->child[i], depth + 1, out);
+}
+
+void gr_zset_internals(const gr_zset_t *z, gr_zset_internals_t *out) {
+    memset(out, 0, sizeof *out);
+    out->representation = z->standard ? "btree+leaf-index" : "compact";
+    out->members = z->count;
+    internals_walk(z->root, 1, out);
+    out->index_slots = z->index.capacity;
+    for (uint64_t slot = 0; slot < z->index.capacity; slot++)
+        if (slot_tag(&z->index, slot) == TAG_TOMBSTONE) out->index_tombstones++;
+    out->index_resizing = resizing(z);
+    out->index_bytes = z->index_bytes;
+    out->total_allocated_bytes = gr_zset_allocated_bytes(z);
+}
+
+/* Every leaf under *slot down to its used bytes (a failed realloc keeps the leaf as it is). */
+static void shrink_leaves(gr_zset_t *z, void **slot) {
+    if (!is_leaf(*slot)) {
+        zs_inner_t *in = *slot;
+        for (uint32_t i = 0; i < in->count; i++) shrink_leaves(z, &in->child[i]);
+        return;
+    }
+    zs_leaf_t *leaf = *slot;
+    if (leaf->capacity == leaf->used) return;
+    zs_leaf_t *shrunk = leaf_resize(z, leaf, leaf->used);
+    if (shrunk) *slot = shrunk;
+}
+
+int gr_zset_optimize(gr_zset_t *z) {
+    if (!z->standard) {   /* one leaf: give its slack back */
+        zs_leaf_t *leaf = z->root;
+        if (leaf->capacity > leaf->used) {
+            zs_leaf_t *shrunk = leaf_resize(z, leaf, leaf->used);
+            if (!shrunk) return -1;
+            z->root = shrunk;
+        }
+        return 0;
+    }
+    /* ascending inserts fill every leaf (see node_insert), then each leaf keeps its bytes only
+     * and the index is rebuilt for a load of 0.7 */
+    gr_zset_t *copy = gr_zset_duplicate(z);
+    if (!copy) return -1;
+    shrink_leaves(copy, &copy->root);
+    if (index_resize(copy, (uint64_t)copy->count * 10 / 7 + 16) != 0) {
+        gr_zset_free(copy);
+        return -1;
+    }
+    migrate(copy, UINT32_MAX);
+    /* swap: z takes copy's contents, copy (with z's old ones) is freed */
+    gr_zset_t old = *z;
+    *z = *copy;
+    *copy = old;
+    gr_zset_free(copy);
+    return 0;
+}

@@ -125,6 +125,24 @@ int gr_zset_iter_next(gr_zset_iter_t *iter, gr_zset_entry_t *entry);   /* 1, or 
  * present for the whole scan is visited at least once. */
 typedef void (*gr_zset_visit_t)(void *context, const gr_zset_entry_t *entry);
 uint64_t gr_zset_scan(const gr_zset_t *zset, uint64_t cursor, size_t count, gr_zset_visit_t visit, void *context);
+/* GOBLIN.ZSET.INTERNALS: how the set is laid out. */
+typedef struct gr_zset_internals {
+    const char *representation;   /* "compact" or "btree+leaf-index" (OBJECT ENCODING: listpack, skiplist) */
+    size_t members;
+    size_t depth;                  /* levels, the leaves included */
+    size_t leaves, inner_nodes;
+    size_t leaf_bytes_used;        /* entry bytes */
+    size_t leaf_bytes_allocated;   /* leaf allocations, headers and slack included */
+    size_t inner_bytes;
+    size_t index_slots, index_tombstones;
+    int index_resizing;
+    size_t index_bytes;            /* slots (both while resizing), leaf directory, free ids */
+    size_t total_allocated_bytes;  /* == gr_zset_allocated_bytes */
+} gr_zset_internals_t;
+void gr_zset_internals(const gr_zset_t *zset, gr_zset_internals_t *out);
+/* GOBLIN.OPTIMIZE: after a bulk load, fill every leaf, give slack back and rebuild the index
+ * at a load of 0.7 (tombstones gone). 0, or -1 on OOM (the set unchanged). */
+int gr_zset_optimize(gr_zset_t *zset);
 /* Tests: 0 when the tree agrees with itself (orders, counts, maxima, index), else -1. */
 int gr_zset_check(const gr_zset_t *zset);
 
