@@ -33,7 +33,9 @@ typedef enum {
     P_LIST_IMPLEMENTATION, P_RING_SIZE, P_POLL, P_CLIENT_OUTPUT_BUFFER_LIMIT, P_MAXMEMORY_CLIENTS,
     P_CLIENT_QUERY_BUFFER_LIMIT, P_LIST_MAX_LISTPACK_SIZE, P_LIST_COMPRESS_DEPTH, P_SET_MAX_INTSET_ENTRIES,
     P_SET_MAX_LISTPACK_ENTRIES, P_SET_MAX_LISTPACK_VALUE, P_HASH_MAX_LISTPACK_ENTRIES, P_HASH_MAX_LISTPACK_VALUE,
-    P_ZSET_MAX_LISTPACK_ENTRIES, P_ZSET_MAX_LISTPACK_VALUE, P_COUNT
+    P_ZSET_MAX_LISTPACK_ENTRIES, P_ZSET_MAX_LISTPACK_VALUE,
+    P_NOTIFY_KEYSPACE_EVENTS,
+    P_COUNT
 } param_id_t;
 
 typedef struct param {
@@ -79,6 +81,7 @@ static const param_t params[P_COUNT] = {
     [P_HASH_MAX_LISTPACK_VALUE] = {"hash-max-listpack-value", KIND_MEMORY, 1, 0, INT64_MAX, "hash-max-ziplist-value"},
     [P_ZSET_MAX_LISTPACK_ENTRIES] = {"zset-max-listpack-entries", KIND_INT, 1, 0, INT64_MAX, "zset-max-ziplist-entries"},
     [P_ZSET_MAX_LISTPACK_VALUE] = {"zset-max-listpack-value", KIND_MEMORY, 1, 0, INT64_MAX, "zset-max-ziplist-value"},
+    [P_NOTIFY_KEYSPACE_EVENTS] = {"notify-keyspace-events", KIND_TEXT, 1, 0, 0},
 };
 
 /* client-output-buffer-limit's classes, in CONFIG GET's order (Redis names the replica class "slave"). */
@@ -143,6 +146,7 @@ static void param_value(const gr_db_t *db, int id, char *out, size_t size) {
     case P_HASH_MAX_LISTPACK_VALUE: snprintf(out, size, "%lld", (long long)db->config.hash_max_listpack_value); break;
     case P_ZSET_MAX_LISTPACK_ENTRIES: snprintf(out, size, "%lld", (long long)db->config.zset_max_listpack_entries); break;
     case P_ZSET_MAX_LISTPACK_VALUE: snprintf(out, size, "%lld", (long long)db->config.zset_max_listpack_value); break;
+    case P_NOTIFY_KEYSPACE_EVENTS: gr_notify_flags_text(db->notify_flags, out, size); break;
     case P_COUNT: out[0] = '\0'; break;
     }
 }
@@ -278,6 +282,10 @@ static int validate(int id, const char *value, parsed_value_t *parsed, char *why
         return -1;
     }
     if (id == P_MAXCLIENTS && fit_descriptor_limit(parsed->number, why, why_size) != 0) return -1;
+    if (id == P_NOTIFY_KEYSPACE_EVENTS && gr_notify_parse_flags(value) < 0) {
+        snprintf(why, why_size, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
+        return -1;
+    }
     if (id == P_MAXMEMORY_POLICY && strcasecmp(value, "noeviction") != 0) {
         snprintf(why, why_size, "goblin-ring never evicts: the only policy is noeviction");
         return -1;
@@ -322,6 +330,7 @@ static void apply(gr_db_t *db, int id, const parsed_value_t *parsed) {
     case P_HASH_MAX_LISTPACK_VALUE: db->config.hash_max_listpack_value = parsed->number; break;
     case P_ZSET_MAX_LISTPACK_ENTRIES: db->config.zset_max_listpack_entries = parsed->number; break;
     case P_ZSET_MAX_LISTPACK_VALUE: db->config.zset_max_listpack_value = parsed->number; break;
+    case P_NOTIFY_KEYSPACE_EVENTS: db->notify_flags = gr_notify_parse_flags(parsed->text); break;
     case P_MAXMEMORY_CLIENTS:
         db->config.maxmemory_clients = parsed->number;
         db->config.maxmemory_clients_percent = (uint8_t)parsed->percent;

@@ -80,6 +80,7 @@ void gr_db_free(gr_db_t *db) {
     for (gr_connection_t *conn = db->connections; conn; conn = conn->next) gr_pubsub_forget(db->pubsub, &conn->subscriber);
     gr_pubsub_free(db->pubsub);
     free(db->pending_output);
+    gr_mem_free(db->notify_keys, GR_MEM_OTHER);
     free(db->scratch_items);
     free(db);
 }
@@ -223,7 +224,10 @@ gr_ks_entry_t *gr_db_find_live(gr_db_t *db, gr_bytes_t key) {
     gr_ks_entry_t *entry = gr_ks_find(db->keyspace, key.data, key.length);
     if (entry && gr_db_is_expired(db, entry)) {
         gr_ks_delete(db->keyspace, key.data, key.length);
+        db->notify_quiet++;
         gr_watch_touch_current(db, key);      /* an expiry is a modification (Redis 7) */
+        db->notify_quiet--;
+        gr_notify(db, GR_NOTIFY_EXPIRED, "expired", key);
         db->stats.expired_keys++;
         return NULL;
     }
@@ -351,6 +355,9 @@ int64_t gr_db_cron(gr_db_t *db, int64_t budget_us) {
                 gr_ks_entry_t *entry = gr_ks_unlink(ks, scan.expired[k]->key, scan.expired[k]->key_length);
                 if (entry) {
                     if (db->watched_keys) gr_watch_touch_slow(db, i, entry->key, entry->key_length);
+                    if (db->notify_flags & GR_NOTIFY_EXPIRED)
+                        gr_notify_publish(db, GR_NOTIFY_EXPIRED, "expired",
+                                          (gr_bytes_t){entry->key, (uint32_t)entry->key_length}, i);
                     gr_ks_entry_free(ks, entry, 1);
                 }
             }
@@ -418,6 +425,7 @@ void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *reque
     if (conn->in_multi && gr_transaction_queue_request(db, conn, request, reply)) return;   /* queued */
     gr_db_run(db, request, reply);
     if (db->blocked_count) gr_blocking_serve(db);   /* a push this command made goes to waiters first */
+    db->notify_keys_length = 0;   /* a served waiter's pops are not notified (notify.h) */
 }
 
 void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
@@ -426,6 +434,7 @@ void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const u
     if (conn->in_multi && gr_transaction_queue_argv(db, conn, argc, argv, argv_length, reply)) return;   /* queued */
     gr_db_run_argv(db, argc, argv, argv_length, reply);
     if (db->blocked_count) gr_blocking_serve(db);
+    db->notify_keys_length = 0;   /* a served waiter's pops are not notified (notify.h) */
 }
 
 /* ---- admission and accounting (INFO commandstats, errorstats) ---- */
@@ -576,6 +585,7 @@ void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
     uint32_t errors_before = reply->errors;
     int64_t start = gr_db_account_start();
     command->handler(db, request, reply);
+    if (db->notify_keys_length) gr_notify_command_done(db, command->name, request, 0, NULL, NULL);
     gr_db_account(db, index, reply, errors_before, start);
 }
 
@@ -609,6 +619,7 @@ void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
     } else {
         command->handler(db, request, reply);
     }
+    if (db->notify_keys_length) gr_notify_command_done(db, command->name, request, argc, argv, argv_length);
     gr_db_account(db, index, reply, errors_before, start);
 }
 

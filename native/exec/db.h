@@ -26,6 +26,7 @@
 #include "engines/list/list.h"
 #include "exec/reply.h"
 #include "exec/pubsub.h"       /* the Pub/Sub registry and the subscriber each connection embeds */
+#include "exec/notify.h"       /* keyspace notifications: gr_notify below */
 #include "exec/value_type.h"   /* GR_TYPE_*, and each type's facts */
 
 
@@ -178,6 +179,10 @@ typedef struct gr_db {
     struct gr_watch_table *watch;
     /* pubsub.h: the registry; connections a delivery wrote to, to be flushed by their transport */
     gr_pubsub_t *pubsub;
+    int notify_flags;                         /* notify-keyspace-events (exec/notify.h); 0: off */
+    int notify_quiet;                         /* > 0: a touch is not the command's own change (expiry) */
+    uint8_t *notify_keys;                     /* keys the running command changed, while notify_flags */
+    size_t notify_keys_length, notify_keys_capacity;
     gr_connection_t **pending_output;
     size_t pending_output_count, pending_output_capacity;
     int64_t watched_keys;                     /* (connection, key) pairs; 0: touching costs one branch */
@@ -295,6 +300,12 @@ static inline int64_t gr_db_now_ms(const gr_db_t *db) { return db->now_ms; }
  * removed; 0 (or no call) for a write that changed nothing (SET NX on an existing key, LREM
  * with no match, an error). Keys removed by expiry, lazy or active, do not count. */
 static inline void gr_db_count_changes(gr_db_t *db, int64_t changes) { db->dirty += changes; }
+
+/* Keyspace notifications (exec/notify.h): called where Redis calls notifyKeyspaceEvent, in the
+ * current connection's database; one branch while notify-keyspace-events is off. */
+static inline void gr_notify(gr_db_t *db, int type, const char *event, gr_bytes_t key) {
+    if (db->notify_flags & type) gr_notify_publish(db, type, event, key, db->current ? db->current->db_index : 0);
+}
 
 /* Reset the counters CONFIG RESETSTAT clears */
 void gr_db_reset_stats(gr_db_t *db);

@@ -150,6 +150,8 @@ void gr_watch_touch_slow(gr_db_t *db, int32_t db_index, const uint8_t *key, size
 }
 
 void gr_watch_touch_current_slow(gr_db_t *db, gr_bytes_t key) {
+    if (db->notify_flags && !db->notify_quiet) gr_notify_record(db, key);   /* keyspace notifications */
+    if (!db->watched_keys) return;
     gr_watch_touch_slow(db, index_of_keyspace(db, db->keyspace), key.data, key.length);
 }
 

@@ -60,7 +60,7 @@ static inline void gr_watch_touch(gr_db_t *db, int32_t db_index, const uint8_t *
 /* The same for a key of the current database (db->keyspace). */
 void gr_watch_touch_current_slow(gr_db_t *db, gr_bytes_t key);
 static inline void gr_watch_touch_current(gr_db_t *db, gr_bytes_t key) {
-    if (db->watched_keys) gr_watch_touch_current_slow(db, key);
+    if (db->watched_keys | db->notify_flags) gr_watch_touch_current_slow(db, key);
 }
 /* Database emptied is about to be flushed (replaced_with -1) or swapped with replaced_with:
  * every key watched in emptied that exists there, or in replaced_with, is touched. */

@@ -1,0 +1,58 @@
+/* notify.h — keyspace notifications (notify-keyspace-events), as Redis's notify.c. When an
+ * event's class is enabled, exec/pubsub.h publishes
+ *     "__keyspace@<db>__:<key>"   with the event name as the message   (K)
+ *     "__keyevent@<db>__:<event>" with the key as the message           (E)
+ * to whoever subscribes, over either transport. Command handlers do not call it: the touch
+ * every write makes for WATCH (gr_watch_touch_current) records the key, and after the command
+ * exec (db.c) calls gr_notify_command_done, which names each key's event from one table by
+ * command (notify.c). Expiry calls gr_notify / gr_notify_publish where keys expire. Off (the
+ * default, ""), a write pays one branch. CONFIG GET prints the classes in Redis's order.
+ */
+#ifndef GR_NOTIFY_H
+#define GR_NOTIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/bytes.h"
+
+struct gr_db;
+
+enum {
+    GR_NOTIFY_KEYSPACE = 1 << 0,   /* K */
+    GR_NOTIFY_KEYEVENT = 1 << 1,   /* E */
+    GR_NOTIFY_GENERIC = 1 << 2,    /* g: DEL, EXPIRE, RENAME, ... */
+    GR_NOTIFY_STRING = 1 << 3,     /* $ */
+    GR_NOTIFY_LIST = 1 << 4,       /* l */
+    GR_NOTIFY_SET = 1 << 5,        /* s */
+    GR_NOTIFY_HASH = 1 << 6,       /* h */
+    GR_NOTIFY_ZSET = 1 << 7,       /* z */
+    GR_NOTIFY_EXPIRED = 1 << 8,    /* x: a key removed because its time passed */
+    GR_NOTIFY_EVICTED = 1 << 9,    /* e (goblin never evicts) */
+    GR_NOTIFY_STREAM = 1 << 10,    /* t */
+    GR_NOTIFY_KEY_MISS = 1 << 11,  /* m */
+    GR_NOTIFY_MODULE = 1 << 12,    /* d */
+    GR_NOTIFY_NEW = 1 << 13,       /* n: a key was created */
+    GR_NOTIFY_ALL = GR_NOTIFY_GENERIC | GR_NOTIFY_STRING | GR_NOTIFY_LIST | GR_NOTIFY_SET | GR_NOTIFY_HASH |
+                    GR_NOTIFY_ZSET | GR_NOTIFY_EXPIRED | GR_NOTIFY_EVICTED | GR_NOTIFY_STREAM | GR_NOTIFY_MODULE   /* A */
+};
+
+/* "KEA" -> flags; -1 on a letter Redis does not know. */
+int gr_notify_parse_flags(const char *text);
+/* flags -> Redis's canonical text ("AKE"); out holds at least 24 bytes. */
+void gr_notify_flags_text(int flags, char *out, size_t size);
+
+struct gr_request;
+
+/* The running command changed key (called from gr_watch_touch_current while notifications are
+ * on): a copy is kept until the command is done. */
+void gr_notify_record(struct gr_db *db, gr_bytes_t key);
+/* After a command (exec/db.c): the events its recorded keys get, by the command's table name;
+ * argv (NULL for a typed ring request) or the request tells an LMOVE's ends. */
+void gr_notify_command_done(struct gr_db *db, const char *name, const struct gr_request *request, size_t argc,
+                            const uint8_t *const *argv, const size_t *argv_length);
+
+/* Publish the event for key in database dbid (the slow half of gr_notify). */
+void gr_notify_publish(struct gr_db *db, int type, const char *event, gr_bytes_t key, int dbid);
+
+#endif
