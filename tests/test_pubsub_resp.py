@@ -267,3 +267,16 @@ def test_redis_py_pubsub_works_against_goblin(goblin):
     p3.close()
     r.close()
     r3.close()
+
+
+def test_client_list_and_kill_by_type_pubsub_name_the_subscribed_connections(goblin, resp):
+    with raw_connection(goblin.port) as subscriber:
+        subscriber.sendall(encode_command("SUBSCRIBE", "typed"))
+        subscriber.read_reply()
+        pubsub_clients = resp.execute_command("CLIENT", "LIST", "TYPE", "pubsub").decode().splitlines()
+        normal_clients = resp.execute_command("CLIENT", "LIST", "TYPE", "normal").decode().splitlines()
+        assert len(pubsub_clients) == 1 and " sub=1 " in pubsub_clients[0] and " flags=P " in pubsub_clients[0]
+        assert normal_clients and all(" sub=0 psub=0 ssub=0 " in line for line in normal_clients)
+        assert resp.execute_command("CLIENT", "KILL", "TYPE", "pubsub") == 1
+        assert subscriber.read_until_closed() == b""
+    assert resp.pubsub_numsub("typed") == [(b"typed", 0)]

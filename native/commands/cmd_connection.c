@@ -186,13 +186,14 @@ static int parse_id(const uint8_t *arg, size_t length, int64_t *id) {
 
 static void client_list(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                         gr_reply_t *reply) {
-    int only_normal = 1, type_given = 0;
+    int only_normal = 1, type_given = 0, pubsub_only = 0;   /* a client with subscriptions is of type pubsub */
     size_t ids_from = 0;
     if (argc >= 4 && gr_word_is(argv[2], argv_length[2], "type") && argc == 4) {
         type_given = 1;
         if (gr_word_is(argv[3], argv_length[3], "normal")) only_normal = 1;
+        else if (gr_word_is(argv[3], argv_length[3], "pubsub")) pubsub_only = 1;
         else if (gr_word_is(argv[3], argv_length[3], "master") || gr_word_is(argv[3], argv_length[3], "replica") ||
-                 gr_word_is(argv[3], argv_length[3], "slave") || gr_word_is(argv[3], argv_length[3], "pubsub")) only_normal = 0;
+                 gr_word_is(argv[3], argv_length[3], "slave")) only_normal = 0;
         else {
             char text[160];
             snprintf(text, sizeof text, "ERR Unknown client type '%.*s'", (int)(argv_length[3] > 64 ? 64 : argv_length[3]),
@@ -213,13 +214,13 @@ static void client_list(gr_db_t *db, size_t argc, const uint8_t *const *argv, co
         gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
         return;
     }
-    (void)type_given;
     gr_text_t text;
     if (gr_text_init(&text, 1024) != 0) { gr_reply_oom(reply); return; }
     /* oldest first, as Redis lists them */
     gr_connection_t *last = db->connections;
     while (last && last->next) last = last->next;
     for (gr_connection_t *conn = last; conn && only_normal; conn = conn->prev) {
+        if (type_given && (gr_subscriber_total(&conn->subscriber) != 0) != pubsub_only) continue;
         if (ids_from) {
             int wanted = 0;
             for (size_t i = ids_from; i < argc && !wanted; i++) {
@@ -260,7 +261,7 @@ static void client_kill(gr_db_t *db, size_t argc, const uint8_t *const *argv, co
     int64_t id = 0, max_age = 0;
     const uint8_t *addr = NULL, *laddr = NULL;
     size_t addr_length = 0, laddr_length = 0;
-    int skip_me = 1, normal = 1;
+    int skip_me = 1, normal = 1, pubsub_type = -1;   /* TYPE normal: 0, TYPE pubsub: 1, no TYPE: -1 */
     for (size_t i = 2; i < argc; i += 2) {
         const uint8_t *option = argv[i], *value = argv[i + 1];
         size_t option_length = argv_length[i], value_length = argv_length[i + 1];
@@ -274,9 +275,10 @@ static void client_kill(gr_db_t *db, size_t argc, const uint8_t *const *argv, co
         } else if (gr_word_is(option, option_length, "laddr")) {
             laddr = value, laddr_length = value_length;
         } else if (gr_word_is(option, option_length, "type")) {
-            if (gr_word_is(value, value_length, "normal")) normal = 1;
+            if (gr_word_is(value, value_length, "normal")) normal = 1, pubsub_type = 0;
+            else if (gr_word_is(value, value_length, "pubsub")) pubsub_type = 1;
             else if (gr_word_is(value, value_length, "master") || gr_word_is(value, value_length, "replica") ||
-                     gr_word_is(value, value_length, "slave") || gr_word_is(value, value_length, "pubsub")) normal = 0;
+                     gr_word_is(value, value_length, "slave")) normal = 0;
             else {
                 char text[160];
                 snprintf(text, sizeof text, "ERR Unknown client type '%.*s'", (int)(value_length > 64 ? 64 : value_length),
@@ -309,6 +311,7 @@ static void client_kill(gr_db_t *db, size_t argc, const uint8_t *const *argv, co
     int64_t killed = 0;
     for (gr_connection_t *conn = db->connections; conn && normal; conn = conn->next) {
         if (id && conn->id != id) continue;
+        if (pubsub_type >= 0 && (gr_subscriber_total(&conn->subscriber) != 0) != pubsub_type) continue;
         if (addr && !text_is(conn->addr, addr, addr_length)) continue;
         if (laddr && !text_is(conn->laddr, laddr, laddr_length)) continue;
         if (max_age && (db->now_ms - conn->created_ms) / 1000 < max_age) continue;

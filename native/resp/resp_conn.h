@@ -15,7 +15,8 @@
  * quotes, and before AUTH a count above 10 or a bulk above 16 KiB — each is answered
  * "-ERR Protocol error: ..." and the connection is closed once that is written. Unparsed
  * input above client-query-buffer-limit (1 GiB), and output above client-output-buffer-limit
- * (normal class; no limit by default), close the connection at once: close_reason says why
+ * (normal class, no limit by default; pubsub class, 32mb 8mb 60, while the connection has a
+ * subscription), close the connection at once: close_reason says why
  * and the server logs it. A connection blocked in BLPOP (blocking.h) parses nothing more
  * until it is answered; its later input waits.
  */
