@@ -40,6 +40,8 @@ SCRIPT = [
     ("ZADD", "z", "1", "a", "2", "b", "3", "c"), ("ZINCRBY", "z", "5", "a"), ("ZREM", "z", "a"),
     ("ZPOPMIN", "z"), ("ZREMRANGEBYSCORE", "z", "-inf", "+inf"),
     ("SET", "gone", "v"), ("EXPIRE", "gone", "-1"),
+    ("SET", "t", "v", "EX", "100"), ("SET", "t", "w", "KEEPTTL"), ("SETEX", "t2", "100", "v"), ("GETEX", "t2", "PERSIST"),
+    ("GETEX", "t2", "EX", "50"), ("PSETEX", "t3", "100000", "v"), ("GETEX", "t3"), ("SET", "t3", "plain"), ("GETEX", "t3"),
     ("SET", "old", "v"), ("PEXPIRE", "old", "1"),
     ("SELECT", "3"), ("SET", "in3", "v"), ("DEL", "in3"), ("SELECT", "0"),
 ]

@@ -191,7 +191,10 @@ void gr_notify_command_done(gr_db_t *db, const char *name, const gr_request_t *r
         }
     }
     int container = row->type & (GR_NOTIFY_LIST | GR_NOTIFY_SET | GR_NOTIFY_HASH | GR_NOTIFY_ZSET);
-    int is_expire = !strcmp(row->event ? row->event : "", "expire");
+    int is_getex = !strcmp(name, "getex");
+    int is_expire = !is_getex && !strcmp(row->event ? row->event : "", "expire");
+    int sets_expiry = (!strcmp(name, "set") && !(argv && argv_has_word(argc, argv, argv_length, "keepttl"))) ||
+                      !strcmp(name, "setex") || !strcmp(name, "psetex");
     /* A move (LMOVE, RPOPLPUSH and their blocking forms) touches source then destination;
      * Redis notifies the push into the destination first, then the pop from the source. */
     int moves = !strcmp(name, "lmove") || !strcmp(name, "blmove") || !strcmp(name, "rpoplpush") ||
@@ -228,7 +231,11 @@ void gr_notify_command_done(gr_db_t *db, const char *name, const gr_request_t *r
             gr_notify(db, GR_NOTIFY_GENERIC, "del", key);
             continue;
         }
+        gr_ks_entry_t *entry = exists ? gr_ks_find(db->keyspace, key.data, key.length) : NULL;
+        if (is_getex) event = entry && entry->expire_at_ms < 0 ? "persist" : "expire";
         gr_notify(db, row->type, event, key);
         if (container && !exists) gr_notify(db, GR_NOTIFY_GENERIC, "del", key);
+        /* SET with EX/PX/EXAT/PXAT, SETEX, PSETEX: "set" then "expire" (not for KEEPTTL) */
+        if (sets_expiry && entry && entry->expire_at_ms >= 0) gr_notify(db, GR_NOTIFY_GENERIC, "expire", key);
     }
 }
