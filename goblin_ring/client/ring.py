@@ -40,6 +40,65 @@ _LRANGE, _LTRIM, _LMOVE, _LMPOP, _BPOP, _BLMOVE, _BLMPOP = (
 _COUNT_MAX = 2 ** 32 - 1    # the request's count field; Redis pops at most the list anyway
 
 
+def _mpop_end(num_keys: Any, keys: tuple, direction: Any, count: Any) -> int | None:
+    """LMPOP/BLMPOP's end when their arguments take the typed form (numkeys naming the one or
+    two keys given, LEFT/RIGHT, a count that is None or a positive int); else None."""
+    if type(num_keys) is not int or num_keys != len(keys) or not 0 < num_keys < 3:
+        return None
+    if count is not None and (type(count) is not int or count < 1):
+        return None
+    try:
+        return _ENDS.get(direction)
+    except TypeError:                           # unhashable: the shared method's DataError
+        return None
+
+
+def _blocking_pop(end: int, shared: Any) -> Any:
+    """BLPOP (end LEFT) or BRPOP (RIGHT) typed over one or two keys (a list or tuple of them,
+    or one key) and a number of seconds (None: forever); any other form is `shared`, the
+    ListCommands method. Made by this factory so that each is one Python call."""
+    def blocking_pop(self: "RingClient", keys: Any, timeout: Any = 0) -> tuple | None:
+        kind = type(keys)
+        if kind is list or kind is tuple:
+            count = len(keys)
+            if count == 2:
+                first, second = keys
+            elif count == 1:
+                first, second = keys[0], None
+            else:
+                return shared(self, keys, timeout)
+        elif kind is bytes or kind is str:
+            first, second = keys, None
+        else:
+            return shared(self, keys, timeout)
+        kind = type(timeout)
+        if kind is not float and kind is not int:
+            if timeout is not None:             # a timedelta, a text: the shared method
+                return shared(self, keys, timeout)
+            timeout = 0
+        if type(first) is not bytes:
+            first = encode(first)
+        core = self._core
+        try:
+            if second is None:
+                status = _pop_keys(core.pointer, _BPOP, end, 0, timeout, first, len(first), _NULL, 0, core.result)
+            else:
+                if type(second) is not bytes:
+                    second = encode(second)
+                status = _pop_keys(core.pointer, _BPOP, end, 0, timeout, first, len(first), second, len(second),
+                                   core.result)
+        except OverflowError:                   # a timeout beyond a double: the server's error text
+            return shared(self, keys, timeout)
+        value = _loads(core.plain)
+        if value is ...:                        # (key, value) comes as a tuple only from core.plain
+            value = core.settle(status)
+            return tuple(value) if type(value) is list else value
+        return value
+    blocking_pop.__name__ = blocking_pop.__qualname__ = shared.__name__
+    blocking_pop.__doc__ = shared.__doc__
+    return blocking_pop
+
+
 class RingClient(Commands):
     """A session over shared memory with a goblin-ring server on this machine."""
 
@@ -307,78 +366,46 @@ class RingClient(Commands):
         value = _loads(core.plain)
         return core.settle(status) if value is ... else value
 
-    def _pop_keys(self, template: int, end: int, count: int, keys: Any, timeout: Any, shared: Any,
-                  arguments: tuple, keywords: dict | None = None) -> Any:
-        """BLPOP/BRPOP/LMPOP/BLMPOP typed, over one or two keys (a list or tuple of them, or
-        one key) and a number of seconds; else the shared method."""
-        kind = type(keys)
-        if kind is list or kind is tuple:
-            count_of_keys = len(keys)
-            if count_of_keys == 2:
-                first, second = keys
-            elif count_of_keys == 1:
-                first, second = keys[0], None
-            else:
-                first = None
-        elif kind is bytes or kind is str:
-            first, second = keys, None
-        else:
-            first = None
-        if first is None:
-            return shared(self, *arguments, **(keywords or {}))
-        kind = type(timeout)
-        if not (kind is float or kind is int):
-            if timeout is not None:             # a timedelta, a text: the shared method
-                return shared(self, *arguments, **(keywords or {}))
-            timeout = 0                         # None: forever, as 0
-        if type(first) is not bytes:
-            first = encode(first)
+    blpop = _blocking_pop(LEFT, ListCommands.blpop)
+    brpop = _blocking_pop(RIGHT, ListCommands.brpop)
+
+    def lmpop(self, num_keys: int, *args: Any, direction: str, count: int | None = 1) -> list | None:
+        end = _mpop_end(num_keys, args, direction, count)
+        if end is None:
+            return super().lmpop(num_keys, *args, direction=direction, count=count)
+        count = 1 if count is None else min(count, _COUNT_MAX)
+        first = args[0] if type(args[0]) is bytes else encode(args[0])
         core = self._core
-        try:
-            if second is None:
-                status = _pop_keys(core.pointer, template, end, count, timeout, first, len(first), _NULL, 0,
-                                   core.result)
-            else:
-                if type(second) is not bytes:
-                    second = encode(second)
-                status = _pop_keys(core.pointer, template, end, count, timeout, first, len(first), second,
-                                   len(second), core.result)
-        except OverflowError:                   # a timeout beyond a double: the server's error text
-            return shared(self, *arguments, **(keywords or {}))
+        if num_keys == 1:
+            status = _pop_keys(core.pointer, _LMPOP, end, count, 0.0, first, len(first), _NULL, 0, core.result)
+        else:
+            second = args[1] if type(args[1]) is bytes else encode(args[1])
+            status = _pop_keys(core.pointer, _LMPOP, end, count, 0.0, first, len(first), second, len(second),
+                               core.result)
         value = _loads(core.plain)
         return core.settle(status) if value is ... else value
 
-    def blpop(self, keys: Any, timeout: Any = 0) -> tuple | None:
-        value = self._pop_keys(_BPOP, LEFT, 0, keys, timeout, ListCommands.blpop, (keys, timeout))
-        return tuple(value) if type(value) is list else value     # a tuple unless it came the long way
-
-    def brpop(self, keys: Any, timeout: Any = 0) -> tuple | None:
-        value = self._pop_keys(_BPOP, RIGHT, 0, keys, timeout, ListCommands.brpop, (keys, timeout))
-        return tuple(value) if type(value) is list else value
-
-    def lmpop(self, num_keys: int, *args: Any, direction: str, count: int | None = 1) -> list | None:
-        try:
-            end = _ENDS.get(direction)
-        except TypeError:
-            end = None
-        if count is None:
-            count = 1
-        if end is not None and type(num_keys) is int and num_keys == len(args) and type(count) is int and count > 0:
-            return self._pop_keys(_LMPOP, end, min(count, _COUNT_MAX), args, 0.0, ListCommands.lmpop,
-                                  (num_keys, *args), {"direction": direction, "count": count})
-        return super().lmpop(num_keys, *args, direction=direction, count=count)
-
     def blmpop(self, timeout: Any, numkeys: int, *args: Any, direction: str, count: int | None = 1) -> list | None:
+        end = _mpop_end(numkeys, args, direction, count)
+        kind = type(timeout)
+        if end is None or not (kind is float or kind is int or timeout is None):
+            return super().blmpop(timeout, numkeys, *args, direction=direction, count=count)
+        seconds = 0 if timeout is None else timeout
+        typed_count = 1 if count is None else min(count, _COUNT_MAX)
+        first = args[0] if type(args[0]) is bytes else encode(args[0])
+        core = self._core
         try:
-            end = _ENDS.get(direction)
-        except TypeError:
-            end = None
-        if count is None:
-            count = 1
-        if end is not None and type(numkeys) is int and numkeys == len(args) and type(count) is int and count > 0:
-            return self._pop_keys(_BLMPOP, end, min(count, _COUNT_MAX), args, timeout, ListCommands.blmpop,
-                                  (timeout, numkeys, *args), {"direction": direction, "count": count})
-        return super().blmpop(timeout, numkeys, *args, direction=direction, count=count)
+            if numkeys == 1:
+                status = _pop_keys(core.pointer, _BLMPOP, end, typed_count, seconds, first, len(first), _NULL, 0,
+                                   core.result)
+            else:
+                second = args[1] if type(args[1]) is bytes else encode(args[1])
+                status = _pop_keys(core.pointer, _BLMPOP, end, typed_count, seconds, first, len(first), second,
+                                   len(second), core.result)
+        except OverflowError:                   # a timeout beyond a double: the server's error text
+            return super().blmpop(timeout, numkeys, *args, direction=direction, count=count)
+        value = _loads(core.plain)
+        return core.settle(status) if value is ... else value
 
     # ---- batches: one C call ----
 
