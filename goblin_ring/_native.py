@@ -672,6 +672,54 @@ class ClientCore:
         return [None if length < 0 else arena[offset:offset + length]
                 for offset, length in zip(out_offsets.tolist(), out_lengths.tolist())]
 
+    def zadd_many(self, key: bytes, members: Any, scores: Any, per_message: int, flags: int) -> int:
+        """ZADD every (score, member) pair in one C call (client_batch.c); the sum of the
+        replies (members added, or changed with CH)."""
+        import numpy
+
+        data, offsets, lengths, count = _pack_values(members)
+        score_array = numpy.ascontiguousarray(scores, dtype=numpy.float64)
+        if score_array.ndim != 1 or len(score_array) != count:
+            raise ValueError(f"zadd_many: {count} members but {score_array.size} scores")
+        self.check(lib.gr_client_zadd_many(
+            self.pointer, key, len(key), _buffer(data), _int64s(offsets), _int64s(lengths),
+            ffi.cast("const double *", ffi.from_buffer(score_array)) if count else ffi.NULL, count, per_message,
+            flags, self.result))
+        return self.value(self.result)
+
+    def zscore_many(self, key: bytes, members: Any, per_message: int) -> Any:
+        """ZMSCORE every member in one C call (client_batch.c): a float64 array, NaN where a
+        member has no score."""
+        import numpy
+
+        data, offsets, lengths, count = _pack_values(members)
+        out = numpy.empty(count, dtype=numpy.float64)
+        self.check(lib.gr_client_zscore_many(
+            self.pointer, key, len(key), _buffer(data), _int64s(offsets), _int64s(lengths), count, per_message,
+            ffi.cast("double *", ffi.from_buffer(out)), self.result))
+        if self.result.template_id == _T_ERROR:
+            self.value(self.result)
+        return out
+
+    def zrange_arrays(self, key: bytes, start: int, stop: int, reverse: bool) -> tuple:
+        """ZRANGE key start stop WITHSCORES [REV] in one C call: (members as a list of bytes,
+        scores as a float64 array)."""
+        import numpy
+
+        out_data, out_size, out_count = ffi.new("uint8_t **"), ffi.new("size_t *"), ffi.new("size_t *")
+        self.check(lib.gr_client_zrange_arrays(self.pointer, key, len(key), start, stop, 1 if reverse else 0,
+                                               out_data, out_size, out_count, self.result))
+        if self.result.template_id == _T_ERROR:
+            self.value(self.result)
+        try:
+            count = out_count[0]
+            block = ffi.buffer(out_data[0], out_size[0])
+            scores = numpy.frombuffer(block, dtype=numpy.float64, count=count).copy()
+            members = marshal.loads(block[8 * count:])
+        finally:
+            lib.gr_client_batch_free(out_data[0])
+        return members, scores
+
     def execute_packed(self, packed: bytes, converts: list) -> list:
         """Run a packed pipeline of hot scalar commands in one C call (gr_client_execute_packed)."""
         from array import array
@@ -717,6 +765,20 @@ def _pack_values(values: Any) -> tuple:
         count = len(values)
         return (numpy.ascontiguousarray(values).tobytes(), numpy.arange(count, dtype=numpy.int64) * width,
                 numpy.full(count, width, dtype=numpy.int64), count)
+    if type(values) is list or type(values) is tuple:
+        # the common case, a sequence of bytes: joined and measured by C loops, no Python per item
+        try:
+            data = b"".join(values)
+        except TypeError:                   # str items (or others): encoded one by one below
+            pass
+        else:
+            count = len(values)
+            lengths = numpy.fromiter(map(len, values), dtype=numpy.int64, count=count)
+            if int(lengths.sum()) == len(data):   # else a memoryview whose len() is not its byte count
+                offsets = numpy.zeros(count, dtype=numpy.int64)
+                if count > 1:
+                    numpy.cumsum(lengths[:-1], out=offsets[1:])
+                return data, offsets, lengths, count
     encoded = [v if isinstance(v, bytes) else v.encode() if isinstance(v, str) else bytes(v) for v in values]
     count = len(encoded)
     lengths = numpy.fromiter((len(v) for v in encoded), dtype=numpy.int64, count=count)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .. import _native, control
-from ..errors import ConnectionError, ProtocolError, WatchError, error_from_reply
+from ..errors import ConnectionError, DataError, ProtocolError, WatchError, error_from_reply
 from .commands import Commands, ListCommands, bool_ok, encode, raise_first_error
 
 LEFT, RIGHT = 0, 1
@@ -430,6 +430,36 @@ class RingClient(Commands):
         """HMGET every field (a sequence of bytes or a numpy 'S' array) in one C call: bytes or
         None per field."""
         return self._live().hmget_many(encode(name), fields, per_message)
+
+    def zadd_many(self, name: Any, members: Sequence[bytes], scores: Any, per_message: int = 128,
+                  nx: bool = False, xx: bool = False, gt: bool = False, lt: bool = False, ch: bool = False) -> int:
+        """ZADD member i with score i for every pair (members: a sequence of bytes/str or a numpy
+        'S' array; scores: a sequence or numpy array of floats) in one C call, per_message pairs
+        to a request; returns the members added (changed, with ch=True)."""
+        if nx and xx:
+            raise DataError("ZADD allows either 'nx' or 'xx', not both")
+        if gt and lt:
+            raise DataError("ZADD allows either 'gt' or 'lt', not both")
+        if nx and (gt or lt):
+            raise DataError("Only one of 'nx', 'lt', or 'gr' may be defined.")
+        flags = ((_T.GR_ZADD_NX if nx else 0) | (_T.GR_ZADD_XX if xx else 0) | (_T.GR_ZADD_GT if gt else 0)
+                 | (_T.GR_ZADD_LT if lt else 0) | (_T.GR_ZADD_CH if ch else 0))
+        return self._live().zadd_many(encode(name), members, scores, per_message, flags)
+
+    def zscore_many(self, name: Any, members: Sequence[bytes], per_message: int = 128) -> Any:
+        """ZSCORE of every member (a sequence of bytes/str or a numpy 'S' array) in one C call,
+        as ZMSCORE requests of per_message members: a numpy float64 array, NaN where the member
+        (or the key) is missing."""
+        return self._live().zscore_many(encode(name), members, per_message)
+
+    def zrange_arrays(self, name: Any, start: int, end: int, desc: bool = False) -> tuple:
+        """ZRANGE name start end WITHSCORES (REV with desc=True) in one C call: (members, a list
+        of bytes; scores, a numpy float64 array of the same length)."""
+        if type(start) is not int or type(end) is not int:
+            raise DataError("zrange_arrays takes integer ranks")
+        if not -2 ** 63 <= start < 2 ** 63 or not -2 ** 63 <= end < 2 ** 63:
+            raise DataError("value is out of range")
+        return self._live().zrange_arrays(encode(name), start, end, desc)
 
     def pipeline(self, transaction: bool = False) -> "RingPipeline":
         """Queue commands and send them with up to a full ring in flight. transaction=True

@@ -1,9 +1,13 @@
-/* client_batch.c — hset_many and hmget_many (client_batch.h): argv messages built in place
- * from the caller's packed buffers, pipelined through client.h's gr_client_send /
- * gr_client_receive, the replies folded as they come back. No per-message Python.
+/* client_batch.c — hset_many, hmget_many, zadd_many, zscore_many (client_batch.h): argv
+ * messages built in place from the caller's packed buffers, pipelined through client.h's
+ * gr_client_send / gr_client_receive, the replies folded as they come back; and zrange_arrays,
+ * one ZRANGE WITHSCORES whose reply is laid out as doubles plus a marshal'd member list.
+ * No per-message Python.
  */
 #include "client/client_batch.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +26,8 @@ typedef struct batch {
     uint8_t *data;
     size_t size, capacity;
     int no_memory;
+    double *out_scores;      /* zscore: one per member, NaN where there is none */
+    size_t expected;         /* zscore: how many out_scores may be written */
 } batch_t;
 
 static void keep_error(batch_t *batch, const gr_result_t *reply) {
@@ -68,6 +74,29 @@ static void fold_hmget(batch_t *batch, const gr_result_t *reply) {
             batch->out_offsets[at] = 0;
             batch->out_lengths[at] = -1;
         }
+    }
+}
+
+/* A score as the server wrote it (%.17g, inf, -inf) as a double. */
+static double parse_score(const uint8_t *data, size_t length) {
+    char text[128];
+    if (length >= sizeof text) return NAN;
+    memcpy(text, data, length);
+    text[length] = '\0';
+    char *end = NULL;
+    double value = strtod(text, &end);
+    return end == text + length ? value : NAN;
+}
+
+static void fold_zscore(batch_t *batch, const gr_result_t *reply) {
+    if (reply->template_id == GR_T_ERROR_REPLY) { keep_error(batch, reply); return; }
+    if (reply->template_id != GR_T_ARRAY_REPLY) return;
+    for (uint32_t i = 1; i < reply->count; i++) {   /* element 0 is the array itself */
+        const gr_element_t *element = &reply->elements[i];
+        size_t at = batch->next++;
+        if (at >= batch->expected) continue;
+        batch->out_scores[at] = element->kind == GR_ELEMENT_KIND_BULK
+                                ? parse_score(element->bytes.data, element->bytes.length) : NAN;
     }
 }
 
@@ -186,6 +215,170 @@ int gr_client_hmget_many(gr_client_t *client, const uint8_t *key, size_t key_len
     result->template_id = GR_T_ARRAY_REPLY;
     *out_data = batch.data;
     *out_size = batch.size;
+    return GR_CLIENT_OK;
+}
+
+/* A score's text that strtod reads back as the same double: an integral score below 2^53 as
+ * its digits (the common case, and what Redis itself prints for it), else %.17g. */
+static size_t format_score(double score, char *out) {
+    if (score == floor(score) && fabs(score) < 9007199254740992.0 && !(score == 0 && signbit(score))) {
+        long long whole = (long long)score;
+        char digits[24];
+        size_t n = 0, at = 0;
+        unsigned long long magnitude = whole < 0 ? 0ULL - (unsigned long long)whole : (unsigned long long)whole;
+        do { digits[n++] = (char)('0' + magnitude % 10); magnitude /= 10; } while (magnitude);
+        if (whole < 0) out[at++] = '-';
+        while (n) out[at++] = digits[--n];
+        return at;
+    }
+    int n = snprintf(out, 32, "%.17g", score);
+    return n > 0 ? (size_t)n : 0;
+}
+
+#define SCORE_TEXT 32   /* room for one score's text */
+
+int gr_client_zadd_many(gr_client_t *client, const uint8_t *key, size_t key_length, const uint8_t *members,
+                        const int64_t *member_offsets, const int64_t *member_lengths, const double *scores,
+                        size_t count, size_t per_message, unsigned flags, gr_result_t *result) {
+    memset(result, 0, sizeof *result);
+    if (gr_client_in_flight(client)) return GR_CLIENT_PROTOCOL;
+    if (per_message == 0) per_message = DEFAULT_PER_MESSAGE;
+    static const struct { unsigned flag; const char *word; } words[] = {
+        {GR_ZADD_NX, "NX"}, {GR_ZADD_XX, "XX"}, {GR_ZADD_GT, "GT"}, {GR_ZADD_LT, "LT"}, {GR_ZADD_CH, "CH"}};
+    size_t capacity = 2 + sizeof words / sizeof words[0] + 2 * per_message;
+    gr_bytes_t *items = malloc(capacity * sizeof *items);
+    char *texts = malloc(per_message * SCORE_TEXT);
+    if (!items || !texts) {
+        free(items);
+        free(texts);
+        return GR_CLIENT_NO_MEMORY;
+    }
+    batch_t batch = {.result = result};
+    gr_request_t request;
+    memset(&request, 0, sizeof request);
+    request.template_id = GR_T_COMMAND;
+    request.items = items;
+    items[0] = (gr_bytes_t){(const uint8_t *)"ZADD", 4};
+    items[1] = (gr_bytes_t){key, (uint32_t)key_length};
+    uint32_t head = 2;
+    for (size_t w = 0; w < sizeof words / sizeof words[0]; w++)
+        if (flags & words[w].flag) items[head++] = (gr_bytes_t){(const uint8_t *)words[w].word, 2};
+    request.key = items[1];
+    int status = GR_CLIENT_OK;
+    for (size_t done = 0; done < count && status == GR_CLIENT_OK;) {
+        size_t n = count - done < per_message ? count - done : per_message;
+        uint32_t argc = head;
+        for (size_t i = 0; i < n; i++) {
+            char *text = texts + i * SCORE_TEXT;
+            size_t length = format_score(scores[done + i], text);
+            items[argc++] = (gr_bytes_t){(const uint8_t *)text, (uint32_t)length};
+            items[argc++] = (gr_bytes_t){members + member_offsets[done + i], (uint32_t)member_lengths[done + i]};
+        }
+        request.item_count = argc;
+        status = send_pipelined(client, &request, &batch, fold_hset);   /* encoded at once: texts reusable */
+        done += n;
+    }
+    if (status == GR_CLIENT_OK) status = drain(client, &batch, fold_hset);
+    free(items);
+    free(texts);
+    if (status == GR_CLIENT_OK && batch.have_error) {
+        finish_error(&batch);
+    } else {
+        free(batch.error_text);
+        if (status == GR_CLIENT_OK) {
+            result->template_id = GR_T_INTEGER_REPLY;
+            result->integer = batch.added;
+        }
+    }
+    return status;
+}
+
+int gr_client_zscore_many(gr_client_t *client, const uint8_t *key, size_t key_length, const uint8_t *members,
+                          const int64_t *member_offsets, const int64_t *member_lengths, size_t count,
+                          size_t per_message, double *out_scores, gr_result_t *result) {
+    memset(result, 0, sizeof *result);
+    batch_t batch = {.result = result, .out_scores = out_scores, .expected = count};
+    const uint8_t *sources[1] = {members};
+    const int64_t *offsets[1] = {member_offsets};
+    const int64_t *lengths[1] = {member_lengths};
+    int status = run(client, "ZMSCORE", 7, key, key_length, count, 1, per_message, sources, offsets, lengths,
+                     &batch, fold_zscore);
+    if (status == GR_CLIENT_OK && batch.have_error) {
+        finish_error(&batch);
+        return status;
+    }
+    free(batch.error_text);
+    if (status != GR_CLIENT_OK) return status;
+    if (batch.next != count) return GR_CLIENT_PROTOCOL;
+    result->template_id = GR_T_ARRAY_REPLY;
+    return GR_CLIENT_OK;
+}
+
+static void store_le32(uint8_t *p, uint32_t value) {
+    p[0] = (uint8_t)value, p[1] = (uint8_t)(value >> 8), p[2] = (uint8_t)(value >> 16), p[3] = (uint8_t)(value >> 24);
+}
+
+int gr_client_zrange_arrays(gr_client_t *client, const uint8_t *key, size_t key_length, int64_t start, int64_t stop,
+                            int reverse, uint8_t **out_data, size_t *out_size, size_t *out_count,
+                            gr_result_t *result) {
+    memset(result, 0, sizeof *result);
+    *out_data = NULL;
+    *out_size = 0;
+    *out_count = 0;
+    if (gr_client_in_flight(client)) return GR_CLIENT_PROTOCOL;
+    char start_text[24], stop_text[24];
+    int start_length = snprintf(start_text, sizeof start_text, "%lld", (long long)start);
+    int stop_length = snprintf(stop_text, sizeof stop_text, "%lld", (long long)stop);
+    gr_bytes_t items[6] = {
+        {(const uint8_t *)"ZRANGE", 6}, {key, (uint32_t)key_length},
+        {(const uint8_t *)start_text, (uint32_t)start_length}, {(const uint8_t *)stop_text, (uint32_t)stop_length},
+        {(const uint8_t *)"WITHSCORES", 10}, {(const uint8_t *)"REV", 3}};
+    gr_request_t request;
+    memset(&request, 0, sizeof request);
+    request.template_id = GR_T_COMMAND;
+    request.items = items;
+    request.item_count = reverse ? 6 : 5;
+    request.key = items[1];
+    int status = gr_client_call(client, &request, result);
+    if (status != GR_CLIENT_OK) return status;
+    if (result->template_id == GR_T_ERROR_REPLY) return GR_CLIENT_OK;   /* the caller raises it */
+    if (result->template_id != GR_T_ARRAY_REPLY) return GR_CLIENT_PROTOCOL;
+    /* The leaves alternate member, score (flat, or as pairs: inner arrays are skipped). */
+    size_t leaves = 0, member_bytes = 0;
+    for (uint32_t i = 1; i < result->count; i++) {
+        const gr_element_t *e = &result->elements[i];
+        if (e->kind == GR_ELEMENT_KIND_ARRAY) continue;
+        if (e->kind != GR_ELEMENT_KIND_BULK) return GR_CLIENT_PROTOCOL;
+        if (leaves++ % 2 == 0) member_bytes += 5 + e->bytes.length;
+    }
+    if (result->is_nil) leaves = 0;
+    if (leaves % 2 || leaves / 2 > INT32_MAX) return GR_CLIENT_PROTOCOL;
+    size_t n = leaves / 2;
+    size_t size = n * sizeof(double) + 5 + member_bytes;
+    uint8_t *block = malloc(size);
+    if (!block) return GR_CLIENT_NO_MEMORY;
+    double *scores = (double *)block;
+    uint8_t *list = block + n * sizeof(double);
+    list[0] = '[';
+    store_le32(list + 1, (uint32_t)n);
+    uint8_t *at = list + 5;
+    size_t leaf = 0;
+    for (uint32_t i = 1; i < result->count && n; i++) {
+        const gr_element_t *e = &result->elements[i];
+        if (e->kind == GR_ELEMENT_KIND_ARRAY) continue;
+        if (leaf % 2 == 0) {
+            at[0] = 's';
+            store_le32(at + 1, e->bytes.length);
+            if (e->bytes.length) memcpy(at + 5, e->bytes.data, e->bytes.length);
+            at += 5 + e->bytes.length;
+        } else {
+            scores[leaf / 2] = parse_score(e->bytes.data, e->bytes.length);
+        }
+        leaf++;
+    }
+    *out_data = block;
+    *out_size = size;
+    *out_count = n;
     return GR_CLIENT_OK;
 }
 
