@@ -236,3 +236,36 @@ def test_set_quick_run_reports_every_row_memory_per_member_and_issue_16_targets(
     assert structure and 0 < structure[0]["bytes_per_item"] < 64
     targets = {target["target"] for target in document["targets"]}
     assert "native ring SISMEMBER (a member) >= 5x redis (goblin-ring-native)" in targets
+
+
+def test_zset_quick_run_reports_every_row_memory_per_member_the_write_tail_and_issue_18_targets(tmp_path):
+    text, document = run_bench(tmp_path, "zset", "--zset-size", "2000")
+    check_document(document, "zset")
+    for operation in ("population (ZADD x128 pairs), members/s", "ZADD (new member)", "ZADD (rescore)", "ZINCRBY",
+                      "ZSCORE", "ZRANK", "ZRANGE 10 by rank (middle)", "ZRANGEBYSCORE LIMIT 10 (middle)",
+                      "ZADD + ZPOPMIN (pair)"):
+        assert f"| {operation} |" in text, operation
+    rows = {(row["column"], row["operation"]): row for row in document["rows"]}
+    for column in ("goblin-ring-native", "goblin-resp", "goblin-ring call", "goblin-ring pipeline"):
+        assert rows[(column, "ZRANK")]["status"] == "ok", rows[(column, "ZRANK")].get("reason")
+    for operation in ("population (ZADD x128 pairs), members/s", "ZSCORE"):   # zadd_many, zscore_many
+        assert rows[("goblin-ring batch", operation)]["status"] == "ok", operation
+    assert "| 2000 members | used_memory_delta |" in text and "| 4000 members | rss_delta |" in text
+    assert "Write-path tail: ZADD growing one set" in text and "| goblin-ring-native |" in text
+    targets = {target["target"] for target in document["targets"]}
+    assert "goblin-resp ZRANK >= 1.2x redis (redis-benchmark -c 1, this run's -P)" in targets
+    assert "goblin-ring-native: growing-ZADD max latency < 1 ms" in targets
+
+
+def test_zset_replay_quick_run_replays_the_stream_on_every_lane_and_verifies_one_final_state(tmp_path):
+    engines = ["goblin-ring", "goblin-ring-native", "goblin-resp"] + (["redis"] if shutil.which("redis-server") else [])
+    text, document = run_bench(tmp_path, "zset-replay", "--replay-count", "3000", engines=engines)
+    check_document(document, "zset-replay", engines)
+    rows = [row for row in document["rows"] if row["status"] == "ok"]
+    assert {row["column"] for row in rows} >= {"goblin-ring call", "goblin-ring-native", "goblin-resp"}
+    states = {json.dumps(row["state"], sort_keys=True) for row in rows}
+    assert len(states) == 1 and all(row["feed_s"] > 0 and row["final_rss"] > 0 for row in rows)
+    assert json.loads(states.pop())["score_sum"] == 3000
+    assert "| lane | feed s | commands/s | RSS MiB |" in text
+    targets = {target["target"] for target in document["targets"]}
+    assert "goblin over the ring (Python, one call per command) >= 5x redis's commands/s" in targets

@@ -5,6 +5,8 @@
                                [--server-core 0] [--client-core 1] [--json F] [--csv F] [--plot F.png]
     goblin-ring-bench pingpong | latency | workqueue | client   (the same flags; client: the
                                Python RingClient's per-command rows and issue 13's targets)
+    goblin-ring-bench hash | set | zset [--zset-size 1000000]
+    goblin-ring-bench zset-replay [--replay-count 2000000]   (bench/zset_replay.py's stream)
 
 The Markdown report goes to stdout (or -o FILE); a progress line goes to stderr.
 """
@@ -25,7 +27,10 @@ from . import report
 from .engines import ENGINES, parse_engines
 from .scenarios import SCENARIOS, Method, Progress
 
-QUICK = {"n": 5000, "list_size": 5000, "hash_size": 5000, "trials": 1, "warmup": 4096}
+QUICK = {"n": 5000, "list_size": 5000, "hash_size": 5000, "zset_size": 5000, "replay_count": 50_000, "trials": 1,
+         "warmup": 4096}
+FULL = {"n": 200_000, "list_size": 100_000, "hash_size": 1_000_000, "zset_size": 1_000_000, "replay_count": 2_000_000,
+        "trials": 3, "warmup": 4096}
 
 
 def cpu_model() -> str:
@@ -60,7 +65,7 @@ def tool_version(argv: list[str]) -> str:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="goblin-ring-bench", description="goblin-ring beside redis and valkey, "
                                 "measured side by side in one run")
-    p.add_argument("scenario", choices=sorted(SCENARIOS), help="list100k, pingpong, latency, workqueue, client, hash or set")
+    p.add_argument("scenario", choices=sorted(SCENARIOS), help=", ".join(sorted(SCENARIOS)))
     p.add_argument("--engines", default="all", help=f"comma list of {', '.join(ENGINES)} (default all)")
     p.add_argument("-n", type=int, default=None, help="requests per row (default 200000)")
     p.add_argument("-P", type=int, default=256, dest="pipeline", help="pipeline depth (default 256)")
@@ -68,6 +73,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=int, default=None, help="untimed operations before each row (>= 4096)")
     p.add_argument("--list-size", type=int, default=None, help="values in the list (100000)")
     p.add_argument("--hash-size", type=int, default=None, help="fields in the hash scenario's hash (1000000)")
+    p.add_argument("--zset-size", type=int, default=None, help="members in the zset scenario's set (1000000)")
+    p.add_argument("--replay-count", type=int, default=None,
+                   help="commands of the zset-replay stream (2000000; the stream's shape is tuned for that)")
     p.add_argument("--value-size", type=int, default=16, help="bytes per value (16)")
     p.add_argument("--clients", type=int, default=1, metavar="N",
                    help="RESP columns (goblin-resp, redis, valkey): N clients with one request in flight each, "
@@ -96,12 +104,13 @@ def main(argv: list[str] | None = None) -> int:
         engines = parse_engines(args.engines)
     except ValueError as problem:
         error(str(problem))
-    defaults = QUICK if args.quick else {"n": 200_000, "list_size": 100_000, "hash_size": 1_000_000, "trials": 3,
-                                         "warmup": 4096}
+    defaults = QUICK if args.quick else FULL
     method = Method(n=args.n or defaults["n"], pipeline=args.pipeline, trials=args.trials or defaults["trials"],
                     warmup=args.warmup if args.warmup is not None else defaults["warmup"],
                     list_size=args.list_size or defaults["list_size"], value_size=args.value_size,
                     hash_size=args.hash_size or defaults["hash_size"],
+                    zset_size=args.zset_size or defaults["zset_size"],
+                    replay_count=args.replay_count or defaults["replay_count"],
                     server_core=args.server_core, client_core=args.client_core, quick=args.quick,
                     clients=args.clients)
     if method.warmup < 4096:

@@ -126,6 +126,11 @@ def _method_call(target: Any, command: Command) -> tuple:
         return _lmpop_call(target, name == "BLMPOP", list(args))
     if name == "HSET" and len(args) > 3:   # HSET key f v f v ... -> hset(key, items=[...])
         return (lambda key, *items: target.hset(key, items=list(items))), tuple(args)
+    if name == "ZADD":                     # ZADD key s m [s m ...] -> zadd(key, {m: s, ...})
+        return (lambda key, *pairs: target.zadd(key, dict(zip(pairs[1::2], pairs[::2])))), tuple(args)
+    if name in ("ZRANGEBYSCORE", "ZREVRANGEBYSCORE") and len(args) == 6:   # ... LIMIT offset count
+        method = getattr(target, name.lower())
+        return (lambda key, low, high, _limit, offset, count: method(key, low, high, offset, count)), tuple(args)
     if name == "HSCAN":                    # HSCAN key cursor COUNT n -> hscan(key, cursor, count=n)
         return (lambda key, cursor, _count_word, count: target.hscan(key, cursor, count=count)), tuple(args)
     return getattr(target, name.lower()), tuple(args)

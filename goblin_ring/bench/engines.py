@@ -211,7 +211,7 @@ def open_session(column: Column, server_core: int | None, leftovers: list[str],
             server: Server = GoblinServer(Path(scratch), server_core, *column.server_args)
         else:
             executable = shutil.which("redis-server") if column.engine == "redis" else valkey_executable()[0]
-            server = RedisLikeServer(executable, server_core, Path(scratch))
+            server = RedisLikeServer(executable, server_core, Path(scratch), *column.server_args)
         server.start()
         watch = CpuWatch(server.pid)
         admin = ring = pipeline = None

@@ -150,6 +150,18 @@ def latency_table(result: dict, what: str) -> list[str]:
     return lines
 
 
+def tail_table(result: dict) -> list[str]:
+    """A scenario's write-path tail rows (result["tail"]): percentiles and max, microseconds."""
+    if not result.get("tail"):
+        return []
+    lines = ["", "Write-path tail: " + result["tail"][0]["operation"] + "; microseconds.", "",
+             "| column | p50 | p99 | p99.9 | p99.99 | max |", "|---|---|---|---|---|---|"]
+    for row in result["tail"]:
+        lines.append(f"| {row['column']} | {row['p50_us']:.1f} | {row['p99_us']:.1f} | "
+                     f"{row['p99.9_us']:.1f} | {row['p99.99_us']:.1f} | {row['max_us']:.1f} |")
+    return lines
+
+
 def targets(result: dict) -> list[dict]:
     """The issue's targets, measured (never bent): ratios against redis in this run."""
     rows = {(r["column"], r["operation"]): r for r in result["rows"]}
@@ -292,6 +304,17 @@ def markdown(results: list[dict], meta: dict) -> str:
                     for goal in goals:
                         lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — "
                                      f"{goal['ratio']:.2f}{goal.get('unit', 'x')}")
+        elif "targets" in result:
+            # a scenario that carries its own targets (and optionally a write-path tail and
+            # extra Markdown lines): no branch of its own needed here
+            lines += throughput_table(result)
+            lines += memory_table(result)
+            lines += tail_table(result)
+            lines += result.get("extra_lines", [])
+            lines += ["", "Targets (measured in this run):", ""]
+            for goal in result["targets"]:
+                value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}{goal.get('unit', 'x')}"
+                lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
         else:
             lines += ["Pipeline depth 1; microseconds per RPUSH.", ""]
             lines += latency_table(result, "rpush")
@@ -306,7 +329,7 @@ def markdown(results: list[dict], meta: dict) -> str:
 def to_json(results: list[dict], meta: dict) -> dict:
     rows, memory, checks = [], [], []
     for result in results:
-        rows += result["rows"] + result.get("wake", []) + result.get("idle", [])
+        rows += result["rows"] + result.get("wake", []) + result.get("idle", []) + result.get("tail", [])
         memory += result["memory"]
         checks += [{"scenario": result["scenario"], **c} for c in result["checks"]]
     meta = {**meta, "other_cpu": [load for result in results for load in result.get("load", [])]}
@@ -328,6 +351,7 @@ def to_json(results: list[dict], meta: dict) -> dict:
     if any(r["scenario"] == "hash" for r in results):
         from .scenario_hash import hash_targets
         targets_seen += [t for r in results if r["scenario"] == "hash" for t in hash_targets(r)]
+    targets_seen += [t for r in results if "targets" in r for t in r["targets"]]
     if targets_seen:
         document["targets"] = targets_seen
     return document

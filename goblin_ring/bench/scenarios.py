@@ -43,6 +43,8 @@ class Method:
     quick: bool = False
     clients: int = 1          # RESP columns: this many one-in-flight clients (redis-benchmark -c N -P 1)
     hash_size: int = 1_000_000   # the hash scenario's fields
+    zset_size: int = 1_000_000   # the zset scenario's members
+    replay_count: int = 2_000_000   # the zset-replay scenario's commands
 
 
 def values(count: int, size: int) -> list[bytes]:
@@ -533,5 +535,15 @@ def _set(method: Method, engines: list[str], progress: Callable) -> dict:
     return set_scenario(method, engines, progress)
 
 
+def _zset(method: Method, engines: list[str], progress: Callable) -> dict:
+    from .scenario_zset import zset_scenario   # imports this module's helpers
+    return zset_scenario(method, engines, progress)
+
+
+def _zset_replay(method: Method, engines: list[str], progress: Callable) -> dict:
+    from .scenario_zset_replay import zset_replay_scenario   # imports this module's helpers
+    return zset_replay_scenario(method, engines, progress)
+
+
 SCENARIOS = {"list100k": list100k, "pingpong": pingpong, "latency": latency, "workqueue": _workqueue,
-             "client": _client, "hash": _hash, "set": _set}
+             "client": _client, "hash": _hash, "set": _set, "zset": _zset, "zset-replay": _zset_replay}

@@ -148,14 +148,16 @@ class RedisLikeServer(Server):
     kind = "redis"
     ready_marker = "Ready to accept connections"
 
-    def __init__(self, executable: str, core: int | None, workdir: Path):
+    def __init__(self, executable: str, core: int | None, workdir: Path, *extra: str):
         super().__init__(core)
         self.executable = executable
         self.workdir = Path(workdir)
+        self.extra = list(extra)
 
     def argv(self) -> list[str]:
         return [self.executable, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                "--appendonly", "no", "--daemonize", "no", "--loglevel", "notice", "--dir", str(self.workdir)]
+                "--appendonly", "no", "--daemonize", "no", "--loglevel", "notice", "--dir", str(self.workdir),
+                *self.extra]
 
 
 def valkey_executable() -> tuple[str | None, str]:
