@@ -174,10 +174,17 @@ static int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
 
 /* The entry of leaf whose member is m: 1 (e filled), or 0. */
 static int leaf_find(const zs_leaf_t *leaf, const uint8_t *m, size_t ml, gr_zset_entry_t *e) {
-    const uint8_t *p = leaf->data;
-    for (uint32_t i = 0; i < leaf->count; i++) {
-        p = entry_decode(p, e);
-        if (e->member_length == ml && memcmp(e->member, m, ml) == 0) return 1;
+    /* hot (every ZSCORE/ZADD of a standard set): read only each entry's length, and compare
+     * the first byte before the rest */
+    const uint8_t *p = leaf->data, *end = leaf->data + leaf->used;
+    while (p < end) {
+        size_t length;
+        const uint8_t *member = varint_get(p + sizeof(double), &length);
+        if (length == ml && (ml == 0 || (member[0] == m[0] && memcmp(member, m, ml) == 0))) {
+            entry_decode(p, e);
+            return 1;
+        }
+        p = member + length;
     }
     return 0;
 }
@@ -738,6 +745,18 @@ int gr_zset_score(const gr_zset_t *z, const uint8_t *m, size_t ml, double *score
     return 1;
 }
 
+/* A standard set built without its index (its leaves registered: z->standard was set before
+ * they were made, as convert_to_standard and bulk loads do) gets one, sized for its members
+ * at a load of 0.5. 0, or -1 on OOM (no index). */
+static int index_build(gr_zset_t *z) {
+    uint64_t capacity = (uint64_t)(z->count + 1) * 2;
+    if (slots_allocate(z, &z->index, capacity < 16 ? 16 : capacity) != 0) return -1;
+    z->index_used = 0;
+    for (uint32_t id = 0; id < z->leaf_ids; id++)
+        if (z->leaves[id]) leaf_move_to_index(z, z->leaves[id]);
+    return 0;
+}
+
 static int convert_to_standard(gr_zset_t *z) {
     gr_zset_t fresh = {0};
     fresh.standard = 1;
@@ -750,10 +769,7 @@ static int convert_to_standard(gr_zset_t *z) {
         p = entry_decode(p, &e);
         if (tree_insert(&fresh, e.score, e.member, e.member_length) != 0) goto oom;
     }
-    if (slots_allocate(&fresh, &fresh.index, (uint64_t)(fresh.count + 1) * 2 < 16 ? 16 : (uint64_t)(fresh.count + 1) * 2) != 0)
-        goto oom;
-    for (uint32_t id = 0; id < fresh.leaf_ids; id++)
-        if (fresh.leaves[id]) leaf_move_to_index(&fresh, fresh.leaves[id]);
+    if (index_build(&fresh) != 0) goto oom;
     node_free(z, z->root);
     fresh.tree_bytes += z->tree_bytes;   /* what z's other counters held (0 after node_free) */
     *z = fresh;
