@@ -212,7 +212,11 @@ static void node_last(const void *node, gr_zset_entry_t *e) {
     }
     const zs_leaf_t *leaf = node;
     const uint8_t *p = leaf->data;
-    for (uint32_t i = 0; i < leaf->count; i++) p = entry_decode(p, e);
+    for (uint32_t i = 0; i + 1 < leaf->count; i++) {   /* skip to the last entry by lengths alone */
+        size_t length;
+        p = varint_get(p + sizeof(double), &length) + length;
+    }
+    entry_decode(p, e);
 }
 
 static double node_max(const void *node) {
@@ -236,12 +240,18 @@ static int child_below(const zs_inner_t *in, uint32_t i, double s, const uint8_t
 
 /* The child of in whose range holds (s, m): the first not wholly below it, else the last. */
 static uint32_t child_for_key(const zs_inner_t *in, double s, const uint8_t *m, size_t ml, size_t *rank) {
-    uint32_t i = 0;
-    while (i + 1 < in->count && child_below(in, i, s, m, ml)) {
-        if (rank) *rank += in->counts[i];
-        i++;
+    /* child_below is true up to some child and false after it: binary search, so a score
+     * tied across many children (ZINCRBY streams: most members share a few scores) reads
+     * O(log fanout) last members instead of one per child */
+    uint32_t low = 0, high = in->count - 1;
+    while (low < high) {
+        uint32_t middle = low + (high - low) / 2;
+        if (child_below(in, middle, s, m, ml)) low = middle + 1;
+        else high = middle;
     }
-    return i;
+    if (rank)
+        for (uint32_t i = 0; i < low; i++) *rank += in->counts[i];
+    return low;
 }
 
 /* ---- the member index (standard encoding) ----
