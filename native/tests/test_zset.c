@@ -249,6 +249,23 @@ int main(int argc, char **argv) {
     }
     CHECK(gr_zset_check(z) == 0 && gr_zset_count(z) == n / 2, "bulk delete half");
     gr_zset_free(z);
+    /* lex bounds over a tree of one score (many inner children tied): k%08zu for even i is
+     * the (i/2)-th member */
+    z = gr_zset_new();
+    for (size_t i = 0; i < n; i += 2) {
+        char m[24];
+        size_t ml = (size_t)snprintf(m, sizeof m, "k%08zu", i);
+        gr_zset_set(z, (const uint8_t *)m, ml, 0.0, &limits);
+    }
+    for (size_t probe = 0; probe < n; probe += 997) {
+        char m[24];
+        size_t ml = (size_t)snprintf(m, sizeof m, "k%08zu", probe);
+        size_t below_it = (probe + 1) / 2, at = probe % 2 == 0;
+        CHECK(gr_zset_count_below_member(z, (const uint8_t *)m, ml, 0) == below_it &&
+                  gr_zset_count_below_member(z, (const uint8_t *)m, ml, 1) == below_it + at, "lex bound %zu", probe);
+    }
+    CHECK(gr_zset_count_below_member(z, (const uint8_t *)"z", 1, 0) == n / 2, "lex bound past the end");
+    gr_zset_free(z);
     CHECK(gr_mem_used_by(GR_MEM_ZSET) == 0, "zset memory left: %lld", (long long)gr_mem_used_by(GR_MEM_ZSET));
     return checks_report();
 }

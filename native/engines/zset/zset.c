@@ -934,15 +934,18 @@ size_t gr_zset_count_below_member(const gr_zset_t *z, const uint8_t *m, size_t m
     const void *node = z->root;
     while (!is_leaf(node)) {
         const zs_inner_t *in = node;
-        uint32_t i = 0;
-        for (; i < in->count; i++) {
+        /* the first child whose last member is not below m (binary search: members ascend) */
+        uint32_t low = 0, high = in->count;
+        while (low < high) {
+            uint32_t middle = low + (high - low) / 2;
             gr_zset_entry_t last;
-            node_last(in->child[i], &last);
-            if (!member_below(&last, m, ml, inclusive)) break;
-            rank += in->counts[i];
+            node_last(in->child[middle], &last);
+            if (member_below(&last, m, ml, inclusive)) low = middle + 1;
+            else high = middle;
         }
-        if (i == in->count) return rank;
-        node = in->child[i];
+        for (uint32_t i = 0; i < low; i++) rank += in->counts[i];
+        if (low == in->count) return rank;
+        node = in->child[low];
     }
     const zs_leaf_t *leaf = node;
     const uint8_t *p = leaf->data;
