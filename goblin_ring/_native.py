@@ -318,8 +318,27 @@ class Database:
         return lib.gr_db_key_count(self.pointer)
 
     def cron(self, budget_us: int) -> int:
-        """Active expiry and idle rehashing; returns the keys expired."""
-        return lib.gr_db_cron(self.pointer, budget_us)
+        """Active expiry and idle rehashing, the append-only log's fsync and rewrite; returns the keys expired."""
+        expired = lib.gr_db_cron(self.pointer, budget_us)
+        lib.gr_aof_cron(self.pointer)
+        return expired
+
+    # the append-only log (native/persist/aof.h)
+    def aof_load(self, path: str, allow_truncated: bool) -> "tuple[int, str] | None":
+        """Replay an AOF: (commands run, warning or ""), None when there is no file; ValueError says why not."""
+        commands, message = ffi.new("int64_t *"), ffi.new("char[]", 1024)
+        status = lib.gr_aof_load(self.pointer, os.fsencode(path), int(allow_truncated), commands, message, 1024)
+        if status < 0:
+            raise ValueError(ffi.string(message).decode(errors="replace"))
+        return None if status == 1 else (commands[0], ffi.string(message).decode(errors="replace"))
+
+    def aof_start(self, write_dataset: bool) -> None:
+        message = ffi.new("char[]", 512)
+        if lib.gr_aof_start(self.pointer, int(write_dataset), message, 512) != 0:
+            raise OSError(ffi.string(message).decode(errors="replace"))
+
+    def aof_stop(self) -> None:
+        lib.gr_aof_stop(self.pointer)
 
     def configure(self, name: str, value: "str | int | bool") -> None:
         """Set a CONFIG parameter at startup (immutable ones too); ValueError says why not."""

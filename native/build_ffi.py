@@ -38,6 +38,7 @@ CDEF_HEADERS = [
     "ring/ring.h",
     "ring/fragment.h",
     "exec/db.h",
+    "persist/aof.h",
     "ring/session.h",
     "client/client.h",
     "client/client_batch.h",
@@ -96,7 +97,7 @@ ffibuilder.set_source(
     ],
     extra_compile_args=["-O3", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter",
                         "-fno-strict-aliasing"],
-    libraries=["rt"],
+    libraries=["rt", "pthread"],
 )
 
 if __name__ == "__main__":

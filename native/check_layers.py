@@ -32,10 +32,11 @@ RULES: dict[str, set[str]] = {
     "core": {"core"},
     "engines": {"core", "engines"},
     "exec": {"core", "engines", "exec"},
-    "commands": {"core", "engines", "exec", "commands"},
+    "persist": {"core", "engines", "exec", "persist"},
+    "commands": {"core", "engines", "exec", "persist", "commands"},
     "resp": {"core", "exec", "resp"},
     "ring": {"core", "exec", "ring"},
-    "server": {"core", "exec", "resp", "ring", "server"},
+    "server": {"core", "exec", "persist", "resp", "ring", "server"},
     "client": {"core", "exec", "commands", "ring", "client"},
 }
 # The sbe-tool output (native/generated/) is the ring codec's business alone.

@@ -7,6 +7,7 @@ The layers, lowest first (check_layers.py enforces who may include whom):
     core/      allocator, varint, glob, number text: no goblin includes
     engines/   data structures (keyspace, string, list/): core only
     exec/      requests, replies, the db, blocking: core and engines
+    persist/   the append-only log and snapshots (files, fork, replay): exec and below
     commands/  the command table and its handlers per family: exec and below
     resp/      the RESP transport: exec's entry points
     ring/      the ring, the SBE codec, ring sessions: exec's entry points
@@ -20,7 +21,7 @@ from pathlib import Path
 
 NATIVE = Path(__file__).resolve().parent
 
-LAYERS = ["core", "engines", "exec", "commands", "resp", "ring", "server", "client"]
+LAYERS = ["core", "engines", "exec", "persist", "commands", "resp", "ring", "server", "client"]
 
 
 def sources(*layers: str) -> list[Path]:

@@ -45,6 +45,12 @@ class ServerConfig:
     maxclients: int = 10_000
     timeout: int = 0
     maxmemory: int = 0
+    # persistence: the data directory, and the append-only log (native/persist/aof.h)
+    dir: str | None = None               # None: the runtime dir
+    appendonly: bool = False
+    appendfsync: str = "everysec"
+    appendfilename: str = "appendonly.aof"
+    aof_load_truncated: bool = True
 
     def validate(self) -> None:
         if not NAME_PATTERN.match(self.name):
@@ -75,6 +81,12 @@ class ServerConfig:
             raise ConfigError(f"--timeout {self.timeout}: seconds, 0 (never) or more")
         if self.maxmemory < 0:
             raise ConfigError(f"--maxmemory {self.maxmemory}: bytes, 0 (no limit) or more")
+        if self.appendfsync not in ("always", "everysec", "no"):
+            raise ConfigError(f"--appendfsync {self.appendfsync!r}: choose always, everysec or no")
+        if not self.appendfilename or "/" in self.appendfilename:
+            raise ConfigError(f"--appendfilename {self.appendfilename!r}: a file name in --dir, not a path")
+        if self.dir is not None and not os.path.isdir(self.dir):
+            raise ConfigError(f"--dir {self.dir}: no such directory")
         if self.server_core is not None and not 0 <= self.server_core < (os.cpu_count() or 1):
             raise ConfigError(f"--server-core {self.server_core}: this machine has cores 0 to "
                               f"{(os.cpu_count() or 1) - 1}")
@@ -150,6 +162,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="close RESP clients idle this many seconds; 0 never (default: 0)")
     parser.add_argument("--maxmemory", type=parse_size, default=0,
                         help="refuse commands that add data once used memory exceeds this (default: 0, no limit)")
+    parser.add_argument("--dir", help="directory of the append-only file (default: the runtime dir)")
+    parser.add_argument("--appendonly", default="no", choices=("yes", "no"),
+                        help="log every write to the append-only file and replay it at start (default: no)")
+    parser.add_argument("--appendfsync", default="everysec", choices=("always", "everysec", "no"),
+                        help="when the log reaches the disk: before each reply, once a second, or when the "
+                             "kernel decides (default: everysec)")
+    parser.add_argument("--appendfilename", default="appendonly.aof",
+                        help="the append-only file's name in --dir (default: appendonly.aof)")
+    parser.add_argument("--aof-load-truncated", default="yes", choices=("yes", "no"),
+                        help="at start, drop a last command cut short instead of refusing to start (default: yes)")
     return parser
 
 
@@ -162,6 +184,8 @@ def config_from_args(argv: list[str] | None = None) -> ServerConfig:
         poll=arguments.poll, ring_size=arguments.ring_size, max_ring_size=arguments.max_ring_size,
         spin_us=arguments.spin_us,
         requirepass=arguments.requirepass, protected_mode=arguments.protected_mode == "yes",
-        maxclients=arguments.maxclients, timeout=arguments.timeout, maxmemory=arguments.maxmemory)
+        maxclients=arguments.maxclients, timeout=arguments.timeout, maxmemory=arguments.maxmemory,
+        dir=arguments.dir, appendonly=arguments.appendonly == "yes", appendfsync=arguments.appendfsync,
+        appendfilename=arguments.appendfilename, aof_load_truncated=arguments.aof_load_truncated == "yes")
     config.validate()
     return config

@@ -80,9 +80,12 @@ class Server:
         self.database = _native.Database(secrets.randbits(64))
         self.database.set_list_implementation(config.list_implementation)
         for name, value in (("bind", config.bind), ("unixsocket", config.unixsocket or ""),
-                            ("dir", str(self.runtime_dir)), ("requirepass", config.requirepass),
+                            ("dir", os.path.abspath(config.dir) if config.dir else str(self.runtime_dir)),
+                            ("requirepass", config.requirepass),
                             ("protected-mode", config.protected_mode),
-                            ("timeout", config.timeout), ("maxmemory", config.maxmemory)):
+                            ("timeout", config.timeout), ("maxmemory", config.maxmemory),
+                            ("appendfsync", config.appendfsync), ("appendfilename", config.appendfilename),
+                            ("aof-load-truncated", config.aof_load_truncated)):
             self.database.configure(name, value)
         self.rings = _native.RingSessions(self.database)
         # RESP clients, the ring drain and the doorbells are served in C; this selector
@@ -108,6 +111,7 @@ class Server:
         if self.config.server_core is not None:
             os.sched_setaffinity(0, {self.config.server_core})
         self._fit_maxclients_to_descriptors()
+        self._load_data()
         self._open_control_socket()
         self._sweep_segments()
         if self.config.port:
@@ -142,6 +146,30 @@ class Server:
             f"poll={self.config.poll} ring_size={self.config.ring_size} max_ring_size={self.config.max_ring_size} "
             f"core={self.config.server_core if self.config.server_core is not None else 'any'}")
         self.started = True
+
+    def _load_data(self) -> None:
+        """With --appendonly yes the append-only file is the data (as Redis: it wins over any
+        other source); it is replayed, then opened to record every write from here on."""
+        if not self.config.appendonly:
+            return
+        directory = self.config.dir or str(self.runtime_dir)
+        path = os.path.join(directory, self.config.appendfilename)
+        started = time.monotonic()
+        try:
+            loaded = self.database.aof_load(path, self.config.aof_load_truncated)
+        except ValueError as error:
+            raise StartupError(f"{error}") from None
+        if loaded is not None:
+            commands, warning = loaded
+            if warning:
+                log(warning)
+            log(f"DB loaded from append only file {path}: {commands} commands, "
+                f"{self.database.key_count()} keys, {time.monotonic() - started:.3f} seconds")
+        try:
+            # no file yet: start it with whatever is already loaded, so it alone can rebuild the data
+            self.database.aof_start(write_dataset=loaded is None and self.database.key_count() > 0)
+        except OSError as error:
+            raise StartupError(f"--appendonly yes: {error}") from None
 
     def _fit_maxclients_to_descriptors(self) -> None:
         """Redis's adjustOpenFilesLimit: raise the descriptor limit to maxclients plus the
@@ -261,6 +289,7 @@ class Server:
         for session in list(self.sessions.values()):
             self._close_session(session, "server shutting down")
         self.serving.close()            # every RESP connection
+        self.database.aof_stop()        # the append-only file: written and fsynced
         for sock in self.listeners:
             sock.close()
         if self.unix_listening and os.path.exists(self.config.unixsocket):

@@ -24,6 +24,7 @@
 #include "exec/db.h"
 #include "core/glob.h"
 #include "exec/server_text.h"
+#include "persist/aof.h"
 
 typedef enum { KIND_TEXT, KIND_INT, KIND_MEMORY, KIND_BOOL, KIND_OUTPUT_LIMITS, KIND_MEMORY_OR_PERCENT } param_kind_t;
 
@@ -35,6 +36,7 @@ typedef enum {
     P_SET_MAX_LISTPACK_ENTRIES, P_SET_MAX_LISTPACK_VALUE, P_HASH_MAX_LISTPACK_ENTRIES, P_HASH_MAX_LISTPACK_VALUE,
     P_ZSET_MAX_LISTPACK_ENTRIES, P_ZSET_MAX_LISTPACK_VALUE,
     P_NOTIFY_KEYSPACE_EVENTS,
+    P_APPENDFSYNC, P_APPENDFILENAME, P_AOF_LOAD_TRUNCATED, P_AUTO_AOF_REWRITE_PERCENTAGE, P_AUTO_AOF_REWRITE_MIN_SIZE,
     P_COUNT
 } param_id_t;
 
@@ -82,7 +84,16 @@ static const param_t params[P_COUNT] = {
     [P_ZSET_MAX_LISTPACK_ENTRIES] = {"zset-max-listpack-entries", KIND_INT, 1, 0, INT64_MAX, "zset-max-ziplist-entries"},
     [P_ZSET_MAX_LISTPACK_VALUE] = {"zset-max-listpack-value", KIND_MEMORY, 1, 0, INT64_MAX, "zset-max-ziplist-value"},
     [P_NOTIFY_KEYSPACE_EVENTS] = {"notify-keyspace-events", KIND_TEXT, 1, 0, 0},
+    /* the append-only log (persist/aof.h): appendonly above starts and stops it */
+    [P_APPENDFSYNC] = {"appendfsync", KIND_TEXT, 1, 0, 0},
+    [P_APPENDFILENAME] = {"appendfilename", KIND_TEXT, 0, 0, 0},
+    [P_AOF_LOAD_TRUNCATED] = {"aof-load-truncated", KIND_BOOL, 1, 0, 1},
+    [P_AUTO_AOF_REWRITE_PERCENTAGE] = {"auto-aof-rewrite-percentage", KIND_INT, 1, 0, INT32_MAX},
+    [P_AUTO_AOF_REWRITE_MIN_SIZE] = {"auto-aof-rewrite-min-size", KIND_MEMORY, 1, 0, INT64_MAX},
 };
+
+static const char *const appendfsync_names[] = {[GR_APPENDFSYNC_NO] = "no", [GR_APPENDFSYNC_ALWAYS] = "always",
+                                                [GR_APPENDFSYNC_EVERYSEC] = "everysec"};
 
 /* client-output-buffer-limit's classes, in CONFIG GET's order (Redis names the replica class "slave"). */
 static const char *const output_classes[3] = {"normal", "slave", "pubsub"};
@@ -117,7 +128,7 @@ static void param_value(const gr_db_t *db, int id, char *out, size_t size) {
     case P_TIMEOUT: snprintf(out, size, "%lld", (long long)db->config.timeout_s); break;
     case P_PROTO_MAX_BULK_LEN: snprintf(out, size, "%lld", (long long)db->config.proto_max_bulk_len); break;
     case P_SAVE: snprintf(out, size, "%s", ""); break;
-    case P_APPENDONLY: snprintf(out, size, "no"); break;
+    case P_APPENDONLY: snprintf(out, size, "%s", db->aof ? "yes" : "no"); break;
     case P_HZ: snprintf(out, size, "10"); break;
     case P_LIST_IMPLEMENTATION: snprintf(out, size, "%s", db->info.list_implementation); break;
     case P_RING_SIZE: snprintf(out, size, "%lld", (long long)db->info.ring_capacity); break;
@@ -147,6 +158,11 @@ static void param_value(const gr_db_t *db, int id, char *out, size_t size) {
     case P_ZSET_MAX_LISTPACK_ENTRIES: snprintf(out, size, "%lld", (long long)db->config.zset_max_listpack_entries); break;
     case P_ZSET_MAX_LISTPACK_VALUE: snprintf(out, size, "%lld", (long long)db->config.zset_max_listpack_value); break;
     case P_NOTIFY_KEYSPACE_EVENTS: gr_notify_flags_text(db->notify_flags, out, size); break;
+    case P_APPENDFSYNC: snprintf(out, size, "%s", appendfsync_names[db->config.appendfsync]); break;
+    case P_APPENDFILENAME: snprintf(out, size, "%s", db->config.appendfilename); break;
+    case P_AOF_LOAD_TRUNCATED: snprintf(out, size, "%s", db->config.aof_load_truncated ? "yes" : "no"); break;
+    case P_AUTO_AOF_REWRITE_PERCENTAGE: snprintf(out, size, "%lld", (long long)db->config.auto_aof_rewrite_percentage); break;
+    case P_AUTO_AOF_REWRITE_MIN_SIZE: snprintf(out, size, "%lld", (long long)db->config.auto_aof_rewrite_min_size); break;
     case P_COUNT: out[0] = '\0'; break;
     }
 }
@@ -294,8 +310,15 @@ static int validate(int id, const char *value, parsed_value_t *parsed, char *why
         snprintf(why, why_size, "goblin-ring keeps no snapshots: save must be \"\"");
         return -1;
     }
-    if (id == P_APPENDONLY && parsed->number) {
-        snprintf(why, why_size, "goblin-ring has no append-only file: appendonly must be no");
+    if (id == P_APPENDFSYNC) {
+        int found = -1;
+        for (int i = 0; i < 3; i++)
+            if (!strcasecmp(value, appendfsync_names[i])) found = i;
+        if (found < 0) { snprintf(why, why_size, "argument(s) must be one of the following: always, everysec, no"); return -1; }
+        parsed->number = found;
+    }
+    if (id == P_APPENDFILENAME && (!value[0] || strchr(value, '/') || strlen(value) >= sizeof parsed->text)) {
+        snprintf(why, why_size, "appendfilename can't be a path, just a filename");
         return -1;
     }
     if (id == P_REQUIREPASS && strlen(value) >= sizeof ((gr_db_t *)0)->requirepass) {
@@ -339,7 +362,20 @@ static void apply(gr_db_t *db, int id, const parsed_value_t *parsed) {
         for (int c = 0; c < 3; c++)
             if (parsed->classes_given[c]) memcpy(db->config.output_limit[c], parsed->limits[c], sizeof parsed->limits[c]);
         break;
-    default: break;   /* fixed values (databases, hz, save "", appendonly no, ...) */
+    case P_APPENDONLY: {   /* config_set started it already (its failure is the command's error) */
+        char ignored[256];
+        if (parsed->number && !db->aof) gr_aof_start(db, 1, ignored, sizeof ignored);
+        else if (!parsed->number && db->aof) gr_aof_stop(db);
+        break;
+    }
+    case P_APPENDFSYNC: db->config.appendfsync = (uint8_t)parsed->number; break;
+    case P_APPENDFILENAME:
+        snprintf(db->config.appendfilename, sizeof db->config.appendfilename, "%s", parsed->text);
+        break;
+    case P_AOF_LOAD_TRUNCATED: db->config.aof_load_truncated = (uint8_t)parsed->number; break;
+    case P_AUTO_AOF_REWRITE_PERCENTAGE: db->config.auto_aof_rewrite_percentage = parsed->number; break;
+    case P_AUTO_AOF_REWRITE_MIN_SIZE: db->config.auto_aof_rewrite_min_size = parsed->number; break;
+    default: break;   /* fixed values (databases, hz, save "", ...) */
     }
 }
 
@@ -434,6 +470,13 @@ static void config_set(gr_db_t *db, size_t argc, const uint8_t *const *argv, con
         char why[200];
         if (validate(id, value, &values[p], why, sizeof why) != 0) { config_set_failed(reply, name, why); return; }
         ids[p] = id;
+    }
+    for (size_t p = 0; p < pairs; p++) {   /* appendonly yes may fail (the file): before changing anything */
+        char why[300];
+        if (ids[p] == P_APPENDONLY && values[p].number && !db->aof && gr_aof_start(db, 1, why, sizeof why) != 0) {
+            config_set_failed(reply, "appendonly", why);
+            return;
+        }
     }
     for (size_t p = 0; p < pairs; p++) apply(db, ids[p], &values[p]);
     gr_reply_ok(reply);

@@ -360,11 +360,7 @@ void gr_cmd_randomkey(gr_db_t *db, size_t argc, const uint8_t *const *argv, cons
 
 /* ---- DUMP key / RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f] ---- */
 
-/* The sealed envelope's version: 'G' in the high byte (far above any RDB version, so a Redis
- * server refuses our payloads instead of misreading them), the payload format in the low byte. */
-#define GR_DUMP_VERSION_TAG 0x4700u
-#define GR_DUMP_FORMAT 1u
-#define GR_DUMP_VERSION (GR_DUMP_VERSION_TAG | GR_DUMP_FORMAT)
+/* The sealed envelope's version is value_type.h's GR_DUMP_VERSION. */
 
 void gr_cmd_dump(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                  gr_reply_t *reply) {

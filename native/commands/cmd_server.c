@@ -23,6 +23,7 @@
 #include "commands/commands.h"
 #include "exec/db.h"
 #include "exec/server_text.h"
+#include "persist/aof.h"
 #include "exec/transaction.h"
 
 static int64_t rss_bytes(void) {
@@ -142,12 +143,10 @@ static void info_persistence(gr_db_t *db, gr_text_t *text) {
         "current_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\n"
         "rdb_changes_since_last_save:%lld\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:%lld\r\n"
         "rdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:0\r\n"
-        "rdb_last_cow_size:0\r\nrdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\n"
-        "aof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\n"
-        "aof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\n"
-        "aof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\n"
-        "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\ngoblin_persistence:none\r\n",
+        "rdb_last_cow_size:0\r\nrdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\n",
         (long long)db->dirty, (long long)(db->stats.start_time_ms / 1000));
+    gr_aof_info(db, text);   /* the aof_* fields (persist/aof.c) */
+    gr_text_append(text, "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
 }
 
 static void info_stats(gr_db_t *db, gr_text_t *text) {

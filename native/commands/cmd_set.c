@@ -196,13 +196,15 @@ void gr_cmd_scard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     gr_reply_integer(reply, found ? (int64_t)gr_set_count(set) : 0);
 }
 
-/* Remove one random member and reply it as a bulk. */
-static int pop_one_and_reply(gr_set_t *set, gr_reply_t *reply) {
+/* Remove one random member and reply it as a bulk; the log records it as SREM's argument
+ * (SPOP is propagated as SREM key member..., so replay removes the same members). */
+static int pop_one_and_reply(gr_db_t *db, gr_set_t *set, gr_reply_t *reply) {
     gr_set_member_t member;
     gr_set_random(set, next_random(), &member);
     member_copy_t copy;
     if (member_copy(&copy, &member) != 0) return -1;
     gr_reply_bulk(reply, copy.data, copy.length);
+    gr_propagate_rewrite_arg(db, copy.data, copy.length);
     gr_set_remove(set, copy.data, copy.length);
     member_copy_release(&copy);
     return 0;
@@ -222,7 +224,8 @@ void gr_cmd_spop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
     if (found < 0) return;
     if (argc == 2) {
         if (!found) { gr_reply_nil(reply); return; }
-        if (pop_one_and_reply(set, reply) != 0) { gr_reply_oom(reply); return; }
+        gr_propagate_rewrite_begin(db, "SREM", key);
+        if (pop_one_and_reply(db, set, reply) != 0) { gr_reply_oom(reply); return; }
         delete_if_empty(db, key, set);
         gr_watch_touch_current(db, key);
         gr_db_count_changes(db, 1);
@@ -231,6 +234,7 @@ void gr_cmd_spop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
     if (!found || count == 0) { gr_reply_set_begin(reply, 0); return; }
     size_t size = gr_set_count(set);
     if ((uint64_t)count >= size) {   /* the whole set */
+        gr_propagate_rewrite_begin(db, "DEL", key);
         reply_members(reply, set);
         gr_ks_delete(db->keyspace, key.data, key.length);
         gr_watch_touch_current(db, key);
@@ -241,8 +245,9 @@ void gr_cmd_spop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
      * members left start again as a small set, converting on as SADD would. */
     int rebuild = gr_set_encoding(set) == GR_SET_TABLE && (uint64_t)count * 5 > size;
     gr_reply_set_begin(reply, (size_t)count);
+    gr_propagate_rewrite_begin(db, "SREM", key);
     for (int64_t i = 0; i < count; i++) {
-        if (pop_one_and_reply(set, reply) != 0) { reply->failed = 1; return; }
+        if (pop_one_and_reply(db, set, reply) != 0) { reply->failed = 1; return; }
     }
     if (rebuild) {
         gr_set_config_t config = set_config(db);

@@ -34,6 +34,7 @@ static const gr_command_t commands[] = {
 #include "commands/server.def"
 #include "commands/goblin.def"
 #include "commands/pubsub.def"
+#include "commands/aof.def"
 #undef COMMAND
 };
 #undef SUBCOMMAND
@@ -51,6 +52,7 @@ static const gr_command_t subcommands[] = {
 #include "commands/server.def"
 #include "commands/goblin.def"
 #include "commands/pubsub.def"
+#include "commands/aof.def"
 #undef COMMAND
 #undef SUBCOMMAND
 };

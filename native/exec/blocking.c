@@ -300,7 +300,9 @@ static void serve_key(gr_db_t *db, blocked_key_t *k) {
         db->current = conn;
         db->keyspace = db->keyspaces[w->db_index];
         gr_reply_t *reply = writer_for(w);
+        int64_t dirty_before = db->dirty;
         if (!w->spec->serve(db, &request, reply)) w->spec->timeout_reply(&request, reply);   /* never parks */
+        if (db->dirty > dirty_before) gr_propagate_request(db, w->db_index, &request);   /* the pop on this key */
         unlink_waiter(db, w);
         mark_woken(db, conn);
     }

@@ -47,6 +47,7 @@ gr_db_t *gr_db_new(uint64_t seed) {
         gr_db_free(db);
         return NULL;
     }
+    gr_propagation_init(&db->propagation);
     gr_list_config_default(&db->list_config);
     db->list_target = GR_LIST_SEGMENTED;
     db->stats.start_time_ms = now_ms();
@@ -66,6 +67,11 @@ gr_db_t *gr_db_new(uint64_t seed) {
     db->config.zset_max_listpack_entries = 128;
     db->config.zset_max_listpack_value = 64;
     db->config.list_max_listpack_size = -2;
+    db->config.appendfsync = GR_APPENDFSYNC_EVERYSEC;
+    db->config.aof_load_truncated = 1;
+    strcpy(db->config.appendfilename, "appendonly.aof");
+    db->config.auto_aof_rewrite_percentage = 100;
+    db->config.auto_aof_rewrite_min_size = 64LL * 1024 * 1024;
     strcpy(db->config.bind, "127.0.0.1");
     strcpy(db->info.list_implementation, "segmented");
     strcpy(db->info.mode, "adaptive");
@@ -82,6 +88,7 @@ void gr_db_free(gr_db_t *db) {
     free(db->pending_output);
     gr_mem_free(db->notify_keys, GR_MEM_OTHER);
     free(db->scratch_items);
+    gr_propagation_release(&db->propagation);
     free(db);
 }
 
@@ -203,6 +210,14 @@ void gr_db_begin_batch(gr_db_t *db) {
 
 void gr_db_end_batch(gr_db_t *db) {
     if (db->batch_depth > 0) db->batch_depth--;
+    if (db->batch_depth == 0) gr_propagate_flush(db);   /* the log holds the batch before its replies leave */
+}
+
+/* The index of db->keyspace (a command may look into another database: MOVE, COPY DB). */
+static int32_t keyspace_index(const gr_db_t *db) {
+    for (int32_t i = 0; i < GR_DB_COUNT; i++)
+        if (db->keyspaces[i] == db->keyspace) return i;
+    return 0;
 }
 
 static void enter(gr_db_t *db, gr_connection_t *conn) {
@@ -223,6 +238,7 @@ int gr_db_is_expired(const gr_db_t *db, const gr_ks_entry_t *entry) {
 gr_ks_entry_t *gr_db_find_live(gr_db_t *db, gr_bytes_t key) {
     gr_ks_entry_t *entry = gr_ks_find(db->keyspace, key.data, key.length);
     if (entry && gr_db_is_expired(db, entry)) {
+        if (db->propagation.sink) gr_propagate_del(db, keyspace_index(db), key.data, key.length);
         gr_ks_delete(db->keyspace, key.data, key.length);
         db->notify_quiet++;
         gr_watch_touch_current(db, key);      /* an expiry is a modification (Redis 7) */
@@ -358,6 +374,7 @@ int64_t gr_db_cron(gr_db_t *db, int64_t budget_us) {
                     if (db->notify_flags & GR_NOTIFY_EXPIRED)
                         gr_notify_publish(db, GR_NOTIFY_EXPIRED, "expired",
                                           (gr_bytes_t){entry->key, (uint32_t)entry->key_length}, i);
+                    gr_propagate_del(db, i, entry->key, entry->key_length);
                     gr_ks_entry_free(ks, entry, 1);
                 }
             }
@@ -369,6 +386,7 @@ int64_t gr_db_cron(gr_db_t *db, int64_t budget_us) {
     }
     db->stats.expired_keys += expired;
     if (monotonic_us() - start < budget_us) expire_parts(db, start, budget_us);
+    if (db->batch_depth == 0) gr_propagate_flush(db);
     return expired;
 }
 
@@ -426,6 +444,7 @@ void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *reque
     gr_db_run(db, request, reply);
     if (db->blocked_count) gr_blocking_serve(db);   /* a push this command made goes to waiters first */
     db->notify_keys_length = 0;   /* a served waiter's pops are not notified (notify.h) */
+    if (db->batch_depth == 0) gr_propagate_flush(db);
 }
 
 void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
@@ -435,6 +454,7 @@ void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const u
     gr_db_run_argv(db, argc, argv, argv_length, reply);
     if (db->blocked_count) gr_blocking_serve(db);
     db->notify_keys_length = 0;   /* a served waiter's pops are not notified (notify.h) */
+    if (db->batch_depth == 0) gr_propagate_flush(db);
 }
 
 /* ---- admission and accounting (INFO commandstats, errorstats) ---- */
@@ -583,9 +603,11 @@ void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
     if (db->current) db->current->last_command = command->name;
     if (gr_db_admit(db, index, 0, reply) != 0) return;
     uint32_t errors_before = reply->errors;
-    int64_t start = gr_db_account_start();
+    int64_t start = gr_db_account_start(), dirty_before = db->dirty;
+    gr_propagate_command_begin(db);
     command->handler(db, request, reply);
     if (db->notify_keys_length) gr_notify_command_done(db, command->name, request, 0, NULL, NULL);
+    gr_propagate_command_end(db, dirty_before, request, 0, NULL, NULL, 0);
     gr_db_account(db, index, reply, errors_before, start);
 }
 
@@ -607,8 +629,10 @@ void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
     if (gr_db_admit(db, index, (gr_command_flags(index) & GR_CMD_FLAG_NO_AUTH) != 0, reply) != 0) return;
     if (refused_in_subscribed_mode(db, index, argc, argv, argv_length, reply) != 0) return;
     uint32_t errors_before = reply->errors;
-    int64_t start = gr_db_account_start();
+    int64_t start = gr_db_account_start(), dirty_before = db->dirty;
     gr_request_t *request = &db->scratch_request;
+    request->template_id = GR_T_COMMAND;
+    gr_propagate_command_begin(db);
     if (argc > UINT32_MAX || gr_db_reserve_items(db, argc) != 0) {
         gr_reply_oom(reply);
     } else if (gr_command_build(index, argc, argv, argv_length, request, db->scratch_items, db->scratch_capacity,
@@ -620,6 +644,8 @@ void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
         command->handler(db, request, reply);
     }
     if (db->notify_keys_length) gr_notify_command_done(db, command->name, request, argc, argv, argv_length);
+    gr_propagate_command_end(db, dirty_before, request, argc, argv, argv_length,
+                             command->argv_handler == gr_transaction_exec);
     gr_db_account(db, index, reply, errors_before, start);
 }
 

@@ -24,6 +24,7 @@
 #include "exec/request.h"
 #include "engines/keyspace.h"
 #include "engines/list/list.h"
+#include "exec/propagate.h"   /* the write-effect stream the append-only log records */
 #include "exec/reply.h"
 #include "exec/pubsub.h"       /* the Pub/Sub registry and the subscriber each connection embeds */
 #include "exec/notify.h"       /* keyspace notifications: gr_notify below */
@@ -137,7 +138,15 @@ typedef struct gr_db_config {
      * only: goblin does not compress list leaves. */
     int64_t list_max_listpack_size;
     int64_t list_compress_depth;
+    /* the append-only log (persist/aof.h; appendonly yes is db->aof != NULL) */
+    uint8_t appendfsync;                    /* GR_APPENDFSYNC_*: everysec */
+    uint8_t aof_load_truncated;             /* replay drops a cut-short last command: yes */
+    char appendfilename[256];               /* in dir: appendonly.aof */
+    int64_t auto_aof_rewrite_percentage;    /* rewrite when the file grew this % over its base: 100 */
+    int64_t auto_aof_rewrite_min_size;      /* ... and is at least this big: 64mb */
 } gr_db_config_t;
+
+enum { GR_APPENDFSYNC_NO = 0, GR_APPENDFSYNC_ALWAYS = 1, GR_APPENDFSYNC_EVERYSEC = 2 };
 
 enum { GR_CLIENT_CLASS_NORMAL = 0, GR_CLIENT_CLASS_REPLICA = 1, GR_CLIENT_CLASS_PUBSUB = 2 };
 enum { GR_LIMIT_HARD = 0, GR_LIMIT_SOFT = 1, GR_LIMIT_SOFT_SECONDS = 2 };
@@ -201,6 +210,10 @@ typedef struct gr_db {
     gr_request_t scratch_request;
     gr_bytes_t *scratch_items;
     uint32_t scratch_capacity;
+    /* persistence: the write-effect stream (propagate.h) and the append-only log that
+     * consumes it (persist/aof.h; NULL while appendonly is no) */
+    gr_propagation_t propagation;
+    struct gr_aof *aof;
 } gr_db_t;
 
 /* cffi-cdef-begin */

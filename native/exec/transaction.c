@@ -342,12 +342,14 @@ void gr_transaction_exec(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
     tx->queue_bytes = 0;
     const char *exec_name = conn->last_command;
     db->serve_deferred++;                  /* waiters see the transaction's pushes after it, as in Redis */
+    gr_propagate_exec_begin(db);           /* what it changes is logged as MULTI ... EXEC */
     gr_reply_array_begin(reply, queued);
     for (uint32_t i = 0; i < queued; i++) {
         run_queued(db, queue[i], reply);
         db->current = conn;                /* a command inside may have served others */
         db->keyspace = db->keyspaces[conn->db_index];
     }
+    gr_propagate_exec_end(db);
     db->serve_deferred--;
     conn->last_command = exec_name;
     for (uint32_t i = 0; i < queued; i++) gr_request_free_clone(queue[i]);

@@ -27,6 +27,14 @@ enum { GR_TYPE_HASH = 4 };   /* engines/hash/ */
 enum { GR_TYPE_ZSET = 5 };   /* engines/zset/ */
 #define GR_VALUE_TYPE_SLOTS 32   /* ids 1 .. GR_VALUE_TYPE_SLOTS - 1 */
 
+/* DUMP's payload (cmd_keys.c: DUMP/RESTORE; persist/aof.c's rewrite writes RESTOREs): core/snapshot_io.h's
+ * sealed envelope around [type id u8][the row's save body], its version 'G' in the high byte (far
+ * above any RDB version, so a Redis server refuses our payloads instead of misreading them) and the
+ * payload format in the low byte. */
+#define GR_DUMP_VERSION_TAG 0x4700u
+#define GR_DUMP_FORMAT 1u
+#define GR_DUMP_VERSION (GR_DUMP_VERSION_TAG | GR_DUMP_FORMAT)
+
 struct gr_db;
 
 typedef struct gr_value_type {

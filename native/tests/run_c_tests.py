@@ -25,7 +25,7 @@ from sources import sources as native_sources  # noqa: E402  (the one globbed so
 # GOBLIN_LIST_OPS, GOBLIN_CODEC_FUZZ, GOBLIN_SET_OPS.
 # Each program links whole layers (native/sources.py globs them) plus single files of a
 # layer it only needs a part of; its own test source is added last.
-SERVER_LAYERS = ["core", "engines", "exec", "commands", "resp"]
+SERVER_LAYERS = ["core", "engines", "exec", "persist", "commands", "resp"]
 PROGRAMS: dict[str, dict] = {
     "test_codec": {"files": ["ring/codec.c", "ring/codec_generated.c"], "args": [os.environ.get("GOBLIN_CODEC_FUZZ", "200000")]},
     "test_fragment": {"files": ["ring/ring.c", "ring/fragment.c"], "args": []},
@@ -80,7 +80,7 @@ def build(name: str, output: Path, sanitize: bool) -> None:
     sources = [source for source in sources if source not in excluded]
     sources.append(str(NATIVE / "tests" / f"{name}.c"))
     flags = (SANITIZE_FLAGS if sanitize else ["-O2"]) + spec.get("flags", [])
-    subprocess.run(["gcc", *COMMON_FLAGS, *flags, *sources, "-o", str(output), "-lrt", "-lm"],
+    subprocess.run(["gcc", *COMMON_FLAGS, *flags, *sources, "-o", str(output), "-lrt", "-lm", "-pthread"],
                    check=True)
 
 

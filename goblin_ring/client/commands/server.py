@@ -58,6 +58,18 @@ class ServerCommands(CommandsCore):
     def swapdb(self, first: int, second: int) -> bool:
         return self._execute((b"SWAPDB", encode(first), encode(second)), bool_ok)
 
+    # ---- configuration and the append-only log ----
+    def config_get(self, pattern: str = "*") -> dict:
+        """CONFIG GET: {name: value} as str, as redis-py gives."""
+        return self._execute((b"CONFIG", b"GET", encode(pattern)), _config_dict)
+
+    def config_set(self, name: str, value: Any) -> bool:
+        return self._execute((b"CONFIG", b"SET", encode(name), encode(value)), bool_ok)
+
+    def bgrewriteaof(self) -> bool:
+        """BGREWRITEAOF: True once the rewrite started or was scheduled."""
+        return self._execute((b"BGREWRITEAOF",), lambda reply: True)
+
 
 def _is_pong(reply: Any) -> bool:
     return reply == b"PONG"
@@ -65,3 +77,8 @@ def _is_pong(reply: Any) -> bool:
 
 def _pairs_to_dict(reply: list) -> dict:
     return {reply[i].decode(): reply[i + 1] for i in range(0, len(reply), 2)}
+
+
+def _config_dict(reply: Any) -> dict:
+    items = list(reply.items()) if isinstance(reply, dict) else [(reply[i], reply[i + 1]) for i in range(0, len(reply), 2)]
+    return {k.decode() if isinstance(k, bytes) else k: v.decode() if isinstance(v, bytes) else v for k, v in items}
