@@ -239,6 +239,9 @@ def markdown(results: list[dict], meta: dict) -> str:
                 for goal in goals:
                     value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}{goal.get('unit', 'x')}"
                     lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
+        elif result["scenario"] == "aof":
+            from .aof_rows import aof_markdown
+            lines += aof_markdown(result)
         elif result["scenario"] == "hash":
             from .scenario_hash import hash_targets
             lines += throughput_table(result)

@@ -545,5 +545,11 @@ def _zset_replay(method: Method, engines: list[str], progress: Callable) -> dict
     return zset_replay_scenario(method, engines, progress)
 
 
+def _aof(method: Method, engines: list[str], progress: Callable) -> dict:
+    from .aof_rows import aof_write_cost   # imports this module's helpers
+    return aof_write_cost(method, engines, progress)
+
+
 SCENARIOS = {"list100k": list100k, "pingpong": pingpong, "latency": latency, "workqueue": _workqueue,
-             "client": _client, "hash": _hash, "set": _set, "zset": _zset, "zset-replay": _zset_replay}
+             "client": _client, "hash": _hash, "set": _set, "zset": _zset, "zset-replay": _zset_replay,
+             "aof": _aof}
