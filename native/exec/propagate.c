@@ -42,8 +42,14 @@ static int grow(uint8_t **data, size_t *capacity, size_t needed) {
 }
 
 static void put(gr_propagation_t *p, const void *bytes, size_t length) {
-    if (p->failed && !p->data) return;
-    if (grow(&p->data, &p->capacity, p->length + length) != 0) { p->failed = 1; return; }
+    if (p->skipping) return;
+    if (grow(&p->data, &p->capacity, p->length + length) != 0) {   /* drop the whole entry, never half */
+        p->failed = 1;
+        p->skipping = 1;
+        p->length = p->entry_start;
+        p->selected = -1;
+        return;
+    }
     memcpy(p->data + p->length, bytes, length);
     p->length += length;
 }
@@ -83,6 +89,8 @@ static void put_name(gr_propagation_t *p, const char *name) {
  * the array header of argc arguments. */
 static void begin_entry(gr_db_t *db, int32_t db_index, uint64_t argc) {
     gr_propagation_t *p = &db->propagation;
+    p->skipping = 0;
+    p->entry_start = p->length;
     if (p->in_exec && !p->multi_written) {
         put(p, "*1\r\n$5\r\nMULTI\r\n", 15);
         p->multi_written = 1;
@@ -501,4 +509,9 @@ void gr_propagate_exec_end(gr_db_t *db) {
 void gr_propagate_flush(gr_db_t *db) {
     gr_propagation_t *p = &db->propagation;
     if (p->sink && (p->length || p->failed) && !p->in_exec) p->sink(p->sink_context, db);
+    if (p->length == 0 && p->capacity > ((size_t)4 << 20)) {   /* a huge batch does not pin its buffer */
+        free(p->data);
+        p->data = NULL;
+        p->capacity = 0;
+    }
 }

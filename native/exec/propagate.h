@@ -39,6 +39,8 @@ typedef struct gr_propagation {
     uint8_t in_exec;          /* inside EXEC: its commands are wrapped in MULTI ... EXEC */
     uint8_t multi_written;    /* MULTI written for the running EXEC */
     uint8_t failed;           /* a grow failed: the stream lost an entry (the sink reports it) */
+    uint8_t skipping;         /* ... and drops the rest of that entry */
+    size_t entry_start;       /* where the entry being written began */
     /* a handler's rewrite of the running command: bulk strings, and how many */
     uint8_t *rewrite;
     size_t rewrite_length, rewrite_capacity;
