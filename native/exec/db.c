@@ -210,7 +210,7 @@ void gr_db_begin_batch(gr_db_t *db) {
 
 void gr_db_end_batch(gr_db_t *db) {
     if (db->batch_depth > 0) db->batch_depth--;
-    if (db->batch_depth == 0) gr_propagate_flush(db);   /* the log holds the batch before its replies leave */
+    if (db->batch_depth == 0) gr_propagate_flush(db);   /* the log has the batch (gr_propagate_sync: durable) */
 }
 
 /* The index of db->keyspace (a command may look into another database: MOVE, COPY DB). */
@@ -444,7 +444,7 @@ void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *reque
     gr_db_run(db, request, reply);
     if (db->blocked_count) gr_blocking_serve(db);   /* a push this command made goes to waiters first */
     db->notify_keys_length = 0;   /* a served waiter's pops are not notified (notify.h) */
-    if (db->batch_depth == 0) gr_propagate_flush(db);
+    if (db->batch_depth == 0) gr_propagate_sync(db);
 }
 
 void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
@@ -454,7 +454,7 @@ void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const u
     gr_db_run_argv(db, argc, argv, argv_length, reply);
     if (db->blocked_count) gr_blocking_serve(db);
     db->notify_keys_length = 0;   /* a served waiter's pops are not notified (notify.h) */
-    if (db->batch_depth == 0) gr_propagate_flush(db);
+    if (db->batch_depth == 0) gr_propagate_sync(db);
 }
 
 /* ---- admission and accounting (INFO commandstats, errorstats) ---- */

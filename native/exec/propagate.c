@@ -506,6 +506,15 @@ void gr_propagate_exec_end(gr_db_t *db) {
     p->in_exec = p->multi_written = 0;
 }
 
+void gr_propagate_sync(gr_db_t *db) {
+    gr_propagation_t *p = &db->propagation;
+    gr_propagate_flush(db);
+    if (p->sync_pending && p->sync && !p->in_exec) {
+        p->sync_pending = 0;
+        p->sync(p->sink_context, db);
+    }
+}
+
 void gr_propagate_flush(gr_db_t *db) {
     gr_propagation_t *p = &db->propagation;
     if (p->sink && (p->length || p->failed) && !p->in_exec) p->sink(p->sink_context, db);

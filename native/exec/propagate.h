@@ -50,6 +50,11 @@ typedef struct gr_propagation {
      * length to 0 (or keeps some to retry). NULL: nothing is recorded. */
     void (*sink)(void *context, struct gr_db *db);
     void *sink_context;
+    /* appendfsync always: the sink wrote and asks for an fdatasync before replies leave;
+     * gr_propagate_sync calls sync once for everything written since (group commit: one
+     * fdatasync for all the RESP clients a server loop iteration served) */
+    uint8_t sync_pending;
+    void (*sync)(void *context, struct gr_db *db);
 } gr_propagation_t;
 
 /* Lifecycle (db.c) */
@@ -80,7 +85,9 @@ void gr_propagate_command_end(struct gr_db *db, int64_t dirty_before, const gr_r
 void gr_propagate_exec_begin(struct gr_db *db);
 void gr_propagate_exec_end(struct gr_db *db);
 
-/* Hand the pending bytes to the sink (before replies go out). */
+/* Hand the pending bytes to the sink (the end of every batch of commands). */
 void gr_propagate_flush(struct gr_db *db);
+/* Flush, then make it durable when the policy says so: call it before replies leave. */
+void gr_propagate_sync(struct gr_db *db);
 
 #endif

@@ -168,11 +168,16 @@ static void aof_sink(void *context, gr_db_t *db) {
     aof->unsynced += (int64_t)p->length;
     if (!aof->lost_entries) aof->last_write_ok = 1;
     p->length = 0;
-    if (db->config.appendfsync == GR_APPENDFSYNC_ALWAYS) {
-        fdatasync(aof->fd);
-        aof->unsynced = 0;
-        aof->last_fsync_ms = monotonic_ms();
-    }
+    if (db->config.appendfsync == GR_APPENDFSYNC_ALWAYS) p->sync_pending = 1;   /* aof_sync, before the replies */
+}
+
+/* appendfsync always: what the batches since the last call wrote reaches the disk. */
+static void aof_sync(void *context, gr_db_t *db) {
+    gr_aof_t *aof = context;
+    (void)db;
+    fdatasync(aof->fd);
+    aof->unsynced = 0;
+    aof->last_fsync_ms = monotonic_ms();
 }
 
 /* ---- the dataset as commands (BGREWRITEAOF's child, CONFIG SET appendonly yes) ---- */
@@ -319,6 +324,8 @@ int gr_aof_start(gr_db_t *db, int write_dataset_first, char *message, size_t mes
     db->propagation.length = 0;
     db->propagation.failed = 0;
     db->propagation.sink_context = aof;
+    db->propagation.sync = aof_sync;
+    db->propagation.sync_pending = 0;
     db->propagation.sink = aof_sink;
     return 0;
 }
@@ -339,8 +346,10 @@ static void abandon_rewrite(gr_aof_t *aof) {
 void gr_aof_stop(gr_db_t *db) {
     gr_aof_t *aof = db->aof;
     if (!aof) return;
-    gr_propagate_flush(db);
+    gr_propagate_sync(db);
     db->propagation.sink = NULL;
+    db->propagation.sync = NULL;
+    db->propagation.sync_pending = 0;
     db->propagation.sink_context = NULL;
     db->propagation.length = 0;
     abandon_rewrite(aof);
@@ -438,7 +447,7 @@ static void finish_rewrite(gr_db_t *db, int ok) {
 void gr_aof_cron(gr_db_t *db) {
     gr_aof_t *aof = db->aof;
     if (!aof) return;
-    gr_propagate_flush(db);
+    gr_propagate_sync(db);
     if (aof->child > 0) {
         int status;
         pid_t done = waitpid(aof->child, &status, WNOHANG);

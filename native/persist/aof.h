@@ -4,7 +4,8 @@
  * What to record is exec's business (exec/propagate.h: both transports' commands as RESP,
  * with Redis's rewrites for replay); this file owns the file. gr_aof_start installs itself
  * as the stream's sink, so the pending RESP is written before any reply leaves the server:
- *   appendfsync always    write + fdatasync before the replies of the batch are sent
+ *   appendfsync always    write per batch; one fdatasync before the replies go out (group
+ *                         commit: every RESP client one server loop iteration read, as Redis)
  *   appendfsync everysec  write per batch; a worker thread fdatasyncs once a second (the
  *                         cron asks it), so the serving thread never waits on the disk
  *   appendfsync no        write per batch; the kernel decides when it reaches the disk

@@ -274,7 +274,7 @@ int64_t gr_rings_poll(gr_rings_t *rings) {
         }
         if (session->state.kill_requested) continue;            /* CLIENT KILL: likewise */
         if (session->writer.stage_length) {
-            gr_propagate_flush(rings->db);   /* the append-only log first: appendfsync always */
+            gr_propagate_sync(rings->db);    /* the append-only log first: appendfsync always */
             flush_replies(session);
         }
         /* A parked or backlogged session is still read: handle_request takes only the
@@ -286,7 +286,7 @@ int64_t gr_rings_poll(gr_rings_t *rings) {
         size_t n = gr_ring_read(&session->requests, handle_request, &drain, BATCH_LIMIT);
         if (n) {
             executed += (int64_t)n;
-            gr_propagate_flush(rings->db);   /* the append-only log first: appendfsync always */
+            gr_propagate_sync(rings->db);    /* the append-only log first: appendfsync always */
             flush_replies(session);
         }
         if (session_corrupt(session)) rings->corrupt_pending = 1;

@@ -65,6 +65,10 @@ struct gr_server {
     int accept_errno;
     uint64_t *killed_sessions;
     size_t killed_count, killed_capacity;
+    /* RESP connections whose replies wait for the append-only log's fdatasync (appendfsync
+     * always): one fsync after the loop iteration's reads, then they are written */
+    int *synced_fds;
+    size_t synced_count, synced_capacity;
     char log[LOG_CAPACITY];
     size_t log_length;
     int64_t log_dropped;
@@ -145,6 +149,7 @@ void gr_server_free(gr_server_t *s) {
     close(s->epoll_fd);
     free(s->slots);
     free(s->killed_sessions);
+    free(s->synced_fds);
     free(s);
 }
 
@@ -360,7 +365,28 @@ static void serve_connection(gr_server_t *s, int fd, uint32_t events) {
             return;
         }
     }
+    if (s->db->propagation.sync_pending) {   /* its replies wait for the log's fsync (serve_synced) */
+        if (s->synced_count == s->synced_capacity) {
+            size_t capacity = s->synced_capacity ? s->synced_capacity * 2 : 64;
+            int *grown = realloc(s->synced_fds, capacity * sizeof *grown);
+            if (!grown) { gr_propagate_sync(s->db); after_io(s, fd); return; }
+            s->synced_fds = grown;
+            s->synced_capacity = capacity;
+        }
+        s->synced_fds[s->synced_count++] = fd;
+        return;
+    }
     after_io(s, fd);
+}
+
+/* appendfsync always: one fdatasync for every write this iteration read, then the replies. */
+static void serve_synced(gr_server_t *s) {
+    gr_propagate_sync(s->db);
+    for (size_t i = 0; i < s->synced_count; i++) {
+        int fd = s->synced_fds[i];
+        if ((size_t)fd < s->slot_capacity && s->slots[fd].conn) after_io(s, fd);
+    }
+    s->synced_count = 0;
 }
 
 static gr_resp_conn_t *resp_of(gr_server_t *s, const gr_connection_t *state) {
@@ -533,6 +559,7 @@ int gr_server_run(gr_server_t *s, int64_t max_ns, int64_t spin_ns, int busy) {
                 break;
             }
         }
+        if (s->synced_count || db->propagation.sync_pending) serve_synced(s);
         if (db->blocked_count) gr_db_expire_blocked(db);
         if (db->woken_pending) serve_woken(s);
         if (db->pending_output_count) serve_pending_output(s);
