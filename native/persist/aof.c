@@ -508,8 +508,10 @@ static void discard_pair(gr_reply_t *r, const uint8_t *k, size_t kn, const uint8
 static void discard_double(gr_reply_t *r, double v) { (void)r, (void)v; }
 
 static const gr_reply_ops_t discard_ops = {
-    discard_integer, discard_bulk, discard_nil, discard_nil, discard_status, discard_error, discard_count,
-    discard_keyed, discard_pair, discard_count, discard_bulk, discard_double, discard_count};
+    .integer = discard_integer, .bulk = discard_bulk, .nil = discard_nil, .nil_array = discard_nil,
+    .status = discard_status, .error = discard_error, .array_begin = discard_count, .keyed_array_begin = discard_keyed,
+    .pair = discard_pair, .map_begin = discard_count, .verbatim = discard_bulk, .double_value = discard_double,
+    .set_begin = discard_count, .push_begin = discard_count};
 
 /* One RESP array of bulk strings at data[*offset]: 1 parsed (argv points into data), 0 cut
  * short by the end, -1 malformed. */
