@@ -318,8 +318,10 @@ class Database:
         return lib.gr_db_key_count(self.pointer)
 
     def cron(self, budget_us: int) -> int:
-        """Active expiry and idle rehashing, the append-only log's fsync and rewrite; returns the keys expired."""
+        """Active expiry and idle rehashing, reaping a BGSAVE child and the save rules, the
+        append-only log's fsync and rewrite; returns the keys expired."""
         expired = lib.gr_db_cron(self.pointer, budget_us)
+        lib.gr_persist_cron(self.pointer)
         lib.gr_aof_cron(self.pointer)
         return expired
 
@@ -339,6 +341,26 @@ class Database:
 
     def aof_stop(self) -> None:
         lib.gr_aof_stop(self.pointer)
+
+    # Snapshots (native/persist/persistence.h)
+    def load_snapshot(self) -> tuple[bool, float]:
+        """Load dir/dbfilename: (loaded, seconds); no file is (False, 0). ValueError names the
+        file, what is wrong and the offset when the file is refused (nothing is loaded)."""
+        error = ffi.new("char[]", 1024)
+        result = lib.gr_persist_load_at_start(self.pointer, error, 1024)
+        if result < 0:
+            raise ValueError(ffi.string(error).decode(errors="replace"))
+        return result == 1, lib.gr_persist_last_load_seconds(self.pointer)
+
+    def prepare_shutdown(self, mode: int = -1) -> None:
+        """Kill a BGSAVE child, then save if mode is 1, or -1 and save rules are set; ValueError on failure."""
+        error = ffi.new("char[]", 1024)
+        if lib.gr_persist_prepare_shutdown(self.pointer, mode, error, 1024) != 0:
+            raise ValueError(ffi.string(error).decode(errors="replace"))
+
+    def shutdown_requested(self) -> bool:
+        """SHUTDOWN ran (and saved, if it had to): stop serving."""
+        return bool(lib.gr_persist_shutdown_requested(self.pointer))
 
     def configure(self, name: str, value: "str | int | bool") -> None:
         """Set a CONFIG parameter at startup (immutable ones too); ValueError says why not."""

@@ -39,6 +39,7 @@ CDEF_HEADERS = [
     "ring/fragment.h",
     "exec/db.h",
     "persist/aof.h",
+    "persist/persistence.h",
     "ring/session.h",
     "client/client.h",
     "client/client_batch.h",

@@ -6,8 +6,8 @@ The layers, lowest first (check_layers.py enforces who may include whom):
 
     core/      allocator, varint, glob, number text: no goblin includes
     engines/   data structures (keyspace, string, list/): core only
-    exec/      requests, replies, the db, blocking: core and engines
-    persist/   the append-only log and snapshots (files, fork, replay): exec and below
+    exec/      requests, replies, the db, blocking, the background child: core and engines
+    persist/   the append-only log and snapshots (files, fork, replay, load at start): exec and below
     commands/  the command table and its handlers per family: exec and below
     resp/      the RESP transport: exec's entry points
     ring/      the ring, the SBE codec, ring sessions: exec's entry points

@@ -29,8 +29,14 @@ class GoblinServer:
         STARTED_NAMES.add(self.name)
         self.runtime_dir = Path(runtime_dir)
         self.port = free_port() if port is None else port
+        # As RedisServer below: no save rules unless the test gives its own, and the snapshot
+        # file (if any) in the server's own runtime directory, never the working directory.
+        if "--dir" not in extra:
+            self.runtime_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        defaults = [*([] if "--save" in extra else ["--save", ""]),
+                    *([] if "--dir" in extra else ["--dir", str(self.runtime_dir)])]
         self.args = [sys.executable, "-m", "goblin_ring.server", "--name", self.name,
-                     "--runtime-dir", str(self.runtime_dir), "--port", str(self.port), *extra]
+                     "--runtime-dir", str(self.runtime_dir), "--port", str(self.port), *defaults, *extra]
         self.process: subprocess.Popen | None = None
         self.log: list[str] = []
 

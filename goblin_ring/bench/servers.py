@@ -135,8 +135,14 @@ class GoblinServer(Server):
 
     def argv(self) -> list[str]:
         pin = ["--server-core", str(self.core), "--poll", "busy"] if self.core is not None else []
+        # No persistence unless a scenario asks (as the redis columns: --save ""), and any
+        # snapshot in the server's own runtime directory, never the working directory.
+        if "--dir" not in self.extra:
+            self.runtime_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        defaults = [*([] if "--save" in self.extra else ["--save", ""]),
+                    *([] if "--dir" in self.extra else ["--dir", str(self.runtime_dir)])]
         return [sys.executable, "-m", "goblin_ring.server", "--name", self.name, "--runtime-dir",
-                str(self.runtime_dir), "--port", str(self.port), *pin, *self.extra]
+                str(self.runtime_dir), "--port", str(self.port), *pin, *defaults, *self.extra]
 
     def leftovers(self) -> list[str]:
         return goblin_segments(self.name)

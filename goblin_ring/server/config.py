@@ -51,6 +51,12 @@ class ServerConfig:
     appendfsync: str = "everysec"
     appendfilename: str = "appendonly.aof"
     aof_load_truncated: bool = True
+    # Snapshots (native/persist/): dbfilename in dir, the save rules in Redis's syntax (None:
+    # Redis's default "3600 1 300 100 60 10000"; "": never), and whether a refused file
+    # (truncated, corrupt) lets the server start empty instead of refusing to start.
+    dbfilename: str = "dump.grdb"
+    save: str | None = None
+    start_empty_on_bad_snapshot: bool = False
 
     def validate(self) -> None:
         if not NAME_PATTERN.match(self.name):
@@ -87,6 +93,8 @@ class ServerConfig:
             raise ConfigError(f"--appendfilename {self.appendfilename!r}: a file name in --dir, not a path")
         if self.dir is not None and not os.path.isdir(self.dir):
             raise ConfigError(f"--dir {self.dir}: no such directory")
+        if not self.dbfilename or "/" in self.dbfilename:
+            raise ConfigError(f"--dbfilename {self.dbfilename!r}: a file name, not a path")
         if self.server_core is not None and not 0 <= self.server_core < (os.cpu_count() or 1):
             raise ConfigError(f"--server-core {self.server_core}: this machine has cores 0 to "
                               f"{(os.cpu_count() or 1) - 1}")
@@ -162,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="close RESP clients idle this many seconds; 0 never (default: 0)")
     parser.add_argument("--maxmemory", type=parse_size, default=0,
                         help="refuse commands that add data once used memory exceeds this (default: 0, no limit)")
-    parser.add_argument("--dir", help="directory of the append-only file (default: the runtime dir)")
+    parser.add_argument("--dir", help="directory of the snapshot and append-only files (default: the runtime dir)")
     parser.add_argument("--appendonly", default="no", choices=("yes", "no"),
                         help="log every write to the append-only file and replay it at start (default: no)")
     parser.add_argument("--appendfsync", default="everysec", choices=("always", "everysec", "no"),
@@ -172,6 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the append-only file's name in --dir (default: appendonly.aof)")
     parser.add_argument("--aof-load-truncated", default="yes", choices=("yes", "no"),
                         help="at start, drop a last command cut short instead of refusing to start (default: yes)")
+    parser.add_argument("--dbfilename", default="dump.grdb", help="snapshot file name (default: dump.grdb)")
+    parser.add_argument("--save", action="append", nargs="*", metavar="SECONDS CHANGES",
+                        help='snapshot rules, Redis\'s syntax: --save "3600 1 300 100" (or --save 3600 1 '
+                             '--save 300 100); --save "" never saves (default: 3600 1 300 100 60 10000)')
+    parser.add_argument("--start-empty-on-bad-snapshot", action="store_true",
+                        help="a truncated or corrupt snapshot file is logged and skipped instead of "
+                             "refusing to start")
     return parser
 
 
@@ -186,6 +201,9 @@ def config_from_args(argv: list[str] | None = None) -> ServerConfig:
         requirepass=arguments.requirepass, protected_mode=arguments.protected_mode == "yes",
         maxclients=arguments.maxclients, timeout=arguments.timeout, maxmemory=arguments.maxmemory,
         dir=arguments.dir, appendonly=arguments.appendonly == "yes", appendfsync=arguments.appendfsync,
-        appendfilename=arguments.appendfilename, aof_load_truncated=arguments.aof_load_truncated == "yes")
+        appendfilename=arguments.appendfilename, aof_load_truncated=arguments.aof_load_truncated == "yes",
+        dbfilename=arguments.dbfilename,
+        save=None if arguments.save is None else " ".join(word for group in arguments.save for word in group).strip(),
+        start_empty_on_bad_snapshot=arguments.start_empty_on_bad_snapshot)
     config.validate()
     return config

@@ -81,12 +81,15 @@ class Server:
         self.database.set_list_implementation(config.list_implementation)
         for name, value in (("bind", config.bind), ("unixsocket", config.unixsocket or ""),
                             ("dir", os.path.abspath(config.dir) if config.dir else str(self.runtime_dir)),
+                            ("dbfilename", config.dbfilename),
                             ("requirepass", config.requirepass),
                             ("protected-mode", config.protected_mode),
                             ("timeout", config.timeout), ("maxmemory", config.maxmemory),
                             ("appendfsync", config.appendfsync), ("appendfilename", config.appendfilename),
                             ("aof-load-truncated", config.aof_load_truncated)):
             self.database.configure(name, value)
+        if config.save is not None:
+            self.database.configure("save", config.save)
         self.rings = _native.RingSessions(self.database)
         # RESP clients, the ring drain and the doorbells are served in C; this selector
         # (control sockets) is nested in its epoll set. One id space for ring sessions and
@@ -104,6 +107,7 @@ class Server:
         self.segment_worker: SegmentWorker | None = None
         self.unix_listening = False
         self.started = False
+        self.shutdown_command = False       # stopped by SHUTDOWN (which saved), not by a signal
 
     # ---- lifecycle -----------------------------------------------------------------
 
@@ -148,9 +152,11 @@ class Server:
         self.started = True
 
     def _load_data(self) -> None:
-        """With --appendonly yes the append-only file is the data (as Redis: it wins over any
-        other source); it is replayed, then opened to record every write from here on."""
+        """With --appendonly yes the append-only file is the data (as Redis: it wins over the
+        snapshot); it is replayed, then opened to record every write from here on. Otherwise
+        the snapshot (dir/dbfilename) is loaded, if there is one."""
         if not self.config.appendonly:
+            self._load_snapshot()
             return
         directory = self.config.dir or str(self.runtime_dir)
         path = os.path.join(directory, self.config.appendfilename)
@@ -170,6 +176,20 @@ class Server:
             self.database.aof_start(write_dataset=loaded is None and self.database.key_count() > 0)
         except OSError as error:
             raise StartupError(f"--appendonly yes: {error}") from None
+
+    def _load_snapshot(self) -> None:
+        """Redis's loadDataFromDisk: the snapshot before any client is served. A refused file
+        stops the start (exit 2, the message names the file and the offset) unless
+        --start-empty-on-bad-snapshot says to log it and start empty."""
+        try:
+            loaded, seconds = self.database.load_snapshot()
+        except ValueError as error:
+            if not self.config.start_empty_on_bad_snapshot:
+                raise StartupError(f"refusing to start: {error} (--start-empty-on-bad-snapshot starts empty)") from None
+            log(f"snapshot refused, starting empty: {error}")
+            return
+        if loaded:
+            log(f"DB loaded from disk: {seconds:.3f} seconds, {self.database.key_count()} keys")
 
     def _fit_maxclients_to_descriptors(self) -> None:
         """Redis's adjustOpenFilesLimit: raise the descriptor limit to maxclients plus the
@@ -326,6 +346,10 @@ class Server:
             if self.control_paused_until and now >= self.control_paused_until:
                 self._resume_control_accept()
             reasons = serving.run(max(0, int((next_cron - now) * 1e9)), spin_ns, busy)
+            if self.database.shutdown_requested():     # SHUTDOWN: it has saved if it had to
+                log("SHUTDOWN: stopping")
+                self.shutdown_command = True
+                break
             if reasons & serving.LOG:
                 for line in serving.take_log():
                     log(line)
@@ -568,6 +592,12 @@ def run(config: ServerConfig) -> int:
     try:
         server.start()
         server.serve_forever()
+        if not server.shutdown_command:
+            # SIGTERM/SIGINT: as Redis, save first when save rules are set (and a child is killed)
+            try:
+                server.database.prepare_shutdown(-1)
+            except ValueError as error:
+                log(f"error saving the snapshot at shutdown: {error}")
     finally:
         server.shutdown(quiet=not server.started)
     return 0

@@ -6,8 +6,9 @@
  * requirepass gates new connections' commands, protected-mode and maxclients are read by
  * the server at accept, timeout by the cron, proto-max-bulk-len by the RESP parser,
  * maxmemory by command admission, the encoding thresholds (list-max-listpack-size, the
- * set/hash/zset *-max-* ones) by the types when they convert. Parameters fixed at startup are immutable, with Redis's
- * error; persistence parameters accept only "no persistence" values. CONFIG SET of several
+ * set/hash/zset *-max-* ones) by the types when they convert, dir/dbfilename/save by the
+ * snapshots (persist/). Parameters fixed at startup are immutable, with Redis's error;
+ * appendonly accepts only "no". CONFIG SET of several
  * pairs validates all of them before changing any, as Redis 7 does.
  */
 #include <ctype.h>
@@ -25,6 +26,8 @@
 #include "core/glob.h"
 #include "exec/server_text.h"
 #include "persist/aof.h"
+#include "persist/persistence.h"
+#include <sys/stat.h>
 
 typedef enum { KIND_TEXT, KIND_INT, KIND_MEMORY, KIND_BOOL, KIND_OUTPUT_LIMITS, KIND_MEMORY_OR_PERCENT } param_kind_t;
 
@@ -37,6 +40,7 @@ typedef enum {
     P_ZSET_MAX_LISTPACK_ENTRIES, P_ZSET_MAX_LISTPACK_VALUE,
     P_NOTIFY_KEYSPACE_EVENTS,
     P_APPENDFSYNC, P_APPENDFILENAME, P_AOF_LOAD_TRUNCATED, P_AUTO_AOF_REWRITE_PERCENTAGE, P_AUTO_AOF_REWRITE_MIN_SIZE,
+    P_DBFILENAME, P_RDB_KEY_SAVE_DELAY,   /* persistence (persist/) */
     P_COUNT
 } param_id_t;
 
@@ -52,7 +56,7 @@ static const param_t params[P_COUNT] = {
     [P_PORT] = {"port", KIND_INT, 0, 0, 65535},
     [P_BIND] = {"bind", KIND_TEXT, 0, 0, 0},
     [P_UNIXSOCKET] = {"unixsocket", KIND_TEXT, 0, 0, 0},
-    [P_DIR] = {"dir", KIND_TEXT, 0, 0, 0},
+    [P_DIR] = {"dir", KIND_TEXT, 1, 0, 0},
     [P_DATABASES] = {"databases", KIND_INT, 0, 1, GR_DB_COUNT},
     [P_REQUIREPASS] = {"requirepass", KIND_TEXT, 1, 0, 0},
     [P_PROTECTED_MODE] = {"protected-mode", KIND_BOOL, 1, 0, 1},
@@ -90,6 +94,10 @@ static const param_t params[P_COUNT] = {
     [P_AOF_LOAD_TRUNCATED] = {"aof-load-truncated", KIND_BOOL, 1, 0, 1},
     [P_AUTO_AOF_REWRITE_PERCENTAGE] = {"auto-aof-rewrite-percentage", KIND_INT, 1, 0, INT32_MAX},
     [P_AUTO_AOF_REWRITE_MIN_SIZE] = {"auto-aof-rewrite-min-size", KIND_MEMORY, 1, 0, INT64_MAX},
+    /* Snapshots (persist/persistence.c): where, when (save, above), and Redis's test knob that
+     * slows a save down by this many microseconds per key. */
+    [P_DBFILENAME] = {"dbfilename", KIND_TEXT, 1, 0, 0},
+    [P_RDB_KEY_SAVE_DELAY] = {"rdb-key-save-delay", KIND_INT, 1, INT32_MIN, INT32_MAX},
 };
 
 static const char *const appendfsync_names[] = {[GR_APPENDFSYNC_NO] = "no", [GR_APPENDFSYNC_ALWAYS] = "always",
@@ -127,7 +135,7 @@ static void param_value(const gr_db_t *db, int id, char *out, size_t size) {
     case P_MAXCLIENTS: snprintf(out, size, "%lld", (long long)db->config.maxclients); break;
     case P_TIMEOUT: snprintf(out, size, "%lld", (long long)db->config.timeout_s); break;
     case P_PROTO_MAX_BULK_LEN: snprintf(out, size, "%lld", (long long)db->config.proto_max_bulk_len); break;
-    case P_SAVE: snprintf(out, size, "%s", ""); break;
+    case P_SAVE: gr_persist_format_save_rules(&db->persistence, out, size); break;
     case P_APPENDONLY: snprintf(out, size, "%s", db->aof ? "yes" : "no"); break;
     case P_HZ: snprintf(out, size, "10"); break;
     case P_LIST_IMPLEMENTATION: snprintf(out, size, "%s", db->info.list_implementation); break;
@@ -163,6 +171,8 @@ static void param_value(const gr_db_t *db, int id, char *out, size_t size) {
     case P_AOF_LOAD_TRUNCATED: snprintf(out, size, "%s", db->config.aof_load_truncated ? "yes" : "no"); break;
     case P_AUTO_AOF_REWRITE_PERCENTAGE: snprintf(out, size, "%lld", (long long)db->config.auto_aof_rewrite_percentage); break;
     case P_AUTO_AOF_REWRITE_MIN_SIZE: snprintf(out, size, "%lld", (long long)db->config.auto_aof_rewrite_min_size); break;
+    case P_DBFILENAME: snprintf(out, size, "%s", db->persistence.dbfilename); break;
+    case P_RDB_KEY_SAVE_DELAY: snprintf(out, size, "%lld", (long long)db->persistence.key_save_delay_us); break;
     case P_COUNT: out[0] = '\0'; break;
     }
 }
@@ -306,8 +316,13 @@ static int validate(int id, const char *value, parsed_value_t *parsed, char *why
         snprintf(why, why_size, "goblin-ring never evicts: the only policy is noeviction");
         return -1;
     }
-    if (id == P_SAVE && value[0] != '\0') {
-        snprintf(why, why_size, "goblin-ring keeps no snapshots: save must be \"\"");
+    if (id == P_SAVE) {
+        gr_save_rule_t rules[GR_SAVE_RULES_MAX];
+        int32_t count;
+        if (gr_persist_parse_save_rules(value, rules, &count, why, why_size) != 0) return -1;
+    }
+    if (id == P_DBFILENAME && (strchr(value, '/') || !value[0] || strlen(value) >= sizeof ((gr_db_t *)0)->persistence.dbfilename)) {
+        snprintf(why, why_size, value[0] ? "dbfilename can't be a path, just a filename" : "dbfilename can't be empty");
         return -1;
     }
     if (id == P_APPENDFSYNC) {
@@ -321,6 +336,14 @@ static int validate(int id, const char *value, parsed_value_t *parsed, char *why
         snprintf(why, why_size, "appendfilename can't be a path, just a filename");
         return -1;
     }
+    if (id == P_DIR) {
+        struct stat info;
+        if (strlen(value) >= sizeof ((gr_db_t *)0)->config.dir) { snprintf(why, why_size, "argument is too long"); return -1; }
+        if (stat(value, &info) != 0 || !S_ISDIR(info.st_mode)) {
+            snprintf(why, why_size, "No such file or directory");
+            return -1;
+        }
+    }
     if (id == P_REQUIREPASS && strlen(value) >= sizeof ((gr_db_t *)0)->requirepass) {
         snprintf(why, why_size, "argument is too long");
         return -1;
@@ -333,6 +356,11 @@ static void apply(gr_db_t *db, int id, const parsed_value_t *parsed) {
     case P_BIND: snprintf(db->config.bind, sizeof db->config.bind, "%s", parsed->text); break;
     case P_UNIXSOCKET: snprintf(db->config.unixsocket, sizeof db->config.unixsocket, "%s", parsed->text); break;
     case P_DIR: snprintf(db->config.dir, sizeof db->config.dir, "%s", parsed->text); break;
+    case P_SAVE:
+        gr_persist_parse_save_rules(parsed->text, db->persistence.save_rules, &db->persistence.save_rule_count, NULL, 0);
+        break;
+    case P_DBFILENAME: snprintf(db->persistence.dbfilename, sizeof db->persistence.dbfilename, "%s", parsed->text); break;
+    case P_RDB_KEY_SAVE_DELAY: db->persistence.key_save_delay_us = parsed->number; break;
     case P_REQUIREPASS: snprintf(db->requirepass, sizeof db->requirepass, "%s", parsed->text); break;
     case P_PROTECTED_MODE: db->config.protected_mode = (uint8_t)parsed->number; break;
     case P_MAXMEMORY: db->config.maxmemory = parsed->number; break;
@@ -375,7 +403,7 @@ static void apply(gr_db_t *db, int id, const parsed_value_t *parsed) {
     case P_AOF_LOAD_TRUNCATED: db->config.aof_load_truncated = (uint8_t)parsed->number; break;
     case P_AUTO_AOF_REWRITE_PERCENTAGE: db->config.auto_aof_rewrite_percentage = parsed->number; break;
     case P_AUTO_AOF_REWRITE_MIN_SIZE: db->config.auto_aof_rewrite_min_size = parsed->number; break;
-    default: break;   /* fixed values (databases, hz, save "", ...) */
+    default: break;   /* fixed values (databases, hz, ...) */
     }
 }
 

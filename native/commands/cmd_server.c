@@ -134,19 +134,27 @@ static void info_memory(gr_db_t *db, gr_text_t *text) {
     gr_text_append(text, "goblin_memory_session:%lld\r\n", (long long)gr_mem_used_by(GR_MEM_SESSION));
 }
 
-/* Redis's persistence fields with the values of a server that never saves, except
- * rdb_changes_since_last_save: the dirty counter (db.h's gr_db_count_changes), changes since
- * start, as no save ever resets it. */
+/* Redis's persistence fields. The rdb_* ones are the snapshots' (persist/persistence.c and
+ * db->persistence, db->child); the aof_* ones stay a server without an append-only log's until
+ * that lands. rdb_changes_since_last_save is the dirty counter (db.h's gr_db_count_changes). */
 static void info_persistence(gr_db_t *db, gr_text_t *text) {
+    const gr_persistence_t *p = &db->persistence;
+    const int bgsave = gr_child_running(db) == GR_CHILD_SNAPSHOT;
+    const int64_t now_s = db->now_ms / 1000;
     gr_text_append(text,
         "loading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\n"
         "current_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\n"
-        "rdb_changes_since_last_save:%lld\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:%lld\r\n"
-        "rdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:0\r\n"
-        "rdb_last_cow_size:0\r\nrdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\n",
-        (long long)db->dirty, (long long)(db->stats.start_time_ms / 1000));
+        "rdb_changes_since_last_save:%lld\r\nrdb_bgsave_in_progress:%d\r\nrdb_last_save_time:%lld\r\n"
+        "rdb_last_bgsave_status:%s\r\nrdb_last_bgsave_time_sec:%lld\r\nrdb_current_bgsave_time_sec:%lld\r\n"
+        "rdb_saves:%lld\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:%lld\r\nrdb_last_load_keys_loaded:%lld\r\n",
+        (long long)db->dirty, bgsave, (long long)p->lastsave_s, p->last_bgsave_ok ? "ok" : "err",
+        (long long)p->last_bgsave_seconds, (long long)(bgsave ? now_s - p->bgsave_started_s : -1),
+        (long long)p->saves, (long long)p->last_load_keys_expired, (long long)p->last_load_keys_loaded);
     gr_aof_info(db, text);   /* the aof_* fields (persist/aof.c) */
-    gr_text_append(text, "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n");
+    gr_text_append(text,
+        "module_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n"
+        "goblin_snapshot_file_bytes:%lld\r\ngoblin_snapshot_load_seconds:%.6f\r\n",
+        (long long)p->last_file_bytes, (double)p->loading_seconds_us / 1e6);
 }
 
 static void info_stats(gr_db_t *db, gr_text_t *text) {
@@ -344,12 +352,6 @@ void gr_cmd_time(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
     gr_reply_array_begin(reply, 2);
     gr_reply_bulk(reply, (const uint8_t *)seconds, s);
     gr_reply_bulk(reply, (const uint8_t *)micros, u);
-}
-
-void gr_cmd_lastsave(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                     gr_reply_t *reply) {
-    (void)argc, (void)argv, (void)argv_length;
-    gr_reply_integer(reply, db->stats.start_time_ms / 1000);
 }
 
 void gr_cmd_quit(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {

@@ -45,7 +45,7 @@ extern const gr_block_spec_t gr_zset_block_pop;   /* BZPOPMIN, BZPOPMAX, BZMPOP 
 /* ---- argv handlers ---- */
 #define GR_ARGV_HANDLERS(X) \
     X(echo) X(info) X(memory) X(goblin_memory) X(list_internals) X(config) X(client) X(command) X(hello) \
-    X(auth) X(reset) X(object) X(function) X(lastsave) \
+    X(auth) X(reset) X(object) X(function) \
     X(time) X(quit) X(copy) \
     X(renamenx) X(touch) X(randomkey) X(dump) X(restore) X(sort) X(sort_ro) \
     X(sadd) X(srem) X(smembers) X(sismember) X(smismember) X(scard) X(spop) X(srandmember) X(smove) X(sinter) \
@@ -79,5 +79,8 @@ GR_ZSET_HANDLERS(GR_DECLARE_ARGV)
 /* ---- the append-only log's commands (cmd_aof.c; rows in aof.def) ---- */
 #define GR_AOF_HANDLERS(X) X(bgrewriteaof)
 GR_AOF_HANDLERS(GR_DECLARE_ARGV)
+/* ---- persistence (cmd_persistence.c; rows in persistence.def) ---- */
+#define GR_PERSISTENCE_HANDLERS(X) X(save) X(bgsave) X(lastsave) X(shutdown) X(debug)
+GR_PERSISTENCE_HANDLERS(GR_DECLARE_ARGV)
 
 #endif

@@ -73,6 +73,14 @@ gr_db_t *gr_db_new(uint64_t seed) {
     db->config.auto_aof_rewrite_percentage = 100;
     db->config.auto_aof_rewrite_min_size = 64LL * 1024 * 1024;
     strcpy(db->config.bind, "127.0.0.1");
+    /* persistence (persist/): Redis's default save rules, a file name of goblin's own */
+    strcpy(db->persistence.dbfilename, "dump.grdb");
+    static const gr_save_rule_t default_rules[] = {{3600, 1}, {300, 100}, {60, 10000}};
+    memcpy(db->persistence.save_rules, default_rules, sizeof default_rules);
+    db->persistence.save_rule_count = 3;
+    db->persistence.lastsave_s = db->stats.start_time_ms / 1000;
+    db->persistence.last_bgsave_ok = 1;
+    db->persistence.last_bgsave_seconds = -1;
     strcpy(db->info.list_implementation, "segmented");
     strcpy(db->info.mode, "adaptive");
     return db;
@@ -358,6 +366,7 @@ int64_t gr_db_cron(gr_db_t *db, int64_t budget_us) {
     int64_t start = monotonic_us(), expired = 0;
     db->now_ms = now_ms();
     calibrate_cycles(db);
+    gr_child_reap(db);          /* a BGSAVE/BGREWRITEAOF child that ended: its owner's done runs */
     close_idle_clients(db);
     sample_stats(db);
     for (int i = 0; i < GR_DB_COUNT; i++) {

@@ -29,6 +29,7 @@
 #include "exec/pubsub.h"       /* the Pub/Sub registry and the subscriber each connection embeds */
 #include "exec/notify.h"       /* keyspace notifications: gr_notify below */
 #include "exec/value_type.h"   /* GR_TYPE_*, and each type's facts */
+#include "exec/child.h"        /* the one background child (BGSAVE, BGREWRITEAOF) */
 
 
 #define GR_DB_COUNT 16
@@ -147,6 +148,29 @@ typedef struct gr_db_config {
 } gr_db_config_t;
 
 enum { GR_APPENDFSYNC_NO = 0, GR_APPENDFSYNC_ALWAYS = 1, GR_APPENDFSYNC_EVERYSEC = 2 };
+/* Persistence settings and state (persist/snapshot.c reads and writes them; CONFIG and INFO
+ * persistence show them). Redis's names in the comments. */
+#define GR_SAVE_RULES_MAX 16
+typedef struct gr_save_rule { int64_t seconds, changes; } gr_save_rule_t;
+typedef struct gr_persistence {
+    char dbfilename[256];                 /* dbfilename (in config.dir) */
+    gr_save_rule_t save_rules[GR_SAVE_RULES_MAX];   /* save "<seconds> <changes> ..." */
+    int32_t save_rule_count;
+    int64_t key_save_delay_us;            /* rdb-key-save-delay: a child sleeps this long per key (tests) */
+    int64_t lastsave_s;                   /* lastsave: unix s of the last successful save */
+    int64_t last_save_attempt_s;          /* lastbgsave_try: a failed BGSAVE waits 5 s before a rule retries */
+    int64_t dirty_before_bgsave;          /* dirty at the fork: subtracted when the child succeeds */
+    uint8_t last_bgsave_ok;               /* lastbgstatus */
+    uint8_t bgsave_scheduled;             /* BGSAVE SCHEDULE while another child ran */
+    int64_t last_bgsave_seconds;          /* rdb_last_bgsave_time_sec (-1: none) */
+    int64_t saves;                        /* rdb_saves: successful saves since start */
+    int64_t last_load_keys_loaded, last_load_keys_expired;
+    int64_t loading_seconds_us;           /* how long the start-up load took */
+    int64_t last_file_bytes;              /* size of the last file written */
+    uint8_t shutdown_requested;           /* SHUTDOWN: the server loop stops (persistence.c) */
+    int64_t bgsave_started_s;             /* unix s the running BGSAVE child was forked */
+    int32_t bgsave_child_pid;             /* its pid (its temp file is temp-<pid>.grdb) */
+} gr_persistence_t;
 
 enum { GR_CLIENT_CLASS_NORMAL = 0, GR_CLIENT_CLASS_REPLICA = 1, GR_CLIENT_CLASS_PUBSUB = 2 };
 enum { GR_LIMIT_HARD = 0, GR_LIMIT_SOFT = 1, GR_LIMIT_SOFT_SECONDS = 2 };
@@ -175,6 +199,8 @@ typedef struct gr_db {
     char requirepass[256];                    /* empty: no AUTH needed */
     gr_db_config_t config;
     int64_t dirty;                            /* changes since the last save (rdb_changes_since_last_save) */
+    gr_child_t child;                         /* the background child (child.h): reaped by gr_db_cron */
+    gr_persistence_t persistence;             /* snapshot (and log) settings and state: persist/ */
     gr_command_stat_t command_stats[GR_COMMAND_STAT_SLOTS];
     gr_error_stat_t error_stats[GR_ERROR_STAT_SLOTS];
     int64_t total_error_replies;

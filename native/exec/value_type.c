@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <string.h>
 
+#include "core/digest.h"
 #include "exec/db.h"
 #include "engines/hash/hash.h"
 #include "engines/list/list.h"
@@ -42,6 +43,13 @@ static void *string_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
     return gr_string_new(data, length);
 }
 
+/* Digest (core/digest.h, Redis's xorObjectDigest): the bytes. */
+static void string_digest(const void *value, uint8_t out[20]) {
+    const gr_string_t *s = value;
+    gr_digest_mix_type(out, GR_DIGEST_STRING);
+    gr_digest_mix(out, s->data, s->length);
+}
+
 static void list_free(void *value) { gr_list_free(value); }
 static size_t list_bytes(const void *value) { return gr_list_allocated_bytes(value); }
 static const char *list_encoding(const void *value) { return gr_list_encoding_name(value); }
@@ -62,11 +70,14 @@ static void *list_duplicate(const gr_db_t *db, const void *value) {
     return copy;
 }
 
-/* Snapshot form: the element count, then each element length-prefixed, head first. The
- * engine is not saved: a loaded list converts to the server's --list-implementation, as any
- * list a standard command creates. */
+/* Snapshot form: a 0 byte, the engine the list converts to (GR_LIST_SEGMENTED or GR_LIST_PMA,
+ * so a GOBLIN.PMA list stays one across a restart or a RESTORE), the element count, then each
+ * element length-prefixed, head first. The first form had no marker and no engine (its count,
+ * never 0, came first): such a payload still loads, onto the server's --list-implementation. */
 static int list_save(const void *value, gr_snapshot_writer_t *out) {
     const gr_list_t *list = value;
+    gr_snapshot_write_u8(out, 0);
+    gr_snapshot_write_u8(out, (uint8_t)gr_list_target(list));
     gr_snapshot_write_varint(out, gr_list_length(list));
     gr_list_iter_t iter;
     gr_value_t item;
@@ -76,13 +87,24 @@ static int list_save(const void *value, gr_snapshot_writer_t *out) {
     return out->oom ? -1 : 0;
 }
 static void *list_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
+    gr_list_encoding_t target = db->list_target;
+    if (gr_snapshot_reader_remaining(in) && in->data[in->offset] == 0) {
+        uint8_t marker, engine;
+        gr_snapshot_read_u8(in, &marker);
+        if (gr_snapshot_read_u8(in, &engine) != 0) return NULL;
+        if (engine != GR_LIST_SEGMENTED && engine != GR_LIST_PMA) {
+            gr_snapshot_reader_fail(in, "unknown list engine");
+            return NULL;
+        }
+        target = (gr_list_encoding_t)engine;
+    }
     uint64_t count;
     if (gr_snapshot_read_count(in, 1, &count) != 0) return NULL;   /* an element is >= 1 byte */
     if (count == 0) {
         gr_snapshot_reader_fail(in, "empty list");
         return NULL;
     }
-    gr_list_t *list = gr_list_new_for(&db->list_config, db->list_target);
+    gr_list_t *list = gr_list_new_for(&db->list_config, target);
     if (!list) return NULL;
     for (uint64_t i = 0; i < count; i++) {
         const uint8_t *data;
@@ -93,6 +115,15 @@ static void *list_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
         }
     }
     return list;
+}
+
+/* Digest: each element mixed in, head first (order matters). */
+static void list_digest(const void *value, uint8_t out[20]) {
+    gr_digest_mix_type(out, GR_DIGEST_LIST);
+    gr_list_iter_t iter;
+    gr_value_t item;
+    gr_list_iter_init(&iter, value, 0, GR_LIST_HEAD);
+    while (gr_list_iter_next(&iter, &item)) gr_digest_mix(out, item.data, item.length);
 }
 
 static void hash_free(void *value) { gr_hash_free(value); }
@@ -152,6 +183,27 @@ static void *hash_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
     return hash;
 }
 
+/* Digest: per field, SHA1-mixed field then value, xored into the whole (order-free). A field
+ * with an expiry (Redis 7.0 has none) also mixes in its unix-ms time as text. */
+static void hash_digest(const void *value, uint8_t out[20]) {
+    const gr_hash_t *hash = value;
+    gr_digest_mix_type(out, GR_DIGEST_HASH);
+    gr_hash_iter_t iter;
+    gr_hash_entry_t entry;
+    gr_hash_iter_start(hash, &iter);
+    while (gr_hash_iter_next(&iter, &entry)) {
+        uint8_t element[20] = {0};
+        gr_digest_mix(element, entry.field, entry.field_length);
+        gr_digest_mix(element, entry.value, entry.value_length);
+        int64_t expire = gr_hash_field_expire(hash, entry.field, entry.field_length);
+        if (expire >= 0) {
+            char text[24];
+            gr_digest_mix(element, text, gr_int64_to_text(expire, text));
+        }
+        gr_digest_xor(out, element, sizeof element);
+    }
+}
+
 static void set_free(void *value) { gr_set_free(value); }
 static size_t set_bytes(const void *value) { return gr_set_allocated_bytes(value); }
 static const char *set_encoding(const void *value) { return gr_set_encoding_name(value); }
@@ -202,6 +254,15 @@ static void *set_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
     return NULL;
 }
 
+/* Digest: each member xored in (order-free). */
+static void set_digest(const void *value, uint8_t out[20]) {
+    gr_digest_mix_type(out, GR_DIGEST_SET);
+    gr_set_iter_t iter;
+    gr_set_member_t member;
+    gr_set_iter_start(value, &iter);
+    while (gr_set_iter_next(&iter, &member)) gr_digest_xor(out, member.data, member.length);
+}
+
 static void zset_free(void *value) { gr_zset_free(value); }
 static size_t zset_bytes(const void *value) { return gr_zset_allocated_bytes(value); }
 static const char *zset_encoding(const void *value) { return gr_zset_encoding_name(value); }
@@ -247,23 +308,37 @@ static void *zset_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
     return zset;
 }
 
+/* Digest: per member, SHA1-mixed member then score ("%.17g"), xored into the whole. */
+static void zset_digest(const void *value, uint8_t out[20]) {
+    gr_digest_mix_type(out, GR_DIGEST_ZSET);
+    gr_zset_iter_t iter;
+    gr_zset_entry_t entry;
+    gr_zset_iter_start(value, 0, &iter);
+    while (gr_zset_iter_next(&iter, &entry)) {
+        uint8_t element[20] = {0};
+        gr_digest_mix(element, entry.member, entry.member_length);
+        gr_digest_mix_score(element, entry.score);
+        gr_digest_xor(out, element, sizeof element);
+    }
+}
+
 static const gr_value_type_t builtin_types[] = {
     {.id = GR_TYPE_STRING, .name = "string", .memory = GR_MEM_STRING,
      .free = string_free, .allocated_bytes = string_bytes, .encoding = string_encoding,
-     .duplicate = string_duplicate, .save = string_save, .load = string_load},
+     .duplicate = string_duplicate, .save = string_save, .load = string_load, .digest = string_digest},
     {.id = GR_TYPE_LIST, .name = "list", .memory = GR_MEM_LIST,
      .free = list_free, .allocated_bytes = list_bytes, .encoding = list_encoding,
-     .duplicate = list_duplicate, .save = list_save, .load = list_load},
+     .duplicate = list_duplicate, .save = list_save, .load = list_load, .digest = list_digest},
     {.id = GR_TYPE_HASH, .name = "hash", .memory = GR_MEM_HASH,
      .free = hash_free, .allocated_bytes = hash_bytes, .encoding = hash_encoding,
-     .duplicate = hash_duplicate, .save = hash_save, .load = hash_load,
+     .duplicate = hash_duplicate, .save = hash_save, .load = hash_load, .digest = hash_digest,
      .expire_parts = hash_expire_parts, .has_expiring_parts = hash_has_expiring_parts},
     {.id = GR_TYPE_SET, .name = "set", .memory = GR_MEM_SET,
      .free = set_free, .allocated_bytes = set_bytes, .encoding = set_encoding,
-     .duplicate = set_duplicate, .save = set_save, .load = set_load},
+     .duplicate = set_duplicate, .save = set_save, .load = set_load, .digest = set_digest},
     {.id = GR_TYPE_ZSET, .name = "zset", .memory = GR_MEM_ZSET,
      .free = zset_free, .allocated_bytes = zset_bytes, .encoding = zset_encoding,
-     .duplicate = zset_duplicate, .save = zset_save, .load = zset_load},
+     .duplicate = zset_duplicate, .save = zset_save, .load = zset_load, .digest = zset_digest},
 };
 
 /* ---- the registry ---- */

@@ -5,7 +5,7 @@
  * filters by, how to free a value, how many bytes it holds (MEMORY USAGE), its encoding name
  * (OBJECT ENCODING), how to copy one (COPY), the allocator category its engine counts under (GOBLIN.MEMORY, INFO
  * memory) and the snapshot hooks (save and load in core/snapshot_io.h's encoding, for DUMP/RESTORE
- * and later whole snapshots; digest NULL until the snapshot issue). db.c, cmd_keys.c and cmd_server.c read rows and never name a type.
+ * and whole snapshots, persist/snapshot.c) and the digest hook (DEBUG DIGEST, DIGEST-VALUE). db.c, cmd_keys.c and cmd_server.c read rows and never name a type.
  *
  * Adding a type (hash, zset, array) is: its engine folder (engines/<type>/, allocating under
  * its own gr_mem_category_t), its command rows and handlers, one row in value_type.c's
@@ -50,7 +50,10 @@ typedef struct gr_value_type {
      * db's thresholds (encodings as a fresh value of that size gets); NULL with the reader's
      * error set (or, when the bytes were fine, none set: out of memory), having freed what it
      * built. A type without them cannot be DUMPed (DUMP and RESTORE refuse it).
-     * digest: DEBUG DIGEST-VALUE's 20 bytes; NULL until the snapshot issue. */
+     * digest: DEBUG DIGEST's and DIGEST-VALUE's step for a value: out holds the key's digest so
+     * far (zeros, or the key name mixed in); mix in the type's Redis number, then the contents, as core/digest.h says (Redis's
+     * xorObjectDigest), so equal values digest equal whatever their encoding. A type Redis
+     * lacks picks a number of its own (>= 16). */
     int (*save)(const void *value, gr_snapshot_writer_t *out);
     void *(*load)(const struct gr_db *db, gr_snapshot_reader_t *in);
     void (*digest)(const void *value, uint8_t out[20]);

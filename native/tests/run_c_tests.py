@@ -60,6 +60,8 @@ PROGRAMS: dict[str, dict] = {
     # SORT over a RESP connection fed bytes: BY ... LIMIT's partial sort against the full sort
     "test_sort": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
     "test_transaction": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
+    # the snapshot file: a random keyspace round-trips, every flipped byte and cut is refused
+    "test_snapshot": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
     # a value type kept out of the product: registry row, blocking spec, type-blind commands
     "test_value_types": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
     # includes commands/command_docs.c itself, to reach its static table and parser

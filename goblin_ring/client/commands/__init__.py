@@ -15,6 +15,7 @@ is written once: it builds the Redis argv and names the reply conversion; the tr
     lists.py     ListCommands (blocking ones too) and the engine views client.pma / client.seg
     hashes.py    HashCommands: HSET, HGET, HGETALL, HSCAN, HRANDFIELD, field expiry (HEXPIRE, HTTL, ...)
     sets.py      SetCommands: SADD, SMEMBERS, SINTER, SSCAN, ... (Python sets where redis-py gives them)
+    persistence.py PersistenceCommands: SAVE, BGSAVE, LASTSAVE, SHUTDOWN, DEBUG DIGEST / DIGEST-VALUE
     sortedsets.py SortedSetCommands: ZADD, ZSCORE, ZRANK, ZRANGE (all forms), ZPOPMIN, ZUNION, ZSCAN, ...
     pubsub.py    PubSubCommands: PUBLISH, SPUBLISH, PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARDCHANNELS/SHARDNUMSUB
 """
@@ -26,6 +27,7 @@ from .core import CommandsCore, bool_ok, encode, raise_first_error
 from .hashes import HashCommands
 from .keys import KeyCommands
 from .lists import EngineView, EngineViews, ListCommands
+from .persistence import PersistenceCommands
 from .pubsub import PubSubCommands
 from .server import ServerCommands
 from .sets import SetCommands
@@ -34,11 +36,12 @@ from .strings import StringCommands
 
 
 class Commands(ServerCommands, KeyCommands, StringCommands, BitmapCommands, ListCommands, HashCommands, SetCommands,
-               SortedSetCommands, PubSubCommands,
+               SortedSetCommands, PubSubCommands, PersistenceCommands,
                EngineViews):
     """Every command group; a transport subclasses this and provides _execute."""
 
 
 __all__ = ["BitFieldOperation", "BitmapCommands", "Commands", "CommandsCore", "EngineView", "HashCommands", "KeyCommands",
-           "ListCommands", "PubSubCommands", "ServerCommands", "SetCommands", "SortedSetCommands",
+           "ListCommands", "PersistenceCommands", "PubSubCommands", "ServerCommands", "SetCommands",
+           "SortedSetCommands",
            "StringCommands", "bool_ok", "encode", "raise_first_error"]

@@ -1,0 +1,82 @@
+/* child.c — the one background child (child.h): fork, reap, kill. The work a child does
+ * (snapshot, log rewrite) is its caller's, in persist/; this file knows only processes.
+ */
+#include "exec/child.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "exec/db.h"
+
+static int64_t monotonic_usec(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+}
+
+static int64_t unix_ms(void) {
+    struct timeval now;
+    gettimeofday(&now, NULL);
+    return (int64_t)now.tv_sec * 1000 + now.tv_usec / 1000;
+}
+
+int32_t gr_child_fork(gr_db_t *db, gr_child_kind_t kind, gr_child_done_t done, void *context) {
+    if (db->child.pid > 0) {
+        errno = EBUSY;
+        return -1;
+    }
+    int64_t start = monotonic_usec();
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        /* The child: the parent's Python signal handlers would only set a flag nobody reads. */
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGUSR1, SIG_DFL);
+        return 0;
+    }
+    db->child = (gr_child_t){.pid = pid, .kind = (uint8_t)kind, .started_ms = unix_ms(),
+                             .fork_usec = monotonic_usec() - start, .done = done, .context = context};
+    return pid;
+}
+
+_Noreturn void gr_child_exit(int ok) { _exit(ok ? 0 : 1); }
+
+gr_child_kind_t gr_child_running(const gr_db_t *db) { return db->child.pid > 0 ? (gr_child_kind_t)db->child.kind : GR_CHILD_NONE; }
+
+/* The child ended with this wait status: forget it, then tell its owner. */
+static void finish(gr_db_t *db, int status) {
+    gr_child_t child = db->child;
+    db->child = (gr_child_t){0};
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    if (child.done) child.done(db, (gr_child_kind_t)child.kind, ok, sig, child.killing, child.context);
+}
+
+static int reap(gr_db_t *db, int options) {
+    if (db->child.pid <= 0) return 0;
+    int status = 0;
+    pid_t got;
+    do got = waitpid(db->child.pid, &status, options);
+    while (got < 0 && errno == EINTR);
+    if (got == 0) return 0;                 /* still running */
+    if (got < 0) status = 1 << 8;          /* not ours any more (ECHILD): count it as failed */
+    finish(db, status);
+    return 1;
+}
+
+int gr_child_reap(gr_db_t *db) { return reap(db, WNOHANG); }
+
+void gr_child_wait(gr_db_t *db) { reap(db, 0); }
+
+void gr_child_kill(gr_db_t *db) {
+    if (db->child.pid <= 0) return;
+    db->child.killing = 1;
+    kill(db->child.pid, SIGKILL);
+    reap(db, 0);
+}

@@ -1,0 +1,55 @@
+/* snapshot.h — goblin's snapshot file: the whole keyspace (every database, its keys, their
+ * types, encodings and absolute expiry times) in one checksummed file. The implementation is
+ * snapshot.c; persistence.c decides when to write one (SAVE, BGSAVE, the save rules,
+ * SHUTDOWN) and loads it at start.
+ *
+ * Layout (every integer little-endian; varint and bytes as core/snapshot_io.h):
+ *
+ *   header   "GRSNAPSH" (8)  u16 format  u64 written at (unix ms)  bytes producer ("goblin-ring 0.x")
+ *   database u8 0xFE  varint db index  varint keys  varint keys with an expiry      (non-empty dbs)
+ *     key    u8 type id  u8 flags (bit 0: expiry follows)  [u64 expiry, unix ms]
+ *            bytes key   the type's save body (exec/value_type.h: encoding and layout are the type's)
+ *   end      u8 0xFF  varint keys in the file
+ *   chunks   u64 CRC-64 of each GR_SNAPSHOT_CHUNK bytes of everything above (the last one short)
+ *            u32 chunk count  u32 chunk bytes
+ *   seal     u16 format  u64 CRC-64 of every byte before it (core/snapshot_io.h's gr_snapshot_seal)
+ *
+ * The whole-file CRC decides whether a file is sound; when it disagrees, the chunk CRCs say
+ * where (the first chunk whose bytes changed), and a file whose trailer does not add up is
+ * reported as truncated at its end. Load checks the CRC before it builds anything, then builds
+ * each value through its type's load hook; a structural error names its offset.
+ *
+ * A save writes "temp-<pid>.grdb" beside the target, fsyncs it, renames it over the target and
+ * fsyncs the directory, so a crash at any moment leaves either the old file or the new one.
+ */
+#ifndef GR_SNAPSHOT_H
+#define GR_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exec/db.h"
+
+#define GR_SNAPSHOT_MAGIC "GRSNAPSH"
+#define GR_SNAPSHOT_FORMAT 1
+#define GR_SNAPSHOT_CHUNK (1u << 20)
+
+typedef struct gr_snapshot_stats {
+    int64_t keys;            /* keys written, or loaded */
+    int64_t keys_expired;    /* load: keys skipped because their time had passed */
+    int64_t bytes;           /* file bytes */
+} gr_snapshot_stats_t;
+
+/* Write the whole keyspace to path (temp file, fsync, rename, directory fsync). key_delay_us
+ * > 0 sleeps that long after each key (rdb-key-save-delay, for tests). 0, or -1 with a
+ * Redis-like message ("Write error saving DB on disk: No space left on device") in error. */
+int gr_snapshot_save(gr_db_t *db, const char *path, int64_t key_delay_us, gr_snapshot_stats_t *stats, char *error,
+                     size_t error_size);
+
+/* Load path into the db's databases, which should be empty (keys already present are
+ * replaced). 1 loaded, 0 there is no such file, -1 refused: error names the file, what is wrong
+ * and the offset ("dump.grdb: checksum mismatch: corrupt bytes between offsets 0 and 1048576").
+ * A refused file leaves every database empty. */
+int gr_snapshot_load(gr_db_t *db, const char *path, gr_snapshot_stats_t *stats, char *error, size_t error_size);
+
+#endif
