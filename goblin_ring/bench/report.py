@@ -284,6 +284,8 @@ def markdown(results: list[dict], meta: dict) -> str:
             for goal in set_targets(result):
                 value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}{goal.get('unit', 'x')}"
                 lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
+        elif result["scenario"] == "persistence":
+            lines += result["markdown"]
         elif result["scenario"] == "pingpong":
             lines += ["One request in flight per client; microseconds per round trip.", ""]
             lines += latency_table(result, "ping")

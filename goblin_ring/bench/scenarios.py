@@ -550,6 +550,11 @@ def _aof(method: Method, engines: list[str], progress: Callable) -> dict:
     return aof_write_cost(method, engines, progress)
 
 
+def _persistence(method: Method, engines: list[str], progress: Callable) -> dict:
+    from .scenario_persistence import persistence_scenario   # imports this module's helpers
+    return persistence_scenario(method, engines, progress)
+
+
 SCENARIOS = {"list100k": list100k, "pingpong": pingpong, "latency": latency, "workqueue": _workqueue,
              "client": _client, "hash": _hash, "set": _set, "zset": _zset, "zset-replay": _zset_replay,
-             "aof": _aof}
+             "aof": _aof, "persistence": _persistence}

@@ -1,0 +1,238 @@
+"""scenario_persistence.py — the `persistence` scenario (issue 20 item 4): snapshots of a big
+sorted set, a big hash and the 100k list on goblin, redis and valkey, side by side.
+
+Per engine and data set (a 1,000,000-member sorted set of 16-byte members, a 1,000,000-field
+hash, a 100,000-element list of 16-byte values; --quick: --hash-size / --list-size): the server
+is populated over RESP, then
+  * SAVE seconds: the SAVE command's round trip (median of --trials),
+  * file bytes: the snapshot file's size (goblin's dump.grdb, redis's and valkey's dump.rdb),
+  * load seconds: the time from starting the server to its ready line with the file present,
+    minus the same without it (medians of --trials each), as the issue defines it.
+Each engine's DEBUG DIGEST (goblin, and redis/valkey started with --enable-debug-command) is
+read before the save and after the reload and must agree — and, the digest being Redis's
+algorithm, agree across engines. The targets: goblin's sorted-set load >= 8x faster than
+redis's, its SAVE no slower than redis's, its file <= 1.5x redis's RDB.
+
+The append-only log's rows (RPUSH rate with appendfsync everysec / always against off) are
+lane A's, added as another section function in SECTIONS.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import RespClient
+from .engines import unavailable
+from .scenarios import Method
+from .servers import free_port, pinned, valkey_executable, wait_for_line
+
+FULL_ZSET = 1_000_000
+FULL_HASH = 1_000_000
+FULL_LIST = 100_000
+BATCH = 128
+ENGINES = ("goblin", "redis", "valkey")
+
+
+def engines_of(requested: list[str]) -> list[str]:
+    """goblin-* names mean goblin (the snapshot does not depend on the transport)."""
+    out = []
+    for name in requested:
+        engine = "goblin" if name.startswith("goblin") else name
+        if engine in ENGINES and engine not in out:
+            out.append(engine)
+    return out
+
+
+def server_argv(engine: str, port: int, data_dir: Path, runtime_dir: Path) -> tuple[list[str], str, str]:
+    """(argv, ready marker, snapshot file name) for one engine, persistence by SAVE only."""
+    if engine == "goblin":
+        return ([sys.executable, "-m", "goblin_ring.server", "--name", f"p{port}", "--runtime-dir", str(runtime_dir),
+                 "--port", str(port), "--save", "", "--dir", str(data_dir)], "started:", "dump.grdb")
+    executable = shutil.which("redis-server") if engine == "redis" else valkey_executable()[0]
+    return ([executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--daemonize", "no", "--dir", str(data_dir), "--enable-debug-command", "yes"],
+            "Ready to accept connections", "dump.rdb")
+
+
+class Running:
+    """One started server: how long it took to be ready, its RESP client."""
+
+    def __init__(self, engine: str, data_dir: Path, runtime_dir: Path, core: int | None):
+        self.port = free_port()
+        argv, marker, self.filename = server_argv(engine, self.port, data_dir, runtime_dir)
+        started = time.perf_counter()
+        self.process = subprocess.Popen(pinned(argv, core), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT)
+        wait_for_line(self.process, self.process.stdout, marker, timeout=600)
+        self.ready_seconds = time.perf_counter() - started
+        self.client = RespClient(port=self.port, socket_timeout=600)
+
+    def stop(self) -> None:
+        self.client.close()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process.stdout.close()
+
+
+def datasets(method: Method) -> list[tuple[str, str, int]]:
+    """(name, key, size): sizes from --hash-size / --list-size when --quick."""
+    if method.quick:
+        return [("zset", "bench:zset", method.hash_size), ("hash", "bench:hash", method.hash_size),
+                ("list", "bench:list", method.list_size)]
+    return [("zset", "bench:zset", max(FULL_ZSET, method.hash_size)), ("hash", "bench:hash", max(FULL_HASH, method.hash_size)),
+            ("list", "bench:list", max(FULL_LIST, method.list_size))]
+
+
+def populate(client: RespClient, kind: str, key: str, size: int) -> None:
+    """The same data on every engine: 16-byte members/fields/values, deterministic scores."""
+    for start in range(0, size, BATCH * 64):
+        with client.pipeline(transaction=False) as pipe:
+            for first in range(start, min(size, start + BATCH * 64), BATCH):
+                last = min(size, first + BATCH)
+                if kind == "zset":
+                    pipe.execute_command("ZADD", key, *[part for i in range(first, last)
+                                                        for part in (str((i * 7919) % 1_000_003 / 7), b"member:%09d" % i)])
+                elif kind == "hash":
+                    pipe.execute_command("HSET", key, *[part for i in range(first, last)
+                                                        for part in (b"field:%010d" % i, b"value:%010d" % i)])
+                else:
+                    pipe.execute_command("RPUSH", key, *[b"value:%010d" % i for i in range(first, last)])
+            pipe.execute()
+
+
+def digest(client: RespClient) -> str | None:
+    try:
+        reply = client.execute_command("DEBUG", "DIGEST")
+    except Exception:   # noqa: BLE001 - a server that refuses DEBUG: no digest check
+        return None
+    return reply.decode() if isinstance(reply, bytes) else reply
+
+
+def snapshot_rows(method: Method, engines: list[str], progress: Callable, out: dict) -> None:
+    trials = max(1, method.trials)
+    for kind, key, size in datasets(method):
+        for engine in engines:
+            row: dict[str, Any] = {"column": engine, "operation": f"{kind} of {size}", "dataset": kind, "size": size}
+            out["rows"].append(row)
+            why = unavailable(engine)
+            if why:
+                row.update(status="n/a", reason=why)
+                continue
+            progress(f"persistence: {engine} {kind} {size}")
+            with tempfile.TemporaryDirectory(prefix="goblin-bench-persist-") as scratch:
+                data_dir, empty_dir = Path(scratch, "data"), Path(scratch, "empty")
+                data_dir.mkdir()
+                empty_dir.mkdir()
+                server = Running(engine, data_dir, Path(scratch, "rt0"), method.server_core)
+                try:
+                    populate(server.client, kind, key, size)
+                    before = digest(server.client)
+                    saves = []
+                    for _ in range(trials):
+                        started = time.perf_counter()
+                        server.client.execute_command("SAVE")
+                        saves.append(time.perf_counter() - started)
+                    file_bytes = os.path.getsize(data_dir / server.filename)
+                finally:
+                    server.stop()
+                with_file, without_file, after = [], [], None
+                for trial in range(trials):
+                    for directory, times in ((data_dir, with_file), (empty_dir, without_file)):
+                        again = Running(engine, directory, Path(scratch, f"rt{trial}{directory.name}"),
+                                        method.server_core)
+                        try:
+                            times.append(again.ready_seconds)
+                            if directory is data_dir and after is None:
+                                after = digest(again.client)
+                                loaded = again.client.execute_command("DBSIZE")
+                        finally:
+                            again.stop()
+                load = statistics.median(with_file) - statistics.median(without_file)
+                row.update(status="ok", save_seconds=statistics.median(saves), file_bytes=file_bytes,
+                           load_seconds=load, startup_with_file=statistics.median(with_file),
+                           startup_without_file=statistics.median(without_file), digest=before)
+                out["checks"].append({"column": engine, "check": f"{kind}: reloaded equal (DEBUG DIGEST, DBSIZE 1)",
+                                      "ok": loaded == 1 and (before is None or before == after),
+                                      "detail": f"digest {before} -> {after}, DBSIZE {loaded}"})
+        # goblin's digest is redis 7.0's algorithm (valkey prints sorted-set scores its own way)
+        digests = {r["column"]: r.get("digest") for r in out["rows"]
+                   if r.get("dataset") == kind and r.get("digest") and r["column"] in ("goblin", "redis")}
+        if len(digests) > 1:
+            out["checks"].append({"column": ", ".join(digests), "check": f"{kind}: the same data digests equal",
+                                  "ok": len(set(digests.values())) == 1, "detail": ", ".join(
+                                      f"{engine} {value[:12]}" for engine, value in digests.items())})
+
+
+def persistence_targets(result: dict) -> list[dict]:
+    rows = {(r["column"], r.get("dataset")): r for r in result["rows"] if r.get("status") == "ok"}
+    goblin, redis = rows.get(("goblin", "zset")), rows.get(("redis", "zset"))
+    out = []
+
+    def add(target: str, ratio: float | None, met: bool, unit: str = "x") -> None:
+        out.append({"target": target, "ratio": ratio, "met": met, "unit": unit})
+
+    if goblin and redis:
+        speed = redis["load_seconds"] / goblin["load_seconds"] if goblin["load_seconds"] > 0 else None
+        add("sorted-set load >= 8x faster than redis's RDB load (redis load s / goblin load s)", speed,
+            speed is not None and speed >= 8)
+        save = redis["save_seconds"] / goblin["save_seconds"] if goblin["save_seconds"] > 0 else None
+        add("sorted-set SAVE no slower than redis's (redis s / goblin s)", save, save is not None and save >= 1)
+    for kind in ("zset", "hash", "list"):
+        g, r = rows.get(("goblin", kind)), rows.get(("redis", kind))
+        if g and r:
+            size = g["file_bytes"] / r["file_bytes"]
+            add(f"{kind} snapshot file <= 1.5x redis's RDB (goblin bytes / redis bytes)", size, size <= 1.5)
+    return out
+
+
+def markdown(result: dict) -> list[str]:
+    lines = ["Snapshots: SAVE seconds (median), file bytes, load seconds = start-up with the file minus "
+             "start-up without it (medians).", "",
+             "| data set | engine | SAVE s | file bytes | bytes / element | load s | start-up with / without s |",
+             "|---|---|---|---|---|---|---|"]
+    for row in result["rows"]:
+        if row.get("dataset") is None:
+            continue
+        if row.get("status") != "ok":
+            lines.append(f"| {row['operation']} | {row['column']} | n/a | n/a | n/a | n/a | {row.get('reason', '')} |")
+            continue
+        lines.append(f"| {row['operation']} | {row['column']} | {row['save_seconds']:.3f} | {row['file_bytes']:,} | "
+                     f"{row['file_bytes'] / row['size']:.1f} | {row['load_seconds']:.3f} | "
+                     f"{row['startup_with_file']:.3f} / {row['startup_without_file']:.3f} |")
+    for section in result.get("sections", []):
+        lines += ["", *section]
+    lines += ["", "Targets (measured in this run):", ""]
+    for goal in persistence_targets(result) + result.get("extra_targets", []):
+        value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}{goal.get('unit', 'x')}"
+        lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
+    return lines
+
+
+# Each section adds rows/checks/markdown to the result; lane A appends the AOF section here.
+SECTIONS: list[Callable[[Method, list[str], Callable, dict], None]] = [snapshot_rows]
+
+
+def persistence_scenario(method: Method, requested: list[str], progress: Callable) -> dict:
+    engines = engines_of(requested)
+    out: dict[str, Any] = {"scenario": "persistence", "columns": engines, "rows": [], "memory": [], "checks": [],
+                           "notes": ["one server per engine and data set, populated over RESP; goblin with "
+                                     "--save \"\", redis and valkey with --save \"\" --appendonly no "
+                                     "--enable-debug-command yes; SAVE by the client"],
+                           "versions": {}, "load": [], "sections": []}
+    for section in SECTIONS:
+        section(method, engines, progress, out)
+    out["markdown"] = markdown(out)
+    out["targets"] = persistence_targets(out) + out.get("extra_targets", [])   # report.to_json reads them
+    return out
