@@ -166,6 +166,10 @@ static void *hash_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
     gr_hash_limits_t limits = {db->config.hash_max_listpack_entries, db->config.hash_max_listpack_value};
     gr_hash_t *hash = gr_hash_new();
     if (!hash) return NULL;
+    if (gr_hash_reserve(hash, (size_t)count, &limits) != 0) {   /* one table, sized once */
+        gr_hash_free(hash);
+        return NULL;
+    }
     for (uint64_t i = 0; i < count; i++) {
         const uint8_t *field, *data;
         size_t field_length, length;

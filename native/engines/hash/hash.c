@@ -113,6 +113,12 @@ static int map_set(map_t *map, const uint8_t *field, size_t field_length, const 
     return gr_table_set(map->table, field, field_length, value, value_length);
 }
 
+int gr_hash_reserve(gr_hash_t *hash, size_t count, const gr_hash_limits_t *limits) {
+    if (!hash->fields.table && (int64_t)count > limits->max_compact_entries && map_convert(&hash->fields)) return -1;
+    if (hash->fields.table) gr_table_reserve(hash->fields.table, count);
+    return 0;
+}
+
 static int map_delete(map_t *map, const uint8_t *field, size_t field_length) {
     return map->table ? gr_table_delete(map->table, field, field_length)
                       : gr_hcompact_delete(&map->compact, field, field_length);

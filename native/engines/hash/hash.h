@@ -70,6 +70,10 @@ typedef void (*gr_hash_visit_t)(void *context, const gr_hash_entry_t *entry);
 /* ---- Lifecycle ---- */
 gr_hash_t *gr_hash_new(void);                 /* empty, compact; NULL on OOM */
 void gr_hash_free(gr_hash_t *hash);           /* NULL ok */
+/* Bulk loads (snapshots, RESTORE): a hash about to receive `count` fields moves to its table
+ * encoding at once when count passes limits' compact size, its index sized for them (no
+ * conversion or resize on the way). 0, or -1 out of memory (nothing changed). */
+int gr_hash_reserve(gr_hash_t *hash, size_t count, const gr_hash_limits_t *limits);
 gr_hash_t *gr_hash_duplicate(const gr_hash_t *hash);   /* fields, values and TTLs; NULL on OOM */
 
 /* ---- Access ---- */
