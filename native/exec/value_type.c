@@ -71,24 +71,34 @@ static void *list_duplicate(const gr_db_t *db, const void *value) {
 }
 
 /* Snapshot form: a 0 byte, the engine the list converts to (GR_LIST_SEGMENTED or GR_LIST_PMA,
- * so a GOBLIN.PMA list stays one across a restart or a RESTORE), the element count, then each
- * element length-prefixed, head first. The first form had no marker and no engine (its count,
- * never 0, came first): such a payload still loads, onto the server's --list-implementation. */
+ * so a GOBLIN.PMA list stays one across a restart or a RESTORE), the element count, then the
+ * elements head first, front-coded: each is a varint count of the leading bytes it shares with
+ * the element before it, then the rest length-prefixed (neighbouring elements often share a
+ * prefix — "job:000123", "job:000124" — and Redis's RDB compresses such lists; front coding
+ * costs one byte per element when nothing is shared). The first form had no marker, no engine
+ * and whole elements (its count, never 0, came first): such a payload still loads, onto the
+ * server's --list-implementation. */
 static int list_save(const void *value, gr_snapshot_writer_t *out) {
     const gr_list_t *list = value;
     gr_snapshot_write_u8(out, 0);
     gr_snapshot_write_u8(out, (uint8_t)gr_list_target(list));
     gr_snapshot_write_varint(out, gr_list_length(list));
     gr_list_iter_t iter;
-    gr_value_t item;
+    gr_value_t item, previous = {NULL, 0};
     gr_list_iter_init(&iter, list, 0, GR_LIST_HEAD);
-    while (gr_list_iter_next(&iter, &item))
-        if (gr_snapshot_write_bytes(out, item.data, item.length) != 0) return -1;
+    while (gr_list_iter_next(&iter, &item)) {
+        size_t shared = 0, most = item.length < previous.length ? item.length : previous.length;
+        while (shared < most && item.data[shared] == previous.data[shared]) shared++;
+        gr_snapshot_write_varint(out, shared);
+        if (gr_snapshot_write_bytes(out, item.data + shared, item.length - shared) != 0) return -1;
+        previous = item;   /* points into the list, which does not change while it is saved */
+    }
     return out->oom ? -1 : 0;
 }
 static void *list_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
     gr_list_encoding_t target = db->list_target;
-    if (gr_snapshot_reader_remaining(in) && in->data[in->offset] == 0) {
+    const int front_coded = gr_snapshot_reader_remaining(in) && in->data[in->offset] == 0;
+    if (front_coded) {
         uint8_t marker, engine;
         gr_snapshot_read_u8(in, &marker);
         if (gr_snapshot_read_u8(in, &engine) != 0) return NULL;
@@ -98,23 +108,47 @@ static void *list_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
         }
         target = (gr_list_encoding_t)engine;
     }
-    uint64_t count;
-    if (gr_snapshot_read_count(in, 1, &count) != 0) return NULL;   /* an element is >= 1 byte */
+    uint64_t count;   /* an element is at least 1 byte (2 front-coded) */
+    if (gr_snapshot_read_count(in, front_coded ? 2 : 1, &count) != 0) return NULL;
     if (count == 0) {
         gr_snapshot_reader_fail(in, "empty list");
         return NULL;
     }
     gr_list_t *list = gr_list_new_for(&db->list_config, target);
     if (!list) return NULL;
+    uint8_t *element = NULL;   /* the element being rebuilt (front-coded) */
+    size_t element_length = 0, element_capacity = 0;
     for (uint64_t i = 0; i < count; i++) {
         const uint8_t *data;
         size_t length;
-        if (gr_snapshot_read_bytes(in, &data, &length) != 0 || gr_list_push(list, GR_LIST_TAIL, data, length) != 0) {
-            gr_list_free(list);
-            return NULL;
+        uint64_t shared = 0;
+        if ((front_coded && gr_snapshot_read_varint(in, &shared) != 0) || gr_snapshot_read_bytes(in, &data, &length) != 0)
+            goto fail;
+        if (front_coded) {
+            if (shared > element_length) {
+                gr_snapshot_reader_fail(in, "a list element shares more than the element before it has");
+                goto fail;
+            }
+            if (shared + length > element_capacity) {
+                size_t capacity = (shared + length) * 2;
+                uint8_t *grown = gr_mem_realloc(element, capacity, GR_MEM_LIST);
+                if (!grown) goto fail;
+                element = grown;
+                element_capacity = capacity;
+            }
+            memcpy(element + shared, data, length);
+            element_length = (size_t)shared + length;
+            data = element;
+            length = element_length;
         }
+        if (gr_list_push(list, GR_LIST_TAIL, data, length) != 0) goto fail;
     }
+    gr_mem_free(element, GR_MEM_LIST);
     return list;
+fail:
+    gr_mem_free(element, GR_MEM_LIST);
+    gr_list_free(list);
+    return NULL;
 }
 
 /* Digest: each element mixed in, head first (order matters). */
