@@ -19,6 +19,7 @@
 #include "core/number.h"
 #include "core/snapshot_io.h"
 #include "commands/commands.h"
+#include "persist/persistence.h"
 #include "exec/db.h"
 #include "exec/blocking.h"
 #include "exec/transaction.h"
@@ -172,6 +173,7 @@ void gr_cmd_flushdb(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_db_count_changes(db, (int64_t)gr_ks_size(db->keyspaces[i]));   /* Redis: the keys removed */
         gr_ks_clear(db->keyspaces[i]);
     }
+    if (r->flag) gr_persist_after_flushall(db);   /* Redis: kill a BGSAVE child, save by the rules */
     gr_reply_ok(reply);
 }
 

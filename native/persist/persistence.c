@@ -109,7 +109,7 @@ int gr_persist_save(gr_db_t *db, char *error, size_t error_size) {
 
 /* The BGSAVE child ended (gr_db_cron reaped it). */
 static void bgsave_done(gr_db_t *db, gr_child_kind_t kind, int ok, int signal, int by_parent, void *context) {
-    (void)kind, (void)signal, (void)by_parent, (void)context;
+    (void)kind, (void)signal, (void)context;
     gr_persistence_t *p = &db->persistence;
     p->last_bgsave_seconds = unix_s() - p->bgsave_started_s;
     if (ok) {
@@ -124,7 +124,7 @@ static void bgsave_done(gr_db_t *db, gr_child_kind_t kind, int ok, int signal, i
             }
         }
     } else {
-        p->last_bgsave_ok = 0;
+        if (!by_parent) p->last_bgsave_ok = 0;   /* as Redis: a child the server killed is no failure */
         /* The child's temporary file (a kill -9 leaves it): Redis's rdbRemoveTempFile. */
         char temp[4096];
         const char *dir = db->config.dir[0] ? db->config.dir : ".";
@@ -226,6 +226,12 @@ int gr_persist_prepare_shutdown(gr_db_t *db, int mode, char *error, size_t error
     if (gr_child_running(db) != GR_CHILD_NONE) gr_child_kill(db);   /* Redis kills the child too */
     if (mode == 1 || (mode == -1 && db->persistence.save_rule_count > 0)) return gr_persist_save(db, error, error_size);
     return 0;
+}
+
+void gr_persist_after_flushall(gr_db_t *db) {
+    if (gr_child_running(db) == GR_CHILD_SNAPSHOT) gr_child_kill(db);
+    char error[600];
+    if (db->persistence.save_rule_count > 0) gr_persist_save(db, error, sizeof error);
 }
 
 int gr_persist_shutdown_requested(gr_db_t *db) { return db->persistence.shutdown_requested; }

@@ -30,6 +30,10 @@ int gr_persist_save(gr_db_t *db, char *error, size_t error_size);
  * Redis error text in error ("ERR Background save already in progress"). */
 int gr_persist_bgsave(gr_db_t *db, int schedule, char *error, size_t error_size);
 
+/* After FLUSHALL, as Redis's flushAllDataAndResetRDB: a running BGSAVE child is killed (its
+ * image is of the data just removed) and, when save rules are set, the empty keyspace saved. */
+void gr_persist_after_flushall(gr_db_t *db);
+
 /* cffi-cdef-begin */
 /* The server's start: load dir/dbfilename. 1 loaded, 0 no file, -1 refused (error names the
  * file and the offset; nothing is loaded). */
