@@ -356,3 +356,18 @@ def test_both_transports_are_persisted_alike(tmp_path):
     with start(tmp_path) as server, ring(server) as r:
         assert r.debug_digest() == digest
         assert 0 < r.ttl("ring-s") <= 500
+
+
+def test_flushall_kills_a_bgsave_and_saves_by_the_rules(tmp_path):
+    with start(tmp_path, "--save", "3600 1") as server, resp(server) as w:
+        for i in range(100):
+            w.set(f"k{i}", i)
+        config_set(w, "rdb-key-save-delay", 20000)        # 100 keys: 2 s of writing
+        w.bgsave()
+        assert w.info("persistence")["rdb_bgsave_in_progress"] == 1
+        w.flushall()
+        info = w.info("persistence")
+        assert info["rdb_bgsave_in_progress"] == 0 and info["rdb_last_bgsave_status"] == "ok"
+        assert not list((tmp_path / "data").glob("temp-*"))
+    with start(tmp_path) as again, resp(again) as w:
+        assert w.dbsize() == 0 and snapshot_file(tmp_path).exists()
