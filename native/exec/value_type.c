@@ -322,6 +322,13 @@ static int zset_save(const void *value, gr_snapshot_writer_t *out) {
     }
     return out->oom ? -1 : 0;
 }
+/* (score, member) after (previous score, member)? Scores as the engine orders them, then bytes. */
+static int zset_entry_after(double score, const uint8_t *m, size_t ml, double previous, const uint8_t *pm, size_t pml) {
+    if (score != previous) return score > previous;
+    int c = memcmp(m, pm, ml < pml ? ml : pml);
+    return c > 0 || (c == 0 && ml > pml);
+}
+
 static void *zset_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
     uint64_t count;
     if (gr_snapshot_read_count(in, 9, &count) != 0) return NULL;   /* a member is >= 9 bytes */
@@ -330,20 +337,42 @@ static void *zset_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
         return NULL;
     }
     gr_zset_limits_t limits = {db->config.zset_max_listpack_entries, db->config.zset_max_listpack_value};
-    gr_zset_t *zset = gr_zset_new();
+    /* A set too big to be compact is a bulk load: save wrote it lowest first, so the engine
+     * appends to its last leaf and builds the member index once at the end. */
+    const int bulk = (int64_t)count > limits.max_compact_entries;
+    gr_zset_t *zset = bulk ? gr_zset_bulk_begin() : gr_zset_new();
     if (!zset) return NULL;
+    const uint8_t *previous = NULL;
+    size_t previous_length = 0;
+    double previous_score = 0;
     for (uint64_t i = 0; i < count; i++) {
         const uint8_t *member;
         size_t length;
         double score;
         if (gr_snapshot_read_bytes(in, &member, &length) != 0 || gr_snapshot_read_double(in, &score) != 0 ||
-            score != score || gr_zset_set(zset, member, length, score, &limits) != 1) {
-            if (!in->error) gr_snapshot_reader_fail(in, "bad or repeated sorted-set member");
-            gr_zset_free(zset);
-            return NULL;
+            score != score)
+            goto bad;
+        if (bulk) {
+            if (previous && !zset_entry_after(score, member, length, previous_score, previous, previous_length)) goto bad;
+            if (gr_zset_bulk_append(zset, member, length, score) != 0) goto oom;
+            previous = member, previous_length = length, previous_score = score;
+        } else {
+            int added = gr_zset_set(zset, member, length, score, &limits);
+            if (added < 0) goto oom;
+            if (added == 0) goto bad;
         }
     }
+    if (bulk) {
+        int end = gr_zset_bulk_end(zset);
+        if (end == -1) goto oom;
+        if (end != 0) goto bad;
+    }
     return zset;
+bad:
+    if (!in->error) gr_snapshot_reader_fail(in, "bad, repeated or misordered sorted-set member");
+oom:
+    gr_zset_free(zset);
+    return NULL;
 }
 
 /* Digest: per member, SHA1-mixed member then score ("%.17g"), xored into the whole. */

@@ -143,6 +143,14 @@ void gr_zset_internals(const gr_zset_t *zset, gr_zset_internals_t *out);
 /* GOBLIN.OPTIMIZE: after a bulk load, fill every leaf, give slack back and rebuild the index
  * at a load of 0.7 (tombstones gone). 0, or -1 on OOM (the set unchanged). */
 int gr_zset_optimize(gr_zset_t *zset);
+/* Bulk load (snapshots, RESTORE of a big set): a standard-encoding set filled by appends in
+ * strictly increasing (score, member) order — the caller guarantees the order — with the member
+ * index built once at the end (as convert_to_standard builds it), instead of one indexed insert
+ * per member. begin: NULL on OOM. append: 0, or -1 on OOM. end: 0, -1 on OOM, -2 when a member
+ * was appended twice (with two scores); after a failure the caller frees the set. */
+gr_zset_t *gr_zset_bulk_begin(void);
+int gr_zset_bulk_append(gr_zset_t *zset, const uint8_t *member, size_t member_length, double score);
+int gr_zset_bulk_end(gr_zset_t *zset);
 /* Tests: 0 when the tree agrees with itself (orders, counts, maxima, index), else -1. */
 int gr_zset_check(const gr_zset_t *zset);
 
