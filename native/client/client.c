@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client/client_pubsub.h"
 #include "client/plain_reply.h"
 #include "exec/command.h"
 #include "ring/fragment.h"
@@ -54,6 +55,7 @@ struct gr_client {
     uint8_t *plain_output;
     size_t plain_capacity;
     int gone;                         /* a plain call saw the server gone: the later ones fail at once */
+    struct gr_client_pubsub *pubsub;  /* Pub/Sub messages taken while reading replies (client_pubsub.c) */
 };
 
 gr_client_t *gr_client_new(void *request_memory, size_t request_memory_size,
@@ -95,6 +97,7 @@ void gr_client_free(gr_client_t *client) {
     free(client->argv_pointers);
     free(client->argv_items);
     gr_reassembly_free(&client->fragments);
+    gr_client_pubsub_free(client->pubsub);
     free(client);
 }
 
@@ -219,6 +222,8 @@ static int take_reply(void *context, int32_t type, const uint8_t *payload, size_
         if (status == GR_REASSEMBLY_MORE) return 0;
         if (status != GR_REASSEMBLY_COMPLETE) return reply_failed(client);
         length = client->fragments.length;
+        if (client->fragments.template_id == GR_T_PUSH_MESSAGE)   /* a Pub/Sub message, not the reply */
+            return gr_client_pubsub_stash(&client->pubsub, client->fragments.buffer, length) == 0 ? 0 : reply_failed(client);
         if (client->arena_length == 0) {   /* a large reply: hand its buffer over instead of copying it */
             uint8_t *buffer = client->fragments.buffer;
             size_t capacity = client->fragments.capacity;
@@ -234,6 +239,8 @@ static int take_reply(void *context, int32_t type, const uint8_t *payload, size_
             offset = (size_t)at;
         }
     } else {
+        if (type == GR_T_PUSH_MESSAGE)   /* a Pub/Sub message, not the reply: kept for the reader */
+            return gr_client_pubsub_stash(&client->pubsub, payload, length) == 0 ? 0 : reply_failed(client);
         int64_t at = arena_copy(client, payload, length);
         if (at < 0) return reply_failed(client);
         offset = (size_t)at;
@@ -829,4 +836,26 @@ int gr_client_execute_packed(gr_client_t *client, const uint8_t *packed, size_t 
         simple_sink(client, &scratch, &batch);
     }
     return GR_CLIENT_OK;
+}
+
+/* ---- for client_pubsub.c (client_pubsub.h; not in the cffi API) ---- */
+
+gr_ring_t *gr_client_reply_ring(gr_client_t *client) { return &client->replies; }
+struct gr_client_pubsub **gr_client_pubsub_state(gr_client_t *client) { return &client->pubsub; }
+
+int gr_client_wait_replies(gr_client_t *client, int64_t timeout_ns) {
+    int64_t timeout = client->timeout_ns, extra = client->blocking_extra_ns;
+    int forever = client->blocking_forever;
+    client->timeout_ns = timeout_ns;
+    client->blocking_extra_ns = 0;
+    client->blocking_forever = 0;
+    int status = wait_for_reply(client);
+    client->timeout_ns = timeout;
+    client->blocking_extra_ns = extra;
+    client->blocking_forever = forever;
+    return status;
+}
+
+void gr_client_note_reply(gr_client_t *client, uint64_t request_id) {
+    if (request_id == client->next_reply_id && gr_client_in_flight(client) > 0) client->next_reply_id++;
 }

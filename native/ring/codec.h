@@ -95,7 +95,10 @@ typedef struct gr_reply_message {
     int64_t integer;          /* IntegerReply */
     uint8_t is_nil;           /* BulkReply */
     uint16_t error_code;      /* ErrorReply */
-    gr_bytes_t text;          /* BulkReply value, StatusReply text, ErrorReply message */
+    gr_bytes_t text;          /* BulkReply value, StatusReply text, ErrorReply message, PushMessage payload */
+    uint8_t push_kind;        /* PushMessage: GR_PUSH_KIND_MESSAGE, _PMESSAGE or _SMESSAGE */
+    gr_bytes_t pattern;       /* PushMessage: the pattern that matched (PMESSAGE), else empty */
+    gr_bytes_t channel;       /* PushMessage */
     uint32_t element_count;   /* ArrayReply: the tree's nodes, root first */
     uint32_t element_capacity;
     gr_element_t *elements;
@@ -124,7 +127,7 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
 /* Bytes gr_encode_request will need (header, block, groups and var-data). */
 size_t gr_request_encoded_size(const gr_request_t *request);
 
-/* Replies (templates 10-14). */
+/* Replies (templates 10-14) and the Pub/Sub PushMessage (15). */
 gr_codec_status_t gr_encode_reply(const gr_reply_message_t *reply, uint8_t *buffer, size_t capacity, size_t *length);
 gr_codec_status_t gr_decode_reply(const uint8_t *buffer, size_t length, gr_reply_message_t *reply);
 size_t gr_reply_encoded_size(const gr_reply_message_t *reply);

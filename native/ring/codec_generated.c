@@ -18,6 +18,7 @@
 #include "generated/goblin/arrayReply.h"
 #include "generated/goblin/statusReply.h"
 #include "generated/goblin/errorReply.h"
+#include "generated/goblin/pushMessage.h"
 #include "generated/goblin/commandRequest.h"
 #include "generated/goblin/delRequest.h"
 #include "generated/goblin/existsRequest.h"
@@ -63,7 +64,7 @@
 #include "generated/goblin/persistRequest.h"
 
 const uint16_t gr_request_templates[] = {GR_T_PING, GR_T_COMMAND, GR_T_DEL, GR_T_EXISTS, GR_T_TYPE, GR_T_DBSIZE, GR_T_FLUSHDB, GR_T_KEYS, GR_T_SCAN, GR_T_RENAME, GR_T_MEMORYUSAGE, GR_T_SELECT, GR_T_MOVE, GR_T_SWAPDB, GR_T_PUSH, GR_T_POP, GR_T_LLEN, GR_T_LINDEX, GR_T_LRANGE, GR_T_LSET, GR_T_LINSERT, GR_T_LREM, GR_T_LTRIM, GR_T_LPOS, GR_T_LMOVE, GR_T_LMPOP, GR_T_BPOP, GR_T_BLMOVE, GR_T_BLMPOP, GR_T_SET, GR_T_GET, GR_T_GETDEL, GR_T_GETEX, GR_T_MSET, GR_T_MGET, GR_T_INCRBY, GR_T_INCRBYFLOAT, GR_T_APPEND, GR_T_STRLEN, GR_T_GETRANGE, GR_T_SETRANGE, GR_T_EXPIRE, GR_T_TTL, GR_T_PERSIST};
-const uint16_t gr_reply_templates[] = {GR_T_INTEGER_REPLY, GR_T_BULK_REPLY, GR_T_ARRAY_REPLY, GR_T_STATUS_REPLY, GR_T_ERROR_REPLY};
+const uint16_t gr_reply_templates[] = {GR_T_INTEGER_REPLY, GR_T_BULK_REPLY, GR_T_ARRAY_REPLY, GR_T_STATUS_REPLY, GR_T_ERROR_REPLY, GR_T_PUSH_MESSAGE};
 const uint16_t gr_attach_templates[] = {GR_T_ATTACH, GR_T_ATTACH_REPLY, GR_T_ATTACH_CONFIRM};
 
 uint32_t gr_request_slots(uint16_t template_id) {
@@ -127,6 +128,7 @@ const char *gr_template_name(uint16_t template_id) {
     case GR_T_ARRAY_REPLY: return "ArrayReply";
     case GR_T_STATUS_REPLY: return "StatusReply";
     case GR_T_ERROR_REPLY: return "ErrorReply";
+    case GR_T_PUSH_MESSAGE: return "PushMessage";
     case GR_T_COMMAND: return "CommandRequest";
     case GR_T_DEL: return "DelRequest";
     case GR_T_EXISTS: return "ExistsRequest";
@@ -1758,6 +1760,18 @@ gr_codec_status_t gr_decode_reply(const uint8_t *buffer, size_t length, gr_reply
         TRY(gr_wire_take_var_data(buffer, length, &position, &out->text));
         return GR_CODEC_OK;
     }
+    case GR_T_PUSH_MESSAGE: {   /* PushMessage */
+        if (header.block_length < 1) return GR_CODEC_SHORT_BLOCK;
+        if (length - GR_MESSAGE_HEADER_LENGTH < header.block_length) return GR_CODEC_TRUNCATED;
+        const uint8_t *block = buffer + GR_MESSAGE_HEADER_LENGTH;
+        out->push_kind = gr_wire_load_uint8(block + 0);
+        if (!((out->push_kind) <= 2u)) return GR_CODEC_BAD_ENUM;
+        size_t position = GR_MESSAGE_HEADER_LENGTH + (size_t)header.block_length;
+        TRY(gr_wire_take_var_data(buffer, length, &position, &out->pattern));
+        TRY(gr_wire_take_var_data(buffer, length, &position, &out->channel));
+        TRY(gr_wire_take_var_data(buffer, length, &position, &out->text));
+        return GR_CODEC_OK;
+    }
     default:
         return GR_CODEC_UNKNOWN_TEMPLATE;
     }
@@ -1842,6 +1856,21 @@ gr_codec_status_t gr_encode_reply(const gr_reply_message_t *in, uint8_t *buffer,
         *length = position;
         return GR_CODEC_OK;
     }
+    case GR_T_PUSH_MESSAGE: {   /* PushMessage */
+        if (!((in->push_kind) <= 2u)) return GR_CODEC_BAD_ENUM;
+        size_t size = GR_MESSAGE_HEADER_LENGTH + 1 + 4 + (size_t)in->pattern.length + 4 + (size_t)in->channel.length + 4 + (size_t)in->text.length;
+        if (size > capacity) return GR_CODEC_NO_SPACE;
+        gr_wire_put_header(buffer, 1, GR_T_PUSH_MESSAGE);
+        uint8_t *block = buffer + GR_MESSAGE_HEADER_LENGTH;
+        memset(block, 0, 1);
+        gr_wire_store_uint8(block + 0, (uint8_t)in->push_kind);
+        size_t position = GR_MESSAGE_HEADER_LENGTH + 1;
+        gr_wire_put_var_data(buffer, &position, in->pattern);
+        gr_wire_put_var_data(buffer, &position, in->channel);
+        gr_wire_put_var_data(buffer, &position, in->text);
+        *length = position;
+        return GR_CODEC_OK;
+    }
     default:
         return GR_CODEC_UNKNOWN_TEMPLATE;
     }
@@ -1869,6 +1898,10 @@ size_t gr_reply_encoded_size(const gr_reply_message_t *in) {
     }
     case GR_T_ERROR_REPLY: {
         size_t size = GR_MESSAGE_HEADER_LENGTH + 10 + 4 + (size_t)in->text.length;
+        return size;
+    }
+    case GR_T_PUSH_MESSAGE: {
+        size_t size = GR_MESSAGE_HEADER_LENGTH + 1 + 4 + (size_t)in->pattern.length + 4 + (size_t)in->channel.length + 4 + (size_t)in->text.length;
         return size;
     }
     default:
@@ -2066,6 +2099,10 @@ int gr_codec_self_check(void) {
         goblin_errorReply_requestId_encoding_offset() != 0 ||
         goblin_errorReply_code_encoding_offset() != 8)
         return GR_T_ERROR_REPLY;
+    if (GR_T_PUSH_MESSAGE != GOBLIN_PUSH_MESSAGE_SBE_TEMPLATE_ID ||
+        goblin_pushMessage_sbe_block_length() != 1 ||
+        goblin_pushMessage_kind_encoding_offset() != 0)
+        return GR_T_PUSH_MESSAGE;
     if (GR_T_COMMAND != GOBLIN_COMMAND_REQUEST_SBE_TEMPLATE_ID ||
         goblin_commandRequest_sbe_block_length() != 8 ||
         goblin_commandRequest_requestId_encoding_offset() != 0 ||

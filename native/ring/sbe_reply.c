@@ -53,12 +53,15 @@ static void stage_message(gr_sbe_reply_t *w, gr_reply_message_t *message) {
 
 /* ---- the ArrayReply tree ---- */
 
+static void append_deferred(gr_sbe_reply_t *w);
+
 static void close_array(gr_sbe_reply_t *w) {
     uint8_t *message = w->stage + w->array_frame + FRAME_HEADER;
     gr_stream_array_reply_set_count(message, w->array_count);
     put_frame_header(w->stage + w->array_frame, GR_T_ARRAY_REPLY,
                      (uint32_t)(w->stage_length - w->array_frame - FRAME_HEADER));
     w->depth = 0;
+    if (w->deferred_length) append_deferred(w);
 }
 
 /* One node: opens the message if no array is open, counts against its parent, and closes
@@ -194,6 +197,8 @@ int gr_sbe_reply_init(gr_sbe_reply_t *reply) {
 void gr_sbe_reply_free(gr_sbe_reply_t *reply) {
     free(reply->stage);
     reply->stage = NULL;
+    free(reply->deferred);
+    reply->deferred = NULL;
 }
 
 int gr_sbe_reply_frame_at(const gr_sbe_reply_t *reply, size_t offset, uint32_t *template_id,
@@ -222,4 +227,45 @@ void gr_sbe_reply_consume(gr_sbe_reply_t *reply, size_t bytes) {
     memmove(reply->stage, reply->stage + bytes, reply->stage_length - bytes);
     reply->stage_length -= bytes;
     if (reply->depth) reply->array_frame -= bytes;
+}
+
+/* ---- Pub/Sub push messages ---- */
+
+static void append_deferred(gr_sbe_reply_t *w) {
+    if (reserve(w, w->deferred_length) != 0) return;
+    memcpy(w->stage + w->stage_length, w->deferred, w->deferred_length);
+    w->stage_length += w->deferred_length;
+    w->deferred_length = 0;
+}
+
+int gr_sbe_reply_stage_push(gr_sbe_reply_t *reply, const gr_reply_message_t *push) {
+    size_t need = gr_reply_encoded_size(push);
+    uint8_t *frame;
+    if (reply->depth == 0) {
+        if (reserve(reply, FRAME_HEADER + need) != 0) return -1;
+        frame = reply->stage + reply->stage_length;
+    } else {
+        if (reply->deferred_capacity - reply->deferred_length < FRAME_HEADER + need) {
+            size_t capacity = reply->deferred_capacity ? reply->deferred_capacity : 4096;
+            while (capacity - reply->deferred_length < FRAME_HEADER + need) capacity *= 2;
+            uint8_t *grown = realloc(reply->deferred, capacity);
+            if (!grown) { reply->base.failed = 1; return -1; }
+            reply->deferred = grown;
+            reply->deferred_capacity = capacity;
+        }
+        frame = reply->deferred + reply->deferred_length;
+    }
+    size_t length = 0;
+    if (gr_encode_reply(push, frame + FRAME_HEADER, need, &length) != GR_CODEC_OK) {
+        reply->base.failed = 1;
+        return -1;
+    }
+    put_frame_header(frame, push->template_id, (uint32_t)length);
+    if (reply->depth == 0) reply->stage_length += FRAME_HEADER + length;
+    else reply->deferred_length += FRAME_HEADER + length;
+    return 0;
+}
+
+size_t gr_sbe_reply_pending_bytes(const gr_sbe_reply_t *reply) {
+    return reply->stage_length + reply->deferred_length;
 }

@@ -13,6 +13,8 @@
  * maps (HELLO, CONFIG GET), errors inside arrays all have their element kind. A message
  * larger than one ring record is written in fragments by session.c (ring/fragment.h); its
  * size is bounded only by memory, as a Redis client's output buffer is by default.
+ * A Pub/Sub message for a subscribed session is a PushMessage frame staged the same way, in
+ * order with the replies (gr_sbe_reply_stage_push), when it cannot go straight into the ring.
  *
  * Staged frame:  +----------------+----------------+---------------------------+
  *                | template (u32) | length (u32)   | SBE message (length bytes)|
@@ -25,6 +27,7 @@
 #include <stdint.h>
 
 #include "exec/reply.h"
+#include "ring/codec.h"   /* gr_reply_message_t */
 
 #define GR_SBE_REPLY_MAX_DEPTH 32   /* nesting deeper than any Redis reply */
 
@@ -40,6 +43,10 @@ typedef struct gr_sbe_reply {
     uint64_t remaining[GR_SBE_REPLY_MAX_DEPTH];   /* children still to come, per open container */
     size_t array_frame;        /* stage offset of its frame */
     uint32_t array_count;      /* elements written */
+    /* Pub/Sub messages that arrived while an ArrayReply was open (a PUBLISH inside EXEC to
+     * this session's own channel): staged frames appended as soon as the array closes. */
+    uint8_t *deferred;
+    size_t deferred_length, deferred_capacity;
 } gr_sbe_reply_t;
 
 int gr_sbe_reply_init(gr_sbe_reply_t *reply);
@@ -49,5 +56,11 @@ int gr_sbe_reply_frame_at(const gr_sbe_reply_t *reply, size_t offset, uint32_t *
                           const uint8_t **message, uint32_t *length, size_t *next_offset);
 /* Drop the first `bytes` of staging (frames delivered). */
 void gr_sbe_reply_consume(gr_sbe_reply_t *reply, size_t bytes);
+/* Stage one PushMessage (a Pub/Sub message, ring/session.c's subscriber) behind every frame
+ * already staged, or, while an ArrayReply is open, right after it closes. 0, or -1 when out of
+ * memory (base.failed is set). */
+int gr_sbe_reply_stage_push(gr_sbe_reply_t *reply, const gr_reply_message_t *push);
+/* Bytes staged or deferred: what the session's output buffer holds beyond its reply ring. */
+size_t gr_sbe_reply_pending_bytes(const gr_sbe_reply_t *reply);
 
 #endif

@@ -30,6 +30,7 @@
 #include "listEngine.h"
 #include "timeUnit.h"
 #include "errorCode.h"
+#include "pushKind.h"
 
 #ifdef __cplusplus
 #define SBE_ONE_DEF inline

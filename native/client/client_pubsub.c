@@ -1,0 +1,264 @@
+/* client_pubsub.c — a subscribed ring session's reader (the format it writes is in
+ * client_pubsub.h; the server's side is ring/session.c's subscriber; RingClient.pubsub() in
+ * goblin_ring/client/ring_pubsub.py is its Python half).
+ *
+ * Records are taken from the reply ring with gr_ring_read, one handler call each, and written
+ * straight into the caller's buffer as marshal; a record whose item does not fit is left in
+ * the ring (handler answers -1) for the next call. A message that came in fragments is kept
+ * reassembled until it has been written. PushMessages an ordinary call met first (stashed by
+ * client.c) are written before anything still in the ring.
+ */
+#include "client/client_pubsub.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/plain_reply.h"
+#include "ring/fragment.h"
+
+struct gr_client_pubsub {
+    uint8_t *stash;                  /* stashed PushMessages: u32 length, then the message */
+    size_t stash_start, stash_length, stash_capacity;
+    gr_reassembly_t fragments;       /* a message arriving in fragments */
+    int fragments_ready;             /* fragments holds a complete message not yet written */
+    gr_reply_message_t decoded;      /* decode scratch (elements grown to the largest reply) */
+    uint64_t items;                  /* items read so far */
+};
+
+static struct gr_client_pubsub *state_of(struct gr_client_pubsub **slot) {
+    if (!*slot) *slot = calloc(1, sizeof **slot);
+    return *slot;
+}
+
+void gr_client_pubsub_free(struct gr_client_pubsub *state) {
+    if (!state) return;
+    free(state->stash);
+    gr_reassembly_free(&state->fragments);
+    free(state->decoded.elements);
+    free(state);
+}
+
+int gr_client_pubsub_stash(struct gr_client_pubsub **slot, const uint8_t *message, size_t length) {
+    struct gr_client_pubsub *state = state_of(slot);
+    if (!state || length > UINT32_MAX) return -1;
+    if (state->stash_start == state->stash_length) state->stash_start = state->stash_length = 0;
+    size_t need = 4 + length;
+    if (state->stash_capacity - state->stash_length < need) {
+        size_t capacity = state->stash_capacity ? state->stash_capacity : 4096;
+        while (capacity - state->stash_length < need) capacity *= 2;
+        uint8_t *grown = realloc(state->stash, capacity);
+        if (!grown) return -1;
+        state->stash = grown;
+        state->stash_capacity = capacity;
+    }
+    uint32_t n = (uint32_t)length;
+    memcpy(state->stash + state->stash_length, &n, 4);
+    memcpy(state->stash + state->stash_length + 4, message, length);
+    state->stash_length += need;
+    return 0;
+}
+
+uint64_t gr_client_pubsub_messages(const gr_client_t *client) {
+    struct gr_client_pubsub *state = *gr_client_pubsub_state((gr_client_t *)client);
+    return state ? state->items : 0;
+}
+
+/* ---- marshal ---- */
+
+typedef struct reader {
+    gr_client_t *client;
+    struct gr_client_pubsub *state;
+    uint8_t *out;
+    size_t capacity, length;         /* length: bytes written so far */
+    uint32_t count, max_count;
+    size_t needed;                   /* the first item did not fit: the capacity it needs */
+    int status;
+} reader_t;
+
+static uint8_t *put_u32(uint8_t *p, uint32_t value) {
+    p[0] = (uint8_t)value, p[1] = (uint8_t)(value >> 8), p[2] = (uint8_t)(value >> 16), p[3] = (uint8_t)(value >> 24);
+    return p + 4;
+}
+static uint8_t *put_short_text(uint8_t *p, const char *text) {   /* 'z': a short ASCII str */
+    size_t n = strlen(text);
+    *p++ = 'z';
+    *p++ = (uint8_t)n;
+    memcpy(p, text, n);
+    return p + n;
+}
+static uint8_t *put_bytes(uint8_t *p, gr_bytes_t bytes) {
+    *p++ = 's';
+    p = put_u32(p, bytes.length);
+    if (bytes.length) memcpy(p, bytes.data, bytes.length);
+    return p + bytes.length;
+}
+static size_t short_text_size(const char *text) { return 2 + strlen(text); }
+
+static const char *const kind_names[] = {"message", "pmessage", "smessage"};
+
+/* Room for n bytes at the end of the output, or NULL (then the item is not written: the
+ * first item's size is kept in needed). */
+static uint8_t *room(reader_t *r, size_t n) {
+    if (r->capacity - r->length >= n) return r->out + r->length;
+    if (r->count == 0) r->needed = r->length + n;
+    return NULL;
+}
+
+/* redis-py's message dict. 1: written; 0: does not fit. */
+static int write_push(reader_t *r, const gr_reply_message_t *m) {
+    const char *type = kind_names[m->push_kind];
+    int has_pattern = m->push_kind == GR_PUSH_KIND_PMESSAGE;
+    size_t need = 1 + short_text_size("type") + short_text_size(type) + short_text_size("pattern") +
+                  (has_pattern ? 5 + m->pattern.length : 1) + short_text_size("channel") + 5 + m->channel.length +
+                  short_text_size("data") + 5 + m->text.length + 1;
+    uint8_t *p = room(r, need);
+    if (!p) return 0;
+    *p++ = '{';
+    p = put_short_text(p, "type");
+    p = put_short_text(p, type);
+    p = put_short_text(p, "pattern");
+    if (has_pattern) p = put_bytes(p, m->pattern);
+    else *p++ = 'N';
+    p = put_short_text(p, "channel");
+    p = put_bytes(p, m->channel);
+    p = put_short_text(p, "data");
+    p = put_bytes(p, m->text);
+    *p++ = '0';
+    r->length += need;
+    return 1;
+}
+
+static int write_error(reader_t *r, uint16_t code, gr_bytes_t text) {
+    size_t need = 2 + short_text_size("error") + 5 + 5 + text.length;
+    uint8_t *p = room(r, need);
+    if (!p) return 0;
+    *p++ = ')';
+    *p++ = 3;
+    p = put_short_text(p, "error");
+    *p++ = 'i';
+    p = put_u32(p, code);
+    put_bytes(p, text);
+    r->length += need;
+    return 1;
+}
+
+/* ('reply', value) for any reply but an error; ('error', code, text) for an error or an array
+ * holding one (the first). 1: written; 0: does not fit. */
+static int write_reply(reader_t *r, const gr_reply_message_t *m) {
+    if (m->template_id == GR_T_ERROR_REPLY) return write_error(r, m->error_code, m->text);
+    gr_result_t result = {0};
+    result.template_id = m->template_id;
+    result.is_nil = m->is_nil;
+    result.error_code = m->error_code;
+    result.integer = m->integer;
+    result.data = m->text.data;
+    result.length = m->text.length;
+    result.count = m->element_count;
+    result.elements = m->elements;
+    if (m->template_id == GR_T_ARRAY_REPLY && m->element_count && m->elements[0].kind == GR_ELEMENT_KIND_NIL_ARRAY)
+        result.is_nil = 1, result.shape = 2;
+    size_t head = 2 + short_text_size("reply");
+    long value = gr_plain_reply_write(&result, 0, NULL, 0);
+    if (value < 0) {
+        for (uint32_t i = 0; i < m->element_count; i++)
+            if (m->elements[i].kind == GR_ELEMENT_KIND_ERROR)
+                return write_error(r, (uint16_t)m->elements[i].integer, m->elements[i].bytes);
+        gr_bytes_t text = {(const uint8_t *)"ERR reply too deeply nested", 27};
+        return write_error(r, GR_ERROR_CODE_GENERIC, text);
+    }
+    uint8_t *p = room(r, head + (size_t)value);
+    if (!p) return 0;
+    *p++ = ')';
+    *p++ = 2;
+    p = put_short_text(p, "reply");
+    gr_plain_reply_write(&result, 0, p, (size_t)value);
+    r->length += head + (size_t)value;
+    return 1;
+}
+
+/* One whole message: decode, write. 1 written, 0 does not fit, -1 failed (r->status set). */
+static int write_message(reader_t *r, const uint8_t *message, size_t length) {
+    gr_reply_message_t *m = &r->state->decoded;
+    gr_codec_status_t status = gr_decode_reply(message, length, m);
+    if (status == GR_CODEC_TOO_MANY_ITEMS && m->element_count <= length / GR_ARRAY_REPLY_ELEMENT_FIXED) {
+        gr_element_t *grown = realloc(m->elements, (size_t)m->element_count * sizeof *grown);
+        if (!grown) { r->status = GR_CLIENT_NO_MEMORY; return -1; }
+        m->elements = grown;
+        m->element_capacity = m->element_count;
+        status = gr_decode_reply(message, length, m);
+    }
+    if (status != GR_CODEC_OK) { r->status = GR_CLIENT_PROTOCOL; return -1; }
+    int written = m->template_id == GR_T_PUSH_MESSAGE ? write_push(r, m) : write_reply(r, m);
+    if (written == 1) {
+        if (m->template_id != GR_T_PUSH_MESSAGE) gr_client_note_reply(r->client, m->request_id);
+        r->count++;
+        r->state->items++;
+    }
+    return written;
+}
+
+/* Ring handler: one record. 0 go on, 1 stop (taken), -1 stop (left in the ring). */
+static int take_record(void *context, int32_t type, const uint8_t *payload, size_t length) {
+    reader_t *r = context;
+    if (r->count >= r->max_count || r->state->fragments_ready) return -1;
+    if (type == GR_FRAGMENT_TYPE) {
+        gr_reassembly_status_t status = gr_reassembly_take(&r->state->fragments, payload, length);
+        if (status == GR_REASSEMBLY_MORE) return 0;
+        if (status != GR_REASSEMBLY_COMPLETE) { r->status = GR_CLIENT_PROTOCOL; return 1; }
+        int written = write_message(r, r->state->fragments.buffer, r->state->fragments.length);
+        if (written == 0) r->state->fragments_ready = 1;   /* consumed from the ring: kept here */
+        return written == 1 ? 0 : 1;
+    }
+    int written = write_message(r, payload, length);
+    return written == 1 ? 0 : written == 0 ? -1 : 1;
+}
+
+/* What is already out of the ring comes first: a reassembled message, then stashed ones. */
+static int write_kept(reader_t *r) {
+    struct gr_client_pubsub *state = r->state;
+    if (state->fragments_ready && r->count < r->max_count) {
+        int written = write_message(r, state->fragments.buffer, state->fragments.length);
+        if (written != 1) return written;
+        state->fragments_ready = 0;
+    }
+    while (state->stash_start < state->stash_length && r->count < r->max_count) {
+        uint32_t n;
+        memcpy(&n, state->stash + state->stash_start, 4);
+        int written = write_message(r, state->stash + state->stash_start + 4, n);
+        if (written != 1) return written;
+        state->stash_start += 4 + (size_t)n;
+    }
+    return 1;
+}
+
+long gr_client_pubsub_read(gr_client_t *client, size_t max_count, int64_t timeout_ns, uint8_t *out,
+                           size_t capacity, uint32_t *count, int *status) {
+    *count = 0;
+    *status = GR_CLIENT_OK;
+    if (!client) { *status = GR_CLIENT_CLOSED; return 0; }
+    struct gr_client_pubsub *state = state_of(gr_client_pubsub_state(client));
+    if (!state) { *status = GR_CLIENT_NO_MEMORY; return 0; }
+    if (capacity < 5) return -(long)5 - 1;
+    reader_t r = {client, state, out, capacity, 5, 0, max_count ? (uint32_t)(max_count < UINT32_MAX ? max_count : UINT32_MAX) : 1, 0, 0};
+    gr_ring_t *ring = gr_client_reply_ring(client);
+    int kept = write_kept(&r);
+    if (kept == 1 && r.count < r.max_count && !r.status) {
+        if (r.count == 0 && gr_ring_is_empty(ring) && timeout_ns != 0) {
+            int waited = gr_client_wait_replies(client, timeout_ns);
+            if (waited != GR_CLIENT_OK && waited != GR_CLIENT_TIMEOUT) r.status = waited;
+        }
+        /* Read until the count is reached, an item does not fit, or the ring is empty (a
+         * message whose first fragments have arrived is read to its end). */
+        while (!r.status && r.count < r.max_count && !r.needed && !state->fragments_ready) {
+            uint32_t before = r.count;
+            size_t taken = gr_ring_read(ring, take_record, &r, 0);
+            if (r.count == before && (taken == 0 || !state->fragments.active)) break;
+        }
+    }
+    if (r.needed && r.count == 0) return -(long)r.needed - 1;
+    out[0] = '[';
+    put_u32(out + 1, r.count);
+    *count = r.count;
+    *status = r.status;
+    return (long)r.length;
+}

@@ -1,0 +1,59 @@
+/* client_pubsub.h — the ring client as a Pub/Sub subscriber: what RingClient.pubsub() reads.
+ *
+ * A subscribed session's reply ring carries two things in the server's order: PushMessages
+ * (schema/goblin.xml template 15: a message, pmessage or smessage, written by the server's
+ * ring/session.c the moment PUBLISH runs) and ordinary replies — the (un)subscribe
+ * confirmations, one ArrayReply [kind, name, count] per name, all with their request's id, and
+ * the replies of anything else the session sends (PING). gr_client_pubsub_read drains both in
+ * one C call and writes them, in order, as one list in marshal's format (plain_reply.h), so
+ * that Python builds a whole batch with one marshal.loads:
+ *
+ *   a PushMessage -> redis-py's message dict
+ *                    {'type': 'message' | 'pmessage' | 'smessage', 'pattern': bytes | None,
+ *                     'channel': bytes, 'data': bytes}
+ *   a reply       -> ('reply', value)        value as a plain call returns it (a list, bytes, int)
+ *   an error      -> ('error', code, text)   an ErrorReply (or an array holding one)
+ *
+ * A PushMessage that an ordinary call (client.c's reply wait) meets before its reply is not
+ * lost: client.c hands it to gr_client_pubsub_stash, and the next read returns the stashed
+ * ones first, so the order the server wrote is the order the reader sees.
+ */
+#ifndef GR_CLIENT_PUBSUB_H
+#define GR_CLIENT_PUBSUB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client/client.h"
+#include "ring/ring.h"
+
+/* cffi-cdef-begin */
+/* Read up to max_count items (max_count >= 1) into out[0..capacity) as one marshal'd list.
+ * Waits up to timeout_ns for the first item (0: do not wait; < 0: until one arrives or the
+ * server is gone); never waits for more after one is taken. Returns the bytes written (an
+ * empty list when nothing came within the timeout), or, when even the first item does not fit,
+ * the capacity it needs, negated minus one (-(needed) - 1; nothing is consumed: call again with
+ * a larger buffer). *status is a gr_client_status (PEER_GONE, PROTOCOL, NO_MEMORY) or 0;
+ * *count the items written. */
+long gr_client_pubsub_read(gr_client_t *client, size_t max_count, int64_t timeout_ns, uint8_t *out,
+                           size_t capacity, uint32_t *count, int *status);
+/* Items read by this client so far: PushMessages and replies (tests, the bench's checks). */
+uint64_t gr_client_pubsub_messages(const gr_client_t *client);
+/* cffi-cdef-end */
+
+/* ---- client.c's side ---- */
+struct gr_client_pubsub;
+/* Keep one PushMessage an ordinary call met while waiting for its reply. 0, or -1 (no memory). */
+int gr_client_pubsub_stash(struct gr_client_pubsub **state, const uint8_t *message, size_t length);
+void gr_client_pubsub_free(struct gr_client_pubsub *state);
+/* client.c's internals this file reads through (defined in client.c). */
+gr_ring_t *gr_client_reply_ring(gr_client_t *client);
+struct gr_client_pubsub **gr_client_pubsub_state(gr_client_t *client);
+/* Wait until the reply ring has a record, as a call's reply wait does (wake a sleeping server
+ * first, spin, futex sleep, the server's EOF checked every slice), for timeout_ns (< 0: none). */
+int gr_client_wait_replies(gr_client_t *client, int64_t timeout_ns);
+/* A reply with this request id was read by the Pub/Sub reader: the first one answers its
+ * request (SUBSCRIBE a b answers with two, the same id). */
+void gr_client_note_reply(gr_client_t *client, uint64_t request_id);
+
+#endif
