@@ -107,6 +107,8 @@ class RingClient(Commands):
                  client_name: str = ""):
         directory = Path(runtime_dir) if runtime_dir else control.default_runtime_dir()
         path = control.socket_path(directory, name)
+        self._options = dict(name=name, runtime_dir=runtime_dir, ring_size=ring_size, timeout=timeout,
+                             spin_iterations=spin_iterations, client_name=client_name)   # pubsub()'s session
         self._closed = True
         self._segments: list[_native.Segment] = []
         self._doorbell = -1
@@ -187,6 +189,19 @@ class RingClient(Commands):
             self.close()
         except Exception:  # noqa: BLE001
             pass
+
+    def pubsub(self, ignore_subscribe_messages: bool = False) -> Any:
+        """redis-py's PubSub on a ring session of its own (client/ring_pubsub.py)."""
+        from .ring_pubsub import RingPubSub
+        return RingPubSub(self, ignore_subscribe_messages=ignore_subscribe_messages)
+
+    # PubSub's hooks (client/pubsub.py): a session like this one, a command sent unanswered.
+    def _new_connection(self) -> "RingClient":
+        return RingClient(**self._options)
+
+    def _send_command(self, argv: tuple) -> None:
+        core = self._live()
+        core.check(core.send_argv(argv))
 
     @property
     def max_message(self) -> int:

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "client/plain_reply.h"
+#include "core/clock.h"
 #include "ring/fragment.h"
 
 struct gr_client_pubsub {
@@ -242,18 +243,20 @@ long gr_client_pubsub_read(gr_client_t *client, size_t max_count, int64_t timeou
     reader_t r = {client, state, out, capacity, 5, 0, max_count ? (uint32_t)(max_count < UINT32_MAX ? max_count : UINT32_MAX) : 1, 0, 0};
     gr_ring_t *ring = gr_client_reply_ring(client);
     int kept = write_kept(&r);
-    if (kept == 1 && r.count < r.max_count && !r.status) {
-        if (r.count == 0 && gr_ring_is_empty(ring) && timeout_ns != 0) {
-            int waited = gr_client_wait_replies(client, timeout_ns);
-            if (waited != GR_CLIENT_OK && waited != GR_CLIENT_TIMEOUT) r.status = waited;
-        }
-        /* Read until the count is reached, an item does not fit, or the ring is empty (a
-         * message whose first fragments have arrived is read to its end). */
-        while (!r.status && r.count < r.max_count && !r.needed && !state->fragments_ready) {
-            uint32_t before = r.count;
-            size_t taken = gr_ring_read(ring, take_record, &r, 0);
-            if (r.count == before && (taken == 0 || !state->fragments.active)) break;
-        }
+    /* Read until the count is reached or an item does not fit; when nothing is readable, return
+     * what was read, or, with nothing yet, wait within the timeout (a message whose first
+     * fragments arrived is gathered across calls: its state is kept). */
+    int64_t deadline = timeout_ns < 0 ? INT64_MAX : timeout_ns == 0 ? 0 : gr_monotonic_ns() + timeout_ns;
+    while (kept == 1 && !r.status && r.count < r.max_count && !r.needed && !state->fragments_ready) {
+        uint32_t before = r.count;
+        size_t taken = gr_ring_read(ring, take_record, &r, 0);
+        if (r.count != before || taken) continue;
+        if (r.count || timeout_ns == 0) break;
+        int64_t now = gr_monotonic_ns();
+        if (now >= deadline) break;
+        int waited = gr_client_wait_replies(client, deadline == INT64_MAX ? -1 : deadline - now);
+        if (waited == GR_CLIENT_TIMEOUT) break;
+        if (waited != GR_CLIENT_OK) r.status = waited;
     }
     if (r.needed && r.count == 0) return -(long)r.needed - 1;
     out[0] = '[';
@@ -261,4 +264,122 @@ long gr_client_pubsub_read(gr_client_t *client, size_t max_count, int64_t timeou
     *count = r.count;
     *status = r.status;
     return (long)r.length;
+}
+
+/* ---- the bench's C loops (goblin-ring-bench pubsub, the native column) ---- */
+
+#define SEQUENCE_DIGITS 10
+
+typedef struct sequenced {
+    uint64_t *expected, *out_of_order;
+    size_t taken, max_count;
+    int failed;
+} sequenced_t;
+
+static int take_sequenced(void *context, int32_t type, const uint8_t *payload, size_t length) {
+    sequenced_t *s = context;
+    if (s->taken >= s->max_count || type != GR_T_PUSH_MESSAGE) return -1;
+    gr_reply_message_t m;
+    memset(&m, 0, sizeof m);
+    if (gr_decode_reply(payload, length, &m) != GR_CODEC_OK) { s->failed = 1; return 1; }
+    uint64_t sequence = 0;
+    int digits = m.text.length >= SEQUENCE_DIGITS;
+    for (size_t i = 0; digits && i < SEQUENCE_DIGITS; i++) {
+        uint8_t c = m.text.data[i];
+        if (c < '0' || c > '9') digits = 0;
+        else sequence = sequence * 10 + (uint64_t)(c - '0');
+    }
+    if (!digits || sequence != *s->expected) (*s->out_of_order)++;
+    (*s->expected)++;
+    s->taken++;
+    return 0;
+}
+
+long gr_client_pubsub_take_sequenced(gr_client_t *client, size_t max_count, int64_t timeout_ns,
+                                     uint64_t *expected, uint64_t *out_of_order) {
+    if (!client) return -GR_CLIENT_CLOSED;
+    gr_ring_t *ring = gr_client_reply_ring(client);
+    if (gr_ring_is_empty(ring) && timeout_ns != 0) {
+        int waited = gr_client_wait_replies(client, timeout_ns);
+        if (waited != GR_CLIENT_OK && waited != GR_CLIENT_TIMEOUT) return -waited;
+    }
+    sequenced_t s = {expected, out_of_order, 0, max_count, 0};
+    while (s.taken < max_count && !s.failed && gr_ring_read(ring, take_sequenced, &s, 0) > 0) {}
+    if (s.failed) return -GR_CLIENT_PROTOCOL;
+    struct gr_client_pubsub *state = state_of(gr_client_pubsub_state(client));
+    if (state) state->items += s.taken;
+    return (long)s.taken;
+}
+
+static int take_one_push(void *context, int32_t type, const uint8_t *payload, size_t length) {
+    int *got = context;
+    (void)payload, (void)length;
+    if (type != GR_T_PUSH_MESSAGE) return -1;
+    *got = 1;
+    return 1;
+}
+
+int gr_client_pubsub_latency_loop(gr_client_t *publisher, gr_client_t *subscriber, const uint8_t *channel,
+                                  size_t channel_length, const uint8_t *payload, size_t payload_length, size_t n,
+                                  int64_t *latencies_ns) {
+    if (!publisher || !subscriber) return GR_CLIENT_CLOSED;
+    size_t data_length = 7 + channel_length + payload_length;
+    uint8_t *data = malloc(data_length);
+    if (!data) return GR_CLIENT_NO_MEMORY;
+    memcpy(data, "PUBLISH", 7);
+    memcpy(data + 7, channel, channel_length);
+    memcpy(data + 7 + channel_length, payload, payload_length);
+    size_t lengths[3] = {7, channel_length, payload_length};
+    gr_ring_t *ring = gr_client_reply_ring(subscriber);
+    gr_result_t result;
+    int status = GR_CLIENT_OK;
+    for (size_t i = 0; i < n && status == GR_CLIENT_OK; i++) {
+        int64_t start = gr_monotonic_ns();
+        status = gr_client_send_argv(publisher, data, data_length, lengths, 3);
+        int got = 0;
+        while (status == GR_CLIENT_OK && !got) {
+            if (gr_ring_read(ring, take_one_push, &got, 1) == 0 && !got) {
+                if (!gr_ring_is_empty(ring)) { status = GR_CLIENT_PROTOCOL; break; }   /* not a message */
+                status = gr_client_wait_replies(subscriber, 10000000000LL);
+            }
+        }
+        latencies_ns[i] = gr_monotonic_ns() - start;
+        if (status == GR_CLIENT_OK) status = gr_client_receive(publisher, &result);
+    }
+    free(data);
+    return status;
+}
+
+int gr_client_pubsub_publish_many(gr_client_t *client, const uint8_t *channel, size_t channel_length,
+                                  size_t payload_size, uint64_t first_sequence, size_t count, size_t window) {
+    if (!client) return GR_CLIENT_CLOSED;
+    if (payload_size < SEQUENCE_DIGITS) return GR_CLIENT_ENCODE;
+    size_t data_length = 7 + channel_length + payload_size;
+    uint8_t *data = malloc(data_length);
+    if (!data) return GR_CLIENT_NO_MEMORY;
+    memcpy(data, "PUBLISH", 7);
+    memcpy(data + 7, channel, channel_length);
+    uint8_t *payload = data + 7 + channel_length;
+    memset(payload, 'x', payload_size);
+    size_t lengths[3] = {7, channel_length, payload_size};
+    gr_result_t result;
+    int status = GR_CLIENT_OK;
+    size_t sent = 0, answered = 0;
+    if (window == 0) window = 1;
+    while (status == GR_CLIENT_OK && answered < count) {
+        while (sent < count && sent - answered < window) {
+            uint64_t sequence = first_sequence + sent;
+            for (int i = SEQUENCE_DIGITS - 1; i >= 0; i--, sequence /= 10) payload[i] = (uint8_t)('0' + sequence % 10);
+            int sending = gr_client_send_argv(client, data, data_length, lengths, 3);
+            if (sending == GR_CLIENT_RING_FULL) break;          /* read replies first */
+            if (sending != GR_CLIENT_OK) { status = sending; break; }
+            sent++;
+        }
+        if (status == GR_CLIENT_OK && answered < sent) {
+            status = gr_client_receive(client, &result);
+            answered++;
+        }
+    }
+    free(data);
+    return status;
 }

@@ -39,6 +39,24 @@ long gr_client_pubsub_read(gr_client_t *client, size_t max_count, int64_t timeou
                            size_t capacity, uint32_t *count, int *status);
 /* Items read by this client so far: PushMessages and replies (tests, the bench's checks). */
 uint64_t gr_client_pubsub_messages(const gr_client_t *client);
+
+/* The bench's C loops (goblin-ring-bench pubsub, native column). take_sequenced: up to
+ * max_count PushMessages (it stops at any other record, left in the ring), waiting up to
+ * timeout_ns for the first; each payload must begin with its sequence number as 10 decimal
+ * digits, equal to *expected (then incremented), else *out_of_order counts it. Returns the
+ * messages taken, or -(a gr_client_status). latency_loop: n times, one message in flight:
+ * PUBLISH channel payload from publisher (not waited for), the message taken from
+ * subscriber's reply ring, then PUBLISH's reply; latencies_ns[i] from before the send to the
+ * message in hand. Returns a gr_client_status. */
+long gr_client_pubsub_take_sequenced(gr_client_t *client, size_t max_count, int64_t timeout_ns,
+                                     uint64_t *expected, uint64_t *out_of_order);
+/* publish_many: count PUBLISHes of payload_size bytes (the sequence first_sequence + i as 10
+ * digits, then 'x'), window in flight, every reply read. Returns a gr_client_status. */
+int gr_client_pubsub_publish_many(gr_client_t *client, const uint8_t *channel, size_t channel_length,
+                                  size_t payload_size, uint64_t first_sequence, size_t count, size_t window);
+int gr_client_pubsub_latency_loop(gr_client_t *publisher, gr_client_t *subscriber, const uint8_t *channel,
+                                  size_t channel_length, const uint8_t *payload, size_t payload_length, size_t n,
+                                  int64_t *latencies_ns);
 /* cffi-cdef-end */
 
 /* ---- client.c's side ---- */

@@ -10,6 +10,7 @@
 #include <sys/epoll.h>
 #include <time.h>
 
+#include "exec/pubsub.h"
 #include "ring/codec.h"
 #include "ring/fragment.h"
 #include "ring/ring.h"
@@ -20,12 +21,14 @@
 
 typedef struct gr_session {
     uint64_t id;
+    gr_rings_t *rings;
     gr_connection_t state;    /* selected db, name: registered with the db */
     gr_ring_t requests;       /* client produces, server consumes */
     gr_ring_t replies;        /* server produces, client consumes */
     gr_sbe_reply_t writer;    /* staged replies not yet in the reply ring */
     size_t backlog_limit;     /* stop reading requests while this many reply bytes wait */
     gr_reassembly_t request;  /* a request arriving in fragments (ring/fragment.h) */
+    int64_t soft_limit_since_ms;   /* Pub/Sub output over the soft limit since (0: not over) */
 } gr_session_t;
 
 struct gr_rings {
@@ -37,6 +40,9 @@ struct gr_rings {
 };
 
 #define INITIAL_ITEMS 1024
+
+static int deliver_push(gr_subscriber_t *subscriber, gr_pubsub_kind_t kind, gr_bytes_t pattern,
+                        gr_bytes_t channel, gr_bytes_t payload);
 
 size_t gr_ring_segment_bytes(uint64_t capacity) { return gr_ring_segment_size(capacity); }
 
@@ -72,6 +78,7 @@ int gr_rings_add_session(gr_rings_t *rings, uint64_t session_id,
     gr_session_t *session = calloc(1, sizeof *session);
     if (!session) { snprintf(error, error_size, "out of memory"); return -1; }
     session->id = session_id;
+    session->rings = rings;
     /* The server hands over new segments, which read as zero: only the headers are written,
      * so an idle session costs two header pages, not 2 x capacity of zeroing and RSS. */
     if (gr_ring_init_fresh(&session->requests, request_memory, request_memory_size, capacity,
@@ -98,6 +105,8 @@ int gr_rings_add_session(gr_rings_t *rings, uint64_t session_id,
     gr_connection_register(rings->db, &session->state, (int64_t)session_id, GR_CONN_RING);
     session->state.reply = &session->writer.base;
     session->state.reply_request_id = &session->writer.request_id;
+    session->state.subscriber.owner = session;
+    session->state.subscriber.deliver = deliver_push;
     rings->db->stats.connected_ring_sessions = (int64_t)rings->count;
     return 0;
 }
@@ -133,6 +142,70 @@ static int session_corrupt(const gr_session_t *session) {
     return gr_ring_is_corrupt(&session->requests) || gr_ring_is_corrupt(&session->replies);
 }
 
+/* ---- The session as a Pub/Sub subscriber (exec/pubsub.h) ----
+ *
+ * A message for a subscribed session is one PushMessage record. With nothing staged, it is
+ * encoded straight into the reply ring (a claim, the codec writing in place, a commit) and a
+ * sleeping client is woken; otherwise it is staged behind what waits (sbe_reply.c), so the
+ * ring holds replies and messages in the order the server made them. The staged bytes are the
+ * session's output buffer: past client-output-buffer-limit's pubsub class (hard, or soft for
+ * longer than its seconds, as Redis's checkClientOutputBufferLimits) the session is closed as
+ * CLIENT KILL closes it, and the publisher goes on: nothing here ever waits for the client. */
+
+static int over_pubsub_output_limit(gr_session_t *session, gr_db_t *db) {
+    const int64_t *limit = db->config.output_limit[GR_CLIENT_CLASS_PUBSUB];
+    int64_t used = (int64_t)gr_sbe_reply_pending_bytes(&session->writer);
+    int hard = limit[GR_LIMIT_HARD] && used >= limit[GR_LIMIT_HARD];
+    int soft = limit[GR_LIMIT_SOFT] && used >= limit[GR_LIMIT_SOFT];
+    if (soft) {
+        int64_t now = db->now_ms;
+        if (session->soft_limit_since_ms == 0) {
+            session->soft_limit_since_ms = now ? now : 1;
+            soft = 0;
+        } else if (now - session->soft_limit_since_ms <= limit[GR_LIMIT_SOFT_SECONDS] * 1000) {
+            soft = 0;
+        }
+    } else {
+        session->soft_limit_since_ms = 0;
+    }
+    return hard || soft;
+}
+
+static int deliver_push(gr_subscriber_t *subscriber, gr_pubsub_kind_t kind, gr_bytes_t pattern,
+                        gr_bytes_t channel, gr_bytes_t payload) {
+    gr_session_t *session = subscriber->owner;
+    gr_db_t *db = session->rings->db;
+    if (session->state.kill_requested) return GR_PUBSUB_OVER_LIMIT;
+    gr_reply_message_t push = {0};
+    push.template_id = GR_T_PUSH_MESSAGE;
+    push.push_kind = (uint8_t)kind;
+    push.pattern = pattern;
+    push.channel = channel;
+    push.text = payload;
+    gr_sbe_reply_t *writer = &session->writer;
+    if (gr_sbe_reply_pending_bytes(writer) == 0 && writer->depth == 0 && !session_corrupt(session)) {
+        size_t need = gr_reply_encoded_size(&push), length = 0;
+        uint8_t *record;
+        if (need <= session->replies.max_message_length &&
+            gr_ring_claim(&session->replies, GR_T_PUSH_MESSAGE, need, &record) == GR_RING_OK) {
+            gr_encode_reply(&push, record, need, &length);   /* sized above: cannot fail */
+            gr_ring_commit(&session->replies, record);
+            /* The commit's release store published the record; the wake check's full fence
+             * orders it before we read the client's sleeper flag (ring.h's protocol). */
+            if (gr_ring_producer_should_wake(&session->replies)) gr_ring_futex_wake(&session->replies);
+            return GR_PUBSUB_ACCEPTED;
+        }
+    }
+    int staged = gr_sbe_reply_stage_push(writer, &push);
+    session->state.output_buffer_bytes = (int64_t)gr_sbe_reply_pending_bytes(writer);
+    if (staged == 0 && !over_pubsub_output_limit(session, db)) return GR_PUBSUB_ACCEPTED;
+    /* Redis: "scheduled to be closed ASAP for overcoming of output buffer limits". */
+    session->state.kill_requested = 1;
+    db->kills_pending++;
+    return GR_PUBSUB_OVER_LIMIT;
+}
+
+
 /* Copy staged replies into the reply ring, as much as fits (a message larger than one record
  * in fragments, resumed where it stopped); wake a sleeping client. */
 static void flush_replies(gr_session_t *session) {
@@ -149,7 +222,10 @@ static void flush_replies(gr_session_t *session) {
         session->writer.head_sent = 0;
         offset = next;
     }
-    if (offset) gr_sbe_reply_consume(&session->writer, offset);
+    if (offset) {
+        gr_sbe_reply_consume(&session->writer, offset);
+        session->state.output_buffer_bytes = (int64_t)gr_sbe_reply_pending_bytes(&session->writer);
+    }
     if (wrote && gr_ring_producer_should_wake(&session->replies)) gr_ring_futex_wake(&session->replies);
 }
 

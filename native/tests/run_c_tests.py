@@ -57,6 +57,10 @@ PROGRAMS: dict[str, dict] = {
     # the C serving loop over loopback sockets
     "test_server": {"layers": [*SERVER_LAYERS, "server"], "files": ["ring/codec.c", "ring/codec_generated.c",
                     "ring/ring.c", "ring/fragment.c", "ring/sbe_reply.c", "ring/session.c"], "args": []},
+    # a ring session as a Pub/Sub subscriber: session.c's deliver, client_pubsub.c's reader, in one process
+    "test_pubsub_ring": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c", "ring/ring.c",
+                         "ring/fragment.c", "ring/sbe_reply.c", "ring/session.c", "client/client.c",
+                         "client/client_pubsub.c", "client/plain_reply.c"], "args": []},
     # SORT over a RESP connection fed bytes: BY ... LIMIT's partial sort against the full sort
     "test_sort": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
     "test_transaction": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
