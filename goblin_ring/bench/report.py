@@ -286,6 +286,9 @@ def markdown(results: list[dict], meta: dict) -> str:
                 lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
         elif result["scenario"] == "persistence":
             lines += result["markdown"]
+        elif result["scenario"] == "pubsub":
+            from .scenario_pubsub import pubsub_markdown
+            lines += pubsub_markdown(result)
         elif result["scenario"] == "pingpong":
             lines += ["One request in flight per client; microseconds per round trip.", ""]
             lines += latency_table(result, "ping")

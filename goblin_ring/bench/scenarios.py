@@ -555,6 +555,11 @@ def _persistence(method: Method, engines: list[str], progress: Callable) -> dict
     return persistence_scenario(method, engines, progress)
 
 
+def _pubsub(method: Method, engines: list[str], progress: Callable) -> dict:
+    from .scenario_pubsub import pubsub_scenario   # imports this module's helpers
+    return pubsub_scenario(method, engines, progress)
+
+
 SCENARIOS = {"list100k": list100k, "pingpong": pingpong, "latency": latency, "workqueue": _workqueue,
              "client": _client, "hash": _hash, "set": _set, "zset": _zset, "zset-replay": _zset_replay,
-             "aof": _aof, "persistence": _persistence}
+             "aof": _aof, "persistence": _persistence, "pubsub": _pubsub}
