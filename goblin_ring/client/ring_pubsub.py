@@ -19,6 +19,7 @@ one marshal.loads, and get_messages(max_count) the same for a whole batch:
 
 from __future__ import annotations
 
+import collections
 import marshal
 import threading
 from typing import Any
@@ -31,6 +32,7 @@ _lib, _ffi = _native.lib, _native.ffi
 _loads = marshal.loads
 _read = _lib.gr_client_pubsub_read
 _BUFFER = 1 << 18
+READ_AHEAD = 256            # items get_message takes from the ring per C call
 _PUBLISH_TYPES = frozenset(("message", "pmessage", "smessage"))
 
 
@@ -43,6 +45,7 @@ class RingPubSub(PubSub):
         self._buffer = bytearray(_BUFFER)
         self._buffer_pointer = _ffi.from_buffer("uint8_t[]", self._buffer)
         self._capacity = _BUFFER
+        self._ahead: collections.deque = collections.deque()   # items read, not yet handed out
         self._count = _ffi.new("uint32_t *")
         self._status = _ffi.new("int *")
 
@@ -54,6 +57,7 @@ class RingPubSub(PubSub):
     def close(self) -> None:
         with self._read_lock:
             super().close()
+            self._ahead.clear()
 
     reset = close
 
@@ -90,6 +94,8 @@ class RingPubSub(PubSub):
         return item[1]
 
     def _read(self, timeout: float | None) -> Any:
+        if self._ahead:
+            return self._raw(self._ahead.popleft())
         items = self._items(1, timeout)
         return self._raw(items[0]) if items else None
 
@@ -113,31 +119,33 @@ class RingPubSub(PubSub):
         return response
 
     def get_message(self, ignore_subscribe_messages: bool = False, timeout: float | None = 0.0) -> dict | None:
-        """The next message (pubsub.py's get_message), as one C call and one marshal.loads."""
-        connection = self._connection
-        if connection is None:
-            return None
-        timeout_ns = 0 if timeout == 0 else -1 if timeout is None else int(timeout * 1e9)
-        with self._read_lock:
-            written = _read(connection._core.pointer, 1, timeout_ns, self._buffer_pointer, self._capacity,
-                            self._count, self._status)
-            items = _loads(self._buffer) if written > 0 and self._count[0] else None
-        if items is None:
-            if written >= 0 and not self._status[0]:
-                return None                     # nothing came within the timeout
-            items = self._items(1, timeout)     # a larger item, a closed session: the general path
+        """The next message (pubsub.py's get_message). Read ahead: one C call takes up to
+        READ_AHEAD items already in the ring, and the next calls hand them out one by one (as
+        redis-py parses replies out of the bytes one socket read brought)."""
+        ahead = self._ahead
+        if not ahead:
+            if self._connection is None:
+                return None
+            items = self._items(READ_AHEAD, timeout)
             if not items:
                 return None
-        return self.handle_message(self._raw(items[0]), ignore_subscribe_messages)
+            ahead.extend(items)
+        return self.handle_message(self._raw(ahead.popleft()), ignore_subscribe_messages)
 
     def get_messages(self, max_count: int = 1024, timeout: float | None = 0.0,
                      ignore_subscribe_messages: bool = False) -> list[dict]:
         """Up to max_count messages drained in one C call, waiting up to timeout seconds
         (None: until one comes) for the first; each as get_message would return it, handlers
         run as get_message runs them."""
-        if self._connection is None:
+        ahead = self._ahead
+        if ahead:                               # what get_message read ahead comes first
+            items = [ahead.popleft() for _ in range(min(max_count, len(ahead)))]
+            if len(items) < max_count and self._connection is not None:
+                items += self._items(max_count - len(items), 0)
+        elif self._connection is None:
             return []
-        items = self._items(max_count, timeout)
+        else:
+            items = self._items(max_count, timeout)
         if not self._has_handlers():
             messages = [item for item in items if item.__class__ is dict]
             if len(messages) == len(items):
