@@ -269,3 +269,22 @@ def test_zset_replay_quick_run_replays_the_stream_on_every_lane_and_verifies_one
     assert "| lane | feed s | commands/s | RSS MiB |" in text
     targets = {target["target"] for target in document["targets"]}
     assert "goblin over the ring (Python, one call per command) >= 5x redis's commands/s" in targets
+def test_pubsub_quick_run_reports_latency_fan_out_python_rows_and_issue_21_targets(tmp_path):
+    engines = ["goblin-ring", "goblin-ring-native", "goblin-resp", "redis"]
+    text, document = run_bench(tmp_path, "pubsub", engines=engines)
+    check_document(document, "pubsub", engines)
+    rows = {(row["column"], row["operation"]): row for row in document["rows"]}
+    latency = "PUBLISH -> subscriber, one in flight, 16 B"
+    for column in ("goblin-ring python", "goblin-ring-native", "goblin-resp", "redis"):
+        assert rows[(column, latency)]["p99.99_us"] >= rows[(column, latency)]["p50_us"] > 0
+        for subscribers in ("1 subscriber", "8 subscribers"):
+            operation = f"throughput, {subscribers}, 1024 B (msgs/s delivered)"
+            assert rows[(column, operation)]["ops_per_s"] > 0, operation
+    python_row = "Python subscriber, get_message each, 1 subscriber, 16 B (msgs/s delivered)"
+    assert rows[("goblin-ring python", python_row)]["ops_per_s"] > 0 and rows[("redis", python_row)]["ops_per_s"] > 0
+    checked = [c for c in document["checks"] if "every subscriber got every message in order" in c["check"]]
+    assert len(checked) == len([r for r in document["rows"] if r.get("kind") in ("throughput", "python get_message",
+                                                                                 "python get_messages")])
+    targets = {target["target"] for target in document["targets"]}
+    assert "8 subscribers, 16 B: goblin RESP msgs/s >= 1.0x redis-server's" in targets
+    assert "| PUBLISH -> subscriber, one in flight, 16 B | p99.99 |" in text
