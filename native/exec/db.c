@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "core/alloc.h"
+#include "engines/array/array.h"
 #include "engines/table/table.h"
 #include "exec/blocking.h"
 #include "exec/transaction.h"
@@ -114,6 +115,13 @@ int gr_db_set_list_implementation(gr_db_t *db, const char *name) {
     else if (strcmp(name, "pma") == 0) db->list_target = GR_LIST_PMA;
     else return -1;
     strcpy(db->info.list_implementation, name);
+    return 0;
+}
+
+int gr_db_set_array_implementation(gr_db_t *db, const char *name) {
+    const gr_array_engine_t *engine = gr_array_engine_named(name, strlen(name));
+    if (!engine) return -1;
+    db->array_engine = engine->kind;
     return 0;
 }
 

@@ -228,6 +228,7 @@ typedef struct gr_db {
     int64_t calibration_ns;
     gr_list_config_t list_config;
     gr_list_encoding_t list_target;           /* --list-implementation: the engine new lists convert to */
+    uint8_t array_engine;                     /* --array-implementation: GR_ARRAY_ENGINE_* of new arrays (0: classic) */
     gr_db_stats_t stats;
     gr_db_info_t info;
     /* scratch shared by the argv path: a request and its items */
@@ -248,6 +249,8 @@ gr_db_t *gr_db_new(uint64_t seed);
 void gr_db_free(gr_db_t *db);
 /* Configuration, before serving: 0 or -1 for an unknown implementation name. */
 int gr_db_set_list_implementation(gr_db_t *db, const char *name);
+/* The engine new arrays get ("classic", "rt"; engines/array/array.h): 0, or -1 when none is so named. */
+int gr_db_set_array_implementation(gr_db_t *db, const char *name);
 void gr_db_set_info_text(gr_db_t *db, const char *field, const char *value);
 void gr_db_set_info_number(gr_db_t *db, const char *field, int64_t value);
 int64_t gr_db_key_count(gr_db_t *db);   /* keys in every database */

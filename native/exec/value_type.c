@@ -9,6 +9,7 @@
 
 #include "core/digest.h"
 #include "exec/db.h"
+#include "engines/array/array.h"
 #include "engines/hash/hash.h"
 #include "engines/list/list.h"
 #include "engines/set/set.h"
@@ -389,6 +390,22 @@ static void zset_digest(const void *value, uint8_t out[20]) {
     }
 }
 
+static void array_free(void *value) { gr_array_free(value); }
+static size_t array_bytes(const void *value) { return gr_array_allocated_bytes(value); }
+static const char *array_encoding(const void *value) { return gr_array_encoding_name(value); }
+/* A copy on the source's engine, its append cursor included. */
+static void *array_duplicate(const gr_db_t *db, const void *value) {
+    (void)db;
+    return gr_array_duplicate(value);
+}
+/* Snapshot form (engines/array/array.h): the engine kind, the append cursor, then the
+ * engine's body (classic: the set slots as index deltas and bytes). Loaded on the same engine. */
+static int array_save(const void *value, gr_snapshot_writer_t *out) { return gr_array_save(value, out); }
+static void *array_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
+    (void)db;
+    return gr_array_load(in);
+}
+
 static const gr_value_type_t builtin_types[] = {
     {.id = GR_TYPE_STRING, .name = "string", .memory = GR_MEM_STRING,
      .free = string_free, .allocated_bytes = string_bytes, .encoding = string_encoding,
@@ -406,6 +423,9 @@ static const gr_value_type_t builtin_types[] = {
     {.id = GR_TYPE_ZSET, .name = "zset", .memory = GR_MEM_ZSET,
      .free = zset_free, .allocated_bytes = zset_bytes, .encoding = zset_encoding,
      .duplicate = zset_duplicate, .save = zset_save, .load = zset_load, .digest = zset_digest},
+    {.id = GR_TYPE_ARRAY, .name = "array", .memory = GR_MEM_ARRAY,
+     .free = array_free, .allocated_bytes = array_bytes, .encoding = array_encoding,
+     .duplicate = array_duplicate, .save = array_save, .load = array_load},
 };
 
 /* ---- the registry ---- */

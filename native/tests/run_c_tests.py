@@ -45,6 +45,9 @@ PROGRAMS: dict[str, dict] = {
                       "args": [os.environ.get("GOBLIN_ARRAY_RT_STEPS", "100000")]},
     "test_snapshot_io": {"layers": ["core"], "args": []},
     "test_pubsub": {"layers": ["core"], "files": ["exec/pubsub.c"], "args": []},
+    # the ARRAY value and its classic engine against a model; args: steps, engine kind
+    "test_array": {"layers": ["core"], "files": ["engines/array/array.c", "engines/array/array_classic.c"],
+                   "args": [os.environ.get("GOBLIN_ARRAY_STEPS", "200000"), "1"]},
     # the table engine sets and hashes share (`test_table --measure N` reports bytes/entry)
     "test_table": {"layers": ["core"], "files": ["engines/table/table.c", "engines/keyspace.c"],
                    "args": [os.environ.get("GOBLIN_TABLE_OPS", "300000")]},
