@@ -48,6 +48,7 @@ static const char *const flag_names[] = {GR_CMD_FLAG_NAMES};
 static const char *const acl_names[] = {
     "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap", "hyperloglog", "geo",
     "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection", "transaction", "scripting",
+    "array",   /* Redis 8.8 */
 };
 #define ACL_COUNT (sizeof acl_names / sizeof acl_names[0])
 

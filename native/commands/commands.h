@@ -1,7 +1,7 @@
 /* commands.h — what the command table's rows (the commands/<family>.def files) point at: the argv builders
  * (command_builders.c) and the handlers, a file per family (cmd_list.c, cmd_keys.c,
  * cmd_string.c, cmd_bitmap.c, cmd_hash.c, cmd_set.c, cmd_zset.c, cmd_expire.c, cmd_db.c, cmd_server.c,
- * cmd_connection.c, cmd_config.c, cmd_sort.c, cmd_pubsub.c,
+ * cmd_connection.c, cmd_config.c, cmd_sort.c, cmd_pubsub.c, cmd_array.c,
  * command_docs.c). Only commands/ includes it: exec reaches these through the rows.
  */
 #ifndef GR_COMMANDS_H
@@ -82,5 +82,12 @@ GR_AOF_HANDLERS(GR_DECLARE_ARGV)
 /* ---- persistence (cmd_persistence.c; rows in persistence.def) ---- */
 #define GR_PERSISTENCE_HANDLERS(X) X(save) X(bgsave) X(lastsave) X(shutdown) X(debug)
 GR_PERSISTENCE_HANDLERS(GR_DECLARE_ARGV)
+
+/* ---- the array family's argv handlers (cmd_array.c; rows in array.def, and the
+ * GOBLIN.<ENGINE>.AR* rows, which reuse them with the engine their name carries) ---- */
+#define GR_ARRAY_HANDLERS(X) \
+    X(arset) X(arget) X(armset) X(armget) X(argetrange) X(arlen) X(arcount) X(ardel) X(ardelrange) X(arscan) \
+    X(argrep) X(arop) X(arinsert) X(arring) X(arseek) X(arnext) X(arlastitems) X(arinfo)
+GR_ARRAY_HANDLERS(GR_DECLARE_ARGV)
 
 #endif

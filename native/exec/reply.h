@@ -71,6 +71,9 @@ typedef struct gr_reply_ops {
     /* A Pub/Sub frame of count elements: RESP3's push (">"), an array in RESP2. A writer
      * without one (NULL) writes an array (gr_reply_push_begin). */
     void (*push_begin)(gr_reply_t *reply, size_t count);
+    /* Optional (NULL: gr_reply_unsigned falls back to a bulk of the digits): an integer past
+     * INT64_MAX, as Redis's addReplyUnsignedLongLong writes it (an array's length can be 2^64-1). */
+    void (*unsigned_integer)(gr_reply_t *reply, uint64_t value);
 } gr_reply_ops_t;
 
 /* Each transport embeds this as its first member and casts back in its ops. */
@@ -103,6 +106,18 @@ static inline void gr_reply_set_begin(gr_reply_t *r, size_t n) { r->ops->set_beg
 static inline void gr_reply_push_begin(gr_reply_t *r, size_t n) {
     if (r->ops->push_begin) r->ops->push_begin(r, n);
     else r->ops->array_begin(r, n);
+}
+
+/* An unsigned integer: the integer shape up to INT64_MAX; past it the transport's unsigned
+ * integer (RESP: ":18446744073709551615"), or where it has none (the ring's IntegerReply is
+ * signed) a bulk of the decimal digits. */
+static inline void gr_reply_unsigned(gr_reply_t *r, uint64_t v) {
+    if (v <= (uint64_t)INT64_MAX) { r->ops->integer(r, (int64_t)v); return; }
+    if (r->ops->unsigned_integer) { r->ops->unsigned_integer(r, v); return; }
+    char digits[24];
+    size_t n = sizeof digits;
+    do { digits[--n] = (char)('0' + v % 10); v /= 10; } while (v);
+    r->ops->bulk(r, (const uint8_t *)digits + n, sizeof digits - n);
 }
 static inline void gr_reply_pair(gr_reply_t *r, const uint8_t *k, size_t kn, const uint8_t *v, size_t vn) { r->ops->pair(r, k, kn, v, vn); }
 

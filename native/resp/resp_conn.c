@@ -191,10 +191,18 @@ static void op_push_begin(gr_reply_t *r, size_t count) {
     write_prefixed_number(w, resp3(w) ? '>' : '*', (int64_t)count);
 }
 
+/* Past INT64_MAX (an array's ARLEN can be 2^64-1): Redis's addReplyUnsignedLongLong. */
+static void op_unsigned_integer(gr_reply_t *r, uint64_t value) {
+    char text[32];
+    int n = snprintf(text, sizeof text, ":%llu\r\n", (unsigned long long)value);
+    buffer_append((resp_writer_t *)r, text, (size_t)n);
+}
+
 static const gr_reply_ops_t resp_ops = {
     op_integer, op_bulk, op_nil, op_nil_array, op_status, op_error,
     op_array_begin, op_keyed_array_begin, op_pair, op_map_begin, op_verbatim, op_double, op_set_begin,
     op_push_begin,
+    op_unsigned_integer,
 };
 
 /* ---- Pub/Sub: this transport's subscriber (exec/pubsub.h) ---- */

@@ -186,6 +186,7 @@ static const gr_reply_ops_t sbe_reply_ops = {
     op_array_begin, op_keyed_array_begin, op_pair, op_map_begin, op_verbatim, op_double,
     op_array_begin,   /* set_begin: the ring has no set shape; a set travels as an array */
     op_array_begin,   /* push_begin: (un)subscribe confirmations travel as arrays */
+    NULL,             /* unsigned_integer: IntegerReply is signed; past INT64_MAX reply.h sends the digits */
 };
 
 int gr_sbe_reply_init(gr_sbe_reply_t *reply) {

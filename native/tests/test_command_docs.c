@@ -87,6 +87,7 @@ static const gr_reply_ops_t recorder_ops = {
     op_integer, op_bulk, op_nil, op_nil, op_status, op_error,
     op_array_begin, op_keyed, op_pair, op_map_begin, op_verbatim, op_double, op_array_begin,
     op_array_begin,
+    NULL,   /* unsigned_integer */
 };
 
 /* Run "COMMAND ..." given as space-separated words; returns the log (valid until the

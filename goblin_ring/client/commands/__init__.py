@@ -18,10 +18,12 @@ is written once: it builds the Redis argv and names the reply conversion; the tr
     persistence.py PersistenceCommands: SAVE, BGSAVE, LASTSAVE, SHUTDOWN, DEBUG DIGEST / DIGEST-VALUE
     sortedsets.py SortedSetCommands: ZADD, ZSCORE, ZRANK, ZRANGE (all forms), ZPOPMIN, ZUNION, ZSCAN, ...
     pubsub.py    PubSubCommands: PUBLISH, SPUBLISH, PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARDCHANNELS/SHARDNUMSUB
+    arrays.py    ArrayCommands: the 18 AR* commands (ARSET, ARGET, ARSCAN, ARINSERT, ...)
 """
 
 from __future__ import annotations
 
+from .arrays import ArrayCommands
 from .bitmaps import BitFieldOperation, BitmapCommands
 from .core import CommandsCore, bool_ok, encode, raise_first_error
 from .hashes import HashCommands
@@ -36,12 +38,12 @@ from .strings import StringCommands
 
 
 class Commands(ServerCommands, KeyCommands, StringCommands, BitmapCommands, ListCommands, HashCommands, SetCommands,
-               SortedSetCommands, PubSubCommands, PersistenceCommands,
+               SortedSetCommands, PubSubCommands, PersistenceCommands, ArrayCommands,
                EngineViews):
     """Every command group; a transport subclasses this and provides _execute."""
 
 
-__all__ = ["BitFieldOperation", "BitmapCommands", "Commands", "CommandsCore", "EngineView", "HashCommands", "KeyCommands",
+__all__ = ["ArrayCommands", "BitFieldOperation", "BitmapCommands", "Commands", "CommandsCore", "EngineView", "HashCommands", "KeyCommands",
            "ListCommands", "PersistenceCommands", "PubSubCommands", "ServerCommands", "SetCommands",
            "SortedSetCommands",
            "StringCommands", "bool_ok", "encode", "raise_first_error"]

@@ -1,0 +1,211 @@
+"""arrays.py — ArrayCommands: Redis 8.8's 18 AR* commands (sparse arrays indexed 0 .. 2^64-2),
+written once for both transports (see core.py), with redis-py 8's method names (arset, arget,
+armset, ...). Python shapes where natural: armset takes a mapping {index: value}, arscan returns
+(index, value) tuples, arinfo a dict. armset_many / armget_many take numpy (or any) index
+sequences; RingClient sends each in one C call (native/client/client_array.c), RespClient
+pipelines ARMSET/ARMGET messages.
+
+Unsigned replies past 2^63-1 (ARLEN of an array holding index 2^64-2) arrive over the ring as
+a bulk of digits (its integer reply is signed); the conversions here make them ints again.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+from ...errors import DataError
+from .core import CommandsCore, encode, encode_values
+
+GREP_PREDICATES = ("exact", "match", "glob", "re")
+AROP_OPERATIONS = ("SUM", "MIN", "MAX", "AND", "OR", "XOR", "MATCH", "USED")
+BATCH_PER_MESSAGE = 256
+
+
+def as_unsigned(reply: Any) -> Any:
+    """An integer reply that may come as digits (past 2^63-1 over the ring): an int; None stays."""
+    if reply is None or type(reply) is int:
+        return reply
+    return int(reply)
+
+
+def as_pairs(reply: list) -> list:
+    """ARSCAN / ARGREP WITHVALUES: [[index, value], ...] as [(index, value), ...]."""
+    return [(as_unsigned(index), value) for index, value in reply]
+
+
+def as_indexes(reply: list) -> list:
+    return [as_unsigned(index) for index in reply]
+
+
+def as_info(reply: Any) -> dict:
+    """ARINFO's map (RESP3 map, RESP2/ring flat list) as {str: int | float}."""
+    items = reply.items() if isinstance(reply, dict) else zip(reply[::2], reply[1::2])
+    info = {}
+    for name, value in items:
+        if isinstance(value, (bytes, bytearray)):
+            text = value.decode()
+            value = int(text) if text.lstrip("-").isdigit() else float(text)
+        info[name.decode() if isinstance(name, (bytes, bytearray)) else name] = value
+    return info
+
+
+def _index_texts(indexes: Iterable) -> list[bytes]:
+    """Indexes (ints, numpy integers, or already bytes) as decimal text."""
+    return [index if type(index) is bytes else b"%d" % int(index) for index in indexes]
+
+
+class ArrayCommands(CommandsCore):
+    """The AR* commands (Redis 8.8's array type)."""
+
+    # ---- writes ----
+
+    def arset(self, name: Any, index: int, *values: Any) -> int:
+        """ARSET: values at index, index + 1, ...; the number of slots that were empty."""
+        if not values:
+            raise DataError("ARSET requires at least one value")
+        return self._execute((b"ARSET", encode(name), encode(index), *encode_values(values)))
+
+    def armset(self, name: Any, mapping: Mapping[int, Any] | None = None, *, items: Sequence | None = None) -> int:
+        """ARMSET: {index: value, ...} (or items=[(index, value), ...]); the slots that were empty."""
+        pairs = list(mapping.items()) if mapping else []
+        if items:
+            pairs += list(items)
+        if not pairs:
+            raise DataError("ARMSET requires at least one index/value pair")
+        words: list = []
+        for index, value in pairs:
+            words += [encode(index), encode(value)]
+        return self._execute((b"ARMSET", encode(name), *words))
+
+    def ardel(self, name: Any, *indexes: int) -> int:
+        """ARDEL: the slots deleted (the key goes when its last slot does)."""
+        return self._execute((b"ARDEL", encode(name), *map(encode, indexes)))
+
+    def ardelrange(self, name: Any, start: int, end: int, *ranges: tuple) -> int:
+        """ARDELRANGE start end [(start, end) ...]: the slots deleted."""
+        words = [encode(start), encode(end)]
+        for low, high in ranges:
+            words += [encode(low), encode(high)]
+        return self._execute((b"ARDELRANGE", encode(name), *words), as_unsigned)
+
+    def arinsert(self, name: Any, *values: Any) -> int:
+        """ARINSERT: values after the append cursor; the last index written."""
+        return self._execute((b"ARINSERT", encode(name), *encode_values(values)), as_unsigned)
+
+    def arring(self, name: Any, size: int, *values: Any) -> int:
+        """ARRING: values into a ring of size slots; the last index written."""
+        return self._execute((b"ARRING", encode(name), encode(size), *encode_values(values)), as_unsigned)
+
+    def arseek(self, name: Any, index: int) -> int:
+        """ARSEEK: the next append goes to index; 1, or 0 when the key does not exist."""
+        return self._execute((b"ARSEEK", encode(name), encode(index)))
+
+    # ---- reads ----
+
+    def arget(self, name: Any, index: int) -> bytes | None:
+        return self._execute((b"ARGET", encode(name), encode(index)))
+
+    def armget(self, name: Any, indexes: Any, *args: int) -> list:
+        """ARMGET: bytes or None per index (indexes: one index or a sequence, then any more)."""
+        if isinstance(indexes, (int, bytes, str)):
+            indexes = (indexes,)
+        return self._execute((b"ARMGET", encode(name), *map(encode, (*indexes, *args))))
+
+    def argetrange(self, name: Any, start: int, end: int) -> list:
+        """ARGETRANGE: every position from start to end (reversed when start > end), None for holes."""
+        return self._execute((b"ARGETRANGE", encode(name), encode(start), encode(end)))
+
+    def arlen(self, name: Any) -> int:
+        """ARLEN: the highest set index + 1."""
+        return self._execute((b"ARLEN", encode(name)), as_unsigned)
+
+    def arcount(self, name: Any) -> int:
+        """ARCOUNT: the number of set slots."""
+        return self._execute((b"ARCOUNT", encode(name)), as_unsigned)
+
+    def arscan(self, name: Any, start: int, end: int, limit: int | None = None) -> list:
+        """ARSCAN: [(index, value), ...] of the set slots from start to end."""
+        words = [b"LIMIT", encode(limit)] if limit is not None else []
+        return self._execute((b"ARSCAN", encode(name), encode(start), encode(end), *words), as_pairs)
+
+    def argrep(self, name: Any, start: Any, end: Any, predicates: Sequence[tuple] = (), *, exact: Any = None,
+               match: Any = None, glob: Any = None, re: Any = None, and_: bool = False, limit: int | None = None,
+               withvalues: bool = False, nocase: bool = False) -> list:
+        """ARGREP: indexes (or (index, value) with withvalues) whose value passes the predicates:
+        [(kind, pattern), ...] with kind exact/match/glob/re, and/or the keyword forms. start and
+        end may be "-" and "+" (the first and last index)."""
+        words: list = []
+        for kind, pattern in (*predicates, *((k, v) for k, v in (("exact", exact), ("match", match), ("glob", glob),
+                                                                   ("re", re)) if v is not None)):
+            if str(kind).lower() not in GREP_PREDICATES:
+                raise DataError(f"ARGREP predicate must be one of {GREP_PREDICATES}, not {kind!r}")
+            words += [str(kind).upper().encode(), encode(pattern)]
+        if not words:
+            raise DataError("ARGREP requires at least one predicate")
+        if and_:
+            words.append(b"AND")
+        if limit is not None:
+            words += [b"LIMIT", encode(limit)]
+        if withvalues:
+            words.append(b"WITHVALUES")
+        if nocase:
+            words.append(b"NOCASE")
+        return self._execute((b"ARGREP", encode(name), encode(start), encode(end), *words),
+                             as_pairs if withvalues else as_indexes)
+
+    def arop(self, name: Any, start: int, end: int, operation: str, value: Any = None) -> Any:
+        """AROP SUM/MIN/MAX (float or None), AND/OR/XOR (int or None), MATCH value / USED (int)."""
+        op = operation.upper()
+        words = [encode(value)] if value is not None else []
+        reply = self._execute((b"AROP", encode(name), encode(start), encode(end), op.encode(), *words))
+        if op in ("SUM", "MIN", "MAX") and reply is not None and not isinstance(reply, Exception):
+            return float(reply)
+        return reply
+
+    def arnext(self, name: Any) -> int | None:
+        """ARNEXT: where the next append goes (None when the index space is used up)."""
+        return self._execute((b"ARNEXT", encode(name)), as_unsigned)
+
+    def arlastitems(self, name: Any, count: int, rev: bool = False) -> list:
+        """ARLASTITEMS: the count newest positions up to the append cursor, oldest first (rev: newest first)."""
+        return self._execute((b"ARLASTITEMS", encode(name), encode(count), *((b"REV",) if rev else ())))
+
+    def arinfo(self, name: Any, full: bool = False) -> dict:
+        """ARINFO [FULL]: count, len, next-insert-index and the engine's layout figures."""
+        return self._execute((b"ARINFO", encode(name), *((b"FULL",) if full else ())), as_info)
+
+    # ---- batches ----
+
+    def armset_many(self, name: Any, indexes: Any, values: Any, per_message: int = BATCH_PER_MESSAGE) -> int:
+        """ARMSET index i to value i for every pair (indexes: a numpy integer array or any sequence;
+        values: bytes or a numpy 'S' array), per_message pairs to a request, pipelined; returns the
+        slots that were empty. RingClient does it in one C call."""
+        texts = _index_texts(indexes)
+        if len(texts) != len(values):
+            raise ValueError(f"armset_many: {len(texts)} indexes but {len(values)} values")
+        key = encode(name)
+        commands = []
+        for at in range(0, len(texts), per_message):
+            words: list = []
+            for index, value in zip(texts[at:at + per_message], values[at:at + per_message]):
+                words += [index, bytes(value)]
+            commands.append((b"ARMSET", key, *words))
+        return sum(self._execute_many(commands))
+
+    def armget_many(self, name: Any, indexes: Any, per_message: int = BATCH_PER_MESSAGE) -> list:
+        """ARMGET every index (a numpy integer array or any sequence): bytes or None per index.
+        RingClient does it in one C call."""
+        texts = _index_texts(indexes)
+        key = encode(name)
+        commands = [(b"ARMGET", key, *texts[at:at + per_message]) for at in range(0, len(texts), per_message)]
+        values: list = []
+        for reply in self._execute_many(commands):
+            values.extend(reply)
+        return values
+
+    def _execute_many(self, commands: list) -> list:
+        """The commands' replies, pipelined (the first error raised)."""
+        pipe = self.pipeline(transaction=False)
+        for argv in commands:
+            pipe._execute(argv)
+        return pipe.execute()
