@@ -761,6 +761,39 @@ class ClientCore:
             lib.gr_client_batch_free(out_data[0])
         return members, scores
 
+    def armset_many(self, key: bytes, indexes: Any, values: Any, per_message: int) -> int:
+        """ARMSET every index/value pair in one C call (client_array.c); the slots that were empty."""
+        import numpy
+
+        column = numpy.ascontiguousarray(indexes, dtype=numpy.uint64)
+        data, offsets, lengths, count = _pack_values(values)
+        if count != len(column):
+            raise ValueError(f"armset_many: {len(column)} indexes but {count} values")
+        self.check(lib.gr_client_armset_many(
+            self.pointer, key, len(key), ffi.cast("uint64_t *", ffi.from_buffer(column)), _buffer(data),
+            _int64s(offsets), _int64s(lengths), count, per_message, self.result))
+        return self.value(self.result)
+
+    def armget_many(self, key: bytes, indexes: Any, per_message: int) -> list:
+        """ARMGET every index in one C call (client_array.c): bytes or None per index."""
+        import numpy
+
+        column = numpy.ascontiguousarray(indexes, dtype=numpy.uint64)
+        count = len(column)
+        out_offsets, out_lengths = numpy.empty(count, dtype=numpy.int64), numpy.empty(count, dtype=numpy.int64)
+        out_data, out_size = ffi.new("uint8_t **"), ffi.new("size_t *")
+        self.check(lib.gr_client_armget_many(
+            self.pointer, key, len(key), ffi.cast("uint64_t *", ffi.from_buffer(column)), count, per_message,
+            _int64s(out_offsets), _int64s(out_lengths), out_data, out_size, self.result))
+        if self.result.template_id == _T_ERROR:
+            self.value(self.result)
+        try:
+            arena = ffi.buffer(out_data[0], out_size[0])[:] if out_size[0] else b""
+        finally:
+            lib.gr_client_array_free(out_data[0])
+        return [None if length < 0 else arena[offset:offset + length]
+                for offset, length in zip(out_offsets.tolist(), out_lengths.tolist())]
+
     def execute_packed(self, packed: bytes, converts: list) -> list:
         """Run a packed pipeline of hot scalar commands in one C call (gr_client_execute_packed)."""
         from array import array

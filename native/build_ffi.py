@@ -44,6 +44,8 @@ CDEF_HEADERS = [
     "client/client.h",
     "client/client_batch.h",
     "client/client_pubsub.h",
+
+    "client/client_array.h",
     "client/plain_reply.h",
     "server/server.h",
     "client/bench_load.h",

@@ -476,6 +476,15 @@ class RingClient(Commands):
             raise DataError("value is out of range")
         return self._live().zrange_arrays(encode(name), start, end, desc)
 
+    def armset_many(self, name: Any, indexes: Any, values: Any, per_message: int = 256) -> int:
+        """ARMSET index i to value i for every pair (a numpy integer column or any sequence of
+        indexes; bytes or a numpy 'S' array of values) in one C call; the slots that were empty."""
+        return self._live().armset_many(encode(name), indexes, values, per_message)
+
+    def armget_many(self, name: Any, indexes: Any, per_message: int = 256) -> list:
+        """ARMGET every index (a numpy integer column or any sequence) in one C call: bytes or None each."""
+        return self._live().armget_many(encode(name), indexes, per_message)
+
     def pipeline(self, transaction: bool = False) -> "RingPipeline":
         """Queue commands and send them with up to a full ring in flight. transaction=True
         wraps them in MULTI/EXEC: the server runs them with nothing in between, and a key
