@@ -73,10 +73,10 @@ def test_arset_writes_consecutive_values_and_counts_only_new_slots(client):
 
 def test_armset_and_armget_take_scattered_indexes(client):
     assert client.armset("m", {0: "10", 5: "20", 100: "30"}) == 3
-    assert client.armget("m", [0, 5, 100, 999]) == [b"10", b"20", b"30", None]
+    assert client.armget("m", 0, 5, 100, 999) == [b"10", b"20", b"30", None]
     assert client.armset("m", {5: "21", 6: "22"}) == 1
     assert client.armget("m", 5, 6) == [b"21", b"22"]
-    assert client.armget("missing", [1, 2]) == [None, None]
+    assert client.armget("missing", 1, 2) == [None, None]
     assert error_of(client.execute_command, "ARMSET", "m", 1, "a", 2) == \
         "wrong number of arguments for 'armset' command"
     # every index is checked before anything is written
@@ -88,7 +88,7 @@ def test_armset_and_armget_take_scattered_indexes(client):
 def test_large_values_and_many_sizes_read_back_exactly(client):
     values = {i * 7: bytes([65 + i % 26]) * n for i, n in enumerate([0, 1, 15, 16, 62, 63, 64, 200, 5000, 100000])}
     client.armset("big", values)
-    assert client.armget("big", list(values)) == list(values.values())
+    assert client.armget("big", *values) == list(values.values())
     client.arset("big", 7, "short")                       # a big value replaced by a small one
     assert client.arget("big", 7) == b"short"
 
@@ -102,7 +102,7 @@ def test_indexes_are_unsigned_64_bit_up_to_2_64_minus_2(client, goblin):
     assert client.arcount("top") == 1
     assert client.arset("top", 2**63, "mid") == 1
     if isinstance(client, RingClient):
-        assert client.arscan("top", 0, TOP) == [(2**63, b"mid"), (TOP, b"last")]
+        assert client.arscan("top", 0, TOP) == [[2**63, b"mid"], [TOP, b"last"]]
     else:   # Redis's unsigned integers, on the wire
         with raw_connection(goblin.port) as conn:
             assert conn.request("ARSCAN", "top", 0, TOP) == (b"*2\r\n*2\r\n:9223372036854775808\r\n$3\r\nmid\r\n"
@@ -146,10 +146,10 @@ def test_argetrange_walks_positions_with_holes_in_either_direction(client):
 
 def test_arscan_returns_only_set_slots_as_pairs(client):
     client.armset("s", {0: "a", 5: "b", 9: "c"})
-    assert client.arscan("s", 0, 10) == [(0, b"a"), (5, b"b"), (9, b"c")]
-    assert client.arscan("s", 0, 10, limit=2) == [(0, b"a"), (5, b"b")]
-    assert client.arscan("s", 10, 0) == [(9, b"c"), (5, b"b"), (0, b"a")]
-    assert client.arscan("s", 10, 0, limit=1) == [(9, b"c")]
+    assert client.arscan("s", 0, 10) == [[0, b"a"], [5, b"b"], [9, b"c"]]
+    assert client.arscan("s", 0, 10, limit=2) == [[0, b"a"], [5, b"b"]]
+    assert client.arscan("s", 10, 0) == [[9, b"c"], [5, b"b"], [0, b"a"]]
+    assert client.arscan("s", 10, 0, limit=1) == [[9, b"c"]]
     assert client.arscan("s", 1, 4) == []
     assert client.arscan("missing", 0, 10) == []
     assert client.execute_command("ARSCAN", "s", 0, 5) == [[0, b"a"], [5, b"b"]]
@@ -164,16 +164,16 @@ def test_arscan_returns_only_set_slots_as_pairs(client):
 def test_ardel_and_ardelrange_delete_and_the_last_slot_takes_the_key(client):
     client.arset("d", 0, *"abcdefghij")
     assert client.ardel("d", 1, 1, 3, 500) == 2
-    assert client.ardelrange("d", 8, 5) == 4               # a reversed pair is the same range
-    assert client.arscan("d", 0, 100) == [(0, b"a"), (2, b"c"), (4, b"e"), (9, b"j")]
-    assert client.ardelrange("d", 0, 0, (9, 20)) == 2
-    assert client.ardel("missing", 1) == 0 and client.ardelrange("missing", 0, 5) == 0
+    assert client.ardelrange("d", (8, 5)) == 4               # a reversed pair is the same range
+    assert client.arscan("d", 0, 100) == [[0, b"a"], [2, b"c"], [4, b"e"], [9, b"j"]]
+    assert client.ardelrange("d", (0, 0), (9, 20)) == 2
+    assert client.ardel("missing", 1) == 0 and client.ardelrange("missing", (0, 5)) == 0
     assert error_of(client.execute_command, "ARDEL", "d", "x") == "invalid array index"
     assert error_of(client.execute_command, "ARDELRANGE", "d", 0) == \
         "wrong number of arguments for 'ardelrange' command"
     assert error_of(client.execute_command, "ARDELRANGE", "d", 0, 1, 2) == \
         "wrong number of arguments for 'ardelrange' command"
-    assert client.ardelrange("d", 0, TOP) == 2
+    assert client.ardelrange("d", (0, TOP)) == 2
     assert client.exists("d") == 0 and client.type("d") == b"none"
     client.arset("e", 3, "x")
     assert client.ardel("e", 3) == 1 and client.exists("e") == 0
@@ -184,24 +184,24 @@ def test_huge_sparse_ranges_cost_the_set_slots_not_the_span(client):
         client.arset("wide", i * 10**15, str(i))
     assert len(client.arscan("wide", 0, TOP)) == 50
     assert client.arop("wide", 0, TOP, "USED") == 50
-    assert client.ardelrange("wide", 10**15, TOP) == 49
-    assert client.arscan("wide", 0, TOP) == [(0, b"0")]
+    assert client.ardelrange("wide", (10**15, TOP)) == 49
+    assert client.arscan("wide", 0, TOP) == [[0, b"0"]]
 
 
 # ---- ARGREP ----
 
 def test_argrep_matches_with_every_predicate_kind(client):
     client.arset("g", 0, "apple", "banana", "cherry", "Apricot", "grape")
-    assert client.argrep("g", "-", "+", exact="apple") == [0]
-    assert client.argrep("g", "-", "+", match="an") == [1]
-    assert client.argrep("g", "-", "+", glob="*e") == [0, 4]
-    assert client.argrep("g", "-", "+", re="^(a|b)") == [0, 1]
-    assert client.argrep("g", "-", "+", re="^a", nocase=True) == [0, 3]
-    assert client.argrep("g", "-", "+", [("match", "ap"), ("match", "p")], and_=True) == [0, 4]
-    assert client.argrep("g", "-", "+", [("match", "an"), ("exact", "grape")]) == [1, 4]
-    assert client.argrep("g", "+", "-", match="a", limit=2) == [4, 1]
-    assert client.argrep("g", 1, 2, match="r", withvalues=True) == [(2, b"cherry")]
-    assert client.argrep("missing", "-", "+", match="a") == []
+    assert client.argrep("g", "-", "+", [("EXACT", "apple")]) == [0]
+    assert client.argrep("g", "-", "+", [("MATCH", "an")]) == [1]
+    assert client.argrep("g", "-", "+", [("GLOB", "*e")]) == [0, 4]
+    assert client.argrep("g", "-", "+", [("RE", "^(a|b)")]) == [0, 1]
+    assert client.argrep("g", "-", "+", [("RE", "^a")], nocase=True) == [0, 3]
+    assert client.argrep("g", "-", "+", [("MATCH", "ap"), ("MATCH", "p")], combinator="AND") == [0, 4]
+    assert client.argrep("g", "-", "+", [("MATCH", "an"), ("EXACT", "grape")]) == [1, 4]
+    assert client.argrep("g", "+", "-", [("MATCH", "a")], limit=2) == [4, 1]
+    assert client.argrep("g", 1, 2, [("MATCH", "r")], withvalues=True) == [[2, b"cherry"]]
+    assert client.argrep("missing", "-", "+", [("MATCH", "a")]) == []
     assert error_of(client.execute_command, "ARGREP", "g", "-", "+", "LIMIT", 2) == "syntax error"
     assert error_of(client.execute_command, "ARGREP", "g", "-", "+", "MATCH", "a", "BOGUS") == "syntax error"
     assert error_of(client.execute_command, "ARGREP", "g", "-", "+", "RE", "") == "regular expression is empty"
@@ -216,10 +216,10 @@ def test_argrep_matches_with_every_predicate_kind(client):
 
 def test_arop_aggregates_the_set_slots_of_a_range(client):
     client.arset("n", 0, "1", "2", "3.5", "x", "-4")
-    assert client.arop("n", 0, 10, "SUM") == 2.5
-    assert client.arop("n", 0, 10, "MIN") == -4.0
-    assert client.arop("n", 10, 0, "MAX") == 3.5
-    assert client.execute_command("AROP", "n", 0, 2, "SUM") == b"6.5"
+    assert client.arop("n", 0, 10, "SUM") == b"2.5"
+    assert client.arop("n", 0, 10, "MIN") == b"-4"
+    assert client.arop("n", 10, 0, "MAX") == b"3.5"
+    assert client.arop("n", 0, 2, "SUM") == b"6.5"
     assert client.arop("n", 0, 10, "AND") == 1 & 2 & 3 & -4
     assert client.arop("n", 0, 10, "OR") == 1 | 2 | 3 | -4
     assert client.arop("n", 0, 10, "XOR") == 1 ^ 2 ^ 3 ^ -4
@@ -306,7 +306,7 @@ def test_arinfo_reports_counts_cursor_and_slices(client):
     info = client.arinfo("i")
     assert info["count"] == 3 and info["len"] == 5001 and info["next-insert-index"] == 2
     assert set(info) >= {"count", "len", "next-insert-index"}
-    if client.object("encoding", "i") == b"sliced":
+    if client.object("encoding", "i") == b"sliced-array":
         assert info["slices"] == 2 and info["slice-size"] == 1024
         full = client.arinfo("i", full=True)
         assert full["sparse-slices"] == 2 and full["dense-slices"] == 0
@@ -315,7 +315,7 @@ def test_arinfo_reports_counts_cursor_and_slices(client):
 
 
 def test_classic_slices_turn_dense_as_they_fill_and_sparse_as_they_empty(client):
-    if client.arset("probe", 0, "x") and client.object("encoding", "probe") != b"sliced":
+    if client.arset("probe", 0, "x") and client.object("encoding", "probe") != b"sliced-array":
         pytest.skip("the classic engine's slices")
     client.armset("f", {i: b"v%04d" % i for i in range(0, 4096, 16)})
     full = client.arinfo("f", full=True)
@@ -324,11 +324,11 @@ def test_classic_slices_turn_dense_as_they_fill_and_sparse_as_they_empty(client)
     full = client.arinfo("f", full=True)
     assert (full["sparse-slices"], full["dense-slices"]) == (3, 1)
     assert client.arget("f", 517) == b"w0517"
-    client.ardelrange("f", 0, 999)
+    client.ardelrange("f", (0, 999))
     full = client.arinfo("f", full=True)
     assert (full["sparse-slices"], full["dense-slices"]) == (4, 0)
-    assert client.arscan("f", 990, 1030) == [(1000, b"w1000"), (1001, b"w1001")] + \
-        [(i, b"w%04d" % i) for i in range(1002, 1024)] + [(1024, b"v1024")]
+    assert client.arscan("f", 990, 1030) == [[1000, b"w1000"], [1001, b"w1001"]] + \
+        [[i, b"w%04d" % i] for i in range(1002, 1024)] + [[1024, b"v1024"]]
 
 
 # ---- the key commands, types ----
@@ -349,7 +349,7 @@ def test_type_encoding_memory_copy_rename_and_scan_cover_arrays(client, goblin):
     client.arseek("src", 2)
     assert client.arinsert("src", "c") == 2
     assert client.type("src") == b"array"
-    assert client.object("encoding", "src") == (b"sliced" if goblin.array_implementation == "classic"
+    assert client.object("encoding", "src") == (b"sliced-array" if goblin.array_implementation == "classic"
                                                   else client.object("encoding", "src"))
     assert client.memory_usage("src") > 0
     assert client.copy("src", "dst") is True
@@ -357,7 +357,7 @@ def test_type_encoding_memory_copy_rename_and_scan_cover_arrays(client, goblin):
     assert client.arget("src", 0) == b"a"
     assert client.arnext("dst") == 3
     assert client.rename("dst", "moved") is True
-    assert client.arscan("moved", 0, TOP) == [(0, b"changed"), (1, b"b"), (2, b"c"), (100000, b"far")]
+    assert client.arscan("moved", 0, TOP) == [[0, b"changed"], [1, b"b"], [2, b"c"], [100000, b"far"]]
     assert sorted(client.scan_iter(_type="array")) == [b"moved", b"src"]
 
 
@@ -432,16 +432,46 @@ def test_random_operations_agree_with_a_dict(client):
         elif action < 0.7:
             lo, hi = sorted((index, base + rng.randrange(3000)))
             doomed = [i for i in model if lo <= i <= hi]
-            assert client.ardelrange("model", hi, lo) == len(doomed)
+            assert client.ardelrange("model", (hi, lo)) == len(doomed)
             for i in doomed:
                 del model[i]
         elif action < 0.85:
             lo = index
             hi = min(TOP, lo + rng.randrange(200))
-            assert client.arscan("model", lo, hi) == sorted((i, v) for i, v in model.items() if lo <= i <= hi)
+            assert client.arscan("model", lo, hi) == sorted([i, v] for i, v in model.items() if lo <= i <= hi)
         else:
             assert client.arget("model", index) == model.get(index)
         if step % 100 == 0:
             assert client.arcount("model") == len(model)
             assert client.arlen("model") == (max(model) + 1 if model else 0)
     assert client.arcount("model") == len(model)
+
+
+# ---- redis-py's own array methods against goblin ----
+
+def test_redis_py_8_array_methods_work_against_goblin(goblin):
+    import redis
+    from redis.commands.core import ArrayAggregateOperations, ArrayPredicateCombinator, ArrayPredicateType
+
+    r = redis.Redis(port=goblin.port, socket_timeout=10)
+    try:
+        r.delete("py")
+        assert r.arset("py", 0, "login", "click", "purchase") == 3
+        assert r.armset("py", {10: "x", 20: "y"}) == 2
+        assert r.armget("py", 0, 10, 11) == [b"login", b"x", None]
+        assert r.arlen("py") == 21 and r.arcount("py") == 5
+        assert r.arscan("py", 0, 10, limit=2) == [[0, b"login"], [1, b"click"]]
+        assert r.argrep("py", 0, 30, [(ArrayPredicateType.MATCH, "c"), (ArrayPredicateType.GLOB, "*k")],
+                        combinator=ArrayPredicateCombinator.AND) == [1]
+        assert r.arop("py", 0, 30, ArrayAggregateOperations.USED) == 5
+        assert r.arinsert("py", "next") == 0                 # the cursor starts before 0
+        assert r.arnext("py") == 1
+        assert r.arlastitems("py", 2, rev=True) == [b"next", b"y"]   # back from the cursor, wrapping
+        info = r.arinfo("py")
+        info = {k.decode() if isinstance(k, bytes) else k: v for k, v in
+                (info.items() if isinstance(info, dict) else zip(info[::2], info[1::2]))}
+        assert info["count"] == 5 and info["len"] == 21 and info["next-insert-index"] == 1
+        assert r.ardelrange("py", (0, 2), (20, 10)) == 5
+        assert r.exists("py") == 0
+    finally:
+        r.close()

@@ -29,8 +29,8 @@ def as_unsigned(reply: Any) -> Any:
 
 
 def as_pairs(reply: list) -> list:
-    """ARSCAN / ARGREP WITHVALUES: [[index, value], ...] as [(index, value), ...]."""
-    return [(as_unsigned(index), value) for index, value in reply]
+    """ARSCAN / ARGREP WITHVALUES: [[index, value], ...] (redis-py's shape), indexes as ints."""
+    return [[as_unsigned(index), value] for index, value in reply]
 
 
 def as_indexes(reply: list) -> list:
@@ -49,6 +49,13 @@ def as_info(reply: Any) -> dict:
     return info
 
 
+def _word(value: Any) -> bytes:
+    """An enum member of redis-py's (ArrayPredicateType.EXACT, ArrayAggregateOperations.SUM, ...)
+    or a plain word, as the command's word."""
+    value = getattr(value, "value", value)
+    return value.upper().encode() if isinstance(value, str) else encode(value)
+
+
 def _index_texts(indexes: Iterable) -> list[bytes]:
     """Indexes (ints, numpy integers, or already bytes) as decimal text."""
     return [index if type(index) is bytes else b"%d" % int(index) for index in indexes]
@@ -65,11 +72,9 @@ class ArrayCommands(CommandsCore):
             raise DataError("ARSET requires at least one value")
         return self._execute((b"ARSET", encode(name), encode(index), *encode_values(values)))
 
-    def armset(self, name: Any, mapping: Mapping[int, Any] | None = None, *, items: Sequence | None = None) -> int:
-        """ARMSET: {index: value, ...} (or items=[(index, value), ...]); the slots that were empty."""
+    def armset(self, name: Any, mapping: Mapping[int, Any]) -> int:
+        """ARMSET: {index: value, ...}; the slots that were empty."""
         pairs = list(mapping.items()) if mapping else []
-        if items:
-            pairs += list(items)
         if not pairs:
             raise DataError("ARMSET requires at least one index/value pair")
         words: list = []
@@ -81,9 +86,11 @@ class ArrayCommands(CommandsCore):
         """ARDEL: the slots deleted (the key goes when its last slot does)."""
         return self._execute((b"ARDEL", encode(name), *map(encode, indexes)))
 
-    def ardelrange(self, name: Any, start: int, end: int, *ranges: tuple) -> int:
-        """ARDELRANGE start end [(start, end) ...]: the slots deleted."""
-        words = [encode(start), encode(end)]
+    def ardelrange(self, name: Any, *ranges: tuple) -> int:
+        """ARDELRANGE (start, end) [(start, end) ...]: the slots deleted (either order in a pair)."""
+        if not ranges:
+            raise DataError("ARDELRANGE requires at least one (start, end) range")
+        words: list = []
         for low, high in ranges:
             words += [encode(low), encode(high)]
         return self._execute((b"ARDELRANGE", encode(name), *words), as_unsigned)
@@ -105,11 +112,9 @@ class ArrayCommands(CommandsCore):
     def arget(self, name: Any, index: int) -> bytes | None:
         return self._execute((b"ARGET", encode(name), encode(index)))
 
-    def armget(self, name: Any, indexes: Any, *args: int) -> list:
-        """ARMGET: bytes or None per index (indexes: one index or a sequence, then any more)."""
-        if isinstance(indexes, (int, bytes, str)):
-            indexes = (indexes,)
-        return self._execute((b"ARMGET", encode(name), *map(encode, (*indexes, *args))))
+    def armget(self, name: Any, *indices: int) -> list:
+        """ARMGET: bytes or None per index."""
+        return self._execute((b"ARMGET", encode(name), *map(encode, indices)))
 
     def argetrange(self, name: Any, start: int, end: int) -> list:
         """ARGETRANGE: every position from start to end (reversed when start > end), None for holes."""
@@ -124,26 +129,26 @@ class ArrayCommands(CommandsCore):
         return self._execute((b"ARCOUNT", encode(name)), as_unsigned)
 
     def arscan(self, name: Any, start: int, end: int, limit: int | None = None) -> list:
-        """ARSCAN: [(index, value), ...] of the set slots from start to end."""
+        """ARSCAN: [[index, value], ...] of the set slots from start to end (reversed when start > end)."""
         words = [b"LIMIT", encode(limit)] if limit is not None else []
         return self._execute((b"ARSCAN", encode(name), encode(start), encode(end), *words), as_pairs)
 
-    def argrep(self, name: Any, start: Any, end: Any, predicates: Sequence[tuple] = (), *, exact: Any = None,
-               match: Any = None, glob: Any = None, re: Any = None, and_: bool = False, limit: int | None = None,
-               withvalues: bool = False, nocase: bool = False) -> list:
-        """ARGREP: indexes (or (index, value) with withvalues) whose value passes the predicates:
-        [(kind, pattern), ...] with kind exact/match/glob/re, and/or the keyword forms. start and
-        end may be "-" and "+" (the first and last index)."""
+    def argrep(self, name: Any, start: Any, end: Any, predicates: Sequence[tuple], combinator: Any = None,
+               limit: int | None = None, withvalues: bool = False, nocase: bool = False) -> list:
+        """ARGREP: the indexes (withvalues: [[index, value], ...]) whose value passes the predicates,
+        [(type, pattern), ...] with type EXACT/MATCH/GLOB/RE (redis-py's ArrayPredicateType or a
+        word), combined by combinator AND/OR (the server's default: OR). start and end may be "-"
+        and "+" (the first and last index)."""
         words: list = []
-        for kind, pattern in (*predicates, *((k, v) for k, v in (("exact", exact), ("match", match), ("glob", glob),
-                                                                   ("re", re)) if v is not None)):
-            if str(kind).lower() not in GREP_PREDICATES:
+        for kind, pattern in predicates:
+            word = _word(kind)
+            if word.lower().decode() not in GREP_PREDICATES:
                 raise DataError(f"ARGREP predicate must be one of {GREP_PREDICATES}, not {kind!r}")
-            words += [str(kind).upper().encode(), encode(pattern)]
+            words += [word, encode(pattern)]
         if not words:
             raise DataError("ARGREP requires at least one predicate")
-        if and_:
-            words.append(b"AND")
+        if combinator is not None:
+            words.append(_word(combinator))
         if limit is not None:
             words += [b"LIMIT", encode(limit)]
         if withvalues:
@@ -153,14 +158,11 @@ class ArrayCommands(CommandsCore):
         return self._execute((b"ARGREP", encode(name), encode(start), encode(end), *words),
                              as_pairs if withvalues else as_indexes)
 
-    def arop(self, name: Any, start: int, end: int, operation: str, value: Any = None) -> Any:
-        """AROP SUM/MIN/MAX (float or None), AND/OR/XOR (int or None), MATCH value / USED (int)."""
-        op = operation.upper()
+    def arop(self, name: Any, start: int, end: int, operation: Any, value: Any = None) -> Any:
+        """AROP: a bulk string for SUM/MIN/MAX, an integer for AND/OR/XOR/MATCH/USED, None when
+        nothing in range counts (operation: redis-py's ArrayAggregateOperations or a word)."""
         words = [encode(value)] if value is not None else []
-        reply = self._execute((b"AROP", encode(name), encode(start), encode(end), op.encode(), *words))
-        if op in ("SUM", "MIN", "MAX") and reply is not None and not isinstance(reply, Exception):
-            return float(reply)
-        return reply
+        return self._execute((b"AROP", encode(name), encode(start), encode(end), _word(operation), *words))
 
     def arnext(self, name: Any) -> int | None:
         """ARNEXT: where the next append goes (None when the index space is used up)."""

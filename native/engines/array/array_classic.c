@@ -554,7 +554,7 @@ static size_t classic_allocated_bytes(const void *impl) {
 
 static const char *classic_encoding(const void *impl) {
     (void)impl;
-    return "sliced";
+    return "sliced-array";   /* Redis 8.8's OBJECT ENCODING for arrays */
 }
 
 static void *classic_duplicate(const void *impl) {

@@ -1,4 +1,4 @@
-/* array_classic.h — the classic array engine (the default; OBJECT ENCODING "sliced"): memory
+/* array_classic.h — the classic array engine (the default; OBJECT ENCODING "sliced-array"): memory
  * first. Its ops table plugs into array.h's value; array_classic.c is the code.
  *
  * Layout. The index space is cut into slices of GR_ARC_SLICE_SPAN (1024) consecutive indexes;

@@ -5,7 +5,7 @@
  * value the keyspace holds is array.h's gr_array_t: it keeps the engine's ops, the engine's own
  * pointer (`impl`), the append cursor, the count and the length, so an engine only stores
  * index -> bytes. Two engines exist:
- *   classic (array_classic.c, GR_ARRAY_ENGINE_CLASSIC, OBJECT ENCODING "sliced"): memory
+ *   classic (array_classic.c, GR_ARRAY_ENGINE_CLASSIC, OBJECT ENCODING "sliced-array"): memory
  *     first, a directory of fixed-span slices, each sparse or dense by its fill;
  *   rt (array_rt.c, GR_ARRAY_ENGINE_RT): predictable mutations, bounded; lane RT's.
  * An engine registers its table with gr_array_register_engine (array.h), e.g. from a
