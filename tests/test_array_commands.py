@@ -392,7 +392,8 @@ def test_a_write_counts_in_the_dirty_counter_and_wakes_no_one_wrongly(client):
 
 # ---- batches ----
 
-def test_armset_many_and_armget_many_take_numpy_indexes(client):
+def test_armset_many_and_armget_many_take_numpy_indexes(ring):
+    client = ring   # RingClient's batch calls, one C call each (as hset_many)
     indexes = numpy.arange(0, 16 * 3000, 16, dtype=numpy.uint64)
     values = numpy.array([b"%016d" % i for i in range(3000)], dtype="S16")
     assert client.armset_many("batch", indexes, values) == 3000

@@ -1,9 +1,9 @@
 """arrays.py — ArrayCommands: Redis 8.8's 18 AR* commands (sparse arrays indexed 0 .. 2^64-2),
 written once for both transports (see core.py), with redis-py 8's method names (arset, arget,
-armset, ...). Python shapes where natural: armset takes a mapping {index: value}, arscan returns
-(index, value) tuples, arinfo a dict. armset_many / armget_many take numpy (or any) index
-sequences; RingClient sends each in one C call (native/client/client_array.c), RespClient
-pipelines ARMSET/ARMGET messages.
+armset, ...) and redis-py 8.2's signatures and reply shapes (armset takes {index: value},
+arscan and argrep WITHVALUES give [[index, value], ...], arinfo a dict). The batch calls
+armset_many / armget_many (numpy index columns, one C call each: native/client/client_array.c)
+are RingClient's, as hset_many is.
 
 Unsigned replies past 2^63-1 (ARLEN of an array holding index 2^64-2) arrive over the ring as
 a bulk of digits (its integer reply is signed); the conversions here make them ints again.
@@ -11,14 +11,13 @@ a bulk of digits (its integer reply is signed); the conversions here make them i
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from ...errors import DataError
 from .core import CommandsCore, encode, encode_values
 
 GREP_PREDICATES = ("exact", "match", "glob", "re")
 AROP_OPERATIONS = ("SUM", "MIN", "MAX", "AND", "OR", "XOR", "MATCH", "USED")
-BATCH_PER_MESSAGE = 256
 
 
 def as_unsigned(reply: Any) -> Any:
@@ -54,11 +53,6 @@ def _word(value: Any) -> bytes:
     or a plain word, as the command's word."""
     value = getattr(value, "value", value)
     return value.upper().encode() if isinstance(value, str) else encode(value)
-
-
-def _index_texts(indexes: Iterable) -> list[bytes]:
-    """Indexes (ints, numpy integers, or already bytes) as decimal text."""
-    return [index if type(index) is bytes else b"%d" % int(index) for index in indexes]
 
 
 class ArrayCommands(CommandsCore):
@@ -175,39 +169,3 @@ class ArrayCommands(CommandsCore):
     def arinfo(self, name: Any, full: bool = False) -> dict:
         """ARINFO [FULL]: count, len, next-insert-index and the engine's layout figures."""
         return self._execute((b"ARINFO", encode(name), *((b"FULL",) if full else ())), as_info)
-
-    # ---- batches ----
-
-    def armset_many(self, name: Any, indexes: Any, values: Any, per_message: int = BATCH_PER_MESSAGE) -> int:
-        """ARMSET index i to value i for every pair (indexes: a numpy integer array or any sequence;
-        values: bytes or a numpy 'S' array), per_message pairs to a request, pipelined; returns the
-        slots that were empty. RingClient does it in one C call."""
-        texts = _index_texts(indexes)
-        if len(texts) != len(values):
-            raise ValueError(f"armset_many: {len(texts)} indexes but {len(values)} values")
-        key = encode(name)
-        commands = []
-        for at in range(0, len(texts), per_message):
-            words: list = []
-            for index, value in zip(texts[at:at + per_message], values[at:at + per_message]):
-                words += [index, bytes(value)]
-            commands.append((b"ARMSET", key, *words))
-        return sum(self._execute_many(commands))
-
-    def armget_many(self, name: Any, indexes: Any, per_message: int = BATCH_PER_MESSAGE) -> list:
-        """ARMGET every index (a numpy integer array or any sequence): bytes or None per index.
-        RingClient does it in one C call."""
-        texts = _index_texts(indexes)
-        key = encode(name)
-        commands = [(b"ARMGET", key, *texts[at:at + per_message]) for at in range(0, len(texts), per_message)]
-        values: list = []
-        for reply in self._execute_many(commands):
-            values.extend(reply)
-        return values
-
-    def _execute_many(self, commands: list) -> list:
-        """The commands' replies, pipelined (the first error raised)."""
-        pipe = self.pipeline(transaction=False)
-        for argv in commands:
-            pipe._execute(argv)
-        return pipe.execute()
