@@ -289,6 +289,9 @@ def markdown(results: list[dict], meta: dict) -> str:
         elif result["scenario"] == "pubsub":
             from .scenario_pubsub import pubsub_markdown
             lines += pubsub_markdown(result)
+        elif result["scenario"] == "array":
+            from .scenario_array import array_markdown
+            lines += array_markdown(result)
         elif result["scenario"] == "pingpong":
             lines += ["One request in flight per client; microseconds per round trip.", ""]
             lines += latency_table(result, "ping")
@@ -356,6 +359,9 @@ def to_json(results: list[dict], meta: dict) -> dict:
     if any(r["scenario"] == "pingpong" for r in results):
         from .scenarios import idle_targets
         targets_seen += [t for r in results if r["scenario"] == "pingpong" for t in idle_targets(r)]
+    if any(r["scenario"] == "array" for r in results):
+        from .scenario_array import array_targets
+        targets_seen += [t for r in results if r["scenario"] == "array" for t in array_targets(r)]
     if any(r["scenario"] == "hash" for r in results):
         from .scenario_hash import hash_targets
         targets_seen += [t for r in results if r["scenario"] == "hash" for t in hash_targets(r)]

@@ -560,6 +560,12 @@ def _pubsub(method: Method, engines: list[str], progress: Callable) -> dict:
     return pubsub_scenario(method, engines, progress)
 
 
+def _array(method: Method, engines: list[str], progress: Callable) -> dict:
+    from .scenario_array import array_scenario   # imports this module's helpers
+    return array_scenario(method, engines, progress)
+
+
 SCENARIOS = {"list100k": list100k, "pingpong": pingpong, "latency": latency, "workqueue": _workqueue,
              "client": _client, "hash": _hash, "set": _set, "zset": _zset, "zset-replay": _zset_replay,
-             "aof": _aof, "persistence": _persistence, "pubsub": _pubsub}
+             "aof": _aof, "persistence": _persistence, "pubsub": _pubsub,
+             "array": _array}
