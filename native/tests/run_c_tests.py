@@ -48,6 +48,11 @@ PROGRAMS: dict[str, dict] = {
     # the ARRAY value and its classic engine against a model; args: steps, engine kind
     "test_array": {"layers": ["core"], "files": ["engines/array/array.c", "engines/array/array_classic.c"],
                    "args": [os.environ.get("GOBLIN_ARRAY_STEPS", "200000"), "1"]},
+    # the same model over the RT engine (its ops table, array_rt_ops.c): kind 2
+    "test_array_on_rt": {"source": "test_array", "layers": ["core"],
+                         "files": ["engines/array/array.c", "engines/array/array_classic.c",
+                                   "engines/array/array_rt.c", "engines/array/array_rt_ops.c"],
+                         "args": [os.environ.get("GOBLIN_ARRAY_STEPS", "200000"), "2"]},
     # the table engine sets and hashes share (`test_table --measure N` reports bytes/entry)
     "test_table": {"layers": ["core"], "files": ["engines/table/table.c", "engines/keyspace.c"],
                    "args": [os.environ.get("GOBLIN_TABLE_OPS", "300000")]},
@@ -87,7 +92,7 @@ def build(name: str, output: Path, sanitize: bool) -> None:
     sources += [str(NATIVE / name) for name in spec.get("files", [])]
     excluded = {str(NATIVE / name) for name in spec.get("exclude", [])}
     sources = [source for source in sources if source not in excluded]
-    sources.append(str(NATIVE / "tests" / f"{name}.c"))
+    sources.append(str(NATIVE / "tests" / f"{spec.get('source', name)}.c"))
     flags = (SANITIZE_FLAGS if sanitize else ["-O2"]) + spec.get("flags", [])
     subprocess.run(["gcc", *COMMON_FLAGS, *flags, *sources, "-o", str(output), "-lrt", "-lm", "-pthread"],
                    check=True)

@@ -60,6 +60,9 @@ enum {
     GR_ART_LOCK_FAILED = -4,   /* mlock refused (errno in gr_art_last_errno) */
     GR_ART_TOO_LARGE = -5      /* a reservation whose size does not fit in memory or in 32 GiB of values */
 };
+/* The array ops table's reserve (array_rt_ops.c) returns this for a refused mlock, beside
+ * array_engine.h's GR_ARRAY_E_* codes; gr_art_last_errno() says why. */
+#define GR_ART_E_LOCK (-4)
 #define GR_ART_MAX_INDEX 18446744073709551614ull   /* 2^64 - 2, as Redis's arrays */
 #define GR_ART_MAX_VALUE_BYTES 34359738368ull      /* 32 GiB: arena offsets are u32 units of 8 */
 
