@@ -21,6 +21,7 @@
 
 #include "core/alloc.h"
 #include "commands/commands.h"
+#include "engines/array/array_rt.h"
 #include "exec/db.h"
 #include "exec/server_text.h"
 #include "persist/aof.h"
@@ -132,6 +133,13 @@ static void info_memory(gr_db_t *db, gr_text_t *text) {
         gr_text_append(text, "goblin_memory_%s:%lld\r\n", gr_value_type_at(i)->name,
                        (long long)gr_mem_used_by(gr_value_type_at(i)->memory));
     gr_text_append(text, "goblin_memory_session:%lld\r\n", (long long)gr_mem_used_by(GR_MEM_SESSION));
+    /* RT arrays (engines/array/array_rt.h): reservations, what their values use, what is locked */
+    gr_text_append(text, "array_rt_reserved_bytes:%llu\r\narray_rt_reserved_used_bytes:%llu\r\n"
+                   "array_rt_locked_bytes:%llu\r\nmlock_all:%s\r\nvmlck_bytes:%lld\r\n",
+                   (unsigned long long)gr_art_total_reserved_bytes(),
+                   (unsigned long long)gr_art_total_reserved_used_bytes(),
+                   (unsigned long long)gr_art_total_locked_bytes(), db->info.mlock_all ? "yes" : "no",
+                   (long long)gr_art_process_locked_bytes());
 }
 
 /* Redis's persistence fields. The rdb_* ones are the snapshots' (persist/persistence.c and

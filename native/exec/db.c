@@ -143,6 +143,7 @@ void gr_db_set_info_number(gr_db_t *db, const char *field, int64_t value) {
     if (!strcmp(field, "tcp_port")) db->info.tcp_port = value;
     else if (!strcmp(field, "process_id")) db->info.process_id = value;
     else if (!strcmp(field, "ring_capacity")) db->info.ring_capacity = value;
+    else if (!strcmp(field, "mlock_all")) db->info.mlock_all = value;
     else if (!strcmp(field, "connected_ring_sessions")) db->stats.connected_ring_sessions = value;
     else if (!strcmp(field, "connected_resp_clients")) db->stats.connected_resp_clients = value;
 

@@ -87,6 +87,7 @@ typedef struct gr_db_info {
     int64_t tcp_port;
     int64_t process_id;
     int64_t ring_capacity;
+    int64_t mlock_all;    /* --mlock: the server mlockall'd; RT reservations lock too */
 } gr_db_info_t;
 
 typedef struct gr_db_stats {

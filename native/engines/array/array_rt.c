@@ -315,6 +315,9 @@ int gr_art_reserve(gr_mem_category_t category, uint64_t max_index, uint64_t valu
         __builtin_add_overflow(size, part, &size) || __builtin_add_overflow(size, arena_bytes, &size) ||
         size > ((uint64_t)SIZE_MAX >> 2) || size == 0)
         return GR_ART_TOO_LARGE;
+    const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page_size > 0 && size > (uint64_t)pages * (uint64_t)page_size)
+        return GR_ART_TOO_LARGE;   /* more than the machine has: refuse, never half-prefault */
     gr_art_t *a = gr_art_new(category);
     if (!a) return GR_ART_OOM;
     uint8_t *block = counted_alloc(a, (size_t)size);

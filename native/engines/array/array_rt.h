@@ -58,7 +58,7 @@ enum {
     GR_ART_INDEX_BOUND = -2,   /* index past the reserved max_index */
     GR_ART_BYTES_BOUND = -3,   /* the reserved value-byte budget cannot hold the value */
     GR_ART_LOCK_FAILED = -4,   /* mlock refused (errno in gr_art_last_errno) */
-    GR_ART_TOO_LARGE = -5      /* a reservation whose size does not fit in memory or in 32 GiB of values */
+    GR_ART_TOO_LARGE = -5      /* a reservation larger than the machine's memory, or past 32 GiB of values */
 };
 /* The array ops table's reserve (array_rt_ops.c) returns this for a refused mlock, beside
  * array_engine.h's GR_ARRAY_E_* codes; gr_art_last_errno() says why. */
