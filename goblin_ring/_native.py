@@ -308,6 +308,10 @@ class Database:
         if lib.gr_db_set_list_implementation(self.pointer, name.encode()) != 0:
             raise ValueError(f"unknown list implementation {name!r}")
 
+    def set_array_implementation(self, name: str) -> None:
+        if lib.gr_db_set_array_implementation(self.pointer, name.encode()) != 0:
+            raise ValueError(f"unknown array implementation {name!r}")
+
     def set_info(self, field: str, value: "str | int") -> None:
         if isinstance(value, int):
             lib.gr_db_set_info_number(self.pointer, field.encode(), value)

@@ -20,6 +20,7 @@ DEFAULT_RING_SIZE = 2 * 1024 * 1024
 MIN_RING_SIZE = 64 * 1024
 MAX_RING_SIZE = 1024 * 1024 * 1024
 LIST_IMPLEMENTATIONS = ("segmented", "pma")
+ARRAY_IMPLEMENTATIONS = ("classic", "rt")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
@@ -57,6 +58,9 @@ class ServerConfig:
     dbfilename: str = "dump.grdb"
     save: str | None = None
     start_empty_on_bad_snapshot: bool = False
+    # arrays (lane RT): the engine new arrays get, and mlockall of the whole server
+    array_implementation: str = "classic"
+    mlock: bool = False
 
     def validate(self) -> None:
         if not NAME_PATTERN.match(self.name):
@@ -65,6 +69,9 @@ class ServerConfig:
             raise ConfigError(
                 f"--list-implementation {self.list_implementation!r} is not available; "
                 f"choose one of: {', '.join(LIST_IMPLEMENTATIONS)}")
+        if self.array_implementation not in ARRAY_IMPLEMENTATIONS:
+            raise ConfigError(f"--array-implementation {self.array_implementation!r} is not available; "
+                              f"choose one of: {', '.join(ARRAY_IMPLEMENTATIONS)}")
         if self.poll not in ("busy", "adaptive"):
             raise ConfigError(f"--poll {self.poll!r}: choose busy or adaptive")
         size = self.ring_size
@@ -187,6 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--start-empty-on-bad-snapshot", action="store_true",
                         help="a truncated or corrupt snapshot file is logged and skipped instead of "
                              "refusing to start")
+    parser.add_argument("--array-implementation", default="classic", choices=ARRAY_IMPLEMENTATIONS,
+                        help="the engine new arrays get: classic (memory first) or rt (predictable writes; "
+                             "GOBLIN.RT.<ARCMD> reaches it per command) (default: classic)")
+    parser.add_argument("--mlock", action="store_true",
+                        help="lock all of the server's memory, present and future (mlockall), and every RT "
+                             "reservation; refused at start when RLIMIT_MEMLOCK does not allow it")
     return parser
 
 
@@ -204,6 +217,7 @@ def config_from_args(argv: list[str] | None = None) -> ServerConfig:
         appendfilename=arguments.appendfilename, aof_load_truncated=arguments.aof_load_truncated == "yes",
         dbfilename=arguments.dbfilename,
         save=None if arguments.save is None else " ".join(word for group in arguments.save for word in group).strip(),
-        start_empty_on_bad_snapshot=arguments.start_empty_on_bad_snapshot)
+        start_empty_on_bad_snapshot=arguments.start_empty_on_bad_snapshot,
+        array_implementation=arguments.array_implementation, mlock=arguments.mlock)
     config.validate()
     return config

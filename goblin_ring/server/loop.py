@@ -73,12 +73,17 @@ class Session:
 class Server:
     def __init__(self, config: ServerConfig):
         self.config = config
+        if config.mlock:
+            lock_all_memory()   # first: a refusal leaves nothing behind
         self.runtime_dir = prepare_runtime_dir(config.runtime_dir)
         self.socket_path = control.socket_path(self.runtime_dir, config.name)
         self.selector = selectors.EpollSelector()
         _native.configure_allocator_for_server()
         self.database = _native.Database(secrets.randbits(64))
         self.database.set_list_implementation(config.list_implementation)
+        self.database.set_array_implementation(config.array_implementation)
+        if config.mlock:
+            self.database.set_info("mlock_all", 1)
         for name, value in (("bind", config.bind), ("unixsocket", config.unixsocket or ""),
                             ("dir", os.path.abspath(config.dir) if config.dir else str(self.runtime_dir)),
                             ("dbfilename", config.dbfilename),
@@ -568,6 +573,19 @@ class Server:
             pass
         session.sock.close()
         log(f"session {session.session_id} closed: {why}")
+
+
+def lock_all_memory() -> None:
+    """--mlock: mlockall(MCL_CURRENT | MCL_FUTURE), or a ConfigError that says what limits it."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.mlockall(1 | 2) != 0:
+        code = ctypes.get_errno()
+        soft, hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)
+        shown = "unlimited" if soft == resource.RLIM_INFINITY else f"{soft} bytes"
+        raise ConfigError(f"--mlock: mlockall failed: {os.strerror(code)}; RLIMIT_MEMLOCK is {shown} "
+                          f"(hard {'unlimited' if hard == resource.RLIM_INFINITY else hard}): raise it "
+                          "(ulimit -l, LimitMEMLOCK=) or grant CAP_IPC_LOCK")
 
 
 def process_alive(pid: int) -> bool:
