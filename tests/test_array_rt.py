@@ -239,3 +239,21 @@ def test_mlock_refused_by_rlimit_memlock_stops_the_server_with_the_reason(tmp_pa
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
     assert "--mlock" in done.stderr and "RLIMIT_MEMLOCK is 65536 bytes" in done.stderr
+
+
+def test_a_multi_value_write_past_a_reservation_fails_whole(client):
+    client.execute_command("GOBLIN.RT.ARRESERVE", "w", 99, 16 * 10)
+    assert client.execute_command("ARSET", "w", 0, *[b"%016d" % i for i in range(8)]) == 8
+    client.execute_command("ARSEEK", "w", 8)   # the next append goes to 8
+    for command in (("ARSET", "w", 8, *[b"%016d" % i for i in range(3)]),             # 3 x 16 > 32 left
+                    ("ARMSET", "w", 20, b"a" * 16, 30, b"b" * 16, 40, b"c" * 16),
+                    ("ARMSET", "w", 50, b"a", 100, b"b"),                             # index past max-index
+                    ("ARINSERT", "w", b"a" * 16, b"b" * 16, b"c" * 16)):
+        with pytest.raises(ResponseError, match="bound"):
+            client.execute_command(*command)
+        assert client.execute_command("ARCOUNT", "w") == 8, command
+    assert client.execute_command("ARMSET", "w", 8, b"a" * 16, 9, b"b" * 16) == 2   # exactly the budget
+    client.execute_command("GOBLIN.RT.ARRESERVE", "empty", 9, 8)
+    with pytest.raises(ResponseError, match="bound"):
+        client.execute_command("ARSET", "empty", 0, b"x" * 9)
+    assert client.execute_command("EXISTS", "empty") == 1   # a refused write leaves the reservation

@@ -179,6 +179,34 @@ static void reply_set_failure(gr_reply_t *reply, int code) {
     else gr_reply_oom(reply);
 }
 
+/* A command's writes for gr_array_check_writes (a bounded engine refuses the whole command
+ * before its first set): a run from `first` with lengths[i], or ARMSET's index/value pairs. */
+typedef struct planned_writes {
+    const array_call_t *c;
+    uint64_t first;
+    const size_t *lengths;
+} planned_writes_t;
+
+static void run_write_at(void *context, size_t i, uint64_t *index, size_t *length) {
+    const planned_writes_t *plan = context;
+    *index = plan->first + i;
+    *length = plan->lengths[i];
+}
+
+static void pair_write_at(void *context, size_t i, uint64_t *index, size_t *length) {
+    const planned_writes_t *plan = context;
+    parse_index(plan->c, 2 + 2 * i, index, 0);
+    *length = plan->c->argv_length[3 + 2 * i];
+}
+
+static int writes_fit_or_reply(const array_call_t *c, gr_array_t *array, int created, size_t n,
+                               gr_array_write_at_t write_at, planned_writes_t *plan) {
+    if (gr_array_check_writes(array, n, write_at, plan) == 0) return 0;
+    if (created) gr_ks_delete(c->db->keyspace, c->key.data, c->key.length);   /* nothing was there, nothing is */
+    reply_set_failure(c->reply, GR_ARRAY_E_BOUND);
+    return -1;
+}
+
 static void reply_value(gr_reply_t *reply, const gr_array_t *array, uint64_t index) {
     uint8_t scratch[GR_ARRAY_SCRATCH_BYTES];
     const uint8_t *data;
@@ -203,6 +231,8 @@ void gr_cmd_arset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     int created;
     gr_array_t *array = array_for_write_or_reply(&c, &created);
     if (!array) return;
+    planned_writes_t plan = {&c, start, argv_length + 3};
+    if (writes_fit_or_reply(&c, array, created, values, run_write_at, &plan) != 0) return;
     int64_t added = 0, written = 0;
     for (uint64_t i = 0; i < values; i++) {
         int result = gr_array_set(array, start + i, argv[3 + i], argv_length[3 + i]);
@@ -227,6 +257,8 @@ void gr_cmd_armset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     int created;
     gr_array_t *array = array_for_write_or_reply(&c, &created);
     if (!array) return;
+    planned_writes_t plan = {&c, 0, NULL};
+    if (writes_fit_or_reply(&c, array, created, (argc - 2) / 2, pair_write_at, &plan) != 0) return;
     int64_t added = 0, written = 0;
     for (size_t i = 2; i < argc; i += 2) {
         parse_index(&c, i, &index, 0);
@@ -708,6 +740,8 @@ void gr_cmd_arinsert(gr_db_t *db, size_t argc, const uint8_t *const *argv, const
     else first = array->cursor + 1;
     uint64_t last = first + values - 1;
     if (last < first || last == UINT64_MAX) goto overflow;
+    planned_writes_t plan = {&c, first, argv_length + 2};
+    if (writes_fit_or_reply(&c, array, created, values, run_write_at, &plan) != 0) return;
     int64_t written = 0;
     for (uint64_t i = 0; i < values; i++) {
         int result = gr_array_set(array, first + i, argv[2 + i], argv_length[2 + i]);

@@ -38,6 +38,14 @@ static const gr_command_t commands[] = {
 #include "commands/pubsub.def"
 #include "commands/aof.def"
 #undef COMMAND
+/* GOBLIN.RT.<ARCMD>: the AR* rows again, served on the RT engine (cmd_array.c reads the engine
+ * from the name), then the RT engine's own rows */
+#define COMMAND(name_, arity_, ...) ROW("goblin.rt.", 0, name_, arity_, __VA_ARGS__)
+#include "commands/array.def"
+#undef COMMAND
+#define COMMAND(name_, arity_, ...) ROW("", 0, name_, arity_, __VA_ARGS__)
+#include "commands/array_rt.def"
+#undef COMMAND
 };
 #undef SUBCOMMAND
 

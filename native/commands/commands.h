@@ -90,4 +90,8 @@ GR_PERSISTENCE_HANDLERS(GR_DECLARE_ARGV)
     X(argrep) X(arop) X(arinsert) X(arring) X(arseek) X(arnext) X(arlastitems) X(arinfo)
 GR_ARRAY_HANDLERS(GR_DECLARE_ARGV)
 
+/* ---- the RT array engine's own command (cmd_array_rt.c; row in array_rt.def) ---- */
+#define GR_ARRAY_RT_HANDLERS(X) X(rt_arreserve)
+GR_ARRAY_RT_HANDLERS(GR_DECLARE_ARGV)
+
 #endif

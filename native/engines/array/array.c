@@ -178,6 +178,11 @@ int gr_array_reserve(gr_array_t *array, uint64_t max_index, uint64_t value_bytes
     return array->engine->reserve(array->impl, max_index, value_bytes, lock);
 }
 
+int gr_array_check_writes(const gr_array_t *array, size_t n, gr_array_write_at_t write_at, void *context) {
+    if (!array->engine->check_writes) return 0;
+    return array->engine->check_writes(array->impl, n, write_at, context);
+}
+
 /* ---- snapshots ---- */
 
 int gr_array_save(const gr_array_t *array, gr_snapshot_writer_t *out) {

@@ -93,6 +93,10 @@ uint64_t gr_array_visit(const gr_array_t *array, uint64_t lo, uint64_t hi, int r
 /* ---- Bulk ---- */
 /* The engine's reserve (array_engine.h): 0, or GR_ARRAY_E_UNSUPPORTED / _NOMEM / _BOUND. */
 int gr_array_reserve(gr_array_t *array, uint64_t max_index, uint64_t value_bytes, int lock);
+/* The engine's check_writes (array_engine.h): 0 (always, for an engine without bounds), or
+ * GR_ARRAY_E_BOUND when one of the n writes would pass a bound. */
+typedef void (*gr_array_write_at_t)(void *context, size_t i, uint64_t *index, size_t *length);
+int gr_array_check_writes(const gr_array_t *array, size_t n, gr_array_write_at_t write_at, void *context);
 
 /* ---- Snapshots (DUMP/RESTORE, snapshot files) ---- */
 /* Header (engine kind, cursor + 1 or 0), then the engine's body. 0, or -1 (writer OOM). */

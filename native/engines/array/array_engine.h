@@ -103,6 +103,12 @@ typedef struct gr_array_engine {
      * value_bytes of values up front; afterwards a write past either bound fails with
      * GR_ARRAY_E_BOUND. 0, or a negative GR_ARRAY_E_*. NULL: the engine cannot (classic). */
     int (*reserve)(void *impl, uint64_t max_index, uint64_t value_bytes, int lock);
+
+    /* Whether a command's n writes, in order, would all pass the engine's bounds, changing
+     * nothing: write_at(context, i, &index, &length) names write i. 0, or GR_ARRAY_E_BOUND (a
+     * multi-value write then fails whole, before its first set). NULL: the engine has no bound. */
+    int (*check_writes)(const void *impl, size_t n,
+                        void (*write_at)(void *context, size_t i, uint64_t *index, size_t *length), void *context);
 } gr_array_engine_t;
 
 #endif

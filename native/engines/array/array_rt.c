@@ -447,10 +447,28 @@ int gr_art_set(gr_art_t *a, uint64_t index, const uint8_t *value, size_t length,
     return GR_ART_OK;
 }
 
+typedef struct run_of_writes {
+    const uint64_t *indexes;
+    uint64_t first_index;
+    const size_t *lengths;
+} run_of_writes_t;
+
+static void run_write_at(void *context, size_t i, uint64_t *index, size_t *length) {
+    const run_of_writes_t *run = context;
+    *index = run->indexes ? run->indexes[i] : run->first_index + i;
+    *length = run->lengths[i];
+}
+
 int gr_art_check_writes(const gr_art_t *a, size_t n, const uint64_t *indexes, uint64_t first_index,
                         const size_t *lengths) {
     if (n && !indexes && (first_index > a->max_index || n - 1 > a->max_index - first_index))
         return GR_ART_INDEX_BOUND;
+    run_of_writes_t run = {indexes, first_index, lengths};
+    return gr_art_check_writes_by(a, n, run_write_at, &run);
+}
+
+int gr_art_check_writes_by(const gr_art_t *a, size_t n, void (*write_at)(void *context, size_t i, uint64_t *index,
+                           size_t *length), void *context) {
     uint64_t spare[CLASS_COUNT];
     uint64_t room = 0;
     if (a->reserved) {
@@ -458,11 +476,13 @@ int gr_art_check_writes(const gr_art_t *a, size_t n, const uint64_t *indexes, ui
         room = a->arena_capacity - a->bump;
     }
     for (size_t i = 0; i < n; i++) {
-        const uint64_t index = indexes ? indexes[i] : first_index + i;
+        uint64_t index;
+        size_t length;
+        write_at(context, i, &index, &length);
         if (index > a->max_index) return GR_ART_INDEX_BOUND;
-        if (lengths[i] > UINT32_MAX) return GR_ART_BYTES_BOUND;
+        if (length > UINT32_MAX) return GR_ART_BYTES_BOUND;
         if (!a->reserved) continue;
-        const uint64_t capacity = value_capacity(lengths[i]);
+        const uint64_t capacity = value_capacity(length);
         const uint8_t *old;
         size_t old_length;
         const int existed = gr_art_get(a, index, &old, &old_length);

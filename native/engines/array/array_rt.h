@@ -109,6 +109,9 @@ int gr_art_set(gr_art_t *a, uint64_t index, const uint8_t *value, size_t length,
  * bound error the run would hit (an unreserved array only checks the index range). */
 int gr_art_check_writes(const gr_art_t *a, size_t n, const uint64_t *indexes, uint64_t first_index,
                         const size_t *lengths);
+/* The same, with write i named by write_at(context, i, &index, &length). */
+int gr_art_check_writes_by(const gr_art_t *a, size_t n, void (*write_at)(void *context, size_t i, uint64_t *index,
+                           size_t *length), void *context);
 /* 1 and the value when set, 0 when empty. */
 int gr_art_get(const gr_art_t *a, uint64_t index, const uint8_t **value, size_t *length);
 /* 1 when a value was removed. */

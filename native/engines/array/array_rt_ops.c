@@ -82,6 +82,12 @@ static int rt_reserve(void *impl, uint64_t max_index, uint64_t value_bytes, int 
     return status == GR_ART_OK ? 0 : rt_error(status);
 }
 
+static int rt_check_writes(const void *impl, size_t n,
+                           void (*write_at)(void *context, size_t i, uint64_t *index, size_t *length), void *context) {
+    const int status = gr_art_check_writes_by(impl, n, write_at, context);
+    return status == GR_ART_OK ? 0 : rt_error(status);
+}
+
 const gr_array_engine_t gr_array_rt_engine = {
     .kind = GR_ARRAY_ENGINE_RT,
     .name = "rt",
@@ -101,6 +107,7 @@ const gr_array_engine_t gr_array_rt_engine = {
     .save = rt_save,
     .load = rt_load,
     .reserve = rt_reserve,
+    .check_writes = rt_check_writes,
 };
 
 __attribute__((constructor)) static void register_rt_engine(void) { gr_array_register_engine(&gr_array_rt_engine); }
