@@ -257,3 +257,17 @@ def test_a_multi_value_write_past_a_reservation_fails_whole(client):
     with pytest.raises(ResponseError, match="bound"):
         client.execute_command("ARSET", "empty", 0, b"x" * 9)
     assert client.execute_command("EXISTS", "empty") == 1   # a refused write leaves the reservation
+
+
+def test_a_reserved_array_stays_a_key_when_empty_and_round_trips_through_dump(client):
+    client.execute_command("GOBLIN.RT.ARRESERVE", "kept", 99, 64)
+    dumped = client.execute_command("DUMP", "kept")
+    client.execute_command("RESTORE", "kept-restored", 0, dumped)
+    assert encoding(client, "kept-restored") == b"rt-reserved"
+    assert client.execute_command("ARSET", "kept", 5, "v") == 1
+    assert client.execute_command("ARDEL", "kept", 5) == 1
+    assert client.execute_command("EXISTS", "kept") == 1       # the reservation outlives its last value
+    assert arinfo(client, "kept")["rt-max-index"] == 99
+    client.execute_command("GOBLIN.RT.ARSET", "unreserved", 5, "v")
+    client.execute_command("ARDEL", "unreserved", 5)
+    assert client.execute_command("EXISTS", "unreserved") == 0   # Redis's rule for every other array

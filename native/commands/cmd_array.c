@@ -164,7 +164,7 @@ static gr_array_t *array_for_write_or_reply(const array_call_t *c, int *created)
 
 /* After a write: WATCH, the dirty counter, an emptied key deleted, a new key signalled. */
 static void after_write(const array_call_t *c, gr_array_t *array, int created, int64_t changes) {
-    if (gr_array_count(array) == 0) {
+    if (gr_array_count(array) == 0 && !gr_array_keeps_empty(array)) {
         gr_ks_delete(c->db->keyspace, c->key.data, c->key.length);
         if (created) return;   /* nothing was there, nothing is */
     } else if (created) {

@@ -183,6 +183,10 @@ int gr_array_check_writes(const gr_array_t *array, size_t n, gr_array_write_at_t
     return array->engine->check_writes(array->impl, n, write_at, context);
 }
 
+int gr_array_keeps_empty(const gr_array_t *array) {
+    return array->engine->keeps_empty && array->engine->keeps_empty(array->impl);
+}
+
 /* ---- snapshots ---- */
 
 int gr_array_save(const gr_array_t *array, gr_snapshot_writer_t *out) {
@@ -203,7 +207,7 @@ gr_array_t *gr_array_load(gr_snapshot_reader_t *in) {
     }
     void *impl = engine->load(in);
     if (!impl) return NULL;
-    if (engine->count(impl) == 0) {
+    if (engine->count(impl) == 0 && !(engine->keeps_empty && engine->keeps_empty(impl))) {
         engine->free(impl);
         gr_snapshot_reader_fail(in, "empty array");
         return NULL;

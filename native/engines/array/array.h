@@ -15,7 +15,9 @@
  *   A write whose last index would pass 2^64-2 fails whole with "ERR array index overflow".
  * - count (ARCOUNT) is the number of set slots; length (ARLEN) is the highest set index + 1;
  *   both 0 for a missing key. An empty string is a value (a set slot), not a hole.
- * - Deleting the last set slot (ARDEL, ARDELRANGE) deletes the key. A key is never empty.
+ * - Deleting the last set slot (ARDEL, ARDELRANGE) deletes the key. A key is never empty —
+ *   except an RT reservation (GOBLIN.RT.ARRESERVE; the engine's keeps_empty), which is a key
+ *   from its reservation on and keeps its memory until the key is deleted.
  * - The append cursor ("insert_idx") is the index the last append wrote, or NONE: only
  *   ARINSERT and ARRING move it (and ARSEEK sets it); ARSET/ARMSET/ARDEL never do. ARINSERT
  *   writes at cursor+1 (0 when NONE) onwards, fails whole with "ERR insert index overflow"
@@ -97,6 +99,8 @@ int gr_array_reserve(gr_array_t *array, uint64_t max_index, uint64_t value_bytes
  * GR_ARRAY_E_BOUND when one of the n writes would pass a bound. */
 typedef void (*gr_array_write_at_t)(void *context, size_t i, uint64_t *index, size_t *length);
 int gr_array_check_writes(const gr_array_t *array, size_t n, gr_array_write_at_t write_at, void *context);
+/* The engine's keeps_empty: 1 when this array stays a key with no set slot (RT reservations). */
+int gr_array_keeps_empty(const gr_array_t *array);
 
 /* ---- Snapshots (DUMP/RESTORE, snapshot files) ---- */
 /* Header (engine kind, cursor + 1 or 0), then the engine's body. 0, or -1 (writer OOM). */

@@ -109,6 +109,10 @@ typedef struct gr_array_engine {
      * multi-value write then fails whole, before its first set). NULL: the engine has no bound. */
     int (*check_writes)(const void *impl, size_t n,
                         void (*write_at)(void *context, size_t i, uint64_t *index, size_t *length), void *context);
+    /* 1 when an empty value stays a key (an RT reservation, made empty by GOBLIN.RT.ARRESERVE or
+     * emptied by deletes, keeps its memory and its key); NULL or 0: an emptied array's key is
+     * deleted, Redis's rule. */
+    int (*keeps_empty)(const void *impl);
 } gr_array_engine_t;
 
 #endif

@@ -88,6 +88,8 @@ static int rt_check_writes(const void *impl, size_t n,
     return status == GR_ART_OK ? 0 : rt_error(status);
 }
 
+static int rt_keeps_empty(const void *impl) { return gr_art_is_reserved(impl); }
+
 const gr_array_engine_t gr_array_rt_engine = {
     .kind = GR_ARRAY_ENGINE_RT,
     .name = "rt",
@@ -108,6 +110,7 @@ const gr_array_engine_t gr_array_rt_engine = {
     .load = rt_load,
     .reserve = rt_reserve,
     .check_writes = rt_check_writes,
+    .keeps_empty = rt_keeps_empty,
 };
 
 __attribute__((constructor)) static void register_rt_engine(void) { gr_array_register_engine(&gr_array_rt_engine); }
