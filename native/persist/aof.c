@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/snapshot_io.h"
+#include "exec/child.h"
 #include "exec/command.h"
 #include "exec/value_type.h"
 
@@ -330,13 +331,9 @@ int gr_aof_start(gr_db_t *db, int write_dataset_first, char *message, size_t mes
     return 0;
 }
 
-static void abandon_rewrite(gr_aof_t *aof) {
-    if (aof->child > 0) {
-        kill(aof->child, SIGKILL);
-        waitpid(aof->child, NULL, 0);
-        unlink(aof->temp_path);
-        aof->child = 0;
-    }
+static void abandon_rewrite(gr_db_t *db, gr_aof_t *aof) {
+    if (aof->child > 0 && gr_child_running(db) == GR_CHILD_AOF_REWRITE) gr_child_kill(db);   /* its done cleans up */
+    aof->child = 0;
     free(aof->rewrite_buffer);
     aof->rewrite_buffer = NULL;
     aof->rewrite_length = aof->rewrite_capacity = 0;
@@ -352,7 +349,7 @@ void gr_aof_stop(gr_db_t *db) {
     db->propagation.sync_pending = 0;
     db->propagation.sink_context = NULL;
     db->propagation.length = 0;
-    abandon_rewrite(aof);
+    abandon_rewrite(db, aof);
     if (aof->worker_started) {
         pthread_mutex_lock(&aof->lock);
         aof->stop = 1;
@@ -371,6 +368,14 @@ void gr_aof_stop(gr_db_t *db) {
 
 /* ---- BGREWRITEAOF ---- */
 
+static void finish_rewrite(gr_db_t *db, int ok);
+
+/* exec/child's done: the rewrite child ended (reaped by the cron, or killed). */
+static void rewrite_done(gr_db_t *db, gr_child_kind_t kind, int ok, int signal_number, int by_parent, void *context) {
+    (void)kind, (void)signal_number, (void)context;
+    if (db->aof && db->aof->child > 0) finish_rewrite(db, ok && !by_parent);
+}
+
 int gr_aof_rewrite_in_progress(gr_db_t *db) { return db->aof && db->aof->child > 0; }
 
 int gr_aof_rewrite_background(gr_db_t *db, char *message, size_t message_size) {
@@ -384,9 +389,17 @@ int gr_aof_rewrite_background(gr_db_t *db, char *message, size_t message_size) {
         snprintf(message, message_size, "ERR Background append only file rewriting already in progress");
         return -1;
     }
+    if (gr_child_running(db) != GR_CHILD_NONE) {   /* a BGSAVE: one child at a time, as Redis */
+        aof->rewrite_scheduled = 1;
+        return 1;
+    }
     gr_propagate_flush(db);                /* the old file has everything up to the fork */
     snprintf(aof->temp_path, sizeof aof->temp_path, "%s.temp-rewrite-%d", aof->path, (int)getpid());
-    pid_t child = fork();
+    pid_t child = gr_child_fork(db, GR_CHILD_AOF_REWRITE, rewrite_done, NULL);
+    if (child < 0 && errno == EBUSY) {
+        aof->rewrite_scheduled = 1;
+        return 1;
+    }
     if (child < 0) {
         snprintf(message, message_size, "ERR Can't rewrite append only file in background: fork: %s", strerror(errno));
         aof->last_rewrite_ok = 0;
@@ -395,7 +408,7 @@ int gr_aof_rewrite_background(gr_db_t *db, char *message, size_t message_size) {
     if (child == 0) {                      /* the child: the dataset as it was at the fork */
         int fd = open(aof->temp_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         int ok = fd >= 0 && write_dataset(db, fd) == 0 && fsync(fd) == 0;
-        _exit(ok ? 0 : 1);
+        gr_child_exit(ok);
     }
     aof->child = child;
     db->propagation.selected = -1;         /* the buffered tail starts with its SELECT in the new file */
@@ -448,17 +461,11 @@ void gr_aof_cron(gr_db_t *db) {
     gr_aof_t *aof = db->aof;
     if (!aof) return;
     gr_propagate_sync(db);
-    if (aof->child > 0) {
-        int status;
-        pid_t done = waitpid(aof->child, &status, WNOHANG);
-        if (done == aof->child) finish_rewrite(db, WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        else if (done < 0 && errno == ECHILD) finish_rewrite(db, 0);
-    }
-    if (aof->child <= 0 && aof->rewrite_scheduled) {
+    if (aof->child <= 0 && aof->rewrite_scheduled && gr_child_running(db) == GR_CHILD_NONE) {
         char ignored[256];
         gr_aof_rewrite_background(db, ignored, sizeof ignored);
     }
-    if (aof->child <= 0 && db->config.auto_aof_rewrite_percentage > 0 &&
+    if (aof->child <= 0 && gr_child_running(db) == GR_CHILD_NONE && db->config.auto_aof_rewrite_percentage > 0 &&
         aof->current_size > db->config.auto_aof_rewrite_min_size && aof->base_size > 0 &&
         (aof->current_size - aof->base_size) * 100 / aof->base_size >= db->config.auto_aof_rewrite_percentage) {
         char ignored[256];
