@@ -104,3 +104,24 @@ def test_batches_on_another_type_raise_wrongtype_and_leave_it(ring, resp):
             call()
     assert resp.get("s") == b"x"
     assert ring.ping()                          # the session is usable after each error
+
+
+def test_zincrby_and_zscore_plain_forms_answer_as_the_shared_methods(goblin, ring, resp):
+    from goblin_ring import ConnectionError as GoblinConnectionError, RingClient
+    from goblin_ring.client.commands.sortedsets import SortedSetCommands
+
+    ring.flushall()
+    assert ring.zincrby("z", 1, 42) == 1.0 and ring.zincrby(b"z", 2.5, b"42") == 3.5
+    assert ring.zincrby("z", -0.5, "x") == SortedSetCommands.zscore(ring, "z", "x") == -0.5
+    assert ring.zscore("z", 42) == 3.5 and ring.zscore("z", "absent") is None and ring.zscore("nokey", "a") is None
+    with pytest.raises(ResponseError, match="^ERR value is not a valid float$"):
+        ring.zincrby("z", "abc", "x")
+    resp.set("s", "v")
+    for call in (lambda: ring.zincrby("s", 1, "a"), lambda: ring.zscore("s", "a")):
+        with pytest.raises(ResponseError, match="^WRONGTYPE"):
+            call()
+    other = RingClient(name=goblin.name, runtime_dir=goblin.runtime_dir)
+    other.close()
+    for call in (lambda: other.zincrby("z", 1, "a"), lambda: other.zscore("z", "a")):
+        with pytest.raises(GoblinConnectionError):
+            call()
