@@ -80,6 +80,13 @@ def populate(r, w) -> None:
         c.hset(tag + b":hash:big", mapping={b"f%d" % i: b"v%d" % i for i in range(1000)})
         c.zadd(tag + b":zset:small", {b"a": 1.5, b"b": -0.25, b"c": 1e300})
         c.zadd(tag + b":zset:big", {b"m%d" % i: i * 0.1 for i in range(1000)})
+        c.armset(tag + b":array:dense", {i: b"d%d" % i for i in range(600)})         # classic, dense slices
+        c.armset(tag + b":array:sparse", {i * 977: b"s%d" % i for i in range(300)})   # classic, sparse slices
+        c.arinsert(tag + b":array:sparse", b"appended")                              # moves the append cursor
+        c.arset(tag + b":array:far", 2**64 - 2, b"last index")
+        c.execute_command("GOBLIN.RT.ARMSET", tag + b":array:rt", *[x for i in range(50) for x in (i * 3, b"r%d" % i)])
+        c.execute_command("GOBLIN.RT.ARRESERVE", tag + b":array:reserved", 1000, 65536)
+        c.execute_command("GOBLIN.RT.ARSET", tag + b":array:reserved", 7, b"seven")
         c.set(tag + b":volatile", b"v", px=3_600_000)
         c.expire(tag + b":list:big", 7200)
     w.hset(b"hash:ttl", mapping={b"a": b"1", b"b": b"2"})
@@ -107,6 +114,8 @@ def test_every_type_and_encoding_round_trips_through_save_and_a_restart(tmp_path
             w.select(0)
             ttl_before = w.pttl(b"ring:volatile")
             hash_ttl_before = w.httl(b"hash:ttl", b"a")
+            before_arinfo = w.arinfo(b"resp:array:reserved")
+            before_arnext = w.arnext(b"resp:array:sparse")
             assert w.save() is True
             assert snapshot_file(tmp_path).exists()
             assert w.info("persistence")["rdb_changes_since_last_save"] == 0
@@ -121,6 +130,9 @@ def test_every_type_and_encoding_round_trips_through_save_and_a_restart(tmp_path
             assert w.lrange(b"ring:list:big", 0, 2) == [b"v00000", b"v00001", b"v00002"]
             assert w.zscore(b"resp:zset:small", b"c") == 1e300
             assert w.get(b"resp:bin") == bytes(range(256))
+            assert w.arget(b"ring:array:far", 2**64 - 2) == b"last index"
+            assert w.arnext(b"resp:array:sparse") == before_arnext == 1    # the cursor the ARINSERT moved
+            assert w.arinfo(b"resp:array:reserved") == before_arinfo
             assert w.info("persistence")["rdb_last_load_keys_loaded"] == before["keys"] + 2
 
 
@@ -371,3 +383,20 @@ def test_flushall_kills_a_bgsave_and_saves_by_the_rules(tmp_path):
         assert not list((tmp_path / "data").glob("temp-*"))
     with start(tmp_path) as again, resp(again) as w:
         assert w.dbsize() == 0 and snapshot_file(tmp_path).exists()
+
+
+def test_array_digest_follows_slots_values_and_cursor(tmp_path):
+    with start(tmp_path) as server, resp(server) as w:
+        w.armset(b"a", {0: b"x", 5: b"y"})
+        w.copy(b"a", b"same")
+        digest = w.debug_digest_value(b"a")[0]
+        assert digest != "0" * 40 and w.debug_digest_value(b"same") == [digest]
+        for change in ((b"ARSET", b"same", 5, b"z"), (b"ARSET", b"same", 6, b"y"), (b"ARDEL", b"same", 0)):
+            w.execute_command("DEL", b"same")
+            w.copy(b"a", b"same")
+            w.execute_command(*change)
+            assert w.debug_digest_value(b"same") != [digest], change
+        w.execute_command("DEL", b"same")
+        w.copy(b"a", b"same")
+        w.execute_command("ARSEEK", b"same", 3)                      # only the append cursor differs
+        assert w.debug_digest_value(b"same") != [digest]

@@ -21,6 +21,8 @@
 
 /* Redis's type numbers, as the digest mixes them in. */
 enum { GR_DIGEST_STRING = 0, GR_DIGEST_LIST = 1, GR_DIGEST_SET = 2, GR_DIGEST_ZSET = 3, GR_DIGEST_HASH = 4 };
+/* Arrays: not a Redis 7.0 type; goblin's own number, past Redis's stream (6) and module (5). */
+enum { GR_DIGEST_ARRAY = 16 };
 
 /* SHA-1 of length bytes. */
 void gr_sha1(const uint8_t *data, size_t length, uint8_t out[GR_DIGEST_BYTES]);
