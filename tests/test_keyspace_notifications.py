@@ -44,6 +44,7 @@ SCRIPT = [
     ("GETEX", "t2", "EX", "50"), ("PSETEX", "t3", "100000", "v"), ("GETEX", "t3"), ("SET", "t3", "plain"), ("GETEX", "t3"),
     ("SET", "old", "v"), ("PEXPIRE", "old", "1"),
     ("SELECT", "3"), ("SET", "in3", "v"), ("DEL", "in3"), ("SELECT", "0"),
+    ("MSET", *[part for i in range(100) for part in (f"many{i}", "v")]), ("DEL", *[f"many{i}" for i in range(100)]),
 ]
 
 
@@ -67,7 +68,7 @@ def events(port: int, flags: str) -> list:
         return seen
 
 
-@pytest.mark.parametrize("flags", ["KEA", "Kg", "El", "KE$shz", "Ex"])
+@pytest.mark.parametrize("flags", ["KEA", "Kg", "El", "KE$shz", "Ex", "KEAn", "En"])
 def test_commands_publish_the_events_redis_publishes(goblin, redis_server, flags):
     assert events(goblin.port, flags) == events(redis_server.port, flags)
 

@@ -381,7 +381,7 @@ static void apply(gr_db_t *db, int id, const parsed_value_t *parsed) {
     case P_HASH_MAX_LISTPACK_VALUE: db->config.hash_max_listpack_value = parsed->number; break;
     case P_ZSET_MAX_LISTPACK_ENTRIES: db->config.zset_max_listpack_entries = parsed->number; break;
     case P_ZSET_MAX_LISTPACK_VALUE: db->config.zset_max_listpack_value = parsed->number; break;
-    case P_NOTIFY_KEYSPACE_EVENTS: db->notify_flags = gr_notify_parse_flags(parsed->text); break;
+    case P_NOTIFY_KEYSPACE_EVENTS: gr_db_set_notify_flags(db, gr_notify_parse_flags(parsed->text)); break;
     case P_MAXMEMORY_CLIENTS:
         db->config.maxmemory_clients = parsed->number;
         db->config.maxmemory_clients_percent = (uint8_t)parsed->percent;

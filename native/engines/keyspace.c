@@ -47,6 +47,7 @@ struct gr_keyspace {
     uint64_t random_state;
     gr_ks_value_free_t free_value;
     void *context;
+    gr_ks_add_observer_t add_observer;   /* NULL: none (gr_ks_set_add_observer) */
 };
 
 /* ---- hashing ---- */
@@ -280,8 +281,11 @@ gr_ks_entry_t *gr_ks_add(gr_keyspace_t *ks, const uint8_t *key, size_t length, u
     resize_step(ks);
     link_entry(ks, entry);
     grow_if_needed(ks);
+    if (ks->add_observer) ks->add_observer(ks->context, ks, entry->key, entry->key_length);
     return entry;
 }
+
+void gr_ks_set_add_observer(gr_keyspace_t *ks, gr_ks_add_observer_t observer) { ks->add_observer = observer; }
 
 gr_ks_entry_t *gr_ks_unlink(gr_keyspace_t *ks, const uint8_t *key, size_t length) {
     if (gr_ks_size(ks) == 0) return NULL;

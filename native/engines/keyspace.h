@@ -89,11 +89,17 @@ typedef void (*gr_ks_value_free_t)(uint8_t type, void *value, void *context);
 typedef void (*gr_ks_scan_visit_t)(void *context, gr_ks_entry_t *entry);
 typedef int (*gr_ks_iterate_visit_t)(void *context, gr_ks_entry_t *entry);
 
+/* Called by gr_ks_add after it adds key, with the keyspace's context (keyspace
+ * notifications' "new" event). Must not change the keyspace. */
+typedef void (*gr_ks_add_observer_t)(void *context, gr_keyspace_t *ks, const uint8_t *key, size_t length);
+
 /* Lifecycle */
 /* An empty keyspace (no table is allocated until the first key); NULL on OOM. */
 gr_keyspace_t *gr_ks_new(gr_ks_value_free_t free_value, void *context, uint64_t seed);
 /* Frees every entry (values through the callback), the tables and the keyspace. NULL ok. */
 void gr_ks_free(gr_keyspace_t *ks);
+/* Set (or clear, with NULL) the observer of added keys. None by default. */
+void gr_ks_set_add_observer(gr_keyspace_t *ks, gr_ks_add_observer_t observer);
 /* "Now" in ms, used to stamp access_ms; set it before each command. Starts at 0. */
 void gr_ks_set_clock(gr_keyspace_t *ks, uint64_t now_ms);
 

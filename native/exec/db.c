@@ -196,6 +196,20 @@ void gr_connection_unregister(gr_db_t *db, gr_connection_t *conn) {
     if (db->current == conn) db->current = NULL;
 }
 
+/* Keyspace notifications' "new": Redis fires it when a key is added (dbAdd), before the
+ * command's own event; recorded with the command's changes so the order is kept. */
+static void notify_new_key(void *context, gr_keyspace_t *ks, const uint8_t *key, size_t length) {
+    gr_db_t *db = context;
+    (void)ks;
+    gr_notify_record_new(db, (gr_bytes_t){key, (uint32_t)length});   /* in order with the command's changes */
+}
+
+void gr_db_set_notify_flags(gr_db_t *db, int flags) {
+    db->notify_flags = flags;
+    for (int i = 0; i < GR_DB_COUNT; i++)
+        gr_ks_set_add_observer(db->keyspaces[i], (flags & GR_NOTIFY_NEW) ? notify_new_key : NULL);
+}
+
 void gr_db_note_pending_output(gr_db_t *db, gr_connection_t *conn) {
     if (conn->output_pending) return;
     if (db->pending_output_count == db->pending_output_capacity) {

@@ -344,6 +344,9 @@ static inline int64_t gr_db_now_ms(const gr_db_t *db) { return db->now_ms; }
  * with no match, an error). Keys removed by expiry, lazy or active, do not count. */
 static inline void gr_db_count_changes(gr_db_t *db, int64_t changes) { db->dirty += changes; }
 
+/* notify-keyspace-events as flags (CONFIG SET): also watches key creation while "n" is on. */
+void gr_db_set_notify_flags(gr_db_t *db, int flags);
+
 /* Keyspace notifications (exec/notify.h): called where Redis calls notifyKeyspaceEvent, in the
  * current connection's database; one branch while notify-keyspace-events is off. */
 static inline void gr_notify(gr_db_t *db, int type, const char *event, gr_bytes_t key) {

@@ -129,7 +129,16 @@ static const event_row_t events[] = {
     {"zrangestore", GR_NOTIFY_ZSET, "zrangestore", NULL},
 };
 
-void gr_notify_record(gr_db_t *db, gr_bytes_t key) {
+#define NEW_KEY_MARK 0x80000000u   /* a record's length word: this key was added ("new") */
+
+static void record(gr_db_t *db, gr_bytes_t key, uint32_t mark);
+
+void gr_notify_record(gr_db_t *db, gr_bytes_t key) { record(db, key, 0); }
+
+void gr_notify_record_new(gr_db_t *db, gr_bytes_t key) { record(db, key, NEW_KEY_MARK); }
+
+static void record(gr_db_t *db, gr_bytes_t key, uint32_t mark) {
+    if (key.length & NEW_KEY_MARK) return;
     size_t need = db->notify_keys_length + 4 + key.length;
     if (need > db->notify_keys_capacity) {
         size_t capacity = db->notify_keys_capacity ? db->notify_keys_capacity * 2 : 256;
@@ -139,7 +148,8 @@ void gr_notify_record(gr_db_t *db, gr_bytes_t key) {
         db->notify_keys = grown;
         db->notify_keys_capacity = capacity;
     }
-    memcpy(db->notify_keys + db->notify_keys_length, &key.length, 4);
+    uint32_t word = key.length | mark;
+    memcpy(db->notify_keys + db->notify_keys_length, &word, 4);
     if (key.length) memcpy(db->notify_keys + db->notify_keys_length + 4, key.data, key.length);
     db->notify_keys_length = need;
 }
@@ -168,6 +178,22 @@ static void list_ends(const gr_request_t *request, size_t argc, const uint8_t *c
     }
 }
 
+/* Walks the recorded keys: 0 past the end. */
+typedef struct record_cursor {
+    const uint8_t *at, *end;
+} record_cursor_t;
+
+static int next_record(record_cursor_t *cursor, gr_bytes_t *key, int *is_new) {
+    if (cursor->at >= cursor->end) return 0;
+    uint32_t word;
+    memcpy(&word, cursor->at, 4);
+    key->data = cursor->at + 4;
+    key->length = word & ~NEW_KEY_MARK;
+    *is_new = (word & NEW_KEY_MARK) != 0;
+    cursor->at += 4 + key->length;
+    return 1;
+}
+
 void gr_notify_command_done(gr_db_t *db, const char *name, const gr_request_t *request, size_t argc,
                             const uint8_t *const *argv, const size_t *argv_length) {
     if (!db->notify_keys_length) return;
@@ -177,7 +203,16 @@ void gr_notify_command_done(gr_db_t *db, const char *name, const gr_request_t *r
     const event_row_t *row = NULL;
     for (size_t i = 0; i < sizeof events / sizeof events[0] && !row; i++)
         if (!strcmp(events[i].command, name)) row = &events[i];
-    if (!row) return;
+    /* the records: keys the command changed in order, "new" marks where keys were added */
+    const uint8_t *records = db->notify_keys, *records_end = db->notify_keys + length;
+    record_cursor_t cursor;
+    gr_bytes_t key;
+    int is_new;
+    if (!row) {                                        /* no events of its own; "new" still counts */
+        for (cursor = (record_cursor_t){records, records_end}; next_record(&cursor, &key, &is_new);)
+            if (is_new) gr_notify(db, GR_NOTIFY_NEW, "new", key);
+        return;
+    }
     const char *first = row->event, *other = row->other ? row->other : row->event;
     int from_right, to_right;
     if (!first) {
@@ -195,36 +230,37 @@ void gr_notify_command_done(gr_db_t *db, const char *name, const gr_request_t *r
     int is_expire = !is_getex && !strcmp(row->event ? row->event : "", "expire");
     int sets_expiry = (!strcmp(name, "set") && !(argv && argv_has_word(argc, argv, argv_length, "keepttl"))) ||
                       !strcmp(name, "setex") || !strcmp(name, "psetex");
-    /* A move (LMOVE, RPOPLPUSH and their blocking forms) touches source then destination;
-     * Redis notifies the push into the destination first, then the pop from the source. */
+    gr_bytes_t changed[2];
+    size_t changed_count = 0;
+    for (cursor = (record_cursor_t){records, records_end}; next_record(&cursor, &key, &is_new);)
+        if (!is_new && changed_count++ < 2) changed[changed_count - 1] = key;
+    /* RENAME adds its destination anew in Redis (dbAdd): "new" comes before rename_from */
+    if (!strncmp(name, "rename", 6) && changed_count == 2) gr_notify(db, GR_NOTIFY_NEW, "new", changed[1]);
+    /* A move (LMOVE, RPOPLPUSH and their blocking forms) changes source then destination; Redis
+     * notifies the destination's "new" and push first, then the pop from the source. */
     int moves = !strcmp(name, "lmove") || !strcmp(name, "blmove") || !strcmp(name, "rpoplpush") ||
                 !strcmp(name, "brpoplpush");
-    gr_bytes_t keys[2];
-    size_t recorded = 0;
-    for (size_t at = 0; at < length && recorded < 2; recorded++) {
-        uint32_t key_length;
-        memcpy(&key_length, db->notify_keys + at, 4);
-        keys[recorded] = (gr_bytes_t){db->notify_keys + at + 4, key_length};
-        at += 4 + key_length;
-    }
-    if (moves && recorded == 2) {
-        gr_notify(db, row->type, other, keys[1]);
-        gr_notify(db, row->type, first, keys[0]);
-        if (!gr_ks_find(db->keyspace, keys[0].data, keys[0].length)) gr_notify(db, GR_NOTIFY_GENERIC, "del", keys[0]);
+    if (moves && changed_count == 2) {
+        for (cursor = (record_cursor_t){records, records_end}; next_record(&cursor, &key, &is_new);)
+            if (is_new) gr_notify(db, GR_NOTIFY_NEW, "new", key);
+        gr_notify(db, row->type, other, changed[1]);
+        gr_notify(db, row->type, first, changed[0]);
+        if (!gr_ks_find(db->keyspace, changed[0].data, changed[0].length)) gr_notify(db, GR_NOTIFY_GENERIC, "del", changed[0]);
         return;
     }
     gr_bytes_t previous = {NULL, 0};
-    for (size_t at = 0, index = 0; at < length; index++) {
-        uint32_t key_length;
-        memcpy(&key_length, db->notify_keys + at, 4);
-        gr_bytes_t key = {db->notify_keys + at + 4, key_length};
-        at += 4 + key_length;
+    size_t index = 0;
+    for (cursor = (record_cursor_t){records, records_end}; next_record(&cursor, &key, &is_new);) {
+        if (is_new) {
+            gr_notify(db, GR_NOTIFY_NEW, "new", key);
+            continue;
+        }
         /* a command that touched one key twice in a row (HDEL of the last field) notifies once */
         int repeated = previous.data && previous.length == key.length && !memcmp(previous.data, key.data, key.length);
         previous = key;
+        const char *event = index++ == 0 ? first : other;
         if (repeated && !row->other) continue;
         int exists = gr_ks_find(db->keyspace, key.data, key.length) != NULL;
-        const char *event = index == 0 ? first : other;
         size_t event_length = strlen(event);
         int stored = event_length > 5 && !strcmp(event + event_length - 5, "store");
         if (!exists && (is_expire || stored)) {        /* an expire in the past, an empty STORE: only "del" */

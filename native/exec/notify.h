@@ -47,6 +47,8 @@ struct gr_request;
 /* The running command changed key (called from gr_watch_touch_current while notifications are
  * on): a copy is kept until the command is done. */
 void gr_notify_record(struct gr_db *db, gr_bytes_t key);
+/* A key was added during the running command (the keyspace's add observer, while "n" is on). */
+void gr_notify_record_new(struct gr_db *db, gr_bytes_t key);
 /* After a command (exec/db.c): the events its recorded keys get, by the command's table name;
  * argv (NULL for a typed ring request) or the request tells an LMOVE's ends. */
 void gr_notify_command_done(struct gr_db *db, const char *name, const struct gr_request *request, size_t argc,
