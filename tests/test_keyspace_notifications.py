@@ -88,3 +88,27 @@ def test_a_ring_clients_writes_reach_resp_subscribers_as_events(goblin, ring):
             assert listener.read_reply() == encode_command("message", "__keyspace@0__:ringlist", "del")
         finally:
             ring.execute_command("CONFIG", "SET", "notify-keyspace-events", "")
+
+
+def blocked_pop_events(port: int) -> list:
+    with raw_connection(port) as listener, raw_connection(port) as waiter, raw_connection(port) as pusher:
+        assert pusher.request("CONFIG", "SET", "notify-keyspace-events", "KEA") == b"+OK\r\n"
+        pusher.request("DEL", "queue")
+        listener.sendall(encode_command("PSUBSCRIBE", "__keyspace@0__:queue"))
+        listener.read_reply()
+        waiter.sendall(encode_command("BLPOP", "queue", "0"))
+        while b"cmd=blpop" not in pusher.request("CLIENT", "LIST"):   # parked
+            pass
+        pusher.request("RPUSH", "queue", "job")
+        assert waiter.read_reply() == encode_command("queue", "job")
+        pusher.request("PUBLISH", "__keyspace@0__:queue", "end")
+        seen = []
+        while (frame := listener.read_reply()) != encode_command("pmessage", "__keyspace@0__:queue",
+                                                                  "__keyspace@0__:queue", "end"):
+            seen.append(frame)
+        pusher.request("CONFIG", "SET", "notify-keyspace-events", "")
+        return seen
+
+
+def test_a_pop_served_to_a_blocked_client_is_notified_as_redis_notifies_it(goblin, redis_server):
+    assert blocked_pop_events(goblin.port) == blocked_pop_events(redis_server.port)

@@ -303,6 +303,8 @@ static void serve_key(gr_db_t *db, blocked_key_t *k) {
         int64_t dirty_before = db->dirty;
         if (!w->spec->serve(db, &request, reply)) w->spec->timeout_reply(&request, reply);   /* never parks */
         if (db->dirty > dirty_before) gr_propagate_request(db, w->db_index, &request);   /* the pop on this key */
+        if (db->notify_keys_length)      /* keyspace notifications: the pop is the blocked command's */
+            gr_notify_command_done(db, conn->last_command ? conn->last_command : "", &request, 0, NULL, NULL);
         unlink_waiter(db, w);
         mark_woken(db, conn);
     }

@@ -475,7 +475,7 @@ void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *reque
     if (conn->in_multi && gr_transaction_queue_request(db, conn, request, reply)) return;   /* queued */
     gr_db_run(db, request, reply);
     if (db->blocked_count) gr_blocking_serve(db);   /* a push this command made goes to waiters first */
-    db->notify_keys_length = 0;   /* a served waiter's pops are not notified (notify.h) */
+    db->notify_keys_length = 0;   /* nothing recorded outlives its command */
     if (db->batch_depth == 0) gr_propagate_sync(db);
 }
 
@@ -485,7 +485,7 @@ void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const u
     if (conn->in_multi && gr_transaction_queue_argv(db, conn, argc, argv, argv_length, reply)) return;   /* queued */
     gr_db_run_argv(db, argc, argv, argv_length, reply);
     if (db->blocked_count) gr_blocking_serve(db);
-    db->notify_keys_length = 0;   /* a served waiter's pops are not notified (notify.h) */
+    db->notify_keys_length = 0;   /* nothing recorded outlives its command */
     if (db->batch_depth == 0) gr_propagate_sync(db);
 }
 
