@@ -184,7 +184,9 @@ def persistence_targets(result: dict) -> list[dict]:
         out.append({"target": target, "ratio": ratio, "met": met, "unit": unit})
 
     if goblin and redis:
-        speed = redis["load_seconds"] / goblin["load_seconds"] if goblin["load_seconds"] > 0 else None
+        # a load lost in the start-up's noise (zero or negative: --quick sizes) has no ratio
+        loads = goblin["load_seconds"], redis["load_seconds"]
+        speed = loads[1] / loads[0] if min(loads) > 0 else None
         add("sorted-set load >= 8x faster than redis's RDB load (redis load s / goblin load s)", speed,
             speed is not None and speed >= 8)
         save = redis["save_seconds"] / goblin["save_seconds"] if goblin["save_seconds"] > 0 else None
