@@ -288,3 +288,11 @@ def test_pubsub_quick_run_reports_latency_fan_out_python_rows_and_issue_21_targe
     targets = {target["target"] for target in document["targets"]}
     assert "8 subscribers, 16 B: goblin RESP msgs/s >= 1.0x redis-server's" in targets
     assert "| PUBLISH -> subscriber, one in flight, 16 B | p99.99 |" in text
+
+
+def test_aof_quick_run_writes_its_json_with_every_policy_and_the_issue_20_target(tmp_path):
+    _, document = run_bench(tmp_path, "aof", engines=["goblin-resp"])
+    policies = {row["column"] for row in document["rows"] if row["status"] == "ok"}
+    assert policies == {"goblin-resp off", "goblin-resp everysec", "goblin-resp always"}
+    assert all(row["ops_per_s"] > 0 for row in document["rows"] if row["status"] == "ok")
+    assert any("everysec" in target["target"] for target in document["targets"])

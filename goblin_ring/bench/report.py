@@ -341,8 +341,8 @@ def to_json(results: list[dict], meta: dict) -> dict:
     rows, memory, checks = [], [], []
     for result in results:
         rows += result["rows"] + result.get("wake", []) + result.get("idle", []) + result.get("tail", [])
-        memory += result["memory"]
-        checks += [{"scenario": result["scenario"], **c} for c in result["checks"]]
+        memory += result.get("memory", [])      # scenarios without a memory table (aof) have none
+        checks += [{"scenario": result["scenario"], **c} for c in result.get("checks", [])]
     meta = {**meta, "other_cpu": [load for result in results for load in result.get("load", [])]}
     document: dict[str, Any] = {"meta": meta, "rows": rows, "memory": memory, "checks": checks}
     targets_seen = [t for r in results if r["scenario"] == "list100k" for t in targets(r)]

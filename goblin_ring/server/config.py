@@ -28,6 +28,10 @@ class ConfigError(ValueError):
     """A configuration the server refuses to start with; the message says why."""
 
 
+# Redis's default save rules (redis.conf), what the server uses without --save.
+DEFAULT_SAVE_RULES = "3600 1 300 100 60 10000"
+
+
 @dataclass
 class ServerConfig:
     name: str = "goblin"

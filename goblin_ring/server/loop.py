@@ -34,7 +34,7 @@ from pathlib import Path
 
 from .. import __version__, _native, control
 from ..errors import CodecError
-from .config import ConfigError, ServerConfig, prepare_runtime_dir
+from .config import DEFAULT_SAVE_RULES, ConfigError, ServerConfig, prepare_runtime_dir
 from .segments import Created, SegmentWorker
 
 CRON_INTERVAL_S = 0.1        # active expiry and idle rehash, ten times a second (Redis's hz 10)
@@ -93,8 +93,9 @@ class Server:
                             ("appendfsync", config.appendfsync), ("appendfilename", config.appendfilename),
                             ("aof-load-truncated", config.aof_load_truncated)):
             self.database.configure(name, value)
-        if config.save is not None:
-            self.database.configure("save", config.save)
+        # The server saves by Redis's default rules unless told otherwise; a database made
+        # without a server (gr_db_new: tests, embedding) has no directory and no rules.
+        self.database.configure("save", DEFAULT_SAVE_RULES if config.save is None else config.save)
         self.rings = _native.RingSessions(self.database)
         # RESP clients, the ring drain and the doorbells are served in C; this selector
         # (control sockets) is nested in its epoll set. One id space for ring sessions and

@@ -74,11 +74,12 @@ gr_db_t *gr_db_new(uint64_t seed) {
     db->config.auto_aof_rewrite_percentage = 100;
     db->config.auto_aof_rewrite_min_size = 64LL * 1024 * 1024;
     strcpy(db->config.bind, "127.0.0.1");
-    /* persistence (persist/): Redis's default save rules, a file name of goblin's own */
+    /* persistence (persist/): a file name of goblin's own and NO save rules: a database made
+     * without a server has no directory, and FLUSHALL or the cron saving by rules would write
+     * into whatever the working directory is. The server sets Redis's default rules
+     * (goblin_ring/server/loop.py, DEFAULT_SAVE_RULES) unless --save says otherwise. */
     strcpy(db->persistence.dbfilename, "dump.grdb");
-    static const gr_save_rule_t default_rules[] = {{3600, 1}, {300, 100}, {60, 10000}};
-    memcpy(db->persistence.save_rules, default_rules, sizeof default_rules);
-    db->persistence.save_rule_count = 3;
+    db->persistence.save_rule_count = 0;
     db->persistence.lastsave_s = db->stats.start_time_ms / 1000;
     db->persistence.last_bgsave_ok = 1;
     db->persistence.last_bgsave_seconds = -1;
