@@ -39,7 +39,7 @@ PROGRAMS: dict[str, dict] = {
     "test_hash": {"layers": ["core"], "files": ["engines/hash/hash_compact.c", "engines/hash/hash.c",
                                                  "engines/table/table.c"],
                   "args": [os.environ.get("GOBLIN_HASH_STEPS", "200000")]},
-    "test_zset": {"layers": ["core"], "files": ["engines/zset/zset.c", "engines/table/table.c"],
+    "test_zset": {"layers": ["core"], "files": ["engines/zset/zset.c", "engines/zset/zset_index.c", "engines/table/table.c"],
                   "args": [os.environ.get("GOBLIN_ZSET_STEPS", "200000")]},
     "test_array_rt": {"layers": ["core"], "files": ["engines/array/array_rt.c"],
                       "args": [os.environ.get("GOBLIN_ARRAY_RT_STEPS", "100000")]},

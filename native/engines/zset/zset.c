@@ -12,57 +12,7 @@
  */
 #include <string.h>
 
-#include "core/varint.h"
-#include "engines/table/table.h"
-#include "engines/zset/zset.h"
-
-typedef struct zs_leaf {
-    uint8_t is_leaf;       /* 1 */
-    uint32_t count;
-    uint32_t used;         /* bytes of data in use */
-    uint32_t capacity;     /* bytes of data allocated */
-    uint32_t id;           /* standard: its number in the leaf directory */
-    uint32_t generation;   /* standard: == the set's generation once its members are in the current index */
-    uint8_t data[];
-} zs_leaf_t;
-
-typedef struct zs_inner {
-    uint8_t is_leaf;       /* 0 */
-    uint32_t count;        /* children */
-    uint64_t counts[GR_ZSET_FANOUT + 1];   /* one spare: a node holds FANOUT + 1 until it splits */
-    double max[GR_ZSET_FANOUT + 1];
-    void *child[GR_ZSET_FANOUT + 1];
-} zs_inner_t;
-
-/* The member index: capacity slots of 5 bytes, [tag][leaf id, 4 bytes]. */
-#define SLOT_BYTES 5
-#define TAG_EMPTY 0
-#define TAG_TOMBSTONE 1   /* tags 2..255: occupied, the tag being 8 bits of the member's hash */
-typedef struct zs_slots {
-    uint8_t *slots;
-    uint64_t capacity;     /* 0: none */
-} zs_slots_t;
-
-struct gr_zset {
-    void *root;            /* a zs_leaf_t or zs_inner_t */
-    size_t count;
-    size_t tree_bytes;     /* what the nodes hold (gr_mem_usable) */
-    /* the standard encoding's member index (all zero while compact) */
-    uint8_t standard;
-    zs_slots_t index;      /* the current index: new members go here */
-    zs_slots_t old;        /* while resizing: the index being left */
-    uint64_t index_used;   /* occupied and tombstone slots of index */
-    uint32_t generation;   /* of index; leaves below it are still in old */
-    uint32_t migrate_id;   /* while resizing: the next leaf id to move into index */
-    zs_leaf_t **leaves;    /* the leaf directory: id -> leaf, NULL for a free id */
-    uint32_t leaf_ids;     /* ids [0, leaf_ids) are in use or free */
-    uint32_t leaf_slots;   /* allocated length of leaves[] and free_ids[] */
-    uint32_t *free_ids;
-    uint32_t free_count;
-    size_t index_bytes;    /* slots, directory and free ids (gr_mem_usable) */
-};
-
-static int is_leaf(const void *node) { return *(const uint8_t *)node; }
+#include "engines/zset/zset_internal.h"
 
 /* ---- allocation, counted in tree_bytes ---- */
 
@@ -78,49 +28,6 @@ static void tree_free(gr_zset_t *z, void *p) {
     gr_mem_free(p, GR_MEM_ZSET);
 }
 
-static void index_release(gr_zset_t *z, void *p) {
-    if (!p) return;
-    z->index_bytes -= gr_mem_usable(p);
-    gr_mem_free(p, GR_MEM_ZSET);
-}
-
-static void *index_realloc(gr_zset_t *z, void *p, size_t size) {
-    size_t before = gr_mem_usable(p);
-    void *q = gr_mem_realloc(p, size, GR_MEM_ZSET);
-    if (q) z->index_bytes = z->index_bytes - before + gr_mem_usable(q);
-    return q;
-}
-
-/* ---- the leaf directory (standard encoding): a leaf's id is its slot in leaves[] ---- */
-
-static int leaf_register(gr_zset_t *z, zs_leaf_t *leaf) {
-    uint32_t id;
-    if (z->free_count) {
-        id = z->free_ids[--z->free_count];
-    } else {
-        if (z->leaf_ids == z->leaf_slots) {
-            uint32_t slots = z->leaf_slots ? z->leaf_slots * 2 : 8;
-            zs_leaf_t **leaves = index_realloc(z, z->leaves, slots * sizeof *leaves);
-            if (!leaves) return -1;
-            z->leaves = leaves;
-            uint32_t *ids = index_realloc(z, z->free_ids, slots * sizeof *ids);
-            if (!ids) return -1;   /* leaves[] grew; harmless */
-            z->free_ids = ids;
-            z->leaf_slots = slots;
-        }
-        id = z->leaf_ids++;
-    }
-    z->leaves[id] = leaf;
-    leaf->id = id;
-    leaf->generation = z->generation;
-    return 0;
-}
-
-static void leaf_unregister(gr_zset_t *z, const zs_leaf_t *leaf) {
-    z->leaves[leaf->id] = NULL;
-    z->free_ids[z->free_count++] = leaf->id;   /* free_ids[] is as long as leaves[] */
-}
-
 static zs_leaf_t *leaf_new(gr_zset_t *z, size_t capacity) {
     zs_leaf_t *leaf = tree_alloc(z, sizeof *leaf + capacity);
     if (!leaf) return NULL;
@@ -130,7 +37,7 @@ static zs_leaf_t *leaf_new(gr_zset_t *z, size_t capacity) {
     leaf->capacity = (uint32_t)capacity;
     leaf->id = 0;
     leaf->generation = 0;
-    if (z->standard && leaf_register(z, leaf) != 0) {
+    if (z->standard && zs_leaf_register(z, leaf) != 0) {
         tree_free(z, leaf);
         return NULL;
     }
@@ -149,44 +56,8 @@ static zs_leaf_t *leaf_resize(gr_zset_t *z, zs_leaf_t *leaf, size_t capacity) {
 
 /* A node leaving the tree (a leaf also leaves the directory). */
 static void node_release(gr_zset_t *z, void *node) {
-    if (z->standard && is_leaf(node)) leaf_unregister(z, node);
+    if (z->standard && is_leaf(node)) zs_leaf_unregister(z, node);
     tree_free(z, node);
-}
-
-/* ---- entries ---- */
-
-static const uint8_t *entry_decode(const uint8_t *p, gr_zset_entry_t *e) {
-    memcpy(&e->score, p, sizeof e->score);
-    size_t length;
-    p = varint_get(p + sizeof e->score, &length);
-    e->member = p;
-    e->member_length = length;
-    return p + length;
-}
-
-static size_t entry_size(size_t member_length) { return sizeof(double) + varint_size(member_length) + member_length; }
-
-static int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
-    int c = memcmp(a, b, an < bn ? an : bn);
-    if (c) return c;
-    return an < bn ? -1 : an > bn;
-}
-
-/* The entry of leaf whose member is m: 1 (e filled), or 0. */
-static int leaf_find(const zs_leaf_t *leaf, const uint8_t *m, size_t ml, gr_zset_entry_t *e) {
-    /* hot (every ZSCORE/ZADD of a standard set): read only each entry's length, and compare
-     * the first byte before the rest */
-    const uint8_t *p = leaf->data, *end = leaf->data + leaf->used;
-    while (p < end) {
-        size_t length;
-        const uint8_t *member = varint_get(p + sizeof(double), &length);
-        if (length == ml && (ml == 0 || (member[0] == m[0] && memcmp(member, m, ml) == 0))) {
-            entry_decode(p, e);
-            return 1;
-        }
-        p = member + length;
-    }
-    return 0;
 }
 
 /* (s, m) against an entry: <0, 0, >0. */
@@ -254,215 +125,6 @@ static uint32_t child_for_key(const zs_inner_t *in, double s, const uint8_t *m, 
     return low;
 }
 
-/* ---- the member index (standard encoding) ----
- *
- * Open addressing with linear probing over SLOT_BYTES slots, [tag][leaf id]. A member's home
- * slot is (hash >> 32) * capacity >> 32 (monotone in the hash: SCAN walks hash space); its
- * slot holds 8 bits of its hash as the tag and the id of the leaf holding it, so a lookup
- * reads the leaf of each slot whose tag matches and looks for the member there. Two members
- * of one leaf with one tag give two slots with equal contents: which of them "belongs" to
- * which member does not matter, since both lead to the same leaf, so moving or removing
- * either one keeps every lookup right (a run of occupied slots has no gap to stop a probe).
- * Deletion leaves a tombstone (the slot cannot say which member it is, so it cannot be
- * shifted back); tombstones go with the next resize.
- *
- * Resizes are incremental, by leaf: a new index is allocated and the generation advances;
- * a leaf whose generation is older still has its members in the old index. Before a leaf
- * is changed (insert, delete, split) its members move into the new index, and every write
- * moves one more leaf in directory order; when the walk passes the last id, the old index
- * is freed. A lookup probes the new index, then the old one, ignoring old slots of leaves
- * already moved (or freed, or whose id was reused: those are all of the new generation).
- */
-
-static inline uint8_t tag_of(uint64_t hash) {
-    uint8_t tag = (uint8_t)hash;
-    return tag < 2 ? (uint8_t)(tag + 2) : tag;
-}
-static inline uint64_t home_of(uint64_t hash, uint64_t capacity) { return ((hash >> 32) * capacity) >> 32; }
-static inline uint64_t next_slot(uint64_t slot, uint64_t capacity) { return slot + 1 == capacity ? 0 : slot + 1; }
-static inline uint8_t slot_tag(const zs_slots_t *ix, uint64_t slot) { return ix->slots[slot * SLOT_BYTES]; }
-static inline uint32_t slot_id(const zs_slots_t *ix, uint64_t slot) {
-    uint32_t id;
-    memcpy(&id, ix->slots + slot * SLOT_BYTES + 1, sizeof id);
-    return id;
-}
-static inline void slot_set(zs_slots_t *ix, uint64_t slot, uint8_t tag, uint32_t id) {
-    ix->slots[slot * SLOT_BYTES] = tag;
-    memcpy(ix->slots + slot * SLOT_BYTES + 1, &id, sizeof id);
-}
-
-static uint64_t member_hash(const uint8_t *m, size_t ml) { return gr_table_hash(m, ml); }
-
-static int resizing(const gr_zset_t *z) { return z->old.capacity != 0; }
-
-/* The leaf an old-index slot names, if its members are still only in the old index. */
-static zs_leaf_t *old_slot_leaf(const gr_zset_t *z, uint32_t id) {
-    zs_leaf_t *leaf = id < z->leaf_ids ? z->leaves[id] : NULL;
-    return leaf && leaf->generation != z->generation ? leaf : NULL;
-}
-
-/* Finds member (hash h): 1 with its leaf and entry, or 0. */
-static int index_find(const gr_zset_t *z, uint64_t h, const uint8_t *m, size_t ml, zs_leaf_t **leaf_out,
-                      gr_zset_entry_t *e) {
-    const uint8_t tag = tag_of(h);
-    const zs_slots_t *ix = &z->index;
-    if (ix->capacity) {
-        uint64_t slot = home_of(h, ix->capacity);
-        for (uint64_t n = 0; n < ix->capacity; n++, slot = next_slot(slot, ix->capacity)) {
-            uint8_t have = slot_tag(ix, slot);
-            if (have == TAG_EMPTY) break;
-            if (have == tag) {
-                zs_leaf_t *leaf = z->leaves[slot_id(ix, slot)];
-                if (leaf_find(leaf, m, ml, e)) { *leaf_out = leaf; return 1; }
-            }
-        }
-    }
-    if (!resizing(z)) return 0;
-    ix = &z->old;
-    uint64_t slot = home_of(h, ix->capacity);
-    for (uint64_t n = 0; n < ix->capacity; n++, slot = next_slot(slot, ix->capacity)) {
-        uint8_t have = slot_tag(ix, slot);
-        if (have == TAG_EMPTY) break;
-        if (have == tag) {
-            zs_leaf_t *leaf = old_slot_leaf(z, slot_id(ix, slot));
-            if (leaf && leaf_find(leaf, m, ml, e)) { *leaf_out = leaf; return 1; }
-        }
-    }
-    return 0;
-}
-
-/* Puts (member hash h -> leaf id) into the current index: the first free slot from its home
- * (a tombstone is reused). The caller made room. */
-static void index_put(gr_zset_t *z, uint64_t h, uint32_t id) {
-    zs_slots_t *ix = &z->index;
-    uint64_t slot = home_of(h, ix->capacity);
-    while (slot_tag(ix, slot) >= 2) slot = next_slot(slot, ix->capacity);
-    if (slot_tag(ix, slot) == TAG_EMPTY) z->index_used++;
-    slot_set(ix, slot, tag_of(h), id);
-}
-
-/* Points the current index's slot of (hash h, leaf from) at leaf to: 1, or 0 when there is
- * none (a member not indexed yet). */
-static int index_relink(gr_zset_t *z, uint64_t h, uint32_t from, uint32_t to) {
-    zs_slots_t *ix = &z->index;
-    if (!ix->capacity) return 0;
-    const uint8_t tag = tag_of(h);
-    uint64_t slot = home_of(h, ix->capacity);
-    for (uint64_t n = 0; n < ix->capacity; n++, slot = next_slot(slot, ix->capacity)) {
-        uint8_t have = slot_tag(ix, slot);
-        if (have == TAG_EMPTY) return 0;
-        if (have == tag && slot_id(ix, slot) == from) {
-            slot_set(ix, slot, tag, to);
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Removes the current index's slot of (hash h, leaf id) (a tombstone). */
-static void index_remove(gr_zset_t *z, uint64_t h, uint32_t id) {
-    zs_slots_t *ix = &z->index;
-    const uint8_t tag = tag_of(h);
-    uint64_t slot = home_of(h, ix->capacity);
-    for (uint64_t n = 0; n < ix->capacity; n++, slot = next_slot(slot, ix->capacity)) {
-        uint8_t have = slot_tag(ix, slot);
-        if (have == TAG_EMPTY) return;
-        if (have == tag && slot_id(ix, slot) == id) {
-            ix->slots[slot * SLOT_BYTES] = TAG_TOMBSTONE;
-            return;
-        }
-    }
-}
-
-/* Every slot TAG_EMPTY (0): calloc, so a big index costs no writes when allocated. */
-static int slots_allocate(gr_zset_t *z, zs_slots_t *ix, uint64_t capacity) {
-    ix->slots = gr_mem_calloc(capacity, SLOT_BYTES, GR_MEM_ZSET);
-    if (!ix->slots) {
-        ix->capacity = 0;
-        return -1;
-    }
-    z->index_bytes += gr_mem_usable(ix->slots);
-    ix->capacity = capacity;
-    return 0;
-}
-
-static void slots_release(gr_zset_t *z, zs_slots_t *ix) {
-    index_release(z, ix->slots);
-    ix->slots = NULL;
-    ix->capacity = 0;
-}
-
-/* Moves a leaf's members into the current index (a leaf of the new generation). */
-static void leaf_move_to_index(gr_zset_t *z, zs_leaf_t *leaf) {
-    const uint8_t *p = leaf->data;
-    for (uint32_t i = 0; i < leaf->count; i++) {
-        gr_zset_entry_t e;
-        p = entry_decode(p, &e);
-        index_put(z, member_hash(e.member, e.member_length), leaf->id);
-    }
-    leaf->generation = z->generation;
-}
-
-/* Before a leaf changes: its members must be in the current index. */
-static void leaf_touch(gr_zset_t *z, zs_leaf_t *leaf) {
-    if (z->standard && leaf->generation != z->generation) leaf_move_to_index(z, leaf);
-}
-
-/* Moves up to `leaves` more leaves into the current index; frees the old one after the last. */
-static void migrate(gr_zset_t *z, uint32_t leaves) {
-    while (resizing(z) && leaves) {
-        if (z->migrate_id >= z->leaf_ids) {
-            slots_release(z, &z->old);
-            z->migrate_id = 0;
-            return;
-        }
-        zs_leaf_t *leaf = z->leaves[z->migrate_id++];
-        if (leaf && leaf->generation != z->generation) {
-            leaf_move_to_index(z, leaf);
-            leaves--;
-        }
-    }
-}
-
-/* Starts moving to an index of `capacity` slots. A resize still under way is finished at
- * once by rebuilding (the pacing makes that rare: a leaf moves per write, and a resize
- * doubles). -1 on OOM, nothing changed. */
-static int index_resize(gr_zset_t *z, uint64_t capacity) {
-    if (capacity < 16) capacity = 16;
-    zs_slots_t fresh;
-    if (slots_allocate(z, &fresh, capacity) != 0) return -1;
-    if (resizing(z)) {   /* rebuild: every leaf into fresh, now */
-        slots_release(z, &z->old);
-        slots_release(z, &z->index);
-        z->index = fresh;
-        z->index_used = 0;
-        z->generation++;
-        z->migrate_id = 0;
-        for (uint32_t id = 0; id < z->leaf_ids; id++)
-            if (z->leaves[id]) leaf_move_to_index(z, z->leaves[id]);
-        return 0;
-    }
-    z->old = z->index;
-    z->index = fresh;
-    z->index_used = 0;
-    z->generation++;
-    z->migrate_id = 0;
-    if (z->old.capacity == 0) migrate(z, UINT32_MAX);   /* there was none: nothing to carry */
-    return 0;
-}
-
-/* Room for one more member in the current index (load at most 0.8, tombstones counted):
- * 0, or -1 on OOM. */
-static int index_make_room(gr_zset_t *z) {
-    if ((z->index_used + 1) * 5 <= z->index.capacity * 4) return 0;
-    return index_resize(z, (uint64_t)(z->count + 1) * 2);
-}
-
-static void index_maybe_shrink(gr_zset_t *z) {
-    if (!resizing(z) && z->index.capacity > 64 && (uint64_t)z->count * 8 < z->index.capacity)
-        (void)index_resize(z, (uint64_t)z->count * 2);
-}
-
 /* The leaf whose range holds (s, m). */
 static zs_leaf_t *leaf_for_key(const gr_zset_t *z, double s, const uint8_t *m, size_t ml) {
     const void *node = z->root;
@@ -496,19 +158,11 @@ static void node_free(gr_zset_t *z, void *node) {
 }
 
 /* The standard encoding's index and directory. */
-static void index_free(gr_zset_t *z) {
-    slots_release(z, &z->index);
-    slots_release(z, &z->old);
-    index_release(z, z->leaves);
-    index_release(z, z->free_ids);
-    z->leaves = NULL;
-    z->free_ids = NULL;
-}
 
 void gr_zset_free(gr_zset_t *z) {
     if (!z) return;
     node_free(z, z->root);
-    index_free(z);
+    zs_index_free(z);
     gr_mem_free(z, GR_MEM_ZSET);
 }
 
@@ -519,20 +173,6 @@ const char *gr_zset_encoding_name(const gr_zset_t *z) { return z->standard ? "sk
 size_t gr_zset_allocated_bytes(const gr_zset_t *z) { return gr_mem_usable(z) + z->tree_bytes + z->index_bytes; }
 
 /* ---- insert ---- */
-
-/* Points the index's slots of the members in leaf, which name leaf id `from`, at `to`. The
- * member being written (skip: not in the index during the write) is left out: relinking it
- * would take the slot of another member of `from` with the same tag. */
-static void relink_all(gr_zset_t *z, const zs_leaf_t *leaf, uint32_t from, uint32_t to, const uint8_t *skip,
-                       size_t skip_length) {
-    const uint8_t *p = leaf->data;
-    for (uint32_t i = 0; i < leaf->count; i++) {
-        gr_zset_entry_t e;
-        p = entry_decode(p, &e);
-        if (e.member_length == skip_length && memcmp(e.member, skip, skip_length) == 0) continue;
-        index_relink(z, member_hash(e.member, e.member_length), from, to);
-    }
-}
 
 /* Split a leaf past GR_ZSET_LEAF_ENTRIES: its upper half moves to a new right sibling
  * (returned), or NULL when that could not be allocated (the leaf then stays large). */
@@ -549,7 +189,7 @@ static zs_leaf_t *leaf_split(gr_zset_t *z, zs_leaf_t *leaf, uint32_t keep, const
     right->count = leaf->count - keep;
     leaf->used = (uint32_t)offset;
     leaf->count = keep;
-    relink_all(z, right, leaf->id, right->id, m, ml);
+    zs_relink_all(z, right, leaf->id, right->id, m, ml);
     return right;
 }
 
@@ -591,7 +231,7 @@ static int node_insert(gr_zset_t *z, void **slot, double s, const uint8_t *m, si
         return 0;
     }
     zs_leaf_t *leaf = *slot;
-    leaf_touch(z, leaf);
+    zs_leaf_touch(z, leaf);
     size_t need = entry_size(ml);
     if (leaf->used + need > leaf->capacity) {
         size_t capacity = leaf->used + need;
@@ -651,7 +291,7 @@ static int tree_insert(gr_zset_t *z, double s, const uint8_t *m, size_t ml) {
                 memcpy(grown->data + grown->used, right->data, right->used);
                 grown->used += right->used;
                 grown->count += right->count;
-                relink_all(z, right, right->id, grown->id, m, ml);   /* right's members name it: back to grown */
+                zs_relink_all(z, right, right->id, grown->id, m, ml);   /* right's members name it: back to grown */
                 z->root = grown;
             } else {
                 zs_inner_t *left = z->root, *right = split;
@@ -692,7 +332,7 @@ static int node_delete(gr_zset_t *z, void **slot, double s, const uint8_t *m, si
         return 1;
     }
     zs_leaf_t *leaf = *slot;
-    leaf_touch(z, leaf);
+    zs_leaf_touch(z, leaf);
     uint8_t *p = leaf->data, *end = leaf->data + leaf->used;
     while (p < end) {
         gr_zset_entry_t e;
@@ -750,21 +390,9 @@ int gr_zset_score(const gr_zset_t *z, const uint8_t *m, size_t ml, double *score
     if (!z->standard) return compact_find(z, m, ml, score, NULL);
     zs_leaf_t *leaf;
     gr_zset_entry_t e;
-    if (!index_find(z, member_hash(m, ml), m, ml, &leaf, &e)) return 0;
+    if (!zs_index_find(z, zs_member_hash(m, ml), m, ml, &leaf, &e)) return 0;
     if (score) *score = e.score;
     return 1;
-}
-
-/* A standard set built without its index (its leaves registered: z->standard was set before
- * they were made, as convert_to_standard and bulk loads do) gets one, sized for its members
- * at a load of 0.5. 0, or -1 on OOM (no index). */
-static int index_build(gr_zset_t *z) {
-    uint64_t capacity = (uint64_t)(z->count + 1) * 2;
-    if (slots_allocate(z, &z->index, capacity < 16 ? 16 : capacity) != 0) return -1;
-    z->index_used = 0;
-    for (uint32_t id = 0; id < z->leaf_ids; id++)
-        if (z->leaves[id]) leaf_move_to_index(z, z->leaves[id]);
-    return 0;
 }
 
 static int convert_to_standard(gr_zset_t *z) {
@@ -779,42 +407,42 @@ static int convert_to_standard(gr_zset_t *z) {
         p = entry_decode(p, &e);
         if (tree_insert(&fresh, e.score, e.member, e.member_length) != 0) goto oom;
     }
-    if (index_build(&fresh) != 0) goto oom;
+    if (zs_index_build(&fresh) != 0) goto oom;
     node_free(z, z->root);
     fresh.tree_bytes += z->tree_bytes;   /* what z's other counters held (0 after node_free) */
     *z = fresh;
     return 0;
 oom:
     if (fresh.root) node_free(&fresh, fresh.root);
-    index_free(&fresh);
+    zs_index_free(&fresh);
     return -1;
 }
 
 int gr_zset_set(gr_zset_t *z, const uint8_t *m, size_t ml, double score, const gr_zset_limits_t *limits) {
     if (z->standard) {
-        uint64_t h = member_hash(m, ml);
+        uint64_t h = zs_member_hash(m, ml);
         zs_leaf_t *leaf;
         gr_zset_entry_t e;
-        if (index_find(z, h, m, ml, &leaf, &e)) {
+        if (zs_index_find(z, h, m, ml, &leaf, &e)) {
             double old = e.score;
             if (old == score) return 0;   /* -0.0 and 0.0 too, as Redis's zsetAdd */
             /* out of the index, moved in the tree, back in the index with its new leaf (the
              * slot freed is on its path, so putting it back needs no room) */
-            leaf_touch(z, leaf);
-            index_remove(z, h, leaf->id);
+            zs_leaf_touch(z, leaf);
+            zs_index_remove(z, h, leaf->id);
             if (tree_insert(z, score, m, ml) != 0) {
-                index_put(z, h, leaf->id);   /* nothing moved */
+                zs_index_put(z, h, leaf->id);   /* nothing moved */
                 return -1;
             }
             tree_delete(z, old, m, ml);
-            index_put(z, h, leaf_for_key(z, score, m, ml)->id);
-            migrate(z, 1);
+            zs_index_put(z, h, leaf_for_key(z, score, m, ml)->id);
+            zs_migrate(z, 1);
             return 0;
         }
-        if (index_make_room(z) != 0) return -1;
+        if (zs_index_make_room(z) != 0) return -1;
         if (tree_insert(z, score, m, ml) != 0) return -1;
-        index_put(z, h, leaf_for_key(z, score, m, ml)->id);
-        migrate(z, 1);
+        zs_index_put(z, h, leaf_for_key(z, score, m, ml)->id);
+        zs_migrate(z, 1);
         return 1;
     }
     double old;
@@ -841,16 +469,16 @@ int gr_zset_delete(gr_zset_t *z, const uint8_t *m, size_t ml) {
         tree_delete(z, score, m, ml);
         return 1;
     }
-    uint64_t h = member_hash(m, ml);
+    uint64_t h = zs_member_hash(m, ml);
     zs_leaf_t *leaf;
     gr_zset_entry_t e;
-    if (!index_find(z, h, m, ml, &leaf, &e)) return 0;
+    if (!zs_index_find(z, h, m, ml, &leaf, &e)) return 0;
     double score = e.score;
-    leaf_touch(z, leaf);
-    index_remove(z, h, leaf->id);
+    zs_leaf_touch(z, leaf);
+    zs_index_remove(z, h, leaf->id);
     tree_delete(z, score, m, ml);
-    index_maybe_shrink(z);
-    migrate(z, 1);
+    zs_index_maybe_shrink(z);
+    zs_migrate(z, 1);
     return 1;
 }
 
@@ -988,66 +616,8 @@ int gr_zset_iter_next(gr_zset_iter_t *iter, gr_zset_entry_t *entry) {
     return 1;
 }
 
-/* ZSCAN of the standard encoding: the cursor is a position in hash space (a member's hash
- * >> 32), as lane T's table scans, so a member present for the whole scan is visited exactly
- * once whatever resizes, splits or moves happen between calls. A call takes the positions
- * [cursor, high) that hold about `count` members, walks the index slots whose homes lie there
- * (and the runs after them), and visits each named leaf once: its members whose positions
- * fall in the range (so a leaf named by several slots is read once, and nothing twice). */
-typedef struct scan_leaves {
-    const zs_leaf_t **seen;
-    size_t count, capacity;
-    int failed;
-} scan_leaves_t;
-
-static void scan_leaf(const zs_leaf_t *leaf, uint64_t low, uint64_t high, scan_leaves_t *seen,
-                      gr_zset_visit_t visit, void *context) {
-    for (size_t i = 0; i < seen->count; i++)
-        if (seen->seen[i] == leaf) return;
-    if (seen->count == seen->capacity) {
-        size_t capacity = seen->capacity ? seen->capacity * 2 : 32;
-        const zs_leaf_t **grown = gr_mem_realloc(seen->seen, capacity * sizeof *grown, GR_MEM_OTHER);
-        if (!grown) { seen->failed = 1; return; }
-        seen->seen = grown;
-        seen->capacity = capacity;
-    }
-    seen->seen[seen->count++] = leaf;
-    const uint8_t *p = leaf->data;
-    for (uint32_t i = 0; i < leaf->count; i++) {
-        gr_zset_entry_t e;
-        p = entry_decode(p, &e);
-        uint64_t position = member_hash(e.member, e.member_length) >> 32;
-        if (position >= low && position < high) visit(context, &e);
-    }
-}
-
-static void scan_slots(const gr_zset_t *z, const zs_slots_t *ix, int old, uint64_t low, uint64_t high,
-                       scan_leaves_t *seen, gr_zset_visit_t visit, void *context) {
-    if (!ix->capacity) return;
-    uint64_t first = home_of(low << 32, ix->capacity), last = home_of((high - 1) << 32, ix->capacity);
-    uint64_t slot = first;
-    for (uint64_t step = 0; step < ix->capacity; step++, slot = next_slot(slot, ix->capacity)) {
-        uint8_t tag = slot_tag(ix, slot);
-        if (tag == TAG_EMPTY && step > last - first) break;   /* past the last home: a gap ends the runs */
-        if (tag < 2) continue;
-        const zs_leaf_t *leaf = old ? old_slot_leaf(z, slot_id(ix, slot)) : z->leaves[slot_id(ix, slot)];
-        if (leaf) scan_leaf(leaf, low, high, seen, visit, context);
-    }
-}
-
 uint64_t gr_zset_scan(const gr_zset_t *z, uint64_t cursor, size_t count, gr_zset_visit_t visit, void *context) {
-    if (z->standard) {
-        const uint64_t end = (uint64_t)1 << 32;
-        if (z->count == 0 || cursor >= end) return 0;
-        if (count == 0) count = 1;
-        uint64_t width = count >= z->count ? end : ((uint64_t)count << 32) / z->count + 1;
-        uint64_t high = end - cursor <= width ? end : cursor + width;
-        scan_leaves_t seen = {0};
-        scan_slots(z, &z->index, 0, cursor, high, &seen, visit, context);
-        if (resizing(z)) scan_slots(z, &z->old, 1, cursor, high, &seen, visit, context);
-        gr_mem_free(seen.seen, GR_MEM_OTHER);
-        return high >= end ? 0 : high;
-    }
+    if (z->standard) return zs_index_scan(z, cursor, count, visit, context);
     gr_zset_iter_t iter;
     gr_zset_entry_t e;
     gr_zset_iter_start(z, 0, &iter);
@@ -1090,7 +660,7 @@ static long check_node(const gr_zset_t *z, const void *node, gr_zset_entry_t *pr
                 zs_leaf_t *found;
                 gr_zset_entry_t f;
                 if (leaf->id >= z->leaf_ids || z->leaves[leaf->id] != leaf) return -1;
-                if (!index_find(z, member_hash(e.member, e.member_length), e.member, e.member_length, &found, &f) ||
+                if (!zs_index_find(z, zs_member_hash(e.member, e.member_length), e.member, e.member_length, &found, &f) ||
                     found != leaf || f.score != e.score)
                     return -1;
             }
@@ -1117,22 +687,7 @@ int gr_zset_check(const gr_zset_t *z) {
     long n = check_node(z, z->root, &previous, &have_previous);
     if (n < 0 || (size_t)n != z->count) return -1;
     if (!z->standard) return 0;
-    /* every occupied slot of the current index, and of the old one for leaves not moved yet,
-     * is one member: as many as the set holds */
-    size_t slots = 0, used = 0;
-    for (uint64_t slot = 0; slot < z->index.capacity; slot++) {
-        uint8_t tag = slot_tag(&z->index, slot);
-        if (tag != TAG_EMPTY) used++;
-        if (tag >= 2) {
-            uint32_t id = slot_id(&z->index, slot);
-            if (id >= z->leaf_ids || !z->leaves[id] || z->leaves[id]->generation != z->generation) return -1;
-            slots++;
-        }
-    }
-    for (uint64_t slot = 0; slot < z->old.capacity; slot++)
-        if (slot_tag(&z->old, slot) >= 2 && old_slot_leaf(z, slot_id(&z->old, slot))) slots++;
-    if (slots != z->count || used != z->index_used) return -1;
-    return 0;
+    return zs_index_check(z);
 }
 
 /* ---- GOBLIN.ZSET.INTERNALS and GOBLIN.OPTIMIZE ---- */
@@ -1158,9 +713,8 @@ void gr_zset_internals(const gr_zset_t *z, gr_zset_internals_t *out) {
     out->members = z->count;
     internals_walk(z->root, 1, out);
     out->index_slots = z->index.capacity;
-    for (uint64_t slot = 0; slot < z->index.capacity; slot++)
-        if (slot_tag(&z->index, slot) == TAG_TOMBSTONE) out->index_tombstones++;
-    out->index_resizing = resizing(z);
+    out->index_tombstones = zs_index_tombstones(z);
+    out->index_resizing = zs_resizing(z);
     out->index_bytes = z->index_bytes;
     out->total_allocated_bytes = gr_zset_allocated_bytes(z);
 }
@@ -1193,11 +747,11 @@ int gr_zset_optimize(gr_zset_t *z) {
     gr_zset_t *copy = gr_zset_duplicate(z);
     if (!copy) return -1;
     shrink_leaves(copy, &copy->root);
-    if (index_resize(copy, (uint64_t)copy->count * 10 / 7 + 16) != 0) {
+    if (zs_index_resize(copy, (uint64_t)copy->count * 10 / 7 + 16) != 0) {
         gr_zset_free(copy);
         return -1;
     }
-    migrate(copy, UINT32_MAX);
+    zs_migrate(copy, UINT32_MAX);
     /* swap: z takes copy's contents, copy (with z's old ones) is freed */
     gr_zset_t old = *z;
     *z = *copy;
@@ -1215,7 +769,7 @@ gr_zset_t *gr_zset_bulk_begin(void) {
     z->standard = 1;
     z->root = leaf_new(z, 0);
     if (!z->root) {
-        index_free(z);
+        zs_index_free(z);
         gr_mem_free(z, GR_MEM_ZSET);
         return NULL;
     }
@@ -1227,36 +781,4 @@ int gr_zset_bulk_append(gr_zset_t *z, const uint8_t *m, size_t ml, double score)
     return tree_insert(z, score, m, ml);
 }
 
-/* Whether the index already holds another copy of the member at m (whose own slot is not in
- * yet): a slot with its tag names a leaf in which the member's first copy is not m itself. */
-static int bulk_member_seen(const gr_zset_t *z, uint64_t h, const uint8_t *m, size_t ml) {
-    const zs_slots_t *ix = &z->index;
-    const uint8_t tag = tag_of(h);
-    uint64_t slot = home_of(h, ix->capacity);
-    for (uint64_t n = 0; n < ix->capacity; n++, slot = next_slot(slot, ix->capacity)) {
-        uint8_t have = slot_tag(ix, slot);
-        if (have == TAG_EMPTY) return 0;
-        gr_zset_entry_t e;
-        if (have == tag && leaf_find(z->leaves[slot_id(ix, slot)], m, ml, &e) && e.member != m) return 1;
-    }
-    return 0;
-}
-
-int gr_zset_bulk_end(gr_zset_t *z) {
-    uint64_t capacity = (uint64_t)z->count * 10 / 7 + 16;   /* a load of 0.7, as GOBLIN.OPTIMIZE */
-    if (slots_allocate(z, &z->index, capacity) != 0) return -1;
-    for (uint32_t id = 0; id < z->leaf_ids; id++) {
-        zs_leaf_t *leaf = z->leaves[id];
-        if (!leaf) continue;
-        const uint8_t *p = leaf->data;
-        for (uint32_t i = 0; i < leaf->count; i++) {
-            gr_zset_entry_t e;
-            p = entry_decode(p, &e);
-            uint64_t h = member_hash(e.member, e.member_length);
-            if (bulk_member_seen(z, h, e.member, e.member_length)) return -2;   /* a member twice */
-            index_put(z, h, leaf->id);
-        }
-        leaf->generation = z->generation;
-    }
-    return 0;
-}
+int gr_zset_bulk_end(gr_zset_t *z) { return zs_index_build_unique(z); }

@@ -1,0 +1,144 @@
+/* zset_internal.h — what the sorted-set engine's files share (zset.c: the tree and the API;
+ * zset_index.c: the member index and leaf directory): the node and set structures, the leaf
+ * entry format, and the index's entry points. Not for use outside engines/zset/; zset.h is the
+ * engine's public header and documents the layout.
+ */
+#ifndef GR_ZSET_INTERNAL_H
+#define GR_ZSET_INTERNAL_H
+
+#include <string.h>
+
+#include "core/varint.h"
+#include "engines/table/table.h"
+#include "engines/zset/zset.h"
+
+typedef struct zs_leaf {
+    uint8_t is_leaf;       /* 1 */
+    uint32_t count;
+    uint32_t used;         /* bytes of data in use */
+    uint32_t capacity;     /* bytes of data allocated */
+    uint32_t id;           /* standard: its number in the leaf directory */
+    uint32_t generation;   /* standard: == the set's generation once its members are in the current index */
+    uint8_t data[];
+} zs_leaf_t;
+
+typedef struct zs_inner {
+    uint8_t is_leaf;       /* 0 */
+    uint32_t count;        /* children */
+    uint64_t counts[GR_ZSET_FANOUT + 1];   /* one spare: a node holds FANOUT + 1 until it splits */
+    double max[GR_ZSET_FANOUT + 1];
+    void *child[GR_ZSET_FANOUT + 1];
+} zs_inner_t;
+
+/* The member index: capacity slots of 5 bytes, [tag][leaf id, 4 bytes]. */
+#define SLOT_BYTES 5
+#define TAG_EMPTY 0
+#define TAG_TOMBSTONE 1   /* tags 2..255: occupied, the tag being 8 bits of the member's hash */
+typedef struct zs_slots {
+    uint8_t *slots;
+    uint64_t capacity;     /* 0: none */
+} zs_slots_t;
+
+struct gr_zset {
+    void *root;            /* a zs_leaf_t or zs_inner_t */
+    size_t count;
+    size_t tree_bytes;     /* what the nodes hold (gr_mem_usable) */
+    /* the standard encoding's member index (all zero while compact) */
+    uint8_t standard;
+    zs_slots_t index;      /* the current index: new members go here */
+    zs_slots_t old;        /* while zs_resizing: the index being left */
+    uint64_t index_used;   /* occupied and tombstone slots of index */
+    uint32_t generation;   /* of index; leaves below it are still in old */
+    uint32_t migrate_id;   /* while zs_resizing: the next leaf id to move into index */
+    zs_leaf_t **leaves;    /* the leaf directory: id -> leaf, NULL for a free id */
+    uint32_t leaf_ids;     /* ids [0, leaf_ids) are in use or free */
+    uint32_t leaf_slots;   /* allocated length of leaves[] and free_ids[] */
+    uint32_t *free_ids;
+    uint32_t free_count;
+    size_t index_bytes;    /* slots, directory and free ids (gr_mem_usable) */
+};
+
+static inline int is_leaf(const void *node) { return *(const uint8_t *)node; }
+
+/* ---- entries ---- */
+
+static inline const uint8_t *entry_decode(const uint8_t *p, gr_zset_entry_t *e) {
+    memcpy(&e->score, p, sizeof e->score);
+    size_t length;
+    p = varint_get(p + sizeof e->score, &length);
+    e->member = p;
+    e->member_length = length;
+    return p + length;
+}
+
+static inline size_t entry_size(size_t member_length) { return sizeof(double) + varint_size(member_length) + member_length; }
+
+static inline int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+    int c = memcmp(a, b, an < bn ? an : bn);
+    if (c) return c;
+    return an < bn ? -1 : an > bn;
+}
+
+/* The entry of leaf whose member is m: 1 (e filled), or 0. */
+static inline int leaf_find(const zs_leaf_t *leaf, const uint8_t *m, size_t ml, gr_zset_entry_t *e) {
+    /* hot (every ZSCORE/ZADD of a standard set): read only each entry's length, and compare
+     * the first byte before the rest */
+    const uint8_t *p = leaf->data, *end = leaf->data + leaf->used;
+    while (p < end) {
+        size_t length;
+        const uint8_t *member = varint_get(p + sizeof(double), &length);
+        if (length == ml && (ml == 0 || (member[0] == m[0] && memcmp(member, m, ml) == 0))) {
+            entry_decode(p, e);
+            return 1;
+        }
+        p = member + length;
+    }
+    return 0;
+}
+
+/* ---- the member index and leaf directory (zset_index.c) ---- */
+
+static inline uint64_t zs_member_hash(const uint8_t *m, size_t ml) { return gr_table_hash(m, ml); }
+static inline int zs_resizing(const gr_zset_t *z) { return z->old.capacity != 0; }
+
+/* index_bytes accounting for the directory and slots */
+void zs_index_release(gr_zset_t *z, void *p);
+void *zs_index_realloc(gr_zset_t *z, void *p, size_t size);
+/* A new leaf takes a directory id (and the current generation): 0, or -1 on OOM. */
+int zs_leaf_register(gr_zset_t *z, zs_leaf_t *leaf);
+void zs_leaf_unregister(gr_zset_t *z, const zs_leaf_t *leaf);
+/* Finds member (hash h): 1 with its leaf and entry, or 0. */
+int zs_index_find(const gr_zset_t *z, uint64_t h, const uint8_t *m, size_t ml, zs_leaf_t **leaf_out,
+                  gr_zset_entry_t *e);
+/* Puts (hash h -> leaf id) into the current index; the caller made room. */
+void zs_index_put(gr_zset_t *z, uint64_t h, uint32_t id);
+/* Removes the current index's slot of (hash h, leaf id) (a tombstone). */
+void zs_index_remove(gr_zset_t *z, uint64_t h, uint32_t id);
+/* Points the slots of leaf's members that name `from` at `to`, leaving out skip (the member
+ * being written). */
+void zs_relink_all(gr_zset_t *z, const zs_leaf_t *leaf, uint32_t from, uint32_t to, const uint8_t *skip,
+                   size_t skip_length);
+void zs_leaf_move_to_index(gr_zset_t *z, zs_leaf_t *leaf);
+/* Before a leaf changes: its members must be in the current index. */
+static inline void zs_leaf_touch(gr_zset_t *z, zs_leaf_t *leaf) {
+    if (z->standard && leaf->generation != z->generation) zs_leaf_move_to_index(z, leaf);
+}
+/* Moves up to `leaves` more leaves into the current index (one per write). */
+void zs_migrate(gr_zset_t *z, uint32_t leaves);
+/* Starts moving to an index of capacity slots: 0, or -1 on OOM (nothing changed). */
+int zs_index_resize(gr_zset_t *z, uint64_t capacity);
+/* Room for one more member: 0, or -1 on OOM. */
+int zs_index_make_room(gr_zset_t *z);
+void zs_index_maybe_shrink(gr_zset_t *z);
+/* The index, old index, directory and free ids. */
+void zs_index_free(gr_zset_t *z);
+/* An index for a set whose leaves are registered but not indexed (load 0.5): 0, or -1 on OOM. */
+int zs_index_build(gr_zset_t *z);
+/* The same at a load of 0.7 for a bulk load: 0, -1 on OOM, -2 when a member is there twice. */
+int zs_index_build_unique(gr_zset_t *z);
+uint64_t zs_index_scan(const gr_zset_t *z, uint64_t cursor, size_t count, gr_zset_visit_t visit, void *context);
+/* 0 when every slot names a live leaf of its generation and the slots count the members. */
+int zs_index_check(const gr_zset_t *z);
+size_t zs_index_tombstones(const gr_zset_t *z);
+
+#endif
