@@ -37,6 +37,7 @@ static const gr_command_t commands[] = {
 #include "commands/goblin.def"
 #include "commands/pubsub.def"
 #include "commands/aof.def"
+#include "commands/slowlog.def"
 #undef COMMAND
 /* GOBLIN.RT.<ARCMD>: the AR* rows again, served on the RT engine (cmd_array.c reads the engine
  * from the name), then the RT engine's own rows */
@@ -65,6 +66,7 @@ static const gr_command_t subcommands[] = {
 #include "commands/goblin.def"
 #include "commands/pubsub.def"
 #include "commands/aof.def"
+#include "commands/slowlog.def"
 #undef COMMAND
 #undef SUBCOMMAND
 };

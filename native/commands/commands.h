@@ -79,6 +79,9 @@ GR_ZSET_HANDLERS(GR_DECLARE_ARGV)
 /* ---- the append-only log's commands (cmd_aof.c; rows in aof.def) ---- */
 #define GR_AOF_HANDLERS(X) X(bgrewriteaof)
 GR_AOF_HANDLERS(GR_DECLARE_ARGV)
+/* ---- the slow log (cmd_slowlog.c; rows in slowlog.def) ---- */
+#define GR_SLOWLOG_HANDLERS(X) X(slowlog)
+GR_SLOWLOG_HANDLERS(GR_DECLARE_ARGV)
 /* ---- persistence (cmd_persistence.c; rows in persistence.def) ---- */
 #define GR_PERSISTENCE_HANDLERS(X) X(save) X(bgsave) X(lastsave) X(shutdown) X(debug)
 GR_PERSISTENCE_HANDLERS(GR_DECLARE_ARGV)

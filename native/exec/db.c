@@ -49,6 +49,7 @@ gr_db_t *gr_db_new(uint64_t seed) {
         return NULL;
     }
     gr_propagation_init(&db->propagation);
+    gr_slowlog_init(&db->slowlog);
     gr_list_config_default(&db->list_config);
     db->list_target = GR_LIST_SEGMENTED;
     db->stats.start_time_ms = now_ms();
@@ -99,6 +100,7 @@ void gr_db_free(gr_db_t *db) {
     gr_mem_free(db->notify_keys, GR_MEM_OTHER);
     free(db->scratch_items);
     gr_propagation_release(&db->propagation);
+    gr_slowlog_release(&db->slowlog);
     free(db);
 }
 
@@ -545,19 +547,62 @@ static void calibrate_cycles(gr_db_t *db) {
     }
     if (t > db->calibration_ns)
         db->cycles_per_ns = (double)(c - db->calibration_cycles) / (double)(t - db->calibration_ns);
+    gr_slowlog_set_threshold(&db->slowlog, db->slowlog.log_slower_than_us, db->cycles_per_ns);
+}
+
+void gr_db_set_slowlog_threshold(gr_db_t *db, int64_t log_slower_than_us) {
+    gr_slowlog_set_threshold(&db->slowlog, log_slower_than_us, db->cycles_per_ns);
 }
 
 int64_t gr_db_account_start(void) { return (int64_t)cycles(); }
 
-void gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start) {
+uint64_t gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start) {
+    uint64_t elapsed = cycles() - (uint64_t)start;
     db->stats.commands_processed++;
     gr_command_stat_t *stat = stat_of(db, index);
     int failed = reply->errors != errors_before;
     if (failed) count_error(db, reply->last_error_prefix);
-    if (!stat) return;
+    if (!stat) return elapsed;
     stat->calls++;
-    stat->cycles += cycles() - (uint64_t)start;
+    stat->cycles += elapsed;
     if (failed) stat->failed_calls++;
+    return elapsed;
+}
+
+/* A command took elapsed cycles, at least slowlog-log-slower-than: log it, unless its row says
+ * skip_slowlog (EXEC: its commands are logged one by one) or it parked its client (Redis logs
+ * a blocked command when it is served; goblin does not log it then). argv NULL: a typed ring
+ * request, logged as its row's name and the strings it carries (key, arg1, arg2, items in
+ * that order); numbers it carries as typed fields (LRANGE's start and stop, ...) are not shown. */
+static void log_if_slow(gr_db_t *db, int index, uint64_t elapsed, size_t argc, const uint8_t *const *argv,
+                        const size_t *argv_length, const gr_request_t *request) {
+    if (gr_command_flags(index) & GR_CMD_FLAG_SKIP_SLOWLOG) return;
+    gr_connection_t *conn = db->current;
+    if (conn && conn->blocked) return;
+    int64_t duration_us = db->cycles_per_ns > 0 ? (int64_t)((double)elapsed / db->cycles_per_ns / 1000.0) : 0;
+    int64_t time_s = now_ms() / 1000;
+    const char *addr = conn ? conn->addr : "", *name = conn ? conn->name : "";
+    if (argv) {
+        gr_slowlog_push(&db->slowlog, argc, argv, argv_length, duration_us, time_s, addr, name);
+        return;
+    }
+    const gr_command_t *command = gr_command_at((size_t)index);
+    size_t count = 1 + (request->key.data != NULL) + (request->arg1.data != NULL) + (request->arg2.data != NULL) +
+                   request->item_count;
+    const uint8_t **words = malloc(count * sizeof *words);
+    size_t *lengths = malloc(count * sizeof *lengths);
+    if (words && lengths && command) {
+        size_t n = 0;
+        words[n] = (const uint8_t *)command->name, lengths[n++] = strlen(command->name);
+        const gr_bytes_t *fields[3] = {&request->key, &request->arg1, &request->arg2};
+        for (int i = 0; i < 3; i++)
+            if (fields[i]->data) words[n] = fields[i]->data, lengths[n++] = fields[i]->length;
+        for (uint32_t i = 0; i < request->item_count; i++)
+            words[n] = request->items[i].data, lengths[n++] = request->items[i].length;
+        gr_slowlog_push(&db->slowlog, n, words, lengths, duration_us, time_s, addr, name);
+    }
+    free(words);
+    free(lengths);
 }
 
 int64_t gr_db_command_usec(const gr_db_t *db, const gr_command_stat_t *stat) {
@@ -641,7 +686,8 @@ void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
     command->handler(db, request, reply);
     if (db->notify_keys_length) gr_notify_command_done(db, command->name, request, 0, NULL, NULL);
     gr_propagate_command_end(db, dirty_before, request, 0, NULL, NULL, 0);
-    gr_db_account(db, index, reply, errors_before, start);
+    uint64_t elapsed = gr_db_account(db, index, reply, errors_before, start);
+    if (elapsed >= db->slowlog.threshold_cycles) log_if_slow(db, index, elapsed, 0, NULL, NULL, request);
 }
 
 /* The argv path (RESP, the ring's CommandRequest): unknown commands and wrong arities are
@@ -679,7 +725,8 @@ void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
     if (db->notify_keys_length) gr_notify_command_done(db, command->name, request, argc, argv, argv_length);
     gr_propagate_command_end(db, dirty_before, request, argc, argv, argv_length,
                              command->argv_handler == gr_transaction_exec);
-    gr_db_account(db, index, reply, errors_before, start);
+    uint64_t elapsed = gr_db_account(db, index, reply, errors_before, start);
+    if (elapsed >= db->slowlog.threshold_cycles) log_if_slow(db, index, elapsed, argc, argv, argv_length, NULL);
 }
 
 void gr_db_dispatch(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {

@@ -30,6 +30,7 @@
 #include "exec/notify.h"       /* keyspace notifications: gr_notify below */
 #include "exec/value_type.h"   /* GR_TYPE_*, and each type's facts */
 #include "exec/child.h"        /* the one background child (BGSAVE, BGREWRITEAOF) */
+#include "exec/slowlog.h"      /* SLOWLOG: the commands over slowlog-log-slower-than */
 
 
 #define GR_DB_COUNT 16
@@ -242,6 +243,7 @@ typedef struct gr_db {
      * consumes it (persist/aof.h; NULL while appendonly is no) */
     gr_propagation_t propagation;
     struct gr_aof *aof;
+    gr_slowlog_t slowlog;                     /* SLOWLOG (slowlog.h): fed by gr_db_account's callers */
 } gr_db_t;
 
 /* cffi-cdef-begin */
@@ -315,9 +317,12 @@ void gr_db_end_batch(gr_db_t *db);
 /* Microseconds a command's counters add up to. */
 int64_t gr_db_command_usec(const gr_db_t *db, const gr_command_stat_t *stat);
 /* Count an executed command: calls, time since start (from gr_db_account_start, in its
- * clock), failed if it replied an error. */
+ * clock), failed if it replied an error. Returns the time it took, in that clock (what the
+ * slow log compares with its threshold). */
 int64_t gr_db_account_start(void);
-void gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start);
+uint64_t gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start);
+/* slowlog-log-slower-than changed (cmd_config.c): the threshold in the accounting clock. */
+void gr_db_set_slowlog_threshold(gr_db_t *db, int64_t log_slower_than_us);
 
 /* Shared helpers for the command files */
 void gr_reply_error_text(gr_reply_t *reply, gr_error_code_t code, const char *text);
