@@ -48,7 +48,8 @@
  * incremental: the new index is allocated, new entries go to it, and each write moves up
  * to GR_TABLE_MIGRATE_STEP entries from the old one (recomputing their hashes from the
  * arena); lookups probe both until the old one is empty, then it is freed. No operation
- * pays for a whole-table rehash. Deletion in the current index is backward-shift (Knuth's
+ * pays for a whole-table rehash, nor for touching the new index: it comes zeroed from calloc
+ * (fresh pages past the allocator's mmap threshold), faulted in page by page as it is used. Deletion in the current index is backward-shift (Knuth's
  * algorithm R for linear probing): no tombstones. In an old index still being emptied a
  * deleted slot becomes a tombstone, which goes away with the old index.
  *
