@@ -205,6 +205,20 @@ def test_client_quick_run_reports_the_python_rows_and_issue_13_targets(tmp_path)
     assert "Targets (ratios between rows of this run)" in text and "FAILED" not in text
 
 
+def assert_tail_has_the_servers_side(text, document):
+    """Every tail row carries the server's SLOWLOG view and the client's CPU figures, and the
+    threshold was put back afterwards (scenarios.write_tail)."""
+    assert "The same loops seen by the server (SLOWLOG" in text
+    tail = [row for row in document["rows"] if "growing one" in row["operation"]]
+    assert tail
+    for row in tail:
+        assert row["server_over_1ms"] <= row["server_over_500us"] <= row["n"], row
+        assert row["client_involuntary_switches"] >= 0 and row["server_involuntary_switches"] >= 0, row
+        assert 0 < row["client_cpu_share"] <= 1.05, row
+        if row["column"].startswith("goblin-ring ") or row["column"] in ("goblin-resp", "redis"):
+            assert row["client_cpu_us_of_client_slowest"] is not None, row
+
+
 def test_hash_quick_run_reports_every_row_memory_per_field_the_write_tail_and_issue_17_targets(tmp_path):
     text, document = run_bench(tmp_path, "hash", "--hash-size", "2000")
     check_document(document, "hash")
@@ -217,6 +231,7 @@ def test_hash_quick_run_reports_every_row_memory_per_field_the_write_tail_and_is
     assert rows[("goblin-ring batch", "population (HSET x128 pairs), fields/s")]["status"] == "ok"
     assert "| 2000 fields | used_memory_delta |" in text and "| 4000 fields | rss_delta |" in text
     assert "Write-path tail" in text and "| goblin-ring-native |" in text
+    assert_tail_has_the_servers_side(text, document)
     targets = {target["target"] for target in document["targets"]}
     assert "ring HGET >= 5x redis (goblin-ring-native)" in targets
     assert "Python hset_many population >= 3x redis" in targets
@@ -252,6 +267,7 @@ def test_zset_quick_run_reports_every_row_memory_per_member_the_write_tail_and_i
         assert rows[("goblin-ring batch", operation)]["status"] == "ok", operation
     assert "| 2000 members | used_memory_delta |" in text and "| 4000 members | rss_delta |" in text
     assert "Write-path tail: ZADD growing one set" in text and "| goblin-ring-native |" in text
+    assert_tail_has_the_servers_side(text, document)
     targets = {target["target"] for target in document["targets"]}
     assert "goblin-resp ZRANK >= 1.2x redis (redis-benchmark -c 1, this run's -P)" in targets
     assert "goblin-ring-native: growing-ZADD max latency < 1 ms" in targets

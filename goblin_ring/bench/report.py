@@ -151,7 +151,9 @@ def latency_table(result: dict, what: str) -> list[str]:
 
 
 def tail_table(result: dict) -> list[str]:
-    """A scenario's write-path tail rows (result["tail"]): percentiles and max, microseconds."""
+    """A scenario's write-path tail rows (result["tail"]): percentiles and max, microseconds;
+    then, for rows that carry them (scenarios.write_tail), the server's side (SLOWLOG) and the
+    client's CPU and context switches beside the client's max."""
     if not result.get("tail"):
         return []
     lines = ["", "Write-path tail: " + result["tail"][0]["operation"] + "; microseconds.", "",
@@ -159,6 +161,29 @@ def tail_table(result: dict) -> list[str]:
     for row in result["tail"]:
         lines.append(f"| {row['column']} | {row['p50_us']:.1f} | {row['p99_us']:.1f} | "
                      f"{row['p99.9_us']:.1f} | {row['p99.99_us']:.1f} | {row['max_us']:.1f} |")
+    rows = [row for row in result["tail"] if "server_over_500us" in row]
+    if rows:
+        def us(value) -> str:
+            return "-" if value is None else f"{value:.0f}"
+        lines += ["", "The same loops seen by the server (SLOWLOG, slowlog-log-slower-than 500 us: the slowest write "
+                  "the server measured, how many took over 0.5 / 1 ms, and the client's latency of that write), "
+                  "the server's time for the client's slowest write (- : under 500 us), the client thread's CPU "
+                  "in its slowest call (Python columns) and over the loop, and for the client thread and the server "
+                  "process the involuntary context switches and the milliseconds spent runnable but waiting for "
+                  "a CPU (run queue).", "",
+                  "| column | client max | server max | server >0.5 ms | server >1 ms | client us of server max | "
+                  "server us of client max | client CPU in max call | client CPU / wall | client invol. switches | "
+                  "server invol. switches | client run-queue ms | server run-queue ms |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for row in rows:
+            share = row.get("client_cpu_share")
+            lines.append(f"| {row['column']} | {row['max_us']:.0f} | {us(row['server_max_us'])} | "
+                         f"{row['server_over_500us']} | {row['server_over_1ms']} | "
+                         f"{us(row['client_us_of_server_slowest'])} | {us(row['server_us_of_client_slowest'])} | "
+                         f"{us(row['client_cpu_us_of_client_slowest'])} | "
+                         f"{'-' if share is None else f'{share:.2f}'} | {row['client_involuntary_switches']} | "
+                         f"{row['server_involuntary_switches']} | {row.get('client_runqueue_wait_ms', 0):.1f} | "
+                         f"{row.get('server_runqueue_wait_ms', 0):.1f} |")
     return lines
 
 
@@ -246,12 +271,7 @@ def markdown(results: list[dict], meta: dict) -> str:
             from .scenario_hash import hash_targets
             lines += throughput_table(result)
             lines += memory_table(result)
-            if result.get("tail"):
-                lines += ["", "Write-path tail: HSETs growing one hash from empty, one in flight; microseconds.", "",
-                          "| column | p50 | p99 | p99.9 | p99.99 | max |", "|---|---|---|---|---|---|"]
-                for row in result["tail"]:
-                    lines.append(f"| {row['column']} | {row['p50_us']:.1f} | {row['p99_us']:.1f} | "
-                                 f"{row['p99.9_us']:.1f} | {row['p99.99_us']:.1f} | {row['max_us']:.1f} |")
+            lines += tail_table(result)
             lines += ["", "Targets (measured in this run):", ""]
             for goal in hash_targets(result):
                 value = "n/a" if goal["ratio"] is None else f"{goal['ratio']:.2f}{goal.get('unit', 'x')}"

@@ -12,12 +12,12 @@ before anything was stored), for hashes of half, one and two times --hash-size f
 
 Write-path tail: 200,000 HSETs (quick: --hash-size) growing one hash from empty, each timed
 one in flight (p50 ... p99.99 and max), per engine: a table resize that stalls a command shows
-in max. The Python columns run with the garbage collector off around the timed loop.
+in max. The Python columns run with the garbage collector off around the timed loop. The
+server's SLOWLOG (over 0.5 ms) and the client's CPU time stand beside it (scenarios.write_tail).
 """
 
 from __future__ import annotations
 
-import gc
 import statistics
 from typing import Any, Callable
 
@@ -25,7 +25,7 @@ import numpy
 
 from . import drivers
 from .engines import Column, columns, open_session, unavailable
-from .scenarios import Method, _na, _timed_calls, digest, percentiles_us
+from .scenarios import Method, _na, digest, write_tail
 
 HASH_KEY = b"bench:hash"
 SMALL_KEY = b"bench:hash100"
@@ -150,29 +150,18 @@ def _memory(session, fields_count: int, depth: int, fresh_rss: int) -> dict:
     return {"used_memory_delta": (used - base_used) / fields_count, "rss_delta": (rss - fresh_rss) / fields_count}
 
 
-def _tail(session, count: int) -> tuple[Any, int]:
-    """count HSETs growing TAIL_KEY from empty, each timed one in flight."""
-    column = session.column
+def _tail(session, count: int) -> dict:
+    """count HSETs growing TAIL_KEY from empty, each timed one in flight (scenarios.write_tail:
+    the client's timings, the server's SLOWLOG and the CPU figures beside them)."""
     fields = field_names(count, b"t")
-    if column.native:
-        cycle = [[("HSET", TAIL_KEY, f, f)] for f in fields]
-        latencies = numpy.empty(count, dtype=numpy.int64)
-        run = session.driver.run(cycle, 0, count, 1, latencies)
-        return latencies, run.replies - run.errors
-    client = session.ring if column.over_ring else session.admin
+    position = {f: i for i, f in enumerate(fields)}
     calls = iter(fields)
 
-    def one() -> bool:
+    def one(client) -> bool:
         f = next(calls)
         return client.hset(TAIL_KEY, f, f) == 1
-    # the collector off around the timed loop: a stall left in max is the server's or the machine's
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _timed_calls(one, count)
-    finally:
-        if enabled:
-            gc.enable()
+    return write_tail(session, count, lambda: [[("HSET", TAIL_KEY, f, f)] for f in fields], one, b"hset",
+                      lambda argv: position.get(argv[2]) if len(argv) > 2 else None)
 
 
 def hash_scenario(method: Method, engines: list[str], progress: Callable) -> dict:
@@ -243,11 +232,10 @@ def hash_scenario(method: Method, engines: list[str], progress: Callable) -> dic
                                   "ok": length in (size, size + 1), "detail": f"HLEN {length} (+1: HINCRBY's counter)"})
             # write-path tail
             progress(f"hash {column.name}: {tail_count} timed HSETs growing a hash")
-            latencies, good = _tail(session, tail_count)
             row = {"scenario": "hash", "engine": column.engine, "mode": column.mode, "column": column.name,
-                   "operation": f"HSET growing one hash to {tail_count} fields, depth 1", "status": "ok",
-                   "n": tail_count, "replies": good, "max_us": float(numpy.max(latencies)) / 1e3}
-            row.update(percentiles_us(latencies))
+                   "operation": f"HSET growing one hash to {tail_count} fields, depth 1", "status": "ok"}
+            row.update(_tail(session, tail_count))
+            good = row["replies"]
             out["tail"].append(row)
             out["checks"].append({"column": column.name, "check": "every timed HSET added a field",
                                   "ok": good == tail_count, "detail": f"{good} of {tail_count}"})

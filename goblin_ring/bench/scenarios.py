@@ -7,8 +7,10 @@ that report.py turns into Markdown, JSON, CSV and a chart. Rates are the median 
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -335,6 +337,126 @@ def _timed_calls(call: Callable, n: int) -> tuple[numpy.ndarray, int]:
             good += 1
         latencies[i] = clock() - start
     return latencies, good
+
+
+def _timed_calls_with_cpu(call: Callable, n: int) -> tuple[numpy.ndarray, numpy.ndarray, int]:
+    """_timed_calls, and the calling thread's CPU time around each call (read outside the wall
+    clock's window): a call whose wall time is long but whose CPU time is short left the CPU
+    (preempted, or asleep on the reply futex after its spin)."""
+    clock, cpu_clock = time.perf_counter_ns, time.thread_time_ns
+    latencies = numpy.empty(n, dtype=numpy.int64)
+    cpu = numpy.empty(n, dtype=numpy.int64)
+    good = 0
+    for i in range(n):
+        cpu_start = cpu_clock()
+        start = clock()
+        if call():
+            good += 1
+        latencies[i] = clock() - start
+        cpu[i] = cpu_clock() - cpu_start
+    return latencies, cpu, good
+
+
+SLOWLOG_THRESHOLD_US = 500     # the write-tail loops log every command slower than this, both servers
+
+
+def _scheduling(pid: int) -> tuple[int, int]:
+    """Over every thread of pid: how many times the scheduler took the CPU from it
+    (nonvoluntary_ctxt_switches) and how long it waited, runnable, for a CPU (schedstat's
+    run-queue nanoseconds)."""
+    switches = waited_ns = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/status") as status:
+                for line in status:
+                    if line.startswith("nonvoluntary_ctxt_switches:"):
+                        switches += int(line.split()[1])
+            with open(f"/proc/{pid}/task/{task}/schedstat") as schedstat:
+                waited_ns += int(schedstat.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        pass
+    return switches, waited_ns
+
+
+def _thread_runqueue_wait_ns() -> int:
+    """How long the calling thread has waited, runnable, for a CPU (schedstat)."""
+    try:
+        with open("/proc/thread-self/schedstat") as schedstat:
+            return int(schedstat.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def write_tail(session: Session, count: int, native_cycle: Callable[[], list], one_call: Callable[[Any], bool],
+               command: bytes, argument_index: Callable[[list], int | None]) -> dict:
+    """The hash and zset scenarios' write-path tail: count writes, one in flight, each timed by
+    the client (the native column: by the C load generator over native_cycle(); the others: by
+    one_call(client) per write, the garbage collector off), with the server's side beside it:
+    SLOWLOG (slowlog-log-slower-than SLOWLOG_THRESHOLD_US, on goblin and redis alike) gives the
+    slowest `command` the server itself measured and how many were over 0.5 ms and 1 ms;
+    argument_index(argv) says which write of the loop an entry was, so the client's latency of
+    the server's slowest write, and the server's view of the client's slowest, are reported.
+    Beside them: the client thread's CPU time over the loop and in its slowest call, and for
+    the client thread and the server process the involuntary context switches and the time
+    spent runnable but waiting for a CPU (preemption by other processes on a shared machine)."""
+    column = session.column
+    admin = session.admin
+    admin.execute_command("CONFIG", "SET", "slowlog-max-len", str(max(count, 128)))
+    admin.execute_command("CONFIG", "SET", "slowlog-log-slower-than", str(SLOWLOG_THRESHOLD_US))
+    admin.execute_command("SLOWLOG", "RESET")
+    server_switches, server_waited = _scheduling(session.server.pid)
+    client_switches = resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw
+    client_waited = _thread_runqueue_wait_ns()
+    wall_start, cpu_start = time.perf_counter_ns(), time.thread_time_ns()
+    cpu_per_call = None
+    if column.native:
+        latencies = numpy.empty(count, dtype=numpy.int64)
+        run = session.driver.run(native_cycle(), 0, count, 1, latencies)
+        good = run.replies - run.errors
+    else:
+        client = session.ring if column.over_ring else admin
+        enabled = gc.isenabled()
+        gc.disable()   # a stall left in max is the server's or the machine's, not the collector's
+        try:
+            latencies, cpu_per_call, good = _timed_calls_with_cpu(lambda: one_call(client), count)
+        finally:
+            if enabled:
+                gc.enable()
+    wall_ns, cpu_ns = time.perf_counter_ns() - wall_start, time.thread_time_ns() - cpu_start
+    client_switches = resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw - client_switches
+    client_waited = _thread_runqueue_wait_ns() - client_waited
+    switches, waited = _scheduling(session.server.pid)
+    server_switches, server_waited = switches - server_switches, waited - server_waited
+    entries = admin.execute_command("SLOWLOG", "GET", "-1")
+    admin.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+    admin.execute_command("SLOWLOG", "RESET")
+    server_us = {}      # loop index -> the server's duration, microseconds
+    for entry in entries:
+        argv = entry[3]
+        if argv and argv[0].lower() == command:
+            index = argument_index(argv)
+            if index is not None:
+                server_us[index] = int(entry[2])
+    row = {"n": count, "replies": good, "max_us": float(numpy.max(latencies)) / 1e3}
+    row.update(percentiles_us(latencies))
+    slowest_call = int(numpy.argmax(latencies))
+    slowest_logged = max(server_us, key=server_us.get) if server_us else None
+    row.update({
+        "server_max_us": server_us[slowest_logged] if server_us else None,
+        "server_over_500us": sum(1 for us in server_us.values() if us >= 500),
+        "server_over_1ms": sum(1 for us in server_us.values() if us >= 1000),
+        "client_us_of_server_slowest": (float(latencies[slowest_logged]) / 1e3
+                                        if slowest_logged is not None else None),
+        "server_us_of_client_slowest": server_us.get(slowest_call),   # None: under the threshold
+        "client_cpu_us_of_client_slowest": (float(cpu_per_call[slowest_call]) / 1e3
+                                            if cpu_per_call is not None else None),
+        "client_cpu_share": cpu_ns / wall_ns if wall_ns else None,
+        "client_involuntary_switches": client_switches,
+        "server_involuntary_switches": server_switches,
+        "client_runqueue_wait_ms": client_waited / 1e6,
+        "server_runqueue_wait_ms": server_waited / 1e6,
+    })
+    return row
 
 
 def _latency_row(scenario: str, column: Column, operation: str, latencies, replies: int, n: int) -> dict:
