@@ -28,10 +28,10 @@ static void tree_free(gr_zset_t *z, void *p) {
     gr_mem_free(p, GR_MEM_ZSET);
 }
 
-static zs_leaf_t *leaf_new(gr_zset_t *z, size_t capacity) {
+zs_leaf_t *zs_leaf_new(gr_zset_t *z, size_t capacity) {
     zs_leaf_t *leaf = tree_alloc(z, sizeof *leaf + capacity);
     if (!leaf) return NULL;
-    leaf->is_leaf = 1;
+    leaf->is_leaf = z->packed ? LEAF_PACKED : LEAF_PLAIN;
     leaf->count = 0;
     leaf->used = 0;
     leaf->capacity = (uint32_t)capacity;
@@ -82,12 +82,7 @@ static void node_last(const void *node, gr_zset_entry_t *e) {
         node = in->child[in->count - 1];
     }
     const zs_leaf_t *leaf = node;
-    const uint8_t *p = leaf->data;
-    for (uint32_t i = 0; i + 1 < leaf->count; i++) {   /* skip to the last entry by lengths alone */
-        size_t length;
-        p = varint_get(p + sizeof(double), &length) + length;
-    }
-    entry_decode(p, e);
+    entry_decode(leaf, entry_at(leaf, leaf->count - 1), e);
 }
 
 static double node_max(const void *node) {
@@ -141,7 +136,7 @@ gr_zset_t *gr_zset_new(void) {
     gr_zset_t *z = gr_mem_alloc(sizeof *z, GR_MEM_ZSET);
     if (!z) return NULL;
     memset(z, 0, sizeof *z);
-    z->root = leaf_new(z, 0);
+    z->root = zs_leaf_new(z, 0);
     if (!z->root) {
         gr_mem_free(z, GR_MEM_ZSET);
         return NULL;
@@ -149,10 +144,10 @@ gr_zset_t *gr_zset_new(void) {
     return z;
 }
 
-static void node_free(gr_zset_t *z, void *node) {
+void zs_node_free(gr_zset_t *z, void *node) {
     if (!is_leaf(node)) {
         zs_inner_t *in = node;
-        for (uint32_t i = 0; i < in->count; i++) node_free(z, in->child[i]);
+        for (uint32_t i = 0; i < in->count; i++) zs_node_free(z, in->child[i]);
     }
     tree_free(z, node);
 }
@@ -161,14 +156,15 @@ static void node_free(gr_zset_t *z, void *node) {
 
 void gr_zset_free(gr_zset_t *z) {
     if (!z) return;
-    node_free(z, z->root);
+    zs_node_free(z, z->root);
     zs_index_free(z);
     gr_mem_free(z, GR_MEM_ZSET);
 }
 
 size_t gr_zset_count(const gr_zset_t *z) { return z->count; }
 int gr_zset_is_compact(const gr_zset_t *z) { return !z->standard; }
-const char *gr_zset_encoding_name(const gr_zset_t *z) { return z->standard ? "skiplist" : "listpack"; }
+int gr_zset_is_packed(const gr_zset_t *z) { return z->packed; }
+const char *gr_zset_encoding_name(const gr_zset_t *z) { return z->packed ? "packed" : z->standard ? "skiplist" : "listpack"; }
 
 size_t gr_zset_allocated_bytes(const gr_zset_t *z) { return gr_mem_usable(z) + z->tree_bytes + z->index_bytes; }
 
@@ -179,10 +175,10 @@ size_t gr_zset_allocated_bytes(const gr_zset_t *z) { return gr_mem_usable(z) + z
 static zs_leaf_t *leaf_split(gr_zset_t *z, zs_leaf_t *leaf, uint32_t keep, const uint8_t *m, size_t ml) {
     const uint8_t *p = leaf->data;
     gr_zset_entry_t e;
-    for (uint32_t i = 0; i < keep; i++) p = entry_decode(p, &e);
+    for (uint32_t i = 0; i < keep; i++) p = entry_decode(leaf, p, &e);
     size_t offset = (size_t)(p - leaf->data);
     size_t moved = leaf->used - offset;
-    zs_leaf_t *right = leaf_new(z, moved + moved / 8);
+    zs_leaf_t *right = zs_leaf_new(z, moved + moved / 8);
     if (!right) return NULL;
     memcpy(right->data, p, moved);
     right->used = (uint32_t)moved;
@@ -232,7 +228,7 @@ static int node_insert(gr_zset_t *z, void **slot, double s, const uint8_t *m, si
     }
     zs_leaf_t *leaf = *slot;
     zs_leaf_touch(z, leaf);
-    size_t need = entry_size(ml);
+    size_t need = entry_size(leaf, ml);
     if (leaf->used + need > leaf->capacity) {
         size_t capacity = leaf->used + need;
         capacity += z->standard ? capacity / 8 : capacity / 4;
@@ -243,7 +239,7 @@ static int node_insert(gr_zset_t *z, void **slot, double s, const uint8_t *m, si
     uint8_t *p = leaf->data, *end = leaf->data + leaf->used;
     while (p < end) {
         gr_zset_entry_t e;
-        const uint8_t *next = entry_decode(p, &e);
+        const uint8_t *next = entry_decode(leaf, p, &e);
         if (key_cmp(s, m, ml, &e) < 0) break;
         p = (uint8_t *)next;
     }
@@ -251,9 +247,7 @@ static int node_insert(gr_zset_t *z, void **slot, double s, const uint8_t *m, si
      * descending inserts (RESTORE, COPY, the conversion) fill their leaves */
     const uint32_t at_end = p == end, at_start = p == leaf->data;
     memmove(p + need, p, (size_t)(end - p));
-    memcpy(p, &s, sizeof s);
-    uint8_t *q = varint_put(p + sizeof s, ml);
-    memcpy(q, m, ml);
+    entry_encode(leaf, p, s, m, ml);
     leaf->used += (uint32_t)need;
     leaf->count++;
     if (z->standard && leaf->count > GR_ZSET_LEAF_ENTRIES) {
@@ -267,7 +261,7 @@ static int node_insert(gr_zset_t *z, void **slot, double s, const uint8_t *m, si
     return 0;
 }
 
-static int tree_insert(gr_zset_t *z, double s, const uint8_t *m, size_t ml) {
+int zs_tree_insert(gr_zset_t *z, double s, const uint8_t *m, size_t ml) {
     void *split;
     if (node_insert(z, &z->root, s, m, ml, &split) != 0) return -1;
     if (split) {
@@ -336,7 +330,7 @@ static int node_delete(gr_zset_t *z, void **slot, double s, const uint8_t *m, si
     uint8_t *p = leaf->data, *end = leaf->data + leaf->used;
     while (p < end) {
         gr_zset_entry_t e;
-        uint8_t *next = (uint8_t *)entry_decode(p, &e);
+        uint8_t *next = (uint8_t *)entry_decode(leaf, p, &e);
         int c = key_cmp(s, m, ml, &e);
         if (c < 0) return 0;
         if (c == 0) {
@@ -376,7 +370,7 @@ static int compact_find(const gr_zset_t *z, const uint8_t *m, size_t ml, double 
     const uint8_t *p = leaf->data;
     for (uint32_t i = 0; i < leaf->count; i++) {
         gr_zset_entry_t e;
-        p = entry_decode(p, &e);
+        p = entry_decode(leaf, p, &e);
         if (e.member_length == ml && memcmp(e.member, m, ml) == 0) {
             if (score) *score = e.score;
             if (rank) *rank = i;
@@ -386,8 +380,20 @@ static int compact_find(const gr_zset_t *z, const uint8_t *m, size_t ml, double 
     return 0;
 }
 
+/* A packed set's member text as its key (m, ml re-pointed at key): 1, or 0 when the text is
+ * not a canonical int32, so not a member. Other sets: 1, m unchanged. */
+static int member_key(const gr_zset_t *z, const uint8_t **m, size_t *ml, uint8_t key[4]) {
+    if (!z->packed) return 1;
+    if (!zs_packed_key(*m, *ml, key)) return 0;
+    *m = key;
+    *ml = 4;
+    return 1;
+}
+
 int gr_zset_score(const gr_zset_t *z, const uint8_t *m, size_t ml, double *score) {
     if (!z->standard) return compact_find(z, m, ml, score, NULL);
+    uint8_t key[4];
+    if (!member_key(z, &m, &ml, key)) return 0;
     zs_leaf_t *leaf;
     gr_zset_entry_t e;
     if (!zs_index_find(z, zs_member_hash(m, ml), m, ml, &leaf, &e)) return 0;
@@ -395,30 +401,12 @@ int gr_zset_score(const gr_zset_t *z, const uint8_t *m, size_t ml, double *score
     return 1;
 }
 
-static int convert_to_standard(gr_zset_t *z) {
-    gr_zset_t fresh = {0};
-    fresh.standard = 1;
-    fresh.root = leaf_new(&fresh, 0);
-    if (!fresh.root) goto oom;
-    const zs_leaf_t *leaf = z->root;
-    const uint8_t *p = leaf->data;
-    for (uint32_t i = 0; i < leaf->count; i++) {   /* in order: each lands in the last leaf */
-        gr_zset_entry_t e;
-        p = entry_decode(p, &e);
-        if (tree_insert(&fresh, e.score, e.member, e.member_length) != 0) goto oom;
-    }
-    if (zs_index_build(&fresh) != 0) goto oom;
-    node_free(z, z->root);
-    fresh.tree_bytes += z->tree_bytes;   /* what z's other counters held (0 after node_free) */
-    *z = fresh;
-    return 0;
-oom:
-    if (fresh.root) node_free(&fresh, fresh.root);
-    zs_index_free(&fresh);
-    return -1;
-}
-
 int gr_zset_set(gr_zset_t *z, const uint8_t *m, size_t ml, double score, const gr_zset_limits_t *limits) {
+    uint8_t key[4];
+    if (z->packed && (!zs_packed_score_fits(score) || !member_key(z, &m, &ml, key))) {
+        /* a member or score the packed form cannot hold: the set becomes standard first */
+        if (zs_rebuild(z, 0) != 0) return -1;
+    }
     if (z->standard) {
         uint64_t h = zs_member_hash(m, ml);
         zs_leaf_t *leaf;
@@ -430,7 +418,7 @@ int gr_zset_set(gr_zset_t *z, const uint8_t *m, size_t ml, double score, const g
              * slot freed is on its path, so putting it back needs no room) */
             zs_leaf_touch(z, leaf);
             zs_index_remove(z, h, leaf->id);
-            if (tree_insert(z, score, m, ml) != 0) {
+            if (zs_tree_insert(z, score, m, ml) != 0) {
                 zs_index_put(z, h, leaf->id);   /* nothing moved */
                 return -1;
             }
@@ -440,7 +428,7 @@ int gr_zset_set(gr_zset_t *z, const uint8_t *m, size_t ml, double score, const g
             return 0;
         }
         if (zs_index_make_room(z) != 0) return -1;
-        if (tree_insert(z, score, m, ml) != 0) return -1;
+        if (zs_tree_insert(z, score, m, ml) != 0) return -1;
         zs_index_put(z, h, leaf_for_key(z, score, m, ml)->id);
         zs_migrate(z, 1);
         return 1;
@@ -449,16 +437,18 @@ int gr_zset_set(gr_zset_t *z, const uint8_t *m, size_t ml, double score, const g
     if (compact_find(z, m, ml, &old, NULL)) {
         if (old == score) return 0;   /* -0.0 and 0.0 too, as Redis's zsetAdd */
         if (score == 0) score = 0.0;   /* a listpack stores -0 as the integer 0 */
-        if (tree_insert(z, score, m, ml) != 0) return -1;
+        if (zs_tree_insert(z, score, m, ml) != 0) return -1;
         tree_delete(z, old, m, ml);
         return 0;
     }
     if (ml > (uint64_t)limits->max_compact_value || (int64_t)z->count + 1 > limits->max_compact_entries) {
-        if (convert_to_standard(z) != 0) return -1;
+        /* packed when asked for and everything fits (-2: something does not), else standard */
+        int packed = limits->packed && zs_packed_key(m, ml, key) && zs_packed_score_fits(score) ? zs_rebuild(z, 1) : -2;
+        if (packed == -1 || (packed != 0 && zs_rebuild(z, 0) != 0)) return -1;
         return gr_zset_set(z, m, ml, score, limits);
     }
     if (score == 0) score = 0.0;   /* a listpack stores -0 as the integer 0 */
-    if (tree_insert(z, score, m, ml) != 0) return -1;
+    if (zs_tree_insert(z, score, m, ml) != 0) return -1;
     return 1;
 }
 
@@ -469,6 +459,8 @@ int gr_zset_delete(gr_zset_t *z, const uint8_t *m, size_t ml) {
         tree_delete(z, score, m, ml);
         return 1;
     }
+    uint8_t key[4];
+    if (!member_key(z, &m, &ml, key)) return 0;
     uint64_t h = zs_member_hash(m, ml);
     zs_leaf_t *leaf;
     gr_zset_entry_t e;
@@ -491,7 +483,11 @@ int64_t gr_zset_rank(const gr_zset_t *z, const uint8_t *m, size_t ml, double *sc
         if (!compact_find(z, m, ml, score_out, &rank)) return -1;
         return (int64_t)rank;
     }
-    if (!gr_zset_score(z, m, ml, &s)) return -1;
+    uint8_t key[4];
+    zs_leaf_t *found;
+    gr_zset_entry_t e;
+    if (!member_key(z, &m, &ml, key) || !zs_index_find(z, zs_member_hash(m, ml), m, ml, &found, &e)) return -1;
+    s = e.score;
     if (score_out) *score_out = s;
     size_t rank = 0;
     const void *node = z->root;
@@ -503,7 +499,7 @@ int64_t gr_zset_rank(const gr_zset_t *z, const uint8_t *m, size_t ml, double *sc
     const uint8_t *p = leaf->data;
     for (uint32_t i = 0; i < leaf->count; i++) {
         gr_zset_entry_t e;
-        p = entry_decode(p, &e);
+        p = entry_decode(leaf, p, &e);
         if (key_cmp(s, m, ml, &e) == 0) return (int64_t)(rank + i);
     }
     return -1;   /* the index and the tree disagree: cannot happen */
@@ -526,8 +522,8 @@ int gr_zset_at(const gr_zset_t *z, size_t rank, gr_zset_entry_t *entry) {
     if (rank >= z->count) return 0;
     size_t index;
     const zs_leaf_t *leaf = leaf_at(z, rank, &index);
-    const uint8_t *p = leaf->data;
-    for (size_t i = 0; i <= index; i++) p = entry_decode(p, entry);
+    entry_decode(leaf, entry_at(leaf, index), entry);
+    zs_entry_publish(z, entry);
     return 1;
 }
 
@@ -545,7 +541,7 @@ size_t gr_zset_count_below_score(const gr_zset_t *z, double s, int inclusive) {
     const uint8_t *p = leaf->data;
     for (uint32_t i = 0; i < leaf->count; i++) {
         gr_zset_entry_t e;
-        p = entry_decode(p, &e);
+        p = entry_decode(leaf, p, &e);
         if (inclusive ? e.score > s : e.score >= s) break;
         rank++;
     }
@@ -579,7 +575,7 @@ size_t gr_zset_count_below_member(const gr_zset_t *z, const uint8_t *m, size_t m
     const uint8_t *p = leaf->data;
     for (uint32_t i = 0; i < leaf->count; i++) {
         gr_zset_entry_t e;
-        p = entry_decode(p, &e);
+        p = entry_decode(leaf, p, &e);
         if (!member_below(&e, m, ml, inclusive)) break;
         rank++;
     }
@@ -603,20 +599,36 @@ int gr_zset_iter_next(gr_zset_iter_t *iter, gr_zset_entry_t *entry) {
     if (!leaf || iter->leaf_index >= leaf->count) {
         size_t index;
         leaf = leaf_at(z, iter->rank, &index);
-        const uint8_t *p = leaf->data;
-        gr_zset_entry_t skip;
-        for (size_t i = 0; i < index; i++) p = entry_decode(p, &skip);
         iter->leaf = leaf;
         iter->leaf_index = index;
-        iter->position = p;
+        iter->position = entry_at(leaf, index);
     }
-    iter->position = entry_decode(iter->position, entry);
+    iter->position = entry_decode(leaf, iter->position, entry);
+    zs_entry_publish(z, entry);
     iter->leaf_index++;
     iter->rank++;
     return 1;
 }
 
+/* A packed set's scan hands each visit the member's text (the index walks keys). */
+typedef struct packed_visit {
+    gr_zset_visit_t visit;
+    void *context;
+} packed_visit_t;
+
+static void visit_published(void *context, const gr_zset_entry_t *entry) {
+    const packed_visit_t *outer = context;
+    gr_zset_entry_t e = *entry;
+    e.member_length = zs_packed_text(entry->member, e.text);
+    e.member = e.text;
+    outer->visit(outer->context, &e);
+}
+
 uint64_t gr_zset_scan(const gr_zset_t *z, uint64_t cursor, size_t count, gr_zset_visit_t visit, void *context) {
+    if (z->packed) {
+        packed_visit_t outer = {visit, context};
+        return zs_index_scan(z, cursor, count, visit_published, &outer);
+    }
     if (z->standard) return zs_index_scan(z, cursor, count, visit, context);
     gr_zset_iter_t iter;
     gr_zset_entry_t e;
@@ -626,9 +638,18 @@ uint64_t gr_zset_scan(const gr_zset_t *z, uint64_t cursor, size_t count, gr_zset
 }
 
 gr_zset_t *gr_zset_duplicate(const gr_zset_t *z) {
+    if (z->packed) {   /* in order into a fresh packed set, its index built once */
+        gr_zset_t *copy = gr_mem_alloc(sizeof *copy, GR_MEM_ZSET);
+        if (!copy) return NULL;
+        if (zs_rebuild_into(z, 1, copy) != 0) {
+            gr_mem_free(copy, GR_MEM_ZSET);
+            return NULL;
+        }
+        return copy;
+    }
     gr_zset_t *copy = gr_zset_new();
     if (!copy) return NULL;
-    gr_zset_limits_t limits = z->standard ? (gr_zset_limits_t){0, 0} : (gr_zset_limits_t){INT64_MAX, INT64_MAX};
+    gr_zset_limits_t limits = z->standard ? (gr_zset_limits_t){0, 0, 0} : (gr_zset_limits_t){INT64_MAX, INT64_MAX, 0};
     gr_zset_iter_t iter;
     gr_zset_entry_t e;
     gr_zset_iter_start(z, 0, &iter);
@@ -638,7 +659,7 @@ gr_zset_t *gr_zset_duplicate(const gr_zset_t *z) {
             return NULL;
         }
     }
-    if (z->standard && !copy->standard && convert_to_standard(copy) != 0) {
+    if (z->standard && !copy->standard && zs_rebuild(copy, 0) != 0) {
         gr_zset_free(copy);
         return NULL;
     }
@@ -650,11 +671,11 @@ gr_zset_t *gr_zset_duplicate(const gr_zset_t *z) {
 static long check_node(const gr_zset_t *z, const void *node, gr_zset_entry_t *previous, int *have_previous) {
     if (is_leaf(node)) {
         const zs_leaf_t *leaf = node;
-        if (leaf->used > leaf->capacity) return -1;
+        if (leaf->used > leaf->capacity || (leaf->is_leaf == LEAF_PACKED) != z->packed) return -1;
         const uint8_t *p = leaf->data;
         for (uint32_t i = 0; i < leaf->count; i++) {
             gr_zset_entry_t e;
-            p = entry_decode(p, &e);
+            p = entry_decode(leaf, p, &e);
             if (*have_previous && key_cmp(e.score, e.member, e.member_length, previous) <= 0) return -1;
             if (z->standard) {   /* the index finds it, in this leaf */
                 zs_leaf_t *found;
@@ -709,7 +730,7 @@ static void internals_walk(const void *node, size_t depth, gr_zset_internals_t *
 
 void gr_zset_internals(const gr_zset_t *z, gr_zset_internals_t *out) {
     memset(out, 0, sizeof *out);
-    out->representation = z->standard ? "btree+leaf-index" : "compact";
+    out->representation = z->packed ? "packed-btree+leaf-index" : z->standard ? "btree+leaf-index" : "compact";
     out->members = z->count;
     internals_walk(z->root, 1, out);
     out->index_slots = z->index.capacity;
@@ -765,9 +786,9 @@ int gr_zset_optimize(gr_zset_t *z) {
 gr_zset_t *gr_zset_bulk_begin(void) {
     gr_zset_t *z = gr_zset_new();
     if (!z) return NULL;
-    node_free(z, z->root);   /* the compact empty leaf: a standard one (registered) instead */
+    zs_node_free(z, z->root);   /* the compact empty leaf: a standard one (registered) instead */
     z->standard = 1;
-    z->root = leaf_new(z, 0);
+    z->root = zs_leaf_new(z, 0);
     if (!z->root) {
         zs_index_free(z);
         gr_mem_free(z, GR_MEM_ZSET);
@@ -778,7 +799,14 @@ gr_zset_t *gr_zset_bulk_begin(void) {
 
 int gr_zset_bulk_append(gr_zset_t *z, const uint8_t *m, size_t ml, double score) {
     /* no index yet (capacity 0): each ascending insert lands in the last leaf and fills it */
-    return tree_insert(z, score, m, ml);
+    return zs_tree_insert(z, score, m, ml);
 }
 
 int gr_zset_bulk_end(gr_zset_t *z) { return zs_index_build_unique(z); }
+
+/* ---- GOBLIN.ZSET.CONVERT ---- */
+
+int gr_zset_convert(gr_zset_t *z, int to_packed) {
+    if (to_packed ? z->packed : z->standard && !z->packed) return 0;
+    return zs_rebuild(z, to_packed);
+}

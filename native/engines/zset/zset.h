@@ -1,6 +1,8 @@
 /* zset.h — the sorted-set value: members (byte strings) ordered by (score, member), each
- * member once. The implementation is zset.c; the command layer over it is
- * commands/cmd_zset.c, and its row in the type registry is exec/value_type.c (GR_TYPE_ZSET).
+ * member once. The implementation is zset.c (the tree and this API), zset_index.c (the member
+ * index) and zset_packed.c (the packed encoding's keys and the rebuild between encodings), with
+ * zset_internal.h between them; the command layer over it is commands/cmd_zset.c, and its row
+ * in the type registry is exec/value_type.c (GR_TYPE_ZSET).
  *
  * Memory layout
  * -------------
@@ -32,6 +34,25 @@
  *   is a position in hash space, so every member present for a whole scan is seen once.
  *   Measured (`test_zset --measure 1000000`): 38.7 allocated bytes per 16-byte member
  *   (25 in the leaves, ~8 in the index, the rest headers, slack and inner nodes).
+ *
+ * Packed ("packed" in OBJECT ENCODING): the standard encoding's tree and index over 8-byte
+ * leaf entries, for sets whose members are all canonical int32 decimal strings ("-7", "0",
+ * "2147483647"; not "-0", "+1", "01", " 1") and whose scores are all exact in float32:
+ *
+ *   packed leaf: header + [key: 4][score: float32, 4] ... (fixed size: rank i is at 8 * i)
+ *   key = the int32 with its sign bit flipped, big-endian, so byte order = numeric order
+ *
+ * Members with equal scores are therefore in NUMERIC order in a packed set (Redis, and the
+ * other encodings, order them by bytes: "10" < "9"); ZRANGE, ZRANK, ZPOPMIN and the like follow
+ * it. Everything else is the standard encoding's. A set is packed when it leaves the compact
+ * encoding with limits->packed set (--zset-implementation packed) and everything fits, or by
+ * gr_zset_convert (GOBLIN.ZSET.CONVERT). gr_zset_set of a member or score that does not fit
+ * rebuilds the set as standard first, losing nothing; the lex-range callers (ZRANGEBYLEX,
+ * ZLEXCOUNT, ZREMRANGEBYLEX, ZRANGE BYLEX) must convert a packed set to standard before
+ * gr_zset_count_below_member, since lex order is defined on the bytes. Entries handed out carry
+ * the member's decimal text in entry->text (member points there: a copy of an entry must point
+ * its member at its own text, see gr_zset_entry_copy). Measured (`test_zset --measure 1000000
+ * packed`): see ARCHITECTURE.md.
  *
  * Compact ("listpack" in OBJECT ENCODING): the root is one leaf and there is no index;
  * lookups walk the leaf, as Redis walks a listpack. A set moves to the standard encoding
@@ -68,14 +89,22 @@ typedef struct gr_zset gr_zset_t;
 typedef struct gr_zset_limits {
     int64_t max_compact_entries;   /* 128 */
     int64_t max_compact_value;     /* 64 */
+    int packed;                    /* leaving compact: packed when everything fits (zset-implementation) */
 } gr_zset_limits_t;
 
-/* One member and its score, pointing into the set. */
+/* One member and its score, pointing into the set (a packed set's member: into text). */
 typedef struct gr_zset_entry {
     const uint8_t *member;
     size_t member_length;
     double score;
+    uint8_t text[12];   /* a packed set's member as decimal text */
 } gr_zset_entry_t;
+
+/* *to = *from, its member pointing at to's own text when from's pointed at from's. */
+static inline void gr_zset_entry_copy(gr_zset_entry_t *to, const gr_zset_entry_t *from) {
+    *to = *from;
+    if (from->member == from->text) to->member = to->text;
+}
 
 /* A forward cursor in (score, member) order from a rank; invalidated by a mutation. */
 typedef struct gr_zset_iter {
@@ -104,8 +133,9 @@ int gr_zset_delete(gr_zset_t *zset, const uint8_t *member, size_t member_length)
 /* ---- Queries ---- */
 size_t gr_zset_count(const gr_zset_t *zset);
 size_t gr_zset_allocated_bytes(const gr_zset_t *zset);   /* everything, the struct included */
-const char *gr_zset_encoding_name(const gr_zset_t *zset); /* "listpack" or "skiplist" */
+const char *gr_zset_encoding_name(const gr_zset_t *zset); /* "listpack", "skiplist" or "packed" */
 int gr_zset_is_compact(const gr_zset_t *zset);
+int gr_zset_is_packed(const gr_zset_t *zset);
 /* The 0-based rank of member from the lowest (*score set when score is not NULL), -1 absent. */
 int64_t gr_zset_rank(const gr_zset_t *zset, const uint8_t *member, size_t member_length, double *score);
 /* The entry at rank (0 = lowest): 1, or 0 when rank >= count. */
@@ -113,7 +143,8 @@ int gr_zset_at(const gr_zset_t *zset, size_t rank, gr_zset_entry_t *entry);
 /* How many entries have a score below score (inclusive: at or below). */
 size_t gr_zset_count_below_score(const gr_zset_t *zset, double score, int inclusive);
 /* How many entries have a member below member in byte order (inclusive: at or below); the
- * lex range commands' bound, meaningful when every score is equal (as in Redis). */
+ * lex range commands' bound, meaningful when every score is equal (as in Redis). Not for a
+ * packed set (its ties are numeric): convert it to standard first. */
 size_t gr_zset_count_below_member(const gr_zset_t *zset, const uint8_t *member, size_t member_length,
                                   int inclusive);
 
@@ -127,7 +158,8 @@ typedef void (*gr_zset_visit_t)(void *context, const gr_zset_entry_t *entry);
 uint64_t gr_zset_scan(const gr_zset_t *zset, uint64_t cursor, size_t count, gr_zset_visit_t visit, void *context);
 /* GOBLIN.ZSET.INTERNALS: how the set is laid out. */
 typedef struct gr_zset_internals {
-    const char *representation;   /* "compact" or "btree+leaf-index" (OBJECT ENCODING: listpack, skiplist) */
+    const char *representation;   /* "compact", "btree+leaf-index" or "packed-btree+leaf-index"
+                                      (OBJECT ENCODING: listpack, skiplist, packed) */
     size_t members;
     size_t depth;                  /* levels, the leaves included */
     size_t leaves, inner_nodes;
@@ -151,6 +183,12 @@ int gr_zset_optimize(gr_zset_t *zset);
 gr_zset_t *gr_zset_bulk_begin(void);
 int gr_zset_bulk_append(gr_zset_t *zset, const uint8_t *member, size_t member_length, double score);
 int gr_zset_bulk_end(gr_zset_t *zset);
+/* GOBLIN.ZSET.CONVERT: rebuild the set as packed (to_packed) or standard, whatever it is now
+ * (a compact set too): 0 (also when it already is), -1 on OOM, -2 when to_packed and a member
+ * or score does not fit; the set is unchanged on failure. */
+int gr_zset_convert(gr_zset_t *zset, int to_packed);
+/* Whether member is a canonical int32 decimal, as packed holds them (*value set): 1, or 0. */
+int gr_zset_int32_member(const uint8_t *member, size_t member_length, int32_t *value);
 /* Tests: 0 when the tree agrees with itself (orders, counts, maxima, index), else -1. */
 int gr_zset_check(const gr_zset_t *zset);
 

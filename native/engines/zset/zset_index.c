@@ -192,7 +192,7 @@ void zs_leaf_move_to_index(gr_zset_t *z, zs_leaf_t *leaf) {
     const uint8_t *p = leaf->data;
     for (uint32_t i = 0; i < leaf->count; i++) {
         gr_zset_entry_t e;
-        p = entry_decode(p, &e);
+        p = entry_decode(leaf, p, &e);
         zs_index_put(z, zs_member_hash(e.member, e.member_length), leaf->id);
     }
     leaf->generation = z->generation;
@@ -270,7 +270,7 @@ void zs_relink_all(gr_zset_t *z, const zs_leaf_t *leaf, uint32_t from, uint32_t 
     const uint8_t *p = leaf->data;
     for (uint32_t i = 0; i < leaf->count; i++) {
         gr_zset_entry_t e;
-        p = entry_decode(p, &e);
+        p = entry_decode(leaf, p, &e);
         if (e.member_length == skip_length && memcmp(e.member, skip, skip_length) == 0) continue;
         index_relink(z, zs_member_hash(e.member, e.member_length), from, to);
     }
@@ -315,7 +315,7 @@ static void scan_leaf(const zs_leaf_t *leaf, uint64_t low, uint64_t high, scan_l
     const uint8_t *p = leaf->data;
     for (uint32_t i = 0; i < leaf->count; i++) {
         gr_zset_entry_t e;
-        p = entry_decode(p, &e);
+        p = entry_decode(leaf, p, &e);
         uint64_t position = zs_member_hash(e.member, e.member_length) >> 32;
         if (position >= low && position < high) visit(context, &e);
     }
@@ -403,7 +403,7 @@ int zs_index_build_unique(gr_zset_t *z) {
         const uint8_t *p = leaf->data;
         for (uint32_t i = 0; i < leaf->count; i++) {
             gr_zset_entry_t e;
-            p = entry_decode(p, &e);
+            p = entry_decode(leaf, p, &e);
             uint64_t h = zs_member_hash(e.member, e.member_length);
             if (bulk_member_seen(z, h, e.member, e.member_length)) return -2;   /* a member twice */
             zs_index_put(z, h, leaf->id);

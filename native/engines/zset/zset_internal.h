@@ -12,8 +12,13 @@
 #include "engines/table/table.h"
 #include "engines/zset/zset.h"
 
+/* A leaf's first byte: which entry format its data holds (an inner node's is 0). */
+#define LEAF_PLAIN 1    /* [score: 8][length: varint][member bytes] (compact and standard) */
+#define LEAF_PACKED 2   /* [member key: 4][score: float32, 4] (packed) */
+#define PACKED_ENTRY 8
+
 typedef struct zs_leaf {
-    uint8_t is_leaf;       /* 1 */
+    uint8_t is_leaf;       /* LEAF_PLAIN or LEAF_PACKED */
     uint32_t count;
     uint32_t used;         /* bytes of data in use */
     uint32_t capacity;     /* bytes of data allocated */
@@ -44,12 +49,13 @@ struct gr_zset {
     size_t count;
     size_t tree_bytes;     /* what the nodes hold (gr_mem_usable) */
     /* the standard encoding's member index (all zero while compact) */
-    uint8_t standard;
+    uint8_t standard;      /* 1: indexed (standard or packed) */
+    uint8_t packed;        /* 1: packed (standard is 1 too): LEAF_PACKED leaves, 4-byte member keys */
     zs_slots_t index;      /* the current index: new members go here */
-    zs_slots_t old;        /* while zs_resizing: the index being left */
+    zs_slots_t old;        /* while resizing: the index being left */
     uint64_t index_used;   /* occupied and tombstone slots of index */
     uint32_t generation;   /* of index; leaves below it are still in old */
-    uint32_t migrate_id;   /* while zs_resizing: the next leaf id to move into index */
+    uint32_t migrate_id;   /* while resizing: the next leaf id to move into index */
     zs_leaf_t **leaves;    /* the leaf directory: id -> leaf, NULL for a free id */
     uint32_t leaf_ids;     /* ids [0, leaf_ids) are in use or free */
     uint32_t leaf_slots;   /* allocated length of leaves[] and free_ids[] */
@@ -60,9 +66,22 @@ struct gr_zset {
 
 static inline int is_leaf(const void *node) { return *(const uint8_t *)node; }
 
-/* ---- entries ---- */
+/* ---- entries ----
+ *
+ * Inside the engine a packed set's members are their 4-byte keys (zset_packed.c: the int32,
+ * sign bit flipped, big-endian, so byte order is numeric order): the tree, the index and the
+ * hashes see those 4 bytes as the member, and only the API's edges (zset.c) turn decimal text
+ * into a key and back. */
 
-static inline const uint8_t *entry_decode(const uint8_t *p, gr_zset_entry_t *e) {
+static inline const uint8_t *entry_decode(const zs_leaf_t *leaf, const uint8_t *p, gr_zset_entry_t *e) {
+    if (leaf->is_leaf == LEAF_PACKED) {
+        float score;
+        memcpy(&score, p + 4, sizeof score);
+        e->score = score;
+        e->member = p;
+        e->member_length = 4;
+        return p + PACKED_ENTRY;
+    }
     memcpy(&e->score, p, sizeof e->score);
     size_t length;
     p = varint_get(p + sizeof e->score, &length);
@@ -71,7 +90,34 @@ static inline const uint8_t *entry_decode(const uint8_t *p, gr_zset_entry_t *e) 
     return p + length;
 }
 
-static inline size_t entry_size(size_t member_length) { return sizeof(double) + varint_size(member_length) + member_length; }
+static inline size_t entry_size(const zs_leaf_t *leaf, size_t member_length) {
+    if (leaf->is_leaf == LEAF_PACKED) return PACKED_ENTRY;
+    return sizeof(double) + varint_size(member_length) + member_length;
+}
+
+/* Writes (s, m) at p (entry_size bytes; a packed leaf's m is a key and s fits float32). */
+static inline void entry_encode(const zs_leaf_t *leaf, uint8_t *p, double s, const uint8_t *m, size_t ml) {
+    if (leaf->is_leaf == LEAF_PACKED) {
+        float score = (float)s;
+        memcpy(p, m, 4);
+        memcpy(p + 4, &score, sizeof score);
+        return;
+    }
+    memcpy(p, &s, sizeof s);
+    uint8_t *q = varint_put(p + sizeof s, ml);
+    memcpy(q, m, ml);
+}
+
+/* The entry at index i of a leaf (i < count): packed entries are found directly. */
+static inline const uint8_t *entry_at(const zs_leaf_t *leaf, size_t i) {
+    if (leaf->is_leaf == LEAF_PACKED) return leaf->data + i * PACKED_ENTRY;
+    const uint8_t *p = leaf->data;
+    for (size_t k = 0; k < i; k++) {   /* by lengths alone */
+        size_t length;
+        p = varint_get(p + sizeof(double), &length) + length;
+    }
+    return p;
+}
 
 static inline int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
     int c = memcmp(a, b, an < bn ? an : bn);
@@ -84,17 +130,57 @@ static inline int leaf_find(const zs_leaf_t *leaf, const uint8_t *m, size_t ml, 
     /* hot (every ZSCORE/ZADD of a standard set): read only each entry's length, and compare
      * the first byte before the rest */
     const uint8_t *p = leaf->data, *end = leaf->data + leaf->used;
+    if (leaf->is_leaf == LEAF_PACKED) {
+        if (ml != 4) return 0;
+        for (; p < end; p += PACKED_ENTRY)
+            if (memcmp(p, m, 4) == 0) {
+                entry_decode(leaf, p, e);
+                return 1;
+            }
+        return 0;
+    }
     while (p < end) {
         size_t length;
         const uint8_t *member = varint_get(p + sizeof(double), &length);
         if (length == ml && (ml == 0 || (member[0] == m[0] && memcmp(member, m, ml) == 0))) {
-            entry_decode(p, e);
+            entry_decode(leaf, p, e);
             return 1;
         }
         p = member + length;
     }
     return 0;
 }
+
+/* ---- the packed encoding's member keys and scores (zset_packed.c) ---- */
+
+/* A canonical int32 decimal ("0", "-7", "2147483647"; not "-0", "+1", "01", " 1") as its key:
+ * 1, or 0 when m is not one. */
+int zs_packed_key(const uint8_t *m, size_t ml, uint8_t key[4]);
+/* The decimal text of a key into text (at least 11 bytes): its length. */
+size_t zs_packed_text(const uint8_t key[4], uint8_t *text);
+/* Whether score is exactly a float32 (infinities included). */
+int zs_packed_score_fits(double score);
+/* Rebuilds z in another indexed form (to_packed: packed, else standard) from its entries, in
+ * one pass plus one index build: 0, -1 on OOM, -2 when to_packed and a member or score does
+ * not fit (z unchanged on failure). */
+int zs_rebuild(gr_zset_t *z, int to_packed);
+/* The same into fresh (uninitialised), z untouched: 0, -1, -2; on failure fresh holds nothing. */
+int zs_rebuild_into(const gr_zset_t *z, int to_packed, gr_zset_t *fresh);
+/* A packed entry handed out: its member as decimal text in e->text. */
+static inline void zs_entry_publish(const gr_zset_t *z, gr_zset_entry_t *e) {
+    if (!z->packed) return;
+    e->member_length = zs_packed_text(e->member, e->text);
+    e->member = e->text;
+}
+
+/* ---- the tree (zset.c), for the rebuild in zset_packed.c ---- */
+
+/* A leaf in z's format (registered in the directory when z is indexed); NULL on OOM. */
+zs_leaf_t *zs_leaf_new(gr_zset_t *z, size_t capacity);
+/* Insert (s, m), known absent, into the tree alone (no index): 0, or -1 on OOM. */
+int zs_tree_insert(gr_zset_t *z, double s, const uint8_t *m, size_t ml);
+/* A node and everything under it. */
+void zs_node_free(gr_zset_t *z, void *node);
 
 /* ---- the member index and leaf directory (zset_index.c) ---- */
 
