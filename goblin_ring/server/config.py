@@ -21,6 +21,7 @@ MIN_RING_SIZE = 64 * 1024
 MAX_RING_SIZE = 1024 * 1024 * 1024
 LIST_IMPLEMENTATIONS = ("segmented", "pma")
 ARRAY_IMPLEMENTATIONS = ("classic", "rt")
+ZSET_IMPLEMENTATIONS = ("standard", "packed")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
@@ -65,6 +66,10 @@ class ServerConfig:
     # arrays (lane RT): the engine new arrays get, and mlockall of the whole server
     array_implementation: str = "classic"
     mlock: bool = False
+    # sorted sets (issue 18): the encoding of sets past the compact size, standard or packed
+    # (int32 members, float32 scores, numeric tie order; native/engines/zset/zset.h); CONFIG SET
+    # zset-implementation changes it at run time, GOBLIN.ZSET.CONVERT picks it per key
+    zset_implementation: str = "standard"
 
     def validate(self) -> None:
         if not NAME_PATTERN.match(self.name):
@@ -76,6 +81,9 @@ class ServerConfig:
         if self.array_implementation not in ARRAY_IMPLEMENTATIONS:
             raise ConfigError(f"--array-implementation {self.array_implementation!r} is not available; "
                               f"choose one of: {', '.join(ARRAY_IMPLEMENTATIONS)}")
+        if self.zset_implementation not in ZSET_IMPLEMENTATIONS:
+            raise ConfigError(f"--zset-implementation {self.zset_implementation!r} is not available; "
+                              f"choose one of: {', '.join(ZSET_IMPLEMENTATIONS)}")
         if self.poll not in ("busy", "adaptive"):
             raise ConfigError(f"--poll {self.poll!r}: choose busy or adaptive")
         size = self.ring_size
@@ -201,6 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--array-implementation", default="classic", choices=ARRAY_IMPLEMENTATIONS,
                         help="the engine new arrays get: classic (memory first) or rt (predictable writes; "
                              "GOBLIN.RT.<ARCMD> reaches it per command) (default: classic)")
+    parser.add_argument("--zset-implementation", default="standard", choices=ZSET_IMPLEMENTATIONS,
+                        help="the encoding of sorted sets past the compact size: standard, or packed (int32 "
+                             "decimal members and float32 scores, 8 bytes an entry, tied members in numeric "
+                             "order; a set converts to standard when a member or score does not fit) "
+                             "(default: standard)")
     parser.add_argument("--mlock", action="store_true",
                         help="lock all of the server's memory, present and future (mlockall), and every RT "
                              "reservation; refused at start when RLIMIT_MEMLOCK does not allow it")
@@ -222,6 +235,7 @@ def config_from_args(argv: list[str] | None = None) -> ServerConfig:
         dbfilename=arguments.dbfilename,
         save=None if arguments.save is None else " ".join(word for group in arguments.save for word in group).strip(),
         start_empty_on_bad_snapshot=arguments.start_empty_on_bad_snapshot,
-        array_implementation=arguments.array_implementation, mlock=arguments.mlock)
+        array_implementation=arguments.array_implementation, mlock=arguments.mlock,
+        zset_implementation=arguments.zset_implementation)
     config.validate()
     return config

@@ -91,7 +91,8 @@ class Server:
                             ("protected-mode", config.protected_mode),
                             ("timeout", config.timeout), ("maxmemory", config.maxmemory),
                             ("appendfsync", config.appendfsync), ("appendfilename", config.appendfilename),
-                            ("aof-load-truncated", config.aof_load_truncated)):
+                            ("aof-load-truncated", config.aof_load_truncated),
+                            ("zset-implementation", config.zset_implementation)):
             self.database.configure(name, value)
         # The server saves by Redis's default rules unless told otherwise; a database made
         # without a server (gr_db_new: tests, embedding) has no directory and no rules.

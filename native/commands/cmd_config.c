@@ -37,7 +37,7 @@ typedef enum {
     P_LIST_IMPLEMENTATION, P_RING_SIZE, P_POLL, P_CLIENT_OUTPUT_BUFFER_LIMIT, P_MAXMEMORY_CLIENTS,
     P_CLIENT_QUERY_BUFFER_LIMIT, P_LIST_MAX_LISTPACK_SIZE, P_LIST_COMPRESS_DEPTH, P_SET_MAX_INTSET_ENTRIES,
     P_SET_MAX_LISTPACK_ENTRIES, P_SET_MAX_LISTPACK_VALUE, P_HASH_MAX_LISTPACK_ENTRIES, P_HASH_MAX_LISTPACK_VALUE,
-    P_ZSET_MAX_LISTPACK_ENTRIES, P_ZSET_MAX_LISTPACK_VALUE,
+    P_ZSET_MAX_LISTPACK_ENTRIES, P_ZSET_MAX_LISTPACK_VALUE, P_ZSET_IMPLEMENTATION,
     P_NOTIFY_KEYSPACE_EVENTS,
     P_APPENDFSYNC, P_APPENDFILENAME, P_AOF_LOAD_TRUNCATED, P_AUTO_AOF_REWRITE_PERCENTAGE, P_AUTO_AOF_REWRITE_MIN_SIZE,
     P_DBFILENAME, P_RDB_KEY_SAVE_DELAY,   /* persistence (persist/) */
@@ -88,6 +88,8 @@ static const param_t params[P_COUNT] = {
     [P_HASH_MAX_LISTPACK_VALUE] = {"hash-max-listpack-value", KIND_MEMORY, 1, 0, INT64_MAX, "hash-max-ziplist-value"},
     [P_ZSET_MAX_LISTPACK_ENTRIES] = {"zset-max-listpack-entries", KIND_INT, 1, 0, INT64_MAX, "zset-max-ziplist-entries"},
     [P_ZSET_MAX_LISTPACK_VALUE] = {"zset-max-listpack-value", KIND_MEMORY, 1, 0, INT64_MAX, "zset-max-ziplist-value"},
+    /* goblin's: the encoding of sorted sets past the compact size (--zset-implementation) */
+    [P_ZSET_IMPLEMENTATION] = {"zset-implementation", KIND_TEXT, 1, 0, 0},
     [P_NOTIFY_KEYSPACE_EVENTS] = {"notify-keyspace-events", KIND_TEXT, 1, 0, 0},
     /* the append-only log (persist/aof.h): appendonly above starts and stops it */
     [P_APPENDFSYNC] = {"appendfsync", KIND_TEXT, 1, 0, 0},
@@ -169,6 +171,7 @@ static void param_value(const gr_db_t *db, int id, char *out, size_t size) {
     case P_HASH_MAX_LISTPACK_VALUE: snprintf(out, size, "%lld", (long long)db->config.hash_max_listpack_value); break;
     case P_ZSET_MAX_LISTPACK_ENTRIES: snprintf(out, size, "%lld", (long long)db->config.zset_max_listpack_entries); break;
     case P_ZSET_MAX_LISTPACK_VALUE: snprintf(out, size, "%lld", (long long)db->config.zset_max_listpack_value); break;
+    case P_ZSET_IMPLEMENTATION: snprintf(out, size, "%s", db->config.zset_packed ? "packed" : "standard"); break;
     case P_NOTIFY_KEYSPACE_EVENTS: gr_notify_flags_text(db->notify_flags, out, size); break;
     case P_APPENDFSYNC: snprintf(out, size, "%s", appendfsync_names[db->config.appendfsync]); break;
     case P_APPENDFILENAME: snprintf(out, size, "%s", db->config.appendfilename); break;
@@ -331,6 +334,13 @@ static int validate(int id, const char *value, parsed_value_t *parsed, char *why
         snprintf(why, why_size, value[0] ? "dbfilename can't be a path, just a filename" : "dbfilename can't be empty");
         return -1;
     }
+    if (id == P_ZSET_IMPLEMENTATION) {
+        if (strcasecmp(value, "standard") != 0 && strcasecmp(value, "packed") != 0) {
+            snprintf(why, why_size, "argument(s) must be one of the following: standard, packed");
+            return -1;
+        }
+        parsed->number = strcasecmp(value, "packed") == 0;
+    }
     if (id == P_APPENDFSYNC) {
         int found = -1;
         for (int i = 0; i < 3; i++)
@@ -389,6 +399,7 @@ static void apply(gr_db_t *db, int id, const parsed_value_t *parsed) {
     case P_HASH_MAX_LISTPACK_VALUE: db->config.hash_max_listpack_value = parsed->number; break;
     case P_ZSET_MAX_LISTPACK_ENTRIES: db->config.zset_max_listpack_entries = parsed->number; break;
     case P_ZSET_MAX_LISTPACK_VALUE: db->config.zset_max_listpack_value = parsed->number; break;
+    case P_ZSET_IMPLEMENTATION: db->config.zset_packed = (uint8_t)parsed->number; break;
     case P_NOTIFY_KEYSPACE_EVENTS: gr_db_set_notify_flags(db, gr_notify_parse_flags(parsed->text)); break;
     case P_MAXMEMORY_CLIENTS:
         db->config.maxmemory_clients = parsed->number;

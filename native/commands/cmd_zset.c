@@ -28,8 +28,11 @@ static gr_bytes_t arg(const uint8_t *const *argv, const size_t *argv_length, siz
     return (gr_bytes_t){argv[i], (uint32_t)argv_length[i]};
 }
 
+/* zset-max-listpack-* and zset-implementation (packed: a set leaving compact becomes packed
+ * when its members and scores fit, engines/zset/zset.h). */
 static gr_zset_limits_t limits_of(const gr_db_t *db) {
-    return (gr_zset_limits_t){db->config.zset_max_listpack_entries, db->config.zset_max_listpack_value};
+    return (gr_zset_limits_t){db->config.zset_max_listpack_entries, db->config.zset_max_listpack_value,
+                              db->config.zset_packed};
 }
 
 static void reply_error(gr_reply_t *reply, const char *text) { gr_reply_error_text(reply, GR_ERR_GENERIC, text); }
@@ -177,7 +180,11 @@ static void score_rank_span(const gr_zset_t *zset, const score_range_t *r, size_
     if (r->min > r->max || (r->min == r->max && (r->min_exclusive || r->max_exclusive)) || *end < *first) *end = *first;
 }
 
-static void lex_rank_span(const gr_zset_t *zset, const lex_bound_t *lo, const lex_bound_t *hi, size_t *first, size_t *end) {
+/* A packed set orders tied members numerically, lex ranges need byte order: it becomes
+ * standard first (zset.h), as it would for a member that does not fit. -1 on OOM (nothing
+ * changed, nothing replied). */
+static int lex_rank_span(gr_zset_t *zset, const lex_bound_t *lo, const lex_bound_t *hi, size_t *first, size_t *end) {
+    if (gr_zset_is_packed(zset) && gr_zset_convert(zset, 0) != 0) return -1;
     size_t n = gr_zset_count(zset);
     if (lo->kind == -1) *first = 0;
     else if (lo->kind == 1) *first = n;
@@ -186,6 +193,7 @@ static void lex_rank_span(const gr_zset_t *zset, const lex_bound_t *lo, const le
     else if (hi->kind == -1) *end = 0;
     else *end = gr_zset_count_below_member(zset, hi->member, hi->length, !hi->exclusive);
     if (*end < *first) *end = *first;
+    return 0;
 }
 
 /* Clamp Redis's start/stop ranks (negative from the end) to [*first, *end). */
@@ -409,7 +417,7 @@ void gr_cmd_zlexcount(gr_db_t *db, size_t argc, const uint8_t *const *argv, cons
     int found = find_zset_or_reply(db, arg(argv, argv_length, 1), &zset, 0, reply);
     if (found < 0) return;
     size_t first = 0, end = 0;
-    if (found) lex_rank_span(zset, &lo, &hi, &first, &end);
+    if (found && lex_rank_span(zset, &lo, &hi, &first, &end) != 0) { gr_reply_oom(reply); return; }
     gr_reply_integer(reply, (int64_t)(end - first));
 }
 
@@ -488,7 +496,7 @@ static int parse_range_options_or_reply(size_t argc, const uint8_t *const *argv,
 
 /* The range's ranks: the first to take (*start) and how many (*n), walking down from *start
  * when r->reverse. 0, or -1 replied (a bad bound). zset may be NULL (no key): n = 0. */
-static int range_ranks_or_reply(const range_request_t *r, const gr_zset_t *zset, size_t *start, size_t *n, gr_reply_t *reply) {
+static int range_ranks_or_reply(const range_request_t *r, gr_zset_t *zset, size_t *start, size_t *n, gr_reply_t *reply) {
     size_t first = 0, end = 0;
     *start = *n = 0;
     if (r->by == BY_RANK) {
@@ -518,7 +526,7 @@ static int range_ranks_or_reply(const range_request_t *r, const gr_zset_t *zset,
     } else {
         lex_bound_t lo, hi;
         if (parse_lex_range_or_reply(lower, upper, &lo, &hi, reply) != 0) return -1;
-        if (zset) lex_rank_span(zset, &lo, &hi, &first, &end);
+        if (zset && lex_rank_span(zset, &lo, &hi, &first, &end) != 0) { gr_reply_oom(reply); return -1; }
     }
     size_t total = end - first;
     size_t offset = 0, limit = total;
@@ -541,7 +549,7 @@ static void zrange_reply(gr_db_t *db, gr_reply_t *reply, gr_bytes_t key, range_r
     int found = find_zset_or_reply(db, key, &zset, 0, reply);
     if (found < 0) return;
     if (!found) { gr_reply_array_begin(reply, 0); return; }
-    range_ranks_or_reply(r, zset, &start, &n, reply);
+    if (range_ranks_or_reply(r, zset, &start, &n, reply) != 0) return;
     reply_ranks(db, reply, zset, start, n, r->reverse, r->withscores);
 }
 
@@ -609,7 +617,7 @@ void gr_cmd_zrangestore(gr_db_t *db, size_t argc, const uint8_t *const *argv, co
     gr_zset_t *zset = NULL;
     int found = find_zset_or_reply(db, arg(argv, argv_length, 2), &zset, 0, reply);
     if (found < 0) return;
-    if (found) range_ranks_or_reply(&r, zset, &start, &n, reply);
+    if (found && range_ranks_or_reply(&r, zset, &start, &n, reply) != 0) return;
     entry_sink_t sink = {gr_zset_new(), limits_of(db), 0};
     if (!sink.zset) { gr_reply_oom(reply); return; }
     for (size_t i = 0; i < n; i++) {
@@ -660,7 +668,7 @@ static void zremrange(gr_db_t *db, const uint8_t *const *argv, const size_t *arg
     gr_zset_t *zset = NULL;
     int found = find_zset_or_reply(db, key, &zset, 1, reply);
     if (found <= 0) { if (found == 0) gr_reply_integer(reply, 0); return; }
-    range_ranks_or_reply(&r, zset, &start, &n, reply);
+    if (range_ranks_or_reply(&r, zset, &start, &n, reply) != 0) return;
     size_t before = gr_zset_count(zset);
     int failed = remove_ranks(zset, start, n);
     int64_t removed = (int64_t)(before - gr_zset_count(zset));
@@ -857,7 +865,8 @@ void gr_cmd_zrandmember(gr_db_t *db, size_t argc, const uint8_t *const *argv, co
 /* ---- ZSCAN ---- */
 
 typedef struct scan_batch {
-    gr_zset_entry_t *entries;
+    gr_zset_entry_t *entries;   /* copies: a packed set's member text is in each one's text */
+    int packed;
     size_t count, capacity;
     int failed;
     const uint8_t *pattern;
@@ -888,6 +897,7 @@ void gr_cmd_zscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     if (!found) { gr_reply_keyed_array_begin(reply, (const uint8_t *)"0", 1, 0); return; }
     int64_t count = 10;
     scan_batch_t batch = {0};
+    batch.packed = gr_zset_is_packed(zset);
     for (size_t i = 3; i < argc; i++) {
         size_t left = argc - i - 1;
         if (gr_word_is(argv[i], argv_length[i], "count") && left >= 1) {
@@ -915,7 +925,8 @@ void gr_cmd_zscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     gr_reply_keyed_array_begin(reply, (const uint8_t *)text, length, batch.count * 2);
     for (size_t i = 0; i < batch.count; i++) {
         char score[64];
-        gr_reply_bulk(reply, batch.entries[i].member, batch.entries[i].member_length);
+        const uint8_t *member = batch.packed ? batch.entries[i].text : batch.entries[i].member;
+        gr_reply_bulk(reply, member, batch.entries[i].member_length);
         size_t n = format_score(batch.entries[i].score, score, sizeof score);
         gr_reply_bulk(reply, (const uint8_t *)score, n);
     }
@@ -992,7 +1003,7 @@ static double weighted(double score, double weight) {
 /* The result of op over sources into a new standard set (NULL on OOM); stops an INTER at
  * limit members when limit > 0 (ZINTERCARD). */
 static gr_zset_t *set_operation(set_source_t *sources, size_t n, int op, int how, size_t limit) {
-    gr_zset_limits_t standard = {0, 0};
+    gr_zset_limits_t standard = {0, 0, 0};
     gr_zset_t *result = gr_zset_new();
     if (!result) return NULL;
     if (op != OP_DIFF) qsort(sources, n, sizeof *sources, by_size);   /* as Redis, smallest first */
@@ -1335,4 +1346,29 @@ void gr_cmd_goblin_optimize(gr_db_t *db, size_t argc, const uint8_t *const *argv
     if (gr_zset_optimize(zset) != 0) { gr_reply_oom(reply); return; }
     size_t after = gr_zset_allocated_bytes(zset);
     gr_reply_integer(reply, before > after ? (int64_t)(before - after) : 0);
+}
+
+/* GOBLIN.ZSET.CONVERT key PACKED|STANDARD: rebuilds the set in that encoding (engines/zset/zset.h:
+ * packed holds int32 decimal members and float32 scores, its tied members in numeric order) and
+ * replies OK; an error for a missing key, or when a member or score does not fit packed (the set
+ * is then unchanged). A compact set converts too. Members and scores do not change, so, like
+ * GOBLIN.OPTIMIZE, it touches neither WATCH nor the dirty counter. */
+void gr_cmd_zset_convert(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                         gr_reply_t *reply) {
+    (void)argc;
+    int to_packed;
+    if (gr_word_is(argv[2], argv_length[2], "packed")) to_packed = 1;
+    else if (gr_word_is(argv[2], argv_length[2], "standard")) to_packed = 0;
+    else { reply_syntax(reply); return; }
+    gr_zset_t *zset;
+    int found = find_zset_or_reply(db, arg(argv, argv_length, 1), &zset, 1, reply);
+    if (found < 0) return;
+    if (!found) { reply_error(reply, "ERR no such key"); return; }
+    int outcome = gr_zset_convert(zset, to_packed);
+    if (outcome == -1) { gr_reply_oom(reply); return; }
+    if (outcome == -2) {
+        reply_error(reply, "ERR the sorted set does not fit the packed encoding (int32 decimal members, scores exact in float32)");
+        return;
+    }
+    gr_reply_status(reply, "OK", 2);
 }

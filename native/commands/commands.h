@@ -73,7 +73,7 @@ GR_PUBSUB_HANDLERS(GR_DECLARE_ARGV)
 
 /* ---- the sorted-set family's argv handlers (cmd_zset.c; rows in zset.def) ---- */
 #define GR_ZSET_HANDLERS(X) \
-    X(zadd) X(zincrby) X(zscore) X(zmscore) X(zcard) X(zcount) X(zlexcount) X(zrank) X(zrevrank) X(zrange) X(zrangestore) X(zrevrange) X(zrangebyscore) X(zrevrangebyscore) X(zrangebylex) X(zrevrangebylex) X(zrem) X(zremrangebyrank) X(zremrangebyscore) X(zremrangebylex) X(zpopmin) X(zpopmax) X(zmpop) X(zrandmember) X(zscan) X(zunion) X(zinter) X(zdiff) X(zunionstore) X(zinterstore) X(zdiffstore) X(zintercard) X(bzpopmin) X(bzpopmax) X(bzmpop) X(zset_internals) X(goblin_optimize)
+    X(zadd) X(zincrby) X(zscore) X(zmscore) X(zcard) X(zcount) X(zlexcount) X(zrank) X(zrevrank) X(zrange) X(zrangestore) X(zrevrange) X(zrangebyscore) X(zrevrangebyscore) X(zrangebylex) X(zrevrangebylex) X(zrem) X(zremrangebyrank) X(zremrangebyscore) X(zremrangebylex) X(zpopmin) X(zpopmax) X(zmpop) X(zrandmember) X(zscan) X(zunion) X(zinter) X(zdiff) X(zunionstore) X(zinterstore) X(zdiffstore) X(zintercard) X(bzpopmin) X(bzpopmax) X(bzmpop) X(zset_internals) X(zset_convert) X(goblin_optimize)
 GR_ZSET_HANDLERS(GR_DECLARE_ARGV)
 
 /* ---- the append-only log's commands (cmd_aof.c; rows in aof.def) ---- */

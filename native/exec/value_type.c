@@ -312,7 +312,10 @@ static void *zset_duplicate(const gr_db_t *db, const void *value) {
     return gr_zset_duplicate(value);
 }
 /* Snapshot form: the member count, then each member (length-prefixed) and its 8-byte score,
- * lowest first. A loaded set takes the encoding the server's zset-max-listpack-* give it. */
+ * lowest first (a packed set: its tied members in numeric order, as it holds them). A loaded set
+ * takes the encoding the server's zset-max-listpack-* and zset-implementation give it: a packed
+ * set comes back packed under zset-implementation packed, else standard (DUMP/RESTORE and the
+ * AOF rewrite's RESTOREs too). */
 static int zset_save(const void *value, gr_snapshot_writer_t *out) {
     const gr_zset_t *zset = value;
     gr_snapshot_write_varint(out, gr_zset_count(zset));
@@ -325,11 +328,14 @@ static int zset_save(const void *value, gr_snapshot_writer_t *out) {
     }
     return out->oom ? -1 : 0;
 }
-/* (score, member) after (previous score, member)? Scores as the engine orders them, then bytes. */
+/* (score, member) after (previous score, member)? Scores as the engine orders them, then bytes;
+ * or, for tied int32 members, numbers (a packed set saves its ties in numeric order). */
 static int zset_entry_after(double score, const uint8_t *m, size_t ml, double previous, const uint8_t *pm, size_t pml) {
     if (score != previous) return score > previous;
     int c = memcmp(m, pm, ml < pml ? ml : pml);
-    return c > 0 || (c == 0 && ml > pml);
+    if (c > 0 || (c == 0 && ml > pml)) return 1;
+    int32_t a, b;
+    return gr_zset_int32_member(m, ml, &a) && gr_zset_int32_member(pm, pml, &b) && a > b;
 }
 
 static void *zset_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
@@ -339,7 +345,8 @@ static void *zset_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
         gr_snapshot_reader_fail(in, "empty sorted set");
         return NULL;
     }
-    gr_zset_limits_t limits = {db->config.zset_max_listpack_entries, db->config.zset_max_listpack_value};
+    gr_zset_limits_t limits = {db->config.zset_max_listpack_entries, db->config.zset_max_listpack_value,
+                               db->config.zset_packed};
     /* A set too big to be compact is a bulk load: save wrote it lowest first, so the engine
      * appends to its last leaf and builds the member index once at the end. */
     const int bulk = (int64_t)count > limits.max_compact_entries;
@@ -369,6 +376,9 @@ static void *zset_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
         int end = gr_zset_bulk_end(zset);
         if (end == -1) goto oom;
         if (end != 0) goto bad;
+        /* zset-implementation packed: packed when everything fits (else, or on OOM, standard);
+         * the save form does not say which encoding a set had, the server's setting decides */
+        if (limits.packed) (void)gr_zset_convert(zset, 1);
     }
     return zset;
 bad:
