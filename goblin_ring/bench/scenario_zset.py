@@ -11,7 +11,11 @@ timed by redis-benchmark (-P as given), as the hash and list100k scenarios do; t
 row is a cycle of distinct members, timed by each column's own pipelined driver.
 
 Memory (first, on the fresh server): structure bytes per member (INFO used_memory delta) and
-the RSS growth per member, for sets of half, one and two times --zset-size members.
+the RSS growth per member, for sets of half, one and two times --zset-size members. On the first
+goblin column also the packed encoding (CONFIG SET zset-implementation packed): int32 decimal
+members ("0", "1", ...) with the same scores rounded down to integers (exact in float32), and the
+standard encoding on those same int32 members and scores, so packed is seen against standard
+both on the 16-byte members above and on identical data.
 
 Write-path tail: 200,000 ZADDs (quick: --zset-size) growing one set from empty, each timed one
 in flight (p50 ... p99.99 and max), per engine; the Python columns run with the garbage
@@ -158,18 +162,34 @@ def _run_row(session, row: dict, method: Method, offsets: dict) -> dict:
     return result
 
 
-def _memory(session, count: int, depth: int, fresh_rss: int) -> dict:
+def int32_member_names(count: int) -> list[bytes]:
+    """count distinct int32 decimal members, as the packed encoding holds them."""
+    return [b"%d" % i for i in range(count)]
+
+
+def float32_scores(count: int) -> numpy.ndarray:
+    """scattered_scores rounded down: integers below 1e6, exact in float32."""
+    return numpy.floor(scattered_scores(count))
+
+
+# Extra memory phases on the first goblin column: (phase suffix, zset-implementation, members, scores).
+PACKED_PHASES = (("packed, int32 members", "packed", int32_member_names, float32_scores),
+                 ("standard, int32 members", "standard", int32_member_names, float32_scores))
+
+
+def _memory(session, count: int, depth: int, fresh_rss: int, names_of=member_names, scores_of=scattered_scores) -> dict:
     """Bytes per member of a fresh set of count members: the used_memory delta from an empty
     server and the RSS growth from the server's RSS before anything was stored."""
     session.admin.flushall()
     base_used = session.info_memory()
-    names, scores = member_names(count), scattered_scores(count)
+    names, scores = names_of(count), scores_of(count)
     texts = [score_text(s) for s in scores.tolist()] if not _is_batch(session) else []
     run = _populate(session, ZSET_KEY, names, scores, texts, depth)
     if run.errors:
         return {}
     used, rss = session.info_memory(), session.rss()
-    out = {"used_memory_delta": (used - base_used) / count, "rss_delta": (rss - fresh_rss) / count}
+    out = {"used_memory_delta": (used - base_used) / count, "rss_delta": (rss - fresh_rss) / count,
+           "encoding": session.admin.execute_command("OBJECT", "ENCODING", ZSET_KEY)}
     session.admin.flushall()
     return out
 
@@ -206,6 +226,7 @@ def zset_scenario(method: Method, engines: list[str], progress: Callable) -> dic
     memory_sizes = (size // 2, size, 2 * size)
     leftovers: list[str] = []
     contents = {}
+    packed_measured = False
     for column in columns(engines):
         out["columns"].append(column.name)
         why = unavailable(column.engine) or ("lists only (--list-implementation pma)"
@@ -228,6 +249,24 @@ def zset_scenario(method: Method, engines: list[str], progress: Callable) -> dic
                                           "phase": f"{count} members", "metric": metric,
                                           "bytes": None if value is None else value * count,
                                           "bytes_per_item": value})
+            if column.engine.startswith("goblin") and not packed_measured:
+                packed_measured = True
+                for suffix, implementation, names_of, scores_of in PACKED_PHASES:
+                    session.admin.config_set("zset-implementation", implementation)
+                    for count in memory_sizes:
+                        progress(f"zset {column.name}: memory at {count} members, {suffix}")
+                        figures = _memory(session, count, depth, fresh_rss, names_of, scores_of)
+                        encoding = figures.get("encoding")
+                        out["checks"].append({"column": column.name, "check": f"{suffix}: OBJECT ENCODING",
+                                              "ok": encoding == (b"packed" if implementation == "packed" else b"skiplist"),
+                                              "detail": f"{count} members: {encoding!r}"})
+                        for metric in ("used_memory_delta", "rss_delta"):
+                            value = figures.get(metric)
+                            out["memory"].append({"engine": column.engine, "mode": column.mode, "column": column.name,
+                                                  "phase": f"{count} members, {suffix}", "metric": metric,
+                                                  "bytes": None if value is None else value * count,
+                                                  "bytes_per_item": value})
+                session.admin.config_set("zset-implementation", "standard")
             rates, run = [], None
             for trial in range(method.trials):
                 progress(f"zset {column.name}: population trial {trial + 1}/{method.trials}")
@@ -308,6 +347,20 @@ def zset_targets(result: dict) -> list[dict]:
         if redis is not None:
             out.append({"target": "structure bytes per member below redis-server's (goblin / redis)",
                         "ratio": goblin / redis, "met": goblin < redis})
+    packed = next((v for (c, p, m), v in memory.items() if p == f"{size} members, packed, int32 members"
+                   and m == "used_memory_delta" and v is not None), None)
+    if packed is not None:
+        if goblin is not None:
+            out.append({"target": f"packed structure bytes per member at {size} lower than standard's (packed / standard)",
+                        "ratio": packed / goblin, "met": packed < goblin})
+        same_data = next((v for (c, p, m), v in memory.items() if p == f"{size} members, standard, int32 members"
+                          and m == "used_memory_delta" and v is not None), None)
+        if same_data is not None:
+            out.append({"target": "packed below standard on the same int32 data (packed / standard, not an issue target)",
+                        "ratio": packed / same_data, "met": packed < same_data})
+        if redis is not None:
+            out.append({"target": "packed structure bytes per member below redis-server's (packed / redis)",
+                        "ratio": packed / redis, "met": packed < redis})
     for operation, goal in (("ZADD (rescore)", 1.35), ("ZRANK", 1.2), ("ZSCORE", 1.2)):
         r = ratio("goblin-resp", operation)
         out.append({"target": f"goblin-resp {operation} >= {goal}x redis (redis-benchmark -c 1, this run's -P)",

@@ -201,6 +201,10 @@ def zset_replay_scenario(method: Method, engines: list[str], progress: Callable)
             figures.append([column.name, f"{elapsed:.2f}", f"{rate:,.0f}", f"{rss / 2 ** 20:.1f}",
                             str(state["members"]), str(state["score_sum"]), str(state["max_score"]), state["digest"],
                             out["rows"][-1]["encoding"]])
+            if column.packed:
+                out["checks"].append({"column": column.name, "check": "the set is packed at the end",
+                                      "ok": out["rows"][-1]["encoding"] == "packed",
+                                      "detail": f"OBJECT ENCODING {out['rows'][-1]['encoding']}"})
             out["checks"].append({"column": column.name, "check": "final state as the stream makes it",
                                   "ok": state == expected,
                                   "detail": ", ".join(f"{k} {v}" for k, v in state.items())})
