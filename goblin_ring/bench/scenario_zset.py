@@ -194,6 +194,16 @@ def _memory(session, count: int, depth: int, fresh_rss: int, names_of=member_nam
     return out
 
 
+def _memory_rows(column, phase: str, count: int, figures: dict) -> list[dict]:
+    """The memory table's rows of one _memory measurement."""
+    rows = []
+    for metric in ("used_memory_delta", "rss_delta"):
+        value = figures.get(metric)
+        rows.append({"engine": column.engine, "mode": column.mode, "column": column.name, "phase": phase,
+                     "metric": metric, "bytes": None if value is None else value * count, "bytes_per_item": value})
+    return rows
+
+
 def _tail(session, count: int) -> dict:
     """count ZADDs growing TAIL_KEY from empty, each timed one in flight (scenarios.write_tail:
     the client's timings, the server's SLOWLOG and the CPU figures beside them). The score of
@@ -243,12 +253,7 @@ def zset_scenario(method: Method, engines: list[str], progress: Callable) -> dic
             for count in memory_sizes:
                 progress(f"zset {column.name}: memory at {count} members")
                 figures = _memory(session, count, depth, fresh_rss)
-                for metric in ("used_memory_delta", "rss_delta"):
-                    value = figures.get(metric)
-                    out["memory"].append({"engine": column.engine, "mode": column.mode, "column": column.name,
-                                          "phase": f"{count} members", "metric": metric,
-                                          "bytes": None if value is None else value * count,
-                                          "bytes_per_item": value})
+                out["memory"] += _memory_rows(column, f"{count} members", count, figures)
             if column.engine.startswith("goblin") and not packed_measured:
                 packed_measured = True
                 for suffix, implementation, names_of, scores_of in PACKED_PHASES:
@@ -260,12 +265,7 @@ def zset_scenario(method: Method, engines: list[str], progress: Callable) -> dic
                         out["checks"].append({"column": column.name, "check": f"{suffix}: OBJECT ENCODING",
                                               "ok": encoding == (b"packed" if implementation == "packed" else b"skiplist"),
                                               "detail": f"{count} members: {encoding!r}"})
-                        for metric in ("used_memory_delta", "rss_delta"):
-                            value = figures.get(metric)
-                            out["memory"].append({"engine": column.engine, "mode": column.mode, "column": column.name,
-                                                  "phase": f"{count} members, {suffix}", "metric": metric,
-                                                  "bytes": None if value is None else value * count,
-                                                  "bytes_per_item": value})
+                        out["memory"] += _memory_rows(column, f"{count} members, {suffix}", count, figures)
                 session.admin.config_set("zset-implementation", "standard")
             rates, run = [], None
             for trial in range(method.trials):
