@@ -138,7 +138,7 @@ static void test_keys_whose_time_passed_are_not_loaded(const char *path) {
  * set as inserting every member: same order, counts, scores, lookups; a consistent tree. */
 static void test_a_bulk_built_sorted_set_equals_an_inserted_one(void) {
     const size_t sizes[] = {1, 63, 64, 65, 129, 2048, 2049, 4097, 20000, 40000, 70001};
-    gr_zset_limits_t limits = {0, 0};   /* standard encoding from the first member */
+    gr_zset_limits_t limits = {0, 0, 0};   /* standard encoding from the first member */
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t n = sizes[s];
         gr_zset_t *inserted = gr_zset_new(), *bulk = gr_zset_bulk_begin();
