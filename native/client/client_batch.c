@@ -13,24 +13,9 @@
 
 #define DEFAULT_PER_MESSAGE 128
 
-/* What the replies fold into. */
-typedef struct batch {
-    gr_result_t *result;
-    int have_error;
-    uint8_t *error_text;     /* a copy: the client's arena is reused by the next receive */
-    size_t error_length;
-    int64_t added;           /* hset: the integers summed */
-    /* hmget: the values copied out, in field order */
-    int64_t *out_offsets, *out_lengths;
-    size_t next;
-    uint8_t *data;
-    size_t size, capacity;
-    int no_memory;
-    double *out_scores;      /* zscore: one per member, NaN where there is none */
-    size_t expected;         /* zscore: how many out_scores may be written */
-} batch_t;
+typedef gr_client_batch_t batch_t;
 
-static void keep_error(batch_t *batch, const gr_result_t *reply) {
+void gr_client_batch_keep_error(batch_t *batch, const gr_result_t *reply) {
     if (batch->have_error) return;
     batch->have_error = 1;
     *batch->result = *reply;
@@ -55,15 +40,15 @@ static int append(batch_t *batch, const uint8_t *data, size_t length) {
     return 0;
 }
 
-static void fold_hset(batch_t *batch, const gr_result_t *reply) {
-    if (reply->template_id == GR_T_ERROR_REPLY) keep_error(batch, reply);
+void gr_client_batch_fold_sum(batch_t *batch, const gr_result_t *reply) {
+    if (reply->template_id == GR_T_ERROR_REPLY) gr_client_batch_keep_error(batch, reply);
     else if (reply->template_id == GR_T_INTEGER_REPLY) batch->added += reply->integer;
 }
 
-static void fold_hmget(batch_t *batch, const gr_result_t *reply) {
-    if (reply->template_id == GR_T_ERROR_REPLY) { keep_error(batch, reply); return; }
+void gr_client_batch_fold_values(batch_t *batch, const gr_result_t *reply) {
+    if (reply->template_id == GR_T_ERROR_REPLY) { gr_client_batch_keep_error(batch, reply); return; }
     if (reply->template_id != GR_T_ARRAY_REPLY) return;
-    for (uint32_t i = 1; i < reply->count; i++) {   /* element 0 is the array itself */
+    for (uint32_t i = 1; i < reply->count && batch->next < batch->expected; i++) {   /* element 0: the array */
         const gr_element_t *element = &reply->elements[i];
         size_t at = batch->next++;
         if (element->kind == GR_ELEMENT_KIND_BULK) {
@@ -89,7 +74,7 @@ static double parse_score(const uint8_t *data, size_t length) {
 }
 
 static void fold_zscore(batch_t *batch, const gr_result_t *reply) {
-    if (reply->template_id == GR_T_ERROR_REPLY) { keep_error(batch, reply); return; }
+    if (reply->template_id == GR_T_ERROR_REPLY) { gr_client_batch_keep_error(batch, reply); return; }
     if (reply->template_id != GR_T_ARRAY_REPLY) return;
     for (uint32_t i = 1; i < reply->count; i++) {   /* element 0 is the array itself */
         const gr_element_t *element = &reply->elements[i];
@@ -100,10 +85,9 @@ static void fold_zscore(batch_t *batch, const gr_result_t *reply) {
     }
 }
 
-typedef void (*fold_t)(batch_t *batch, const gr_result_t *reply);
+typedef gr_client_batch_fold_t fold_t;
 
-/* Send one request; while the request ring is full, take a reply first. */
-static int send_pipelined(gr_client_t *client, gr_request_t *request, batch_t *batch, fold_t fold) {
+int gr_client_batch_send(gr_client_t *client, gr_request_t *request, batch_t *batch, fold_t fold) {
     for (;;) {
         int status = gr_client_send(client, request);
         if (status != GR_CLIENT_RING_FULL) return status;
@@ -114,7 +98,7 @@ static int send_pipelined(gr_client_t *client, gr_request_t *request, batch_t *b
     }
 }
 
-static int drain(gr_client_t *client, batch_t *batch, fold_t fold) {
+int gr_client_batch_drain(gr_client_t *client, batch_t *batch, fold_t fold) {
     while (gr_client_in_flight(client)) {
         gr_result_t reply;
         int status = gr_client_receive(client, &reply);
@@ -124,7 +108,7 @@ static int drain(gr_client_t *client, batch_t *batch, fold_t fold) {
     return GR_CLIENT_OK;
 }
 
-/* Point result at the kept error text (owned by the batch until the next call). */
+/* Point result at the kept error text (owned here until the next batch's error). */
 static uint8_t *last_error_text;
 
 static void finish_error(batch_t *batch) {
@@ -132,6 +116,37 @@ static void finish_error(batch_t *batch) {
     last_error_text = batch->error_text;
     batch->result->data = last_error_text;
     batch->result->length = batch->error_length;
+}
+
+int gr_client_batch_finish_sum(batch_t *batch, int status) {
+    if (status == GR_CLIENT_OK && batch->have_error) {
+        finish_error(batch);
+        return status;
+    }
+    free(batch->error_text);
+    if (status == GR_CLIENT_OK) {
+        batch->result->template_id = GR_T_INTEGER_REPLY;
+        batch->result->integer = batch->added;
+    }
+    return status;
+}
+
+int gr_client_batch_finish_values(batch_t *batch, int status, size_t count, uint8_t **out_data, size_t *out_size) {
+    if (status == GR_CLIENT_OK && batch->no_memory) status = GR_CLIENT_NO_MEMORY;
+    if (status == GR_CLIENT_OK && batch->have_error) {
+        finish_error(batch);
+        free(batch->data);
+        return status;
+    }
+    free(batch->error_text);
+    if (status != GR_CLIENT_OK || batch->next != count) {
+        free(batch->data);
+        return status != GR_CLIENT_OK ? status : GR_CLIENT_PROTOCOL;
+    }
+    batch->result->template_id = GR_T_ARRAY_REPLY;
+    *out_data = batch->data;
+    *out_size = batch->size;
+    return GR_CLIENT_OK;
 }
 
 static int run(gr_client_t *client, const char *command, size_t command_length, const uint8_t *key,
@@ -157,10 +172,10 @@ static int run(gr_client_t *client, const char *command, size_t command_length, 
                 items[argc++] = (gr_bytes_t){sources[part] + offsets[part][i], (uint32_t)lengths[part][i]};
         request.item_count = argc;
         request.key = items[1];
-        status = send_pipelined(client, &request, batch, fold);
+        status = gr_client_batch_send(client, &request, batch, fold);
         done += n;
     }
-    if (status == GR_CLIENT_OK) status = drain(client, batch, fold);
+    if (status == GR_CLIENT_OK) status = gr_client_batch_drain(client, batch, fold);
     free(items);
     return status;
 }
@@ -175,17 +190,8 @@ int gr_client_hset_many(gr_client_t *client, const uint8_t *key, size_t key_leng
     const int64_t *offsets[2] = {field_offsets, value_offsets};
     const int64_t *lengths[2] = {field_lengths, value_lengths};
     int status = run(client, "HSET", 4, key, key_length, count, 2, per_message, sources, offsets, lengths, &batch,
-                     fold_hset);
-    if (status == GR_CLIENT_OK && batch.have_error) {
-        finish_error(&batch);
-    } else {
-        free(batch.error_text);
-        if (status == GR_CLIENT_OK) {
-            result->template_id = GR_T_INTEGER_REPLY;
-            result->integer = batch.added;
-        }
-    }
-    return status;
+                     gr_client_batch_fold_sum);
+    return gr_client_batch_finish_sum(&batch, status);
 }
 
 int gr_client_hmget_many(gr_client_t *client, const uint8_t *key, size_t key_length, const uint8_t *fields,
@@ -195,27 +201,13 @@ int gr_client_hmget_many(gr_client_t *client, const uint8_t *key, size_t key_len
     memset(result, 0, sizeof *result);
     *out_data = NULL;
     *out_size = 0;
-    batch_t batch = {.result = result, .out_offsets = out_offsets, .out_lengths = out_lengths};
+    batch_t batch = {.result = result, .out_offsets = out_offsets, .out_lengths = out_lengths, .expected = count};
     const uint8_t *sources[1] = {fields};
     const int64_t *offsets[1] = {field_offsets};
     const int64_t *lengths[1] = {field_lengths};
     int status = run(client, "HMGET", 5, key, key_length, count, 1, per_message, sources, offsets, lengths, &batch,
-                     fold_hmget);
-    if (status == GR_CLIENT_OK && batch.no_memory) status = GR_CLIENT_NO_MEMORY;
-    if (status == GR_CLIENT_OK && batch.have_error) {
-        finish_error(&batch);
-        free(batch.data);
-        return status;
-    }
-    free(batch.error_text);
-    if (status != GR_CLIENT_OK || batch.next != count) {
-        free(batch.data);
-        return status != GR_CLIENT_OK ? status : GR_CLIENT_PROTOCOL;
-    }
-    result->template_id = GR_T_ARRAY_REPLY;
-    *out_data = batch.data;
-    *out_size = batch.size;
-    return GR_CLIENT_OK;
+                     gr_client_batch_fold_values);
+    return gr_client_batch_finish_values(&batch, status, count, out_data, out_size);
 }
 
 /* A score's text that strtod reads back as the same double: an integral score below 2^53 as
@@ -275,22 +267,13 @@ int gr_client_zadd_many(gr_client_t *client, const uint8_t *key, size_t key_leng
             items[argc++] = (gr_bytes_t){members + member_offsets[done + i], (uint32_t)member_lengths[done + i]};
         }
         request.item_count = argc;
-        status = send_pipelined(client, &request, &batch, fold_hset);   /* encoded at once: texts reusable */
+        status = gr_client_batch_send(client, &request, &batch, gr_client_batch_fold_sum);   /* encoded at once: texts reusable */
         done += n;
     }
-    if (status == GR_CLIENT_OK) status = drain(client, &batch, fold_hset);
+    if (status == GR_CLIENT_OK) status = gr_client_batch_drain(client, &batch, gr_client_batch_fold_sum);
     free(items);
     free(texts);
-    if (status == GR_CLIENT_OK && batch.have_error) {
-        finish_error(&batch);
-    } else {
-        free(batch.error_text);
-        if (status == GR_CLIENT_OK) {
-            result->template_id = GR_T_INTEGER_REPLY;
-            result->integer = batch.added;
-        }
-    }
-    return status;
+    return gr_client_batch_finish_sum(&batch, status);
 }
 
 int gr_client_zscore_many(gr_client_t *client, const uint8_t *key, size_t key_length, const uint8_t *members,

@@ -5,6 +5,10 @@
  * zadd_many, zscore_many and zrange_arrays in goblin_ring/client/ring.py call these). These
  * commands have no typed template, so each message is a CommandRequest carrying argv, exactly
  * as RingClient.hset or zadd sends one.
+ *
+ * The batch machinery itself (the state the replies fold into, the folds, the pipelined send
+ * and drain, the endings) is below the cffi API: client_array.c's ARMSET/ARMGET batches are
+ * two more callers of it.
  */
 #ifndef GR_CLIENT_BATCH_H
 #define GR_CLIENT_BATCH_H
@@ -59,5 +63,43 @@ int gr_client_zrange_arrays(gr_client_t *client, const uint8_t *key, size_t key_
                             gr_result_t *result);
 void gr_client_batch_free(uint8_t *data);
 /* cffi-cdef-end */
+
+/* ---- the batch machinery, for client_batch.c and client_array.c (not in the cffi API) ---- */
+
+/* What the replies of a batch fold into. */
+typedef struct gr_client_batch {
+    gr_result_t *result;
+    int have_error;
+    uint8_t *error_text;     /* a copy: the client's arena is reused by the next receive */
+    size_t error_length;
+    int64_t added;           /* gr_client_batch_fold_sum: the integers summed */
+    /* gr_client_batch_fold_values: the values copied out, in request order (at most expected) */
+    int64_t *out_offsets, *out_lengths;
+    size_t next;
+    uint8_t *data;
+    size_t size, capacity;
+    int no_memory;
+    double *out_scores;      /* zscore: one per member, NaN where there is none */
+    size_t expected;         /* how many outputs may be written */
+} gr_client_batch_t;
+
+typedef void (*gr_client_batch_fold_t)(gr_client_batch_t *batch, const gr_result_t *reply);
+
+/* Folds: an integer reply summed into added (HSET, ZADD, ARMSET); an array reply's bulks copied
+ * out, -1 lengths for its nils (HMGET, ARMGET). Either keeps the first error reply. */
+void gr_client_batch_fold_sum(gr_client_batch_t *batch, const gr_result_t *reply);
+void gr_client_batch_fold_values(gr_client_batch_t *batch, const gr_result_t *reply);
+void gr_client_batch_keep_error(gr_client_batch_t *batch, const gr_result_t *reply);
+/* Send one request; while the request ring is full, take (and fold) a reply first. */
+int gr_client_batch_send(gr_client_t *client, gr_request_t *request, gr_client_batch_t *batch,
+                         gr_client_batch_fold_t fold);
+/* Receive and fold every reply still in flight. */
+int gr_client_batch_drain(gr_client_t *client, gr_client_batch_t *batch, gr_client_batch_fold_t fold);
+/* The ends of a summing batch and of a values batch: *result the first error (its text kept
+ * until the next batch's error), else the sum as an integer reply / the values handed over in
+ * *out_data (malloc'd: gr_client_batch_free). Returns the batch's status. */
+int gr_client_batch_finish_sum(gr_client_batch_t *batch, int status);
+int gr_client_batch_finish_values(gr_client_batch_t *batch, int status, size_t count, uint8_t **out_data,
+                                  size_t *out_size);
 
 #endif
