@@ -385,10 +385,17 @@ class RingClient(Commands):
     brpop = _blocking_pop(RIGHT, ListCommands.brpop)
 
     def lmpop(self, num_keys: int, *args: Any, direction: str, count: int | None = 1) -> list | None:
-        end = _mpop_end(num_keys, args, direction, count)
-        if end is None:
+        # _mpop_end's checks spelled out (LMPOP is a hot read of a work queue): one or two keys
+        # named by num_keys, LEFT/RIGHT, a count None or a positive int.
+        kind = type(direction)
+        end = _ENDS.get(direction) if kind is str or kind is bytes else None
+        if (end is None or type(num_keys) is not int or num_keys != len(args) or not 0 < num_keys < 3
+                or count is not None and (type(count) is not int or count < 1)):
             return super().lmpop(num_keys, *args, direction=direction, count=count)
-        count = 1 if count is None else min(count, _COUNT_MAX)
+        if count is None:
+            count = 1
+        elif count > _COUNT_MAX:
+            count = _COUNT_MAX
         first = args[0] if type(args[0]) is bytes else encode(args[0])
         core = self._core
         if num_keys == 1:

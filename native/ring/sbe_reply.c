@@ -64,6 +64,25 @@ static void close_array(gr_sbe_reply_t *w) {
     if (w->deferred_length) append_deferred(w);
 }
 
+/* Close every container the last element completed; the message with the root. */
+static void close_completed(gr_sbe_reply_t *w) {
+    while (w->depth > 0 && w->remaining[w->depth - 1] == 0) w->depth--;
+    if (w->depth == 0) close_array(w);
+}
+
+/* A leaf inside an open array (the elements of LRANGE, LMPOP, HGETALL...): add_node's work
+ * for the case that is nearly every element of a large reply, without its branches for
+ * opening the message and containers. */
+static inline void add_leaf(gr_sbe_reply_t *w, uint8_t kind, int64_t integer, const uint8_t *data, size_t length) {
+    if (w->depth == 0) { w->base.failed = 1; return; }   /* its container failed to open */
+    if (reserve(w, GR_ARRAY_REPLY_ELEMENT_FIXED + length) != 0) return;
+    gr_element_t element = {kind, integer, {data, (uint32_t)length}};
+    w->stage_length += gr_stream_array_reply_element(&element, w->stage + w->stage_length,
+                                                     GR_ARRAY_REPLY_ELEMENT_FIXED + length);
+    w->array_count++;
+    if (--w->remaining[w->depth - 1] == 0) close_completed(w);
+}
+
 /* One node: opens the message if no array is open, counts against its parent, and closes
  * every container its arrival completes. children > 0 opens a container of that many. */
 static void add_node(gr_sbe_reply_t *w, uint8_t kind, int64_t integer, const uint8_t *data, size_t length,
@@ -91,15 +110,14 @@ static void add_node(gr_sbe_reply_t *w, uint8_t kind, int64_t integer, const uin
         return;
     }
     if (w->depth == 0) { w->depth = 1; w->remaining[0] = 0; }   /* a childless root (NIL_ARRAY, empty array) */
-    while (w->depth > 0 && w->remaining[w->depth - 1] == 0) w->depth--;
-    if (w->depth == 0) close_array(w);
+    close_completed(w);
 }
 
 /* ---- the reply operations ---- */
 
 static void op_integer(gr_reply_t *base, int64_t value) {
     gr_sbe_reply_t *w = writer_of(base);
-    if (w->depth) { add_node(w, GR_ELEMENT_KIND_INTEGER, value, NULL, 0, 0); return; }
+    if (w->depth) { add_leaf(w, GR_ELEMENT_KIND_INTEGER, value, NULL, 0); return; }
     gr_reply_message_t message = {0};
     message.template_id = GR_T_INTEGER_REPLY;
     message.integer = value;
@@ -108,7 +126,7 @@ static void op_integer(gr_reply_t *base, int64_t value) {
 
 static void op_bulk(gr_reply_t *base, const uint8_t *data, size_t length) {
     gr_sbe_reply_t *w = writer_of(base);
-    if (w->depth) { add_node(w, GR_ELEMENT_KIND_BULK, 0, data, length, 0); return; }
+    if (w->depth) { add_leaf(w, GR_ELEMENT_KIND_BULK, 0, data, length); return; }
     gr_reply_message_t message = {0};
     message.template_id = GR_T_BULK_REPLY;
     message.text.data = data;
@@ -118,7 +136,7 @@ static void op_bulk(gr_reply_t *base, const uint8_t *data, size_t length) {
 
 static void op_nil(gr_reply_t *base) {
     gr_sbe_reply_t *w = writer_of(base);
-    if (w->depth) { add_node(w, GR_ELEMENT_KIND_NIL, 0, NULL, 0, 0); return; }
+    if (w->depth) { add_leaf(w, GR_ELEMENT_KIND_NIL, 0, NULL, 0); return; }
     gr_reply_message_t message = {0};
     message.template_id = GR_T_BULK_REPLY;
     message.is_nil = 1;
@@ -131,7 +149,7 @@ static void op_nil_array(gr_reply_t *base) {
 
 static void op_status(gr_reply_t *base, const char *text, size_t length) {
     gr_sbe_reply_t *w = writer_of(base);
-    if (w->depth) { add_node(w, GR_ELEMENT_KIND_STATUS, 0, (const uint8_t *)text, length, 0); return; }
+    if (w->depth) { add_leaf(w, GR_ELEMENT_KIND_STATUS, 0, (const uint8_t *)text, length); return; }
     gr_reply_message_t message = {0};
     message.template_id = GR_T_STATUS_REPLY;
     message.text.data = (const uint8_t *)text;
@@ -141,7 +159,7 @@ static void op_status(gr_reply_t *base, const char *text, size_t length) {
 
 static void op_error(gr_reply_t *base, gr_error_code_t code, const char *text, size_t length) {
     gr_sbe_reply_t *w = writer_of(base);
-    if (w->depth) { add_node(w, GR_ELEMENT_KIND_ERROR, code, (const uint8_t *)text, length, 0); return; }
+    if (w->depth) { add_leaf(w, GR_ELEMENT_KIND_ERROR, code, (const uint8_t *)text, length); return; }
     gr_reply_message_t message = {0};
     message.template_id = GR_T_ERROR_REPLY;
     message.error_code = (uint16_t)code;
@@ -158,15 +176,15 @@ static void op_array_begin(gr_reply_t *base, size_t count) {
 static void op_keyed_array_begin(gr_reply_t *base, const uint8_t *key, size_t key_length, size_t count) {
     gr_sbe_reply_t *w = writer_of(base);
     add_node(w, GR_ELEMENT_KIND_ARRAY, 2, NULL, 0, 2);
-    add_node(w, GR_ELEMENT_KIND_BULK, 0, key, key_length, 0);
+    add_leaf(w, GR_ELEMENT_KIND_BULK, 0, key, key_length);
     add_node(w, GR_ELEMENT_KIND_ARRAY, (int64_t)count, NULL, 0, count);
 }
 
 static void op_pair(gr_reply_t *base, const uint8_t *key, size_t key_length, const uint8_t *value, size_t value_length) {
     gr_sbe_reply_t *w = writer_of(base);
     add_node(w, GR_ELEMENT_KIND_ARRAY, 2, NULL, 0, 2);
-    add_node(w, GR_ELEMENT_KIND_BULK, 0, key, key_length, 0);
-    add_node(w, GR_ELEMENT_KIND_BULK, 0, value, value_length, 0);
+    add_leaf(w, GR_ELEMENT_KIND_BULK, 0, key, key_length);
+    add_leaf(w, GR_ELEMENT_KIND_BULK, 0, value, value_length);
 }
 
 static void op_map_begin(gr_reply_t *base, size_t pairs) {
