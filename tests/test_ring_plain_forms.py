@@ -278,3 +278,15 @@ def test_a_small_root_array_can_be_a_tuple():
 def test_the_writer_leaves_what_it_cannot_write_to_the_caller(elements):
     result, _keep = result_of(elements)
     assert write(result)[0] == -1
+
+
+def test_a_flat_array_of_bulks_and_one_that_only_starts_flat_are_both_written_whole():
+    bulk = K.GR_ELEMENT_KIND_BULK
+    flat = [(K.GR_ELEMENT_KIND_ARRAY, 3, b""), (bulk, 0, b"a"), (bulk, 0, b""), (bulk, 0, b"c" * 300)]
+    almost = flat[:3] + [(K.GR_ELEMENT_KIND_NIL, 0, b"")]               # the last element is not a bulk
+    for elements, expected in ((flat, [b"a", b"", b"c" * 300]), (almost, [b"a", b"", None])):
+        result, _keep = result_of(elements)
+        length, out = write(result)
+        assert marshal.loads(out) == tree(elements) == expected
+        assert marshal.loads(write(result, 1)[1]) == tuple(expected)
+        assert lib.gr_plain_reply_write(result, 0, ffi.NULL, 0) == length

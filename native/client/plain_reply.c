@@ -2,8 +2,9 @@
  *
  * One pass over the reply; the tree is already in pre-order, as marshal wants it, so each
  * element is written where it stands and a small stack of remaining-children counts only
- * tracks the depth. Past `capacity` nothing more is written but the length is still counted,
- * so the caller learns how large a buffer the reply needs.
+ * tracks the depth; a flat array of bulks, the commonest array reply, skips even that.
+ * Past `capacity` nothing more is written but the length is still counted, so the caller
+ * learns how large a buffer the reply needs.
  */
 #include "client/plain_reply.h"
 
@@ -63,6 +64,27 @@ static void put_integer(writer_t *w, int64_t value) {
     if (p) memcpy(p, digits, 2 * (size_t)count);
 }
 
+/* The commonest array reply, a root array of bulks and nothing else (LRANGE, BLPOP's pair,
+ * SMEMBERS, HKEYS), in one tight loop: its bytes written, or -1 as soon as an element shows it
+ * is another shape (the general walk then starts over). */
+static long write_flat_bulks(const gr_result_t *result, int root_as_tuple, writer_t *w) {
+    const gr_element_t *e = result->elements;
+    uint32_t count = result->count;
+    if (count == 0 || e[0].kind != GR_ELEMENT_KIND_ARRAY || e[0].integer != (int64_t)count - 1) return -1;
+    uint32_t children = count - 1;
+    if (root_as_tuple && children < 256) {
+        uint8_t *p = reserve(w, 2);
+        if (p) p[0] = ')', p[1] = (uint8_t)children;
+    } else {
+        put_coded_u32(w, '[', children);
+    }
+    for (uint32_t i = 1; i < count; i++) {
+        if (e[i].kind != GR_ELEMENT_KIND_BULK) return -1;
+        put_bytes(w, e[i].bytes.data, e[i].bytes.length);
+    }
+    return (long)w->at;
+}
+
 long gr_plain_reply_write(const gr_result_t *result, int root_as_tuple, uint8_t *out, size_t capacity) {
     writer_t w = {out, capacity, 0};
     switch (result->template_id) {
@@ -85,6 +107,9 @@ long gr_plain_reply_write(const gr_result_t *result, int root_as_tuple, uint8_t 
         put_byte(&w, 'N');
         return (long)w.at;
     }
+    long flat = write_flat_bulks(result, root_as_tuple, &w);
+    if (flat >= 0) return flat;
+    w.at = 0;                               /* not that shape: the general walk from the start */
     int64_t remaining[GR_PLAIN_MAX_DEPTH];   /* children still to come, per open array */
     int depth = 0;
     for (uint32_t i = 0; i < result->count; i++) {
