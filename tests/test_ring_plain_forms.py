@@ -15,7 +15,7 @@ import marshal
 
 import pytest
 
-from goblin_ring import ConnectionError, ResponseError, RingClient, WrongTypeError, _native
+from goblin_ring import ConnectionError, DataError, ResponseError, RingClient, WrongTypeError, _native
 from goblin_ring.client.commands import ListCommands
 from goblin_ring._native import PLAIN_CAPACITY, _reply_tree
 
@@ -50,6 +50,8 @@ TYPED_CALLS = [
     ("blpop", (("absent", b"p2"), 1), {}), ("blpop", (["absent", "p1", "p2"], 0), {}),
     ("blpop", (["p1"], -1), {}), ("blpop", (["p1"], float("inf")), {}), ("blpop", (["p1"], 10 ** 400), {}),
     ("blpop", ([], 0), {}), ("blpop", ([b"p1", 7], None), {}),
+    ("blpop", ([bytearray(b"absent"), memoryview(b"p1")], 0), {}), ("blpop", ([1, "p2"], 0), {}),
+    ("blpop", (bytearray(b"p2"), 0), {}),
     ("brpop", (["absent", "p1"], 0), {}), ("brpop", ("p2", 0), {}),
     ("lmpop", (2, "absent", "p1"), {"direction": "LEFT", "count": 3}),
     ("lmpop", (1, "p1"), {"direction": "RIGHT"}), ("lmpop", (1, "p1"), {"direction": "left", "count": None}),
@@ -58,6 +60,8 @@ TYPED_CALLS = [
     ("lmpop", (1, "p1"), {"direction": "LEFT", "count": 0}), ("lmpop", (1, "p1"), {"direction": "SIDEWAYS"}),
     ("lmpop", (3, "p1", "p2"), {"direction": "LEFT"}), ("lmpop", (3, "absent", "p1", "p2"), {"direction": "LEFT"}),
     ("lmpop", (2, "absent", "other"), {"direction": "LEFT"}),
+    ("lmpop", (2, bytearray(b"absent"), memoryview(b"p2")), {"direction": "RIGHT", "count": 2}),
+    ("lmpop", (1, 5), {"direction": "LEFT"}), ("lmpop", (2, 5, "p1"), {"direction": "LEFT", "count": None}),
     ("blmpop", (0, 2, "absent", "p2"), {"direction": "RIGHT", "count": 2}),
     ("blmpop", (0.5, 1, "p1"), {"direction": "LEFT"}), ("blmpop", (-1, 1, "p1"), {"direction": "LEFT"}),
 ]
@@ -76,6 +80,15 @@ def test_a_typed_form_answers_as_the_same_command_sent_as_argv_and_over_resp(rin
     typed, argv, over_resp = outcomes
     assert typed == argv == over_resp
     resp.delete("p1", "p2")
+
+
+def test_a_key_redis_py_refuses_is_refused_by_the_typed_forms_before_anything_is_sent(ring, resp):
+    fill(resp, "p1")
+    for call in (lambda: ring.blpop([True, "p1"], 0), lambda: ring.brpop(["p1", 1.5j], 0),
+                 lambda: ring.lmpop(2, "p1", 1.5j, direction="LEFT"), lambda: ring.lmpop(1, False, direction="LEFT")):
+        with pytest.raises(DataError):
+            call()
+    assert resp.lrange("p1", 0, -1) == [f"p1-{c}".encode() for c in "abcdef"]
 
 
 COUNTED_CALLS = [("lrange", ("c1", 0, 1)), ("ltrim", ("c1", 0, -1)), ("lmove", ("c1", "c2", "LEFT", "RIGHT")),

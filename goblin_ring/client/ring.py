@@ -76,17 +76,16 @@ def _blocking_pop(end: int, shared: Any) -> Any:
             if timeout is not None:             # a timedelta, a text: the shared method
                 return shared(self, keys, timeout)
             timeout = 0
-        if type(first) is not bytes:
-            first = encode(first)
         core = self._core
         try:
             if second is None:
                 status = _pop_keys(core.pointer, _BPOP, end, 0, timeout, first, len(first), _NULL, 0, core.result)
             else:
-                if type(second) is not bytes:
-                    second = encode(second)
                 status = _pop_keys(core.pointer, _BPOP, end, 0, timeout, first, len(first), second, len(second),
                                    core.result)
+        except TypeError:                       # a key that is not bytes (str, int...): cffi refused it before
+            keys = (first,) if second is None else (first, second)   # anything was sent; encoded, as redis-py
+            return blocking_pop(self, tuple(map(encode, keys)), timeout)
         except OverflowError:                   # a timeout beyond a double: the server's error text
             return shared(self, keys, timeout)
         value = _loads(core.plain)
@@ -396,14 +395,16 @@ class RingClient(Commands):
             count = 1
         elif count > _COUNT_MAX:
             count = _COUNT_MAX
-        first = args[0] if type(args[0]) is bytes else encode(args[0])
         core = self._core
-        if num_keys == 1:
-            status = _pop_keys(core.pointer, _LMPOP, end, count, 0.0, first, len(first), _NULL, 0, core.result)
-        else:
-            second = args[1] if type(args[1]) is bytes else encode(args[1])
-            status = _pop_keys(core.pointer, _LMPOP, end, count, 0.0, first, len(first), second, len(second),
-                               core.result)
+        try:
+            if num_keys == 1:
+                status = _pop_keys(core.pointer, _LMPOP, end, count, 0.0, args[0], len(args[0]), _NULL, 0,
+                                   core.result)
+            else:
+                status = _pop_keys(core.pointer, _LMPOP, end, count, 0.0, args[0], len(args[0]), args[1],
+                                   len(args[1]), core.result)
+        except TypeError:                       # a key that is not bytes: as blpop's
+            return self.lmpop(num_keys, *map(encode, args), direction=direction, count=count)
         value = _loads(core.plain)
         return core.settle(status) if value is ... else value
 
