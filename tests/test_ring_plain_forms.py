@@ -85,6 +85,7 @@ def test_a_typed_form_answers_as_the_same_command_sent_as_argv_and_over_resp(rin
 def test_a_key_redis_py_refuses_is_refused_by_the_typed_forms_before_anything_is_sent(ring, resp):
     fill(resp, "p1")
     for call in (lambda: ring.blpop([True, "p1"], 0), lambda: ring.brpop(["p1", 1.5j], 0),
+                 lambda: ring.brpop([b"p1", None], 0),
                  lambda: ring.lmpop(2, "p1", 1.5j, direction="LEFT"), lambda: ring.lmpop(1, False, direction="LEFT")):
         with pytest.raises(DataError):
             call()

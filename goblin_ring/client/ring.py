@@ -64,11 +64,11 @@ def _blocking_pop(end: int, shared: Any) -> Any:
             if count == 2:
                 first, second = keys
             elif count == 1:
-                first, second = keys[0], None
+                first, second = keys[0], _NULL  # _NULL: one key (a None key is redis-py's DataError)
             else:
                 return shared(self, keys, timeout)
         elif kind is bytes or kind is str:
-            first, second = keys, None
+            first, second = keys, _NULL
         else:
             return shared(self, keys, timeout)
         kind = type(timeout)
@@ -78,13 +78,13 @@ def _blocking_pop(end: int, shared: Any) -> Any:
             timeout = 0
         core = self._core
         try:
-            if second is None:
+            if second is _NULL:
                 status = _pop_keys(core.pointer, _BPOP, end, 0, timeout, first, len(first), _NULL, 0, core.result)
             else:
                 status = _pop_keys(core.pointer, _BPOP, end, 0, timeout, first, len(first), second, len(second),
                                    core.result)
         except TypeError:                       # a key that is not bytes (str, int...): cffi refused it before
-            keys = (first,) if second is None else (first, second)   # anything was sent; encoded, as redis-py
+            keys = (first,) if second is _NULL else (first, second)   # anything was sent; encoded, as redis-py
             return blocking_pop(self, tuple(map(encode, keys)), timeout)
         except OverflowError:                   # a timeout beyond a double: the server's error text
             return shared(self, keys, timeout)
