@@ -219,6 +219,11 @@ def random_command(rng):
         ("ZRANGE", "sums", 0, -1, "WITHSCORES"),
         ("ZINTERCARD", len(numkeys), *numkeys), ("ZRANDMEMBER", key, "-3"),
         ("COPY", key, other, "REPLACE"), ("EXISTS", key), ("TYPE", key),
+        ("BZPOPMIN", key, "0.01"), ("BZPOPMAX", key, other, "0.01"),
+        ("BZMPOP", "0.01", len(numkeys), *numkeys, "MIN", "COUNT", "3"),
+        ("ZINTERSTORE", "sums", len(numkeys), *numkeys), ("ZDIFFSTORE", "sums", len(numkeys), *numkeys),
+        ("SORT", key, "BY", "nosort", "LIMIT", 0, 10), ("SORT", key, "DESC", "LIMIT", 0, 5),
+        ("ZSCORE", key, rng.choice(["-0", "01", "+5", " 7", "4294967296"])), ("ZREM", key, "007"),
     ])
 
 
@@ -279,3 +284,30 @@ def test_the_server_flag_starts_with_packed_sets(tmp_path):
             assert c.config_get("zset-implementation") == {"zset-implementation": "packed"}
             c.zadd("z", {str(i): i for i in range(300)})
             assert encoding(c, "z") == b"packed"
+
+
+def test_an_aof_rewrite_keeps_a_packed_set_and_a_restart_loads_it_packed(tmp_path):
+    """The rewrite writes RESTOREs (the save form, ties in numeric order); replaying them under
+    --zset-implementation packed rebuilds the set packed, equal member for member."""
+    import time
+    runtime, data = tmp_path / "runtime", tmp_path / "data"
+    runtime.mkdir()
+    data.mkdir()
+    flags = ("--appendonly", "yes", "--dir", str(data), "--zset-implementation", "packed")
+    server = GoblinServer(runtime, *flags).start()
+    with RespClient(port=server.port, socket_timeout=10) as c:
+        c.zadd("z", {str(i): i % 5 for i in range(-300, 300)})
+        assert encoding(c, "z") == b"packed"
+        before = c.zrange("z", 0, -1, withscores=True)
+        assert c.bgrewriteaof()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:   # polls the rewrite's state, no fixed wait
+            info = c.info("persistence")
+            if info["aof_rewrites"] == 1 and not info["aof_rewrite_in_progress"]:
+                break
+        assert info["aof_rewrites"] == 1 and info["aof_last_bgrewrite_status"] == "ok"
+    server.stop_cleanly()
+    with GoblinServer(runtime, *flags, name=server.name).start() as again:
+        with RespClient(port=again.port, socket_timeout=10) as c:
+            assert encoding(c, "z") == b"packed"
+            assert c.zrange("z", 0, -1, withscores=True) == before

@@ -15,7 +15,9 @@ the RSS growth per member, for sets of half, one and two times --zset-size membe
 goblin column also the packed encoding (CONFIG SET zset-implementation packed): int32 decimal
 members ("0", "1", ...) with the same scores rounded down to integers (exact in float32), and the
 standard encoding on those same int32 members and scores, so packed is seen against standard
-both on the 16-byte members above and on identical data.
+both on the 16-byte members above and on identical data. Their rss_delta is not a measure:
+they run after the standard phases on the same server, whose allocator keeps the pages those
+freed (used_memory_delta is the figure to read).
 
 Write-path tail: 200,000 ZADDs (quick: --zset-size) growing one set from empty, each timed one
 in flight (p50 ... p99.99 and max), per engine; the Python columns run with the garbage
