@@ -72,7 +72,7 @@ def _blocking_pop(end: int, shared: Any) -> Any:
         else:
             return shared(self, keys, timeout)
         kind = type(timeout)
-        if kind is not float and kind is not int:
+        if kind is not int and kind is not float:
             if timeout is not None:             # a timedelta, a text: the shared method
                 return shared(self, keys, timeout)
             timeout = 0
