@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "commands/commands.h"
-#include "core/glob.h"
+#include "commands/member_scan.h"
 #include "core/number.h"
 #include "engines/hash/hash.h"
 #include "engines/table/table.h"   /* HRANDFIELD's set of fields already picked */
@@ -332,27 +332,9 @@ void gr_cmd_hincrbyfloat(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
 
 /* ---- HSCAN ---- */
 
-typedef struct scan_batch {
-    gr_hash_entry_t *entries;
-    size_t count, capacity;
-    int failed;
-    const uint8_t *pattern;
-    size_t pattern_length;
-} scan_batch_t;
-
 static void scan_collect(void *context, const gr_hash_entry_t *entry) {
-    scan_batch_t *batch = context;
-    if (batch->failed) return;
-    if (batch->pattern && !gr_glob_match(batch->pattern, batch->pattern_length, entry->field, entry->field_length, 0))
-        return;
-    if (batch->count == batch->capacity) {
-        size_t capacity = batch->capacity ? batch->capacity * 2 : 64;
-        gr_hash_entry_t *grown = gr_mem_realloc(batch->entries, capacity * sizeof *grown, GR_MEM_OTHER);
-        if (!grown) { batch->failed = 1; return; }
-        batch->entries = grown;
-        batch->capacity = capacity;
-    }
-    batch->entries[batch->count++] = *entry;
+    gr_hash_entry_t *slot = gr_member_scan_slot(context, entry->field, entry->field_length);
+    if (slot) *slot = *entry;
 }
 
 /* Redis's order: the cursor, then the key (a missing key answers an empty scan without
@@ -366,45 +348,22 @@ void gr_cmd_hscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     gr_hash_t *hash = NULL;
     int found = find_hash_or_reply(db, arg(argv, argv_length, 1), &hash, 0, reply);
     if (found < 0) return;
-    if (!found) {
-        gr_reply_keyed_array_begin(reply, (const uint8_t *)"0", 1, 0);
-        return;
-    }
-    int64_t count = 10;
-    int novalues = 0;
-    scan_batch_t batch = {0};
-    for (size_t i = 3; i < argc; i++) {
-        size_t left = argc - i - 1;
-        if (gr_word_is(argv[i], argv_length[i], "count") && left >= 1) {
-            if (gr_bytes_to_int64(argv[i + 1], argv_length[i + 1], &count) != 0) { reply_not_integer(reply); return; }
-            if (count < 1) { reply_syntax(reply); return; }
-            i++;
-        } else if (gr_word_is(argv[i], argv_length[i], "match") && left >= 1) {
-            batch.pattern = argv[i + 1];
-            batch.pattern_length = argv_length[i + 1];
-            if (batch.pattern_length == 1 && batch.pattern[0] == '*') batch.pattern = NULL;
-            i++;
-        } else if (gr_word_is(argv[i], argv_length[i], "novalues")) {
-            novalues = 1;
-        } else {
-            reply_syntax(reply);
-            return;
-        }
-    }
-    uint64_t next = gr_hash_scan(hash, cursor, (size_t)count, scan_collect, &batch);
-    if (batch.failed) {
-        gr_mem_free(batch.entries, GR_MEM_OTHER);
+    if (!found) { gr_member_scan_reply_empty(reply); return; }
+    gr_member_scan_t scan;
+    if (gr_member_scan_start_or_reply(&scan, sizeof(gr_hash_entry_t), argc, argv, argv_length, 3, 1, reply) != 0) return;
+    uint64_t next = gr_hash_scan(hash, cursor, (size_t)scan.count, scan_collect, &scan);
+    if (scan.failed) {
+        gr_member_scan_free(&scan);
         gr_reply_oom(reply);
         return;
     }
-    char text[24];
-    size_t length = (size_t)snprintf(text, sizeof text, "%llu", (unsigned long long)next);
-    gr_reply_keyed_array_begin(reply, (const uint8_t *)text, length, batch.count * (novalues ? 1 : 2));
-    for (size_t i = 0; i < batch.count; i++) {
-        gr_reply_bulk(reply, batch.entries[i].field, batch.entries[i].field_length);
-        if (!novalues) gr_reply_bulk(reply, batch.entries[i].value, batch.entries[i].value_length);
+    const gr_hash_entry_t *entries = scan.entries;
+    gr_member_scan_reply_begin(reply, next, scan.entry_count * (scan.novalues ? 1 : 2));
+    for (size_t i = 0; i < scan.entry_count; i++) {
+        gr_reply_bulk(reply, entries[i].field, entries[i].field_length);
+        if (!scan.novalues) gr_reply_bulk(reply, entries[i].value, entries[i].value_length);
     }
-    gr_mem_free(batch.entries, GR_MEM_OTHER);
+    gr_member_scan_free(&scan);
 }
 
 /* ---- HRANDFIELD ---- */

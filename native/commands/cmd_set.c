@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands/commands.h"
+#include "commands/member_scan.h"
 #include "core/clock.h"
 #include "core/glob.h"
 #include "core/number.h"
@@ -418,7 +419,8 @@ static void collect_member(void *context, const uint8_t *data, size_t length) {
     c->ends[c->count++] = c->used;
 }
 
-/* SSCAN key cursor [MATCH pattern] [COUNT count] */
+/* SSCAN key cursor [MATCH pattern] [COUNT count]: the options and the reply's head as HSCAN's
+ * and ZSCAN's (member_scan.h), the members collected as bytes (collect_member). */
 void gr_cmd_sscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     uint64_t cursor;
     int valid = gr_parse_scan_cursor(argv[2], argv_length[2], &cursor) == 0;
@@ -426,37 +428,14 @@ void gr_cmd_sscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     gr_set_t *set;
     int found = find_set_or_reply(db, arg_bytes(argv, argv_length, 1), 0, &set, reply);
     if (found < 0) return;
-    if (!found) { gr_reply_keyed_array_begin(reply, (const uint8_t *)"0", 1, 0); return; }
+    if (!found) { gr_member_scan_reply_empty(reply); return; }
+    gr_member_scan_t options;
+    if (gr_member_scan_start_or_reply(&options, 1, argc, argv, argv_length, 3, 0, reply) != 0) return;
     scan_collect_t collect = {0};
-    int64_t count = 10;
-    for (size_t i = 3; i < argc; i += 2) {
-        if (i + 1 >= argc) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
-        if (gr_word_is(argv[i], argv_length[i], "count")) {
-            if (parse_int64(argv[i + 1], argv_length[i + 1], &count) != 0) {
-                gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
-                return;
-            }
-            if (count < 1) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
-        } else if (gr_word_is(argv[i], argv_length[i], "match")) {
-            collect.pattern = arg_bytes(argv, argv_length, i + 1);
-            /* "*" is no filter, as Redis treats it */
-            if (collect.pattern.length == 1 && collect.pattern.data[0] == '*') collect.pattern.length = 0;
-        } else {
-            gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
-            return;
-        }
-    }
-    uint64_t next = gr_set_scan(set, cursor, (size_t)count, collect_member, &collect);
+    if (options.pattern) collect.pattern = (gr_bytes_t){options.pattern, (uint32_t)options.pattern_length};
+    uint64_t next = gr_set_scan(set, cursor, (size_t)options.count, collect_member, &collect);
     if (collect.failed) { free(collect.bytes); free(collect.ends); gr_reply_oom(reply); return; }
-    char text[24];
-    size_t length = gr_int64_to_text(0, text);
-    if (next) {   /* unsigned decimal */
-        char reversed[24];
-        length = 0;
-        for (uint64_t v = next; v; v /= 10) reversed[length++] = (char)('0' + v % 10);
-        for (size_t i = 0; i < length; i++) text[i] = reversed[length - 1 - i];
-    }
-    gr_reply_keyed_array_begin(reply, (const uint8_t *)text, length, collect.count);
+    gr_member_scan_reply_begin(reply, next, collect.count);
     for (size_t i = 0, start = 0; i < collect.count; start = collect.ends[i++])
         gr_reply_bulk(reply, collect.bytes + start, collect.ends[i] - start);
     free(collect.bytes);

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "commands/cmd_zset_shared.h"
-#include "core/glob.h"
+#include "commands/member_scan.h"
 #include "core/number.h"
 #include "exec/blocking.h"
 #include "exec/server_text.h"
@@ -428,28 +428,10 @@ void gr_cmd_zrandmember(gr_db_t *db, size_t argc, const uint8_t *const *argv, co
 
 /* ---- ZSCAN ---- */
 
-typedef struct scan_batch {
-    gr_zset_entry_t *entries;   /* copies: a packed set's member text is in each one's text */
-    int packed;
-    size_t count, capacity;
-    int failed;
-    const uint8_t *pattern;
-    size_t pattern_length;
-} scan_batch_t;
-
 static void scan_collect(void *context, const gr_zset_entry_t *entry) {
-    scan_batch_t *batch = context;
-    if (batch->failed) return;
-    if (batch->pattern && !gr_glob_match(batch->pattern, batch->pattern_length, entry->member, entry->member_length, 0))
-        return;
-    if (batch->count == batch->capacity) {
-        size_t capacity = batch->capacity ? batch->capacity * 2 : 64;
-        gr_zset_entry_t *grown = gr_mem_realloc(batch->entries, capacity * sizeof *grown, GR_MEM_OTHER);
-        if (!grown) { batch->failed = 1; return; }
-        batch->entries = grown;
-        batch->capacity = capacity;
-    }
-    batch->entries[batch->count++] = *entry;
+    /* copies: a packed set's member text is in each one's text */
+    gr_zset_entry_t *slot = gr_member_scan_slot(context, entry->member, entry->member_length);
+    if (slot) *slot = *entry;
 }
 
 void gr_cmd_zscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
@@ -458,43 +440,26 @@ void gr_cmd_zscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     gr_zset_t *zset = NULL;
     int found = gr_zcmd_find_or_reply(db, arg(argv, argv_length, 1), &zset, 0, reply);
     if (found < 0) return;
-    if (!found) { gr_reply_keyed_array_begin(reply, (const uint8_t *)"0", 1, 0); return; }
-    int64_t count = 10;
-    scan_batch_t batch = {0};
-    batch.packed = gr_zset_is_packed(zset);
-    for (size_t i = 3; i < argc; i++) {
-        size_t left = argc - i - 1;
-        if (gr_word_is(argv[i], argv_length[i], "count") && left >= 1) {
-            if (gr_bytes_to_int64(argv[i + 1], argv_length[i + 1], &count) != 0) { reply_not_integer(reply); return; }
-            if (count < 1) { reply_syntax(reply); return; }
-            i++;
-        } else if (gr_word_is(argv[i], argv_length[i], "match") && left >= 1) {
-            batch.pattern = argv[i + 1];
-            batch.pattern_length = argv_length[i + 1];
-            if (batch.pattern_length == 1 && batch.pattern[0] == '*') batch.pattern = NULL;
-            i++;
-        } else {
-            reply_syntax(reply);
-            return;
-        }
-    }
-    uint64_t next = gr_zset_scan(zset, cursor, (size_t)count, scan_collect, &batch);
-    if (batch.failed) {
-        gr_mem_free(batch.entries, GR_MEM_OTHER);
+    if (!found) { gr_member_scan_reply_empty(reply); return; }
+    int packed = gr_zset_is_packed(zset);
+    gr_member_scan_t scan;
+    if (gr_member_scan_start_or_reply(&scan, sizeof(gr_zset_entry_t), argc, argv, argv_length, 3, 0, reply) != 0) return;
+    uint64_t next = gr_zset_scan(zset, cursor, (size_t)scan.count, scan_collect, &scan);
+    if (scan.failed) {
+        gr_member_scan_free(&scan);
         gr_reply_oom(reply);
         return;
     }
-    char text[24];
-    size_t length = (size_t)snprintf(text, sizeof text, "%llu", (unsigned long long)next);
-    gr_reply_keyed_array_begin(reply, (const uint8_t *)text, length, batch.count * 2);
-    for (size_t i = 0; i < batch.count; i++) {
+    const gr_zset_entry_t *entries = scan.entries;
+    gr_member_scan_reply_begin(reply, next, scan.entry_count * 2);
+    for (size_t i = 0; i < scan.entry_count; i++) {
         char score[64];
-        const uint8_t *member = batch.packed ? batch.entries[i].text : batch.entries[i].member;
-        gr_reply_bulk(reply, member, batch.entries[i].member_length);
-        size_t n = format_score(batch.entries[i].score, score, sizeof score);
+        const uint8_t *member = packed ? entries[i].text : entries[i].member;
+        gr_reply_bulk(reply, member, entries[i].member_length);
+        size_t n = format_score(entries[i].score, score, sizeof score);
         gr_reply_bulk(reply, (const uint8_t *)score, n);
     }
-    gr_mem_free(batch.entries, GR_MEM_OTHER);
+    gr_member_scan_free(&scan);
 }
 
 /* ---- GOBLIN.ZSET.INTERNALS, GOBLIN.OPTIMIZE ---- */
