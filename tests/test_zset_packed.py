@@ -311,3 +311,21 @@ def test_an_aof_rewrite_keeps_a_packed_set_and_a_restart_loads_it_packed(tmp_pat
         with RespClient(port=again.port, socket_timeout=10) as c:
             assert encoding(c, "z") == b"packed"
             assert c.zrange("z", 0, -1, withscores=True) == before
+
+
+def test_zset_convert_method_switches_the_encoding_both_ways_and_raises_what_the_command_refuses(client):
+    client.zadd("z", {"1": 1.5, "-7": 2, "300": -4})
+    assert client.zset_convert("z", "packed") is True
+    assert encoding(client, "z") == b"packed"
+    assert client.zrange("z", 0, -1, withscores=True) == [(b"300", -4.0), (b"1", 1.5), (b"-7", 2.0)]
+    assert client.zset_convert(b"z", b"STANDARD") is True
+    assert encoding(client, "z") == b"skiplist"
+    assert client.zrange("z", 0, -1, withscores=True) == [(b"300", -4.0), (b"1", 1.5), (b"-7", 2.0)]
+    with pytest.raises(ResponseError, match="no such key"):
+        client.zset_convert("missing", "packed")
+    with pytest.raises(ResponseError, match="syntax error"):
+        client.zset_convert("z", "listpack")
+    client.zadd("y", {"a": 1})
+    with pytest.raises(ResponseError, match="does not fit the packed encoding"):
+        client.zset_convert("y", "packed")
+    assert encoding(client, "y") == b"listpack"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from ...errors import DataError
-from .core import CommandsCore, encode, encode_values, keys_of, timeout_of
+from .core import CommandsCore, bool_ok, encode, encode_values, keys_of, timeout_of
 
 
 def as_score(reply: Any) -> float | None:
@@ -277,3 +277,9 @@ class SortedSetCommands(CommandsCore):
     def zset_optimize(self, name: Any) -> int:
         """GOBLIN.OPTIMIZE: compact a sorted set after a bulk load; the allocated bytes released."""
         return self._execute((b"GOBLIN.OPTIMIZE", encode(name)))
+
+    def zset_convert(self, name: Any, encoding: Any) -> bool:
+        """GOBLIN.ZSET.CONVERT: rebuild the set at name in encoding "packed" or "standard"; True.
+        ResponseError for a missing key, another encoding, or a set that does not fit packed
+        (int32 decimal members, scores exact in float32): the set is then unchanged."""
+        return self._execute((b"GOBLIN.ZSET.CONVERT", encode(name), encode(encoding)), bool_ok)
