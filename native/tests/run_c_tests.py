@@ -45,6 +45,9 @@ PROGRAMS: dict[str, dict] = {
     "test_array_rt": {"layers": ["core"], "files": ["engines/array/array_rt.c"],
                       "args": [os.environ.get("GOBLIN_ARRAY_RT_STEPS", "100000")]},
     "test_snapshot_io": {"layers": ["core"], "args": []},
+    # growing ZADDs and HSETs through the command path, each write's CPU and wall time reported
+    "test_write_tail": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"],
+                        "args": [os.environ.get("GOBLIN_WRITE_TAIL", "20000")]},
     "test_pubsub": {"layers": ["core"], "files": ["exec/pubsub.c"], "args": []},
     # the ARRAY value and its classic engine against a model; args: steps, engine kind
     "test_array": {"layers": ["core"], "files": ["engines/array/array.c", "engines/array/array_classic.c"],
@@ -111,6 +114,7 @@ def run(name: str, sanitize: bool, extra_args: list[str] | None = None) -> subpr
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sanitize", action="store_true")
+    parser.add_argument("--verbose", action="store_true", help="print each program's whole output")
     parser.add_argument("names", nargs="*", help="programs to run (default: all)")
     arguments = parser.parse_args()
     names = arguments.names or list(PROGRAMS)
@@ -120,6 +124,8 @@ def main() -> int:
         summary = (result.stdout.strip().splitlines() or ["(no output)"])[-1]
         status = "ok" if result.returncode == 0 else f"FAILED (exit {result.returncode})"
         print(f"{name}{' [asan+ubsan]' if arguments.sanitize else ''}: {status}: {summary}")
+        if arguments.verbose and result.returncode == 0:
+            sys.stdout.write(result.stdout)
         if result.returncode != 0:
             failures += 1
             sys.stdout.write(result.stdout)
