@@ -1,8 +1,8 @@
 /* commands.h — what the command table's rows (the commands/<family>.def files) point at: the argv builders
  * (command_builders.c) and the handlers, a file per family (cmd_list.c, cmd_keys.c,
- * cmd_string.c, cmd_bitmap.c, cmd_hash.c, cmd_set.c, cmd_zset.c, cmd_expire.c, cmd_db.c, cmd_server.c,
- * cmd_connection.c, cmd_config.c, cmd_sort.c, cmd_pubsub.c, cmd_array.c,
- * command_docs.c). Only commands/ includes it: exec reaches these through the rows.
+ * cmd_string.c, cmd_bitmap.c, cmd_hash.c, cmd_set.c, cmd_zset*.c, cmd_expire.c, cmd_db.c, cmd_server.c,
+ * cmd_connection.c, cmd_config.c, cmd_sort.c, cmd_pubsub.c, cmd_array*.c, command_docs.c;
+ * HSCAN/SSCAN/ZSCAN share member_scan.c). Only commands/ includes it: exec reaches these through the rows.
  */
 #ifndef GR_COMMANDS_H
 #define GR_COMMANDS_H
