@@ -171,3 +171,37 @@ def test_random_sorted_set_commands_reply_exactly_like_redis(seed, redis_server,
         run(reference, ring, resp, seed)
     finally:
         reference.close()
+
+
+SCAN_OPTION_LISTS = [
+    (), ("COUNT", "5"), ("COUNT", "0"), ("COUNT", "-1"), ("COUNT", "x"), ("COUNT",), ("MATCH",),
+    ("MATCH", "m*"), ("MATCH", "*", "COUNT", "2"), ("COUNT", "2", "MATCH"), ("MATCH", "COUNT", "5"),
+    ("NOVALUES",), ("NOPE", "1"), ("COUNT", "3", "COUNT", "x"),
+]
+
+
+@pytest.mark.parametrize("command", ["HSCAN", "SSCAN", "ZSCAN"])
+def test_scan_options_are_refused_or_accepted_as_redis_does(command, redis_server, ring, resp):
+    """HSCAN, SSCAN and ZSCAN share one options parser (commands/member_scan.c): each option list
+    is an error with Redis 7.0's text exactly when redis-server refuses it (NOVALUES is 7.4+)."""
+    reference = RespClient(port=redis_server.port, socket_timeout=10)
+    fill = {"HSCAN": ("HSET", "scan:k", "m1", "a", "m2", "b"), "SSCAN": ("SADD", "scan:k", "m1", "m2"),
+            "ZSCAN": ("ZADD", "scan:k", "1", "m1", "2", "m2")}[command]
+    try:
+        for client in (reference, ring, resp):
+            client.delete("scan:k")
+            client.execute_command(*fill)
+        for options in SCAN_OPTION_LISTS:
+            if command == "HSCAN" and options == ("NOVALUES",):
+                continue
+            args = (command, "scan:k", "0", *options)
+            expected = outcome(reference, "execute_command", args, {})
+            for client in (ring, resp):
+                got = outcome(client, "execute_command", args, {})
+                assert got[0] == expected[0], (args, got, expected)
+                if expected[0] == "error":
+                    assert got == expected, args
+    finally:
+        for client in (reference, ring, resp):
+            client.delete("scan:k")
+        reference.close()
