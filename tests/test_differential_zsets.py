@@ -205,3 +205,26 @@ def test_scan_options_are_refused_or_accepted_as_redis_does(command, redis_serve
         for client in (reference, ring, resp):
             client.delete("scan:k")
         reference.close()
+
+
+@pytest.mark.parametrize("fill", [("HSET", "scan:k", "m1", "a", "m2", "b"), ("SADD", "scan:k", "m1", "m2"),
+                                  ("SADD", "scan:k", "1", "2"), ("ZADD", "scan:k", "1", "m1", "2", "m2")],
+                         ids=["hash", "set", "intset", "zset"])
+def test_scan_match_of_an_empty_pattern_matches_no_member_as_redis(fill, redis_server, ring, resp):
+    """MATCH "" is a pattern that matches only an empty member (Redis's stringmatchlen), not "no
+    filter": SSCAN's own collector had taken an empty pattern for none given."""
+    command = {"HSET": "HSCAN", "SADD": "SSCAN", "ZADD": "ZSCAN"}[fill[0]]
+    reference = RespClient(port=redis_server.port, socket_timeout=10)
+    try:
+        for client in (reference, ring, resp):
+            client.delete("scan:k")
+            client.execute_command(*fill)
+        args = (command, "scan:k", "0", "MATCH", "", "COUNT", "100")
+        expected = reference.execute_command(*args)
+        assert expected[1] == []
+        for client in (ring, resp):
+            assert client.execute_command(*args) == expected, (client, args)
+    finally:
+        for client in (reference, ring, resp):
+            client.delete("scan:k")
+        reference.close()
