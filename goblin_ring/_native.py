@@ -697,6 +697,18 @@ class ClientCore:
             _buffer(value_data), _int64s(value_offsets), _int64s(value_lengths), count, per_message, self.result))
         return self.value(self.result)
 
+    def _batch_values(self, out_offsets: Any, out_lengths: Any, out_data: Any, out_size: Any) -> list:
+        """A values batch's ending (HMGET, ARMGET): an error reply raised, else bytes or None per
+        item cut from the one malloc'd arena client_batch.c filled, which is freed here."""
+        if self.result.template_id == _T_ERROR:
+            self.value(self.result)
+        try:
+            arena = ffi.buffer(out_data[0], out_size[0])[:] if out_size[0] else b""
+        finally:
+            lib.gr_client_batch_free(out_data[0])
+        return [None if length < 0 else arena[offset:offset + length]
+                for offset, length in zip(out_offsets.tolist(), out_lengths.tolist())]
+
     def hmget_many(self, key: bytes, fields: Any, per_message: int) -> list:
         """HMGET every field in one C call (client_batch.c): bytes or None per field."""
         import numpy
@@ -708,14 +720,7 @@ class ClientCore:
         self.check(lib.gr_client_hmget_many(
             self.pointer, key, len(key), _buffer(data), _int64s(offsets), _int64s(lengths), count, per_message,
             _int64s(out_offsets), _int64s(out_lengths), out_data, out_size, self.result))
-        if self.result.template_id == _T_ERROR:
-            self.value(self.result)
-        try:
-            arena = ffi.buffer(out_data[0], out_size[0])[:] if out_size[0] else b""
-        finally:
-            lib.gr_client_batch_free(out_data[0])
-        return [None if length < 0 else arena[offset:offset + length]
-                for offset, length in zip(out_offsets.tolist(), out_lengths.tolist())]
+        return self._batch_values(out_offsets, out_lengths, out_data, out_size)
 
     def zadd_many(self, key: bytes, members: Any, scores: Any, per_message: int, flags: int) -> int:
         """ZADD every (score, member) pair in one C call (client_batch.c); the sum of the
@@ -789,14 +794,7 @@ class ClientCore:
         self.check(lib.gr_client_armget_many(
             self.pointer, key, len(key), ffi.cast("uint64_t *", ffi.from_buffer(column)), count, per_message,
             _int64s(out_offsets), _int64s(out_lengths), out_data, out_size, self.result))
-        if self.result.template_id == _T_ERROR:
-            self.value(self.result)
-        try:
-            arena = ffi.buffer(out_data[0], out_size[0])[:] if out_size[0] else b""
-        finally:
-            lib.gr_client_array_free(out_data[0])
-        return [None if length < 0 else arena[offset:offset + length]
-                for offset, length in zip(out_offsets.tolist(), out_lengths.tolist())]
+        return self._batch_values(out_offsets, out_lengths, out_data, out_size)
 
     def execute_packed(self, packed: bytes, converts: list) -> list:
         """Run a packed pipeline of hot scalar commands in one C call (gr_client_execute_packed)."""

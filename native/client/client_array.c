@@ -85,5 +85,3 @@ int gr_client_armget_many(gr_client_t *client, const uint8_t *key, size_t key_le
     int status = run(client, "ARMGET", key, key_length, indexes, NULL, NULL, NULL, count, per_message, &batch);
     return gr_client_batch_finish_values(&batch, status, count, out_data, out_size);
 }
-
-void gr_client_array_free(uint8_t *data) { free(data); }

@@ -22,12 +22,11 @@ int gr_client_armset_many(gr_client_t *client, const uint8_t *key, size_t key_le
                           size_t count, size_t per_message, gr_result_t *result);
 /* ARMGET key for count indexes, as ARMGET messages of per_message indexes. Value i is
  * (*out_data)[out_offsets[i] .. + out_lengths[i]], out_lengths[i] = -1 for a hole; *out_data
- * is malloc'd here (free it with gr_client_array_free). On an error reply *result is that
+ * is malloc'd here (free it with client_batch.h's gr_client_batch_free). On an error reply *result is that
  * error and the outputs are not filled. */
 int gr_client_armget_many(gr_client_t *client, const uint8_t *key, size_t key_length, const uint64_t *indexes,
                           size_t count, size_t per_message, int64_t *out_offsets, int64_t *out_lengths,
                           uint8_t **out_data, size_t *out_size, gr_result_t *result);
-void gr_client_array_free(uint8_t *data);
 /* cffi-cdef-end */
 
 #endif
