@@ -154,24 +154,41 @@ static void reply_set_failure(gr_reply_t *reply, int code) {
     else gr_reply_oom(reply);
 }
 
-/* A command's writes for gr_array_check_writes (a bounded engine refuses the whole command
- * before its first set): a run from `first` with lengths[i], or ARMSET's index/value pairs. */
+/* A command's writes, for gr_array_check_writes (a bounded engine refuses the whole command
+ * before its first set) and then write_planned: a run from `first`, or ARMSET's index/value
+ * pairs; write i's value is argv[value_arg + value_step * i]. */
 typedef struct planned_writes {
     const array_call_t *c;
     uint64_t first;
-    const size_t *lengths;
+    size_t value_arg, value_step;
 } planned_writes_t;
 
 static void run_write_at(void *context, size_t i, uint64_t *index, size_t *length) {
     const planned_writes_t *plan = context;
     *index = plan->first + i;
-    *length = plan->lengths[i];
+    *length = plan->c->argv_length[plan->value_arg + i];
 }
 
 static void pair_write_at(void *context, size_t i, uint64_t *index, size_t *length) {
     const planned_writes_t *plan = context;
     parse_index(plan->c, 2 + 2 * i, index, 0);
-    *length = plan->c->argv_length[3 + 2 * i];
+    *length = plan->c->argv_length[plan->value_arg + 2 * i];
+}
+
+/* Runs n planned writes in order, counting them in *written and the new slots in *added: 0, or
+ * the engine's failure (negative) at the first write that fails. */
+static int write_planned(planned_writes_t *plan, gr_array_t *array, size_t n, gr_array_write_at_t write_at,
+                         int64_t *written, int64_t *added) {
+    for (size_t i = 0; i < n; i++) {
+        uint64_t index;
+        size_t length;
+        write_at(plan, i, &index, &length);
+        int result = gr_array_set(array, index, plan->c->argv[plan->value_arg + plan->value_step * i], length);
+        if (result < 0) return result;
+        *added += result;
+        (*written)++;
+    }
+    return 0;
 }
 
 static int writes_fit_or_reply(const array_call_t *c, gr_array_t *array, int created, size_t n,
@@ -204,21 +221,13 @@ void gr_cmd_arset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     int created;
     gr_array_t *array = array_for_write_or_reply(&c, &created);
     if (!array) return;
-    planned_writes_t plan = {&c, start, argv_length + 3};
+    planned_writes_t plan = {&c, start, 3, 1};
     if (writes_fit_or_reply(&c, array, created, values, run_write_at, &plan) != 0) return;
     int64_t added = 0, written = 0;
-    for (uint64_t i = 0; i < values; i++) {
-        int result = gr_array_set(array, start + i, argv[3 + i], argv_length[3 + i]);
-        if (result < 0) {
-            after_write(&c, array, created, written);
-            reply_set_failure(reply, result);
-            return;
-        }
-        added += result;
-        written++;
-    }
+    int result = write_planned(&plan, array, values, run_write_at, &written, &added);
     after_write(&c, array, created, written);
-    gr_reply_integer(reply, added);
+    if (result < 0) reply_set_failure(reply, result);
+    else gr_reply_integer(reply, added);
 }
 
 void gr_cmd_armset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
@@ -230,22 +239,13 @@ void gr_cmd_armset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     int created;
     gr_array_t *array = array_for_write_or_reply(&c, &created);
     if (!array) return;
-    planned_writes_t plan = {&c, 0, NULL};
+    planned_writes_t plan = {&c, 0, 3, 2};
     if (writes_fit_or_reply(&c, array, created, (argc - 2) / 2, pair_write_at, &plan) != 0) return;
     int64_t added = 0, written = 0;
-    for (size_t i = 2; i < argc; i += 2) {
-        parse_index(&c, i, &index, 0);
-        int result = gr_array_set(array, index, argv[i + 1], argv_length[i + 1]);
-        if (result < 0) {
-            after_write(&c, array, created, written);
-            reply_set_failure(reply, result);
-            return;
-        }
-        added += result;
-        written++;
-    }
+    int result = write_planned(&plan, array, (argc - 2) / 2, pair_write_at, &written, &added);
     after_write(&c, array, created, written);
-    gr_reply_integer(reply, added);
+    if (result < 0) reply_set_failure(reply, result);
+    else gr_reply_integer(reply, added);
 }
 
 void gr_cmd_arget(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
@@ -437,18 +437,15 @@ void gr_cmd_arinsert(gr_db_t *db, size_t argc, const uint8_t *const *argv, const
     else first = array->cursor + 1;
     uint64_t last = first + values - 1;
     if (last < first || last == UINT64_MAX) goto overflow;
-    planned_writes_t plan = {&c, first, argv_length + 2};
+    planned_writes_t plan = {&c, first, 2, 1};
     if (writes_fit_or_reply(&c, array, created, values, run_write_at, &plan) != 0) return;
-    int64_t written = 0;
-    for (uint64_t i = 0; i < values; i++) {
-        int result = gr_array_set(array, first + i, argv[2 + i], argv_length[2 + i]);
-        if (result < 0) {
-            if (written) array->cursor = first + (uint64_t)written - 1;
-            after_write(&c, array, created, written);
-            reply_set_failure(reply, result);
-            return;
-        }
-        written++;
+    int64_t written = 0, added = 0;
+    int result = write_planned(&plan, array, values, run_write_at, &written, &added);
+    if (result < 0) {
+        if (written) array->cursor = first + (uint64_t)written - 1;
+        after_write(&c, array, created, written);
+        reply_set_failure(reply, result);
+        return;
     }
     array->cursor = last;
     after_write(&c, array, created, written);
