@@ -10,7 +10,6 @@
 #include "commands/commands.h"
 #include "commands/member_scan.h"
 #include "core/clock.h"
-#include "core/glob.h"
 #include "core/number.h"
 #include "engines/set/set.h"
 #include "exec/blocking.h"
@@ -386,8 +385,7 @@ void gr_cmd_smove(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
 /* What one SSCAN call returns: the matching members' bytes copied into one buffer (an
  * intset hands out each member as text in a scratch struct, so pointers would not last). */
 typedef struct scan_collect {
-    gr_bytes_t pattern;
-    int has_pattern;       /* MATCH given (an empty pattern matches no member, as Redis's) */
+    const gr_member_scan_t *options;   /* its MATCH */
     uint8_t *bytes;
     size_t used, capacity;
     size_t *ends;          /* where each member's bytes end */
@@ -409,7 +407,7 @@ static int grow(void **buffer, size_t *capacity, size_t needed, size_t unit) {
 static void collect_member(void *context, const uint8_t *data, size_t length) {
     scan_collect_t *c = context;
     if (c->failed) return;
-    if (c->has_pattern && !gr_glob_match(c->pattern.data, c->pattern.length, data, length, 0)) return;
+    if (!gr_member_scan_matches(c->options, data, length)) return;
     if (grow((void **)&c->bytes, &c->capacity, c->used + length, 1) != 0 ||
         grow((void **)&c->ends, &c->ends_capacity, c->count + 1, sizeof *c->ends) != 0) {
         c->failed = 1;
@@ -432,8 +430,7 @@ void gr_cmd_sscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     if (!found) { gr_member_scan_reply_empty(reply); return; }
     gr_member_scan_t options;
     if (gr_member_scan_start_or_reply(&options, 1, argc, argv, argv_length, 3, 0, reply) != 0) return;
-    scan_collect_t collect = {0};
-    if (options.pattern) collect.pattern = (gr_bytes_t){options.pattern, (uint32_t)options.pattern_length}, collect.has_pattern = 1;
+    scan_collect_t collect = {.options = &options};
     uint64_t next = gr_set_scan(set, cursor, (size_t)options.count, collect_member, &collect);
     if (collect.failed) { free(collect.bytes); free(collect.ends); gr_reply_oom(reply); return; }
     gr_member_scan_reply_begin(reply, next, collect.count);

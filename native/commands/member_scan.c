@@ -43,9 +43,13 @@ void gr_member_scan_free(gr_member_scan_t *scan) {
     scan->entry_count = scan->capacity = 0;
 }
 
+int gr_member_scan_matches(const gr_member_scan_t *scan, const uint8_t *name, size_t name_length) {
+    return !scan->pattern || gr_glob_match(scan->pattern, scan->pattern_length, name, name_length, 0);
+}
+
 void *gr_member_scan_slot(gr_member_scan_t *scan, const uint8_t *name, size_t name_length) {
     if (scan->failed) return NULL;
-    if (scan->pattern && !gr_glob_match(scan->pattern, scan->pattern_length, name, name_length, 0)) return NULL;
+    if (!gr_member_scan_matches(scan, name, name_length)) return NULL;
     if (scan->entry_count == scan->capacity) {
         size_t capacity = scan->capacity ? scan->capacity * 2 : 64;
         void *grown = gr_mem_realloc(scan->entries, capacity * scan->entry_size, GR_MEM_OTHER);

@@ -36,6 +36,9 @@ void gr_member_scan_free(gr_member_scan_t *scan);
 
 /* Access */
 
+/* Whether MATCH (if given) takes a visited entry named name: Redis's stringmatchlen, so an
+ * empty pattern takes only an empty name. */
+int gr_member_scan_matches(const gr_member_scan_t *scan, const uint8_t *name, size_t name_length);
 /* The slot to copy a visited entry named name into, or NULL when MATCH skips it or memory ran
  * out (then failed is set and every later visit is skipped too). */
 void *gr_member_scan_slot(gr_member_scan_t *scan, const uint8_t *name, size_t name_length);
