@@ -37,29 +37,34 @@ LIST_SIZE = 1000
 
 
 def client_rows(method: Method) -> list[dict]:
-    """Each row: label, the call (a function of the client, made before the clock starts),
-    how many calls a trial makes, what to set up before it, and what it must leave."""
+    """Each row: label, the call (Python source over the client `c`; see timed_loop), how many
+    calls a trial makes, what to set up before it, and what it must leave."""
     n = method.n
     eighth = max(n // 8, 1)
     pushes = max(n // PER_PUSH, 4)
     return [
-        {"label": "LPOP", "call": lambda c: (c.lpop, (QUEUE,)), "count": n, "refill": n, "left": 0},
-        {"label": "BLPOP ready (two keys)", "call": lambda c: (c.blpop, ([EMPTY, QUEUE], 0)), "count": n,
-         "refill": n, "left": 0},
-        {"label": "BRPOP ready (two keys)", "call": lambda c: (c.brpop, ([EMPTY, QUEUE], 0)), "count": n,
-         "refill": n, "left": 0},
-        {"label": "LMOVE same-list rotation", "call": lambda c: (c.lmove, (QUEUE, QUEUE, "RIGHT", "LEFT")),
-         "count": n, "rotation": True},
-        {"label": "LMPOP COUNT 8 (two keys)",
-         "call": lambda c: (lambda: c.lmpop(2, EMPTY, QUEUE, direction="LEFT", count=8), ()),
+        {"label": "LPOP", "call": "c.lpop(QUEUE)", "count": n, "refill": n, "left": 0},
+        {"label": "BLPOP ready (two keys)", "call": "c.blpop([EMPTY, QUEUE], 0)", "count": n, "refill": n, "left": 0},
+        {"label": "BRPOP ready (two keys)", "call": "c.brpop([EMPTY, QUEUE], 0)", "count": n, "refill": n, "left": 0},
+        {"label": "LMOVE same-list rotation", "call": "c.lmove(QUEUE, QUEUE, 'RIGHT', 'LEFT')", "count": n,
+         "rotation": True},
+        {"label": "LMPOP COUNT 8 (two keys)", "call": "c.lmpop(2, EMPTY, QUEUE, direction='LEFT', count=8)",
          "count": eighth, "refill": 8 * eighth, "left": 0, "values_per_op": 8},
-        {"label": "LLEN", "call": lambda c: (c.llen, (LIST,)), "count": n, "list": True},
-        {"label": "LRANGE of 16", "call": lambda c: (c.lrange, (LIST, 100, 115)), "count": n, "list": True,
-         "values_per_op": 16},
+        {"label": "LLEN", "call": "c.llen(LIST)", "count": n, "list": True},
+        {"label": "LRANGE of 16", "call": "c.lrange(LIST, 100, 115)", "count": n, "list": True, "values_per_op": 16},
         {"label": f"rpush(k, *{PER_PUSH} values)", "push": "call", "count": pushes, "values_per_op": PER_PUSH},
         {"label": f"rpush_many(k, values), {PER_PUSH} per message", "push": "many", "count": pushes,
          "values_per_op": PER_PUSH},
     ]
+
+
+def timed_loop(call: str) -> Callable:
+    """`loop(c, count)`: the row's call, written as a user writes it (`c.lmpop(2, EMPTY, QUEUE,
+    direction='LEFT', count=8)`), made `count` times; so that every row pays what its own call
+    costs and nothing else (no wrapper for keyword arguments, no argument unpacking)."""
+    namespace = {"QUEUE": QUEUE, "EMPTY": EMPTY, "LIST": LIST}
+    exec(f"def loop(c, count):\n    for _ in range(count):\n        {call}\n", namespace)
+    return namespace["loop"]
 
 
 TARGET_PAIRS = (  # (row, baseline, goal, measure): issue 13's Python targets
@@ -111,10 +116,9 @@ def _run_trial(session, row: dict, trial: int, count: int, items: list[bytes]) -
             admin.rpush(LIST, *items[:LIST_SIZE])
     else:
         _refill(admin, items[:row["refill"] if trial else min(row["refill"], 8 * count)])
-    method_, args = row["call"](ring)
+    loop = timed_loop(row["call"])
     start = time.perf_counter()
-    for _ in range(count):
-        method_(*args)
+    loop(ring, count)
     elapsed = time.perf_counter() - start
     length = admin.llen(LIST if row.get("list") else QUEUE)
     if row.get("rotation"):
