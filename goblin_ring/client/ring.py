@@ -58,33 +58,30 @@ def _blocking_pop(end: int, shared: Any) -> Any:
     or one key) and a number of seconds (None: forever); any other form is `shared`, the
     ListCommands method. Made by this factory so that each is one Python call."""
     def blocking_pop(self: "RingClient", keys: Any, timeout: Any = 0) -> tuple | None:
-        kind = type(keys)
-        if kind is list or kind is tuple:
-            count = len(keys)
-            if count == 2:
-                first, second = keys
-            elif count == 1:
-                first, second = keys[0], _NULL  # _NULL: one key (a None key is redis-py's DataError)
-            else:
-                return shared(self, keys, timeout)
-        elif kind is bytes or kind is str:
-            first, second = keys, _NULL
-        else:
-            return shared(self, keys, timeout)
         kind = type(timeout)
         if kind is not int and kind is not float:
             if timeout is not None:             # a timedelta, a text: the shared method
                 return shared(self, keys, timeout)
             timeout = 0
+        kind = type(keys)
         core = self._core
         try:
-            if second is _NULL:
-                status = _pop_keys(core.pointer, _BPOP, end, 0, timeout, first, len(first), _NULL, 0, core.result)
+            if kind is list or kind is tuple:
+                try:
+                    first, second = keys        # two keys: the common form, one call straight away
+                    status = _pop_keys(core.pointer, _BPOP, end, 0, timeout, first, len(first), second,
+                                       len(second), core.result)
+                except ValueError:              # not two: one key (a None key is redis-py's DataError)
+                    if len(keys) != 1:
+                        return shared(self, keys, timeout)
+                    first = keys[0]
+                    status = _pop_keys(core.pointer, _BPOP, end, 0, timeout, first, len(first), _NULL, 0, core.result)
+            elif kind is bytes or kind is str:
+                status = _pop_keys(core.pointer, _BPOP, end, 0, timeout, keys, len(keys), _NULL, 0, core.result)
             else:
-                status = _pop_keys(core.pointer, _BPOP, end, 0, timeout, first, len(first), second, len(second),
-                                   core.result)
+                return shared(self, keys, timeout)
         except TypeError:                       # a key that is not bytes (str, int...): cffi refused it before
-            keys = (first,) if second is _NULL else (first, second)   # anything was sent; encoded, as redis-py
+            keys = (keys,) if kind is bytes or kind is str else keys   # anything was sent; encoded, as redis-py
             return blocking_pop(self, tuple(map(encode, keys)), timeout)
         except OverflowError:                   # a timeout beyond a double: the server's error text
             return shared(self, keys, timeout)
