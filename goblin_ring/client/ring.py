@@ -30,6 +30,7 @@ _T = _native.lib
 _call_argv, _ping, _key_int, _key_value, _key_range, _pop_keys, _move = (
     _T.gr_client_call_argv, _T.gr_client_ping, _T.gr_client_key_int, _T.gr_client_key_value, _T.gr_client_key_range,
     _T.gr_client_pop_keys, _T.gr_client_move)
+_bpop, _bpop_seconds, _lmpop = _T.gr_client_bpop, _T.gr_client_bpop_seconds, _T.gr_client_lmpop
 _NULL = _native.ffi.NULL
 _loads = marshal.loads
 _join = b"".join
@@ -59,32 +60,39 @@ def _blocking_pop(end: int, shared: Any) -> Any:
     ListCommands method. Made by this factory so that each is one Python call."""
     def blocking_pop(self: "RingClient", keys: Any, timeout: Any = 0) -> tuple | None:
         kind = type(timeout)
-        if kind is not int and kind is not float:
-            if timeout is not None:             # a timedelta, a text: the shared method
-                return shared(self, keys, timeout)
-            timeout = 0
+        if kind is int:
+            pop = _bpop_seconds                 # whole seconds: no float made on the way to C
+        elif kind is float:
+            pop = _bpop
+        elif timeout is None:
+            pop, timeout = _bpop_seconds, 0
+        else:                                   # a timedelta, a text: the shared method
+            return shared(self, keys, timeout)
         kind = type(keys)
         core = self._core
         try:
             if kind is list or kind is tuple:
                 try:
                     first, second = keys        # two keys: the common form, one call straight away
-                    status = _pop_keys(core.pointer, _BPOP, end, 0, timeout, first, len(first), second,
-                                       len(second), core.result)
+                    status = pop(core.pointer, end, timeout, first, len(first), second, len(second), core.result)
                 except ValueError:              # not two: one key (a None key is redis-py's DataError)
                     if len(keys) != 1:
                         return shared(self, keys, timeout)
                     first = keys[0]
-                    status = _pop_keys(core.pointer, _BPOP, end, 0, timeout, first, len(first), _NULL, 0, core.result)
+                    status = pop(core.pointer, end, timeout, first, len(first), _NULL, 0, core.result)
             elif kind is bytes or kind is str:
-                status = _pop_keys(core.pointer, _BPOP, end, 0, timeout, keys, len(keys), _NULL, 0, core.result)
+                status = pop(core.pointer, end, timeout, keys, len(keys), _NULL, 0, core.result)
             else:
                 return shared(self, keys, timeout)
         except TypeError:                       # a key that is not bytes (str, int...): cffi refused it before
             keys = (keys,) if kind is bytes or kind is str else keys   # anything was sent; encoded, as redis-py
             return blocking_pop(self, tuple(map(encode, keys)), timeout)
-        except OverflowError:                   # a timeout beyond a double: the server's error text
-            return shared(self, keys, timeout)
+        except OverflowError:                   # an int timeout past int64: sent as a double, as the server
+            try:                                # reads it; past a double, the shared method (the server's
+                timeout = float(timeout)        # error text)
+            except OverflowError:
+                return shared(self, keys, timeout)
+            return blocking_pop(self, keys, timeout)
         value = _loads(core.plain)
         if value is ...:                        # (key, value) comes as a tuple only from core.plain
             value = core.settle(status)
@@ -381,24 +389,49 @@ class RingClient(Commands):
     brpop = _blocking_pop(RIGHT, ListCommands.brpop)
 
     def lmpop(self, num_keys: int, *args: Any, direction: str, count: int | None = 1) -> list | None:
-        # _mpop_end's checks spelled out (LMPOP is a hot read of a work queue): one or two keys
-        # named by num_keys, LEFT/RIGHT, a count None or a positive int.
+        # The hot form (LMPOP is a hot read of a work queue) checked in the fewest steps: a
+        # direction and a positive count of the plain types, num_keys naming the one or two keys given;
+        # another spelling of LEFT/RIGHT (KeyError) or keys that num_keys does not name
+        # (ValueError) is the shared method, and any other form _lmpop_other's checks.
         kind = type(direction)
-        end = _ENDS.get(direction) if kind is str or kind is bytes else None
-        if (end is None or type(num_keys) is not int or num_keys != len(args) or not 0 < num_keys < 3
-                or count is not None and (type(count) is not int or count < 1)):
+        if (kind is str or kind is bytes) and type(count) is int and 0 < count and type(num_keys) is int:
+            core = self._core
+            try:
+                end = _ENDS[direction]
+                if num_keys == 2:
+                    first, second = args
+                    status = _lmpop(core.pointer, end, count, first, len(first), second, len(second), core.result)
+                elif num_keys == 1:
+                    first, = args
+                    status = _lmpop(core.pointer, end, count, first, len(first), _NULL, 0, core.result)
+                else:
+                    return super().lmpop(num_keys, *args, direction=direction, count=count)
+            except (KeyError, ValueError):
+                return super().lmpop(num_keys, *args, direction=direction, count=count)
+            except TypeError:                   # a key that is not bytes: as blpop's
+                return self.lmpop(num_keys, *map(encode, args), direction=direction, count=count)
+            except OverflowError:               # a count past the request's field: _lmpop_other clamps it
+                return self._lmpop_other(num_keys, args, direction, count)
+            value = _loads(core.plain)
+            return core.settle(status) if value is ... else value
+        return self._lmpop_other(num_keys, args, direction, count)
+
+    def _lmpop_other(self, num_keys: int, args: tuple, direction: Any, count: Any) -> list | None:
+        """LMPOP in a form lmpop's first test does not take (count None or past the request's
+        field, a bool, a direction of another type): typed when _mpop_end says so, else the
+        shared method."""
+        kind = type(direction)
+        end = _mpop_end(num_keys, args, direction, count) if kind is str or kind is bytes else None
+        if end is None:
             return super().lmpop(num_keys, *args, direction=direction, count=count)
-        if count is None:
-            count = 1
-        elif count > _COUNT_MAX:
-            count = _COUNT_MAX
+        typed_count = 1 if count is None else min(count, _COUNT_MAX)
         core = self._core
         try:
             if num_keys == 1:
-                status = _pop_keys(core.pointer, _LMPOP, end, count, 0.0, args[0], len(args[0]), _NULL, 0,
+                status = _pop_keys(core.pointer, _LMPOP, end, typed_count, 0.0, args[0], len(args[0]), _NULL, 0,
                                    core.result)
             else:
-                status = _pop_keys(core.pointer, _LMPOP, end, count, 0.0, args[0], len(args[0]), args[1],
+                status = _pop_keys(core.pointer, _LMPOP, end, typed_count, 0.0, args[0], len(args[0]), args[1],
                                    len(args[1]), core.result)
         except TypeError:                       # a key that is not bytes: as blpop's
             return self.lmpop(num_keys, *map(encode, args), direction=direction, count=count)

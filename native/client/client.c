@@ -593,6 +593,22 @@ int gr_client_pop_keys(gr_client_t *client, uint16_t template_id, uint8_t end, u
     return call_plain(client, &request, result, template_id == GR_T_BPOP);
 }
 
+int gr_client_bpop(gr_client_t *client, uint8_t end, double timeout, const uint8_t *first, size_t first_length,
+                   const uint8_t *second, size_t second_length, gr_result_t *result) {
+    return gr_client_pop_keys(client, GR_T_BPOP, end, 0, timeout, first, first_length, second, second_length, result);
+}
+
+int gr_client_bpop_seconds(gr_client_t *client, uint8_t end, int64_t seconds, const uint8_t *first,
+                           size_t first_length, const uint8_t *second, size_t second_length, gr_result_t *result) {
+    return gr_client_pop_keys(client, GR_T_BPOP, end, 0, (double)seconds, first, first_length, second, second_length,
+                              result);
+}
+
+int gr_client_lmpop(gr_client_t *client, uint8_t end, uint32_t count, const uint8_t *first, size_t first_length,
+                    const uint8_t *second, size_t second_length, gr_result_t *result) {
+    return gr_client_pop_keys(client, GR_T_LMPOP, end, count, 0.0, first, first_length, second, second_length, result);
+}
+
 int gr_client_move(gr_client_t *client, uint16_t template_id, uint8_t from, uint8_t to, double timeout,
                    const uint8_t *source, size_t source_length, const uint8_t *destination,
                    size_t destination_length, gr_result_t *result) {

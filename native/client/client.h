@@ -99,6 +99,15 @@ int gr_client_key_range(gr_client_t *client, uint16_t template_id, const uint8_t
 int gr_client_pop_keys(gr_client_t *client, uint16_t template_id, uint8_t end, uint32_t count, double timeout,
                        const uint8_t *first, size_t first_length, const uint8_t *second, size_t second_length,
                        gr_result_t *result);
+/* pop_keys' hot forms with fewer arguments for cffi to convert (each costs the Python caller
+ * some): BLPOP/BRPOP with the timeout a double, or whole seconds (an int timeout as a Python
+ * int, not converted to a float on the way), and LMPOP. */
+int gr_client_bpop(gr_client_t *client, uint8_t end, double timeout, const uint8_t *first, size_t first_length,
+                   const uint8_t *second, size_t second_length, gr_result_t *result);
+int gr_client_bpop_seconds(gr_client_t *client, uint8_t end, int64_t seconds, const uint8_t *first,
+                           size_t first_length, const uint8_t *second, size_t second_length, gr_result_t *result);
+int gr_client_lmpop(gr_client_t *client, uint8_t end, uint32_t count, const uint8_t *first, size_t first_length,
+                    const uint8_t *second, size_t second_length, gr_result_t *result);
 int gr_client_move(gr_client_t *client, uint16_t template_id, uint8_t from, uint8_t to, double timeout,
                    const uint8_t *source, size_t source_length, const uint8_t *destination,
                    size_t destination_length, gr_result_t *result);
