@@ -119,15 +119,12 @@ void gr_cmd_push(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_integer(reply, (int64_t)gr_list_length(list));
 }
 
-/* Reply with `count` values taken from `end` (in pop order), then remove them. */
+static void reply_popped(void *reply, const uint8_t *data, size_t length) { gr_reply_bulk(reply, data, length); }
+
+/* Reply with `count` values taken from `end` (in pop order), then remove them: one engine
+ * pass (gr_list_pop_each), each value written to the reply before it goes. */
 static void reply_and_remove_from_end(gr_list_t *list, gr_list_end_t end, size_t count, gr_reply_t *reply) {
-    size_t length = gr_list_length(list);
-    if (count > length) count = length;
-    gr_list_iter_t iterator;
-    gr_list_iter_init(&iterator, list, end == GR_LIST_HEAD ? 0 : length - 1, end);
-    gr_value_t value;
-    for (size_t i = 0; i < count && gr_list_iter_next(&iterator, &value); i++) reply_value(reply, value);
-    gr_list_pop_range(list, end, count);   /* PMA: one range mutation, not count pops */
+    gr_list_pop_each(list, end, count, reply_popped, reply);
 }
 
 /* LPOP, RPOP, with an optional count */

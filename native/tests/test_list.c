@@ -4,10 +4,12 @@
  * are the segmented engine's own. A differential random test drives gr_list_* and a plain array
  * of malloc'd values with the same operations (pushes and pops at both ends, get, set with
  * equal and different sizes, insert, delete_range, remove_matching with positive, negative
- * and zero counts, trim, iteration both ways from random starts), with values of 0..100
+ * and zero counts, trim, iteration both ways from random starts, pop_each's values checked as
+ * they are handed over), with values of 0..100
  * bytes and now and then bigger than a leaf, across the compact -> segmented conversion and
  * under three configurations; after every operation gr_list_check must pass and the whole
- * contents must match, read forward, backward and by index. Then: fixed cases, memory per
+ * contents must match, read forward, backward and by index. Then: fixed cases (among them
+ * that pop_each leaves exactly the layout pop_range leaves), memory per
  * item for 100,000 x 16-byte tail pushes (asserted <= 18 bytes), LINDEX/LRANGE timings
  * (printed only), and that every byte and allocation is returned at the end.
  * Usage: test_list [seed] [operations-per-configuration]
@@ -89,6 +91,25 @@ static int compare(const gr_list_t *list, const ref_t *ref) {
 
 /* ---- the differential random test --------------------------------------------------- */
 
+/* gr_list_pop_each's visitor in the random test: the i-th value must be the reference's i-th
+ * from that end (the reference is cut after the call). */
+typedef struct popped {
+    const ref_t *ref;
+    gr_list_end_t end;
+    size_t seen;
+    int ok;
+} popped_t;
+
+static void check_popped(void *context, const uint8_t *data, size_t length) {
+    popped_t *popped = context;
+    size_t at = popped->end == GR_LIST_HEAD ? popped->seen : popped->ref->length - 1 - popped->seen;
+    if (popped->seen >= popped->ref->length || !same(data, length, popped->ref->items[at].data, popped->ref->items[at].length)) {
+        fprintf(stderr, "pop_each: value %zu from the %s differs\n", popped->seen, popped->end == GR_LIST_HEAD ? "head" : "tail");
+        popped->ok = 0;
+    }
+    popped->seen++;
+}
+
 static void random_test(const char *name, const gr_list_config_t *config, size_t operations, size_t max_target) {
     ref_t ref = {0};
     gr_list_t *list = new_list(config);
@@ -145,6 +166,15 @@ static void random_test(const char *name, const gr_list_config_t *config, size_t
             size_t count = below(3) ? 1 + below(10) : below(length + 3);
             size_t expected = count < length ? count : length;
             ok &= gr_list_pop_range(list, end, count) == expected;
+            ref_delete(&ref, end == GR_LIST_TAIL ? length - expected : 0, expected);
+        } else if (op < 34 && below(3) == 0) {   /* a counted pop that reads what it removes */
+            current_op = "pop_each";
+            gr_list_end_t end = below(2) ? GR_LIST_TAIL : GR_LIST_HEAD;
+            size_t count = below(3) ? 1 + below(10) : below(length + 3);
+            size_t expected = count < length ? count : length;
+            popped_t popped = {&ref, end, 0, 1};
+            ok &= gr_list_pop_each(list, end, count, check_popped, &popped) == expected;
+            ok &= popped.seen == expected && popped.ok;
             ref_delete(&ref, end == GR_LIST_TAIL ? length - expected : 0, expected);
         } else if (op < 34) {   /* pop, from either end */
             current_op = "pop";
@@ -247,6 +277,49 @@ static void random_test(const char *name, const gr_list_config_t *config, size_t
 }
 
 /* ---- fixed cases -------------------------------------------------------------------- */
+
+static void count_visit(void *context, const uint8_t *data, size_t length) {
+    (void)data;
+    (void)length;
+    (*(size_t *)context)++;
+}
+
+/* gr_list_pop_each leaves the very layout gr_list_pop_range leaves (leaves, slots, merges:
+ * GOBLIN.LIST.INTERNALS must not tell LMPOP's path from the old one): two lists given the same
+ * pushes, one popped each way with the same counts from random ends, compared after each. */
+static void test_pop_each_leaves_what_pop_range_leaves(void) {
+    gr_list_config_t tiny = {8, 128, 64, 256};
+    int ok = 1;
+    for (int round = 0; round < 60 && ok; round++) {
+        gr_list_t *a = new_list(&tiny), *b = new_list(&tiny);
+        size_t pushes = 1 + below(round < 30 ? 300 : 3000);
+        for (size_t i = 0; i < pushes; i++) {
+            gr_list_end_t end = below(4) ? GR_LIST_TAIL : GR_LIST_HEAD;
+            size_t n = make_list_value(tiny.leaf_bytes, SIZE_MAX);
+            ok &= gr_list_push(a, end, value_buffer, n) == 0 && gr_list_push(b, end, value_buffer, n) == 0;
+        }
+        while (ok && gr_list_length(a)) {
+            gr_list_end_t end = below(4) ? GR_LIST_HEAD : GR_LIST_TAIL;
+            size_t count = below(4) ? 1 + below(20) : below(gr_list_length(a) + 3), seen = 0;
+            size_t removed = gr_list_pop_each(a, end, count, count_visit, &seen);
+            ok &= removed == gr_list_pop_range(b, end, count) && seen == removed;
+            gr_list_internals_t x, y;
+            gr_list_internals(a, &x);
+            gr_list_internals(b, &y);
+            ok &= gr_list_check(a) == 0 && strcmp(x.representation, y.representation) == 0 && x.elements == y.elements &&
+                  x.live_value_bytes == y.live_value_bytes && x.units == y.units && x.front_slack == y.front_slack &&
+                  x.back_slack == y.back_slack && x.order_structure_bytes == y.order_structure_bytes &&
+                  x.total_allocated_bytes == y.total_allocated_bytes;
+            for (size_t i = 0; ok && i < gr_list_length(a); i += 1 + below(8)) {
+                gr_value_t u, v;
+                ok &= gr_list_get(a, i, &u) == 0 && gr_list_get(b, i, &v) == 0 && same(u.data, u.length, v.data, v.length);
+            }
+        }
+        gr_list_free(a);
+        gr_list_free(b);
+    }
+    CHECK(ok, "[%s] pop_each leaves the layout and values pop_range leaves", gr_list_engine_name(target_engine));
+}
 
 static const uint8_t *text(const char *s) { return (const uint8_t *)s; }
 
@@ -539,6 +612,7 @@ int main(int argc, char **argv) {
         target_engine = targets[t];
         test_push_many_order_and_lrem();
         test_queue_patterns_stay_bounded();
+        test_pop_each_leaves_what_pop_range_leaves();
         random_test("tiny leaves", &tiny, operations, 400);
         random_test("small leaves", &small, operations, 800);
         random_test("default config", &standard, operations, 2500);

@@ -278,6 +278,18 @@ size_t gr_list_pop_range(gr_list_t *list, gr_list_end_t end, size_t count) {
     return count;
 }
 
+size_t gr_list_pop_each(gr_list_t *list, gr_list_end_t end, size_t count, gr_list_visit_fn visit, void *context) {
+    if (list->encoding == GR_LIST_SEGMENTED && end == GR_LIST_HEAD)
+        return gr_lseg_pop_head_each(&list->as.seg, count, visit, context);
+    size_t length = gr_list_length(list);
+    if (count > length) count = length;
+    gr_list_iter_t iterator;
+    gr_list_iter_init(&iterator, list, end == GR_LIST_HEAD ? 0 : length - 1, end);
+    gr_value_t value;
+    for (size_t i = 0; i < count && gr_list_iter_next(&iterator, &value); i++) visit(context, value.data, value.length);
+    return gr_list_pop_range(list, end, count);
+}
+
 /* ---- iteration ---------------------------------------------------------------------- */
 
 void gr_list_iter_init(gr_list_iter_t *iter, const gr_list_t *list, size_t start_index,

@@ -143,4 +143,11 @@ void gr_list_iter_init(gr_list_iter_t *iter, const gr_list_t *list, size_t start
                        gr_list_end_t direction_from);
 int gr_list_iter_next(gr_list_iter_t *iter, gr_value_t *out);   /* 1 = got one, 0 = done */
 
+/* Pop with a reply: hands min(count, length) values from `end`, in pop order, to visit (each
+ * valid during its call only), then removes them as gr_list_pop_range does. Returns how many.
+ * Never fails. A segmented list's head is one pass (gr_lseg_pop_head_each); elsewhere an
+ * iterator, then gr_list_pop_range. */
+typedef void (*gr_list_visit_fn)(void *context, const uint8_t *data, size_t length);
+size_t gr_list_pop_each(gr_list_t *list, gr_list_end_t end, size_t count, gr_list_visit_fn visit, void *context);
+
 #endif

@@ -253,9 +253,9 @@ static void leaf_truncate(leaf_t *l, uint32_t j) {
     l->cp_count = (uint16_t)cp_needed(l->base, j);
 }
 
-/* Drop entries [0, j), 0 < j < count: no bytes move; the checkpoints of vanished groups go. */
-static void leaf_drop_front(leaf_t *l, uint32_t j) {
-    uint32_t at = leaf_offset(l, j);
+/* Drop entries [0, j), 0 < j < count, entry j being at byte offset `at`: no bytes move; the
+ * checkpoints of vanished groups go. */
+static void leaf_drop_front_at(leaf_t *l, uint32_t j, uint32_t at) {
     uint32_t group = l->base / K;
     l->base += j;
     uint32_t gone = l->base / K - group;
@@ -264,6 +264,8 @@ static void leaf_drop_front(leaf_t *l, uint32_t j) {
     l->lo = at;
     l->count = (uint16_t)(l->count - j);
 }
+
+static void leaf_drop_front(leaf_t *l, uint32_t j) { leaf_drop_front_at(l, j, leaf_offset(l, j)); }
 
 /* Replace entries [j, j+del) by `piece`. Moves whichever side of the splice is cheaper,
  * or re-centres when neither side has room alone. 1 done, 0 no room (leaf unchanged). */
@@ -368,6 +370,10 @@ static inline size_t find(const gr_lseg_t *s, size_t index, uint32_t *local) {
     const gr_lseg_slot_t *base = s->slots + s->first;
     uint64_t position = base->start + index;
     size_t n = s->count;
+    if (n == 1 || position < base[1].start) {   /* the head leaf: LRANGE 0 n, LPOP n, queues */
+        *local = (uint32_t)index;
+        return 0;
+    }
     while (n > 1) {
         size_t half = n / 2;
         base = base[half].start <= position ? base + half : base;
@@ -712,6 +718,39 @@ int gr_lseg_delete_range(gr_lseg_t *s, size_t start, size_t count) {
     }
     settle(s);
     return 0;
+}
+
+/* delete_range(0, count) that reads each value on its way out: the scan that visits a
+ * leaf's values also finds where its survivors start, so no seek, no iterator and no
+ * checkpoint walk. The same leaves, slots and merge as delete_range leaves behind. */
+size_t gr_lseg_pop_head_each(gr_lseg_t *s, size_t count, gr_lseg_visit_fn visit, void *context) {
+    if (count > s->length) count = s->length;
+    size_t left = count, emptied = 0;
+    while (left) {
+        gr_lseg_slot_t *at = slot_at(s, emptied);
+        leaf_t *l = at->leaf;
+        const uint8_t *b = (const uint8_t *)l, *p = b + l->lo;
+        uint32_t take = l->count < left ? l->count : (uint32_t)left;
+        for (uint32_t i = 0; i < take; i++) {
+            size_t n;
+            const uint8_t *data = varint_get(p, &n);
+            visit(context, data, n);
+            p = data + n;
+        }
+        left -= take;
+        if (take == l->count) {
+            leaf_free(s, l);
+            emptied++;
+        } else {
+            leaf_drop_front_at(l, take, (uint32_t)(p - b));
+            at->start += take;   /* its remaining values keep their positions */
+        }
+    }
+    if (emptied) dir_remove(s, 0, emptied);
+    s->length -= count;
+    if (s->count) try_merge(s, 0);
+    settle(s);
+    return count;
 }
 
 /* ---- iteration ---------------------------------------------------------------------- */

@@ -113,6 +113,12 @@ int gr_lseg_insert(gr_lseg_t *list, size_t index, const uint8_t *data, size_t le
 /* Removes [start, start+count), clamped to the list; never allocates. */
 int gr_lseg_delete_range(gr_lseg_t *list, size_t start, size_t count);
 
+/* Hands the first min(count, length) values, in order, to visit (each valid during its call
+ * only), then removes them exactly as gr_lseg_delete_range(list, 0, count) would. Returns how
+ * many. Never allocates. */
+typedef void (*gr_lseg_visit_fn)(void *context, const uint8_t *data, size_t length);
+size_t gr_lseg_pop_head_each(gr_lseg_t *list, size_t count, gr_lseg_visit_fn visit, void *context);
+
 /* Iteration from start_index (inclusive), forward or backward: one O(log n) seek, then
  * O(1) a step. next returns 1 with a value, 0 when done. */
 void gr_lseg_iter_init(gr_lseg_iter_t *iter, const gr_lseg_t *list, size_t start_index, int backward);
