@@ -83,18 +83,33 @@ static inline void add_leaf(gr_sbe_reply_t *w, uint8_t kind, int64_t integer, co
     if (--w->remaining[w->depth - 1] == 0) close_completed(w);
 }
 
+/* At the root (nothing open): reserve a whole ArrayReply of `elements` more elements and
+ * `bytes` of their data, open its frame and write its head. The stage pointer past the head,
+ * or NULL when out of memory (failed is set). */
+static uint8_t *open_root(gr_sbe_reply_t *w, size_t elements, size_t bytes) {
+    if (reserve(w, FRAME_HEADER + ARRAY_HEAD + elements * GR_ARRAY_REPLY_ELEMENT_FIXED + bytes) != 0) return NULL;
+    w->array_frame = w->stage_length;
+    uint8_t *message = w->stage + w->array_frame + FRAME_HEADER;
+    gr_reply_message_t head = {0};
+    head.template_id = GR_T_ARRAY_REPLY;
+    head.request_id = w->request_id;
+    return message + gr_stream_array_reply_head(&head, message, ARRAY_HEAD);
+}
+
+/* One element at `at`, which the caller reserved room for; returns the position after it. */
+static uint8_t *put_element(uint8_t *at, uint8_t kind, int64_t integer, const uint8_t *data, size_t length) {
+    gr_element_t element = {kind, integer, {data, (uint32_t)length}};
+    return at + gr_stream_array_reply_element(&element, at, GR_ARRAY_REPLY_ELEMENT_FIXED + length);
+}
+
 /* One node: opens the message if no array is open, counts against its parent, and closes
  * every container its arrival completes. children > 0 opens a container of that many. */
 static void add_node(gr_sbe_reply_t *w, uint8_t kind, int64_t integer, const uint8_t *data, size_t length,
                      uint64_t children) {
     if (w->depth == 0) {
-        if (reserve(w, FRAME_HEADER + ARRAY_HEAD) != 0) return;
-        w->array_frame = w->stage_length;
-        gr_reply_message_t head = {0};
-        head.template_id = GR_T_ARRAY_REPLY;
-        head.request_id = w->request_id;
-        w->stage_length += FRAME_HEADER +
-            gr_stream_array_reply_head(&head, w->stage + w->array_frame + FRAME_HEADER, ARRAY_HEAD);
+        uint8_t *at = open_root(w, 0, 0);
+        if (!at) return;
+        w->stage_length = (size_t)(at - w->stage);
         w->array_count = 0;
     } else {
         w->remaining[w->depth - 1]--;
@@ -172,16 +187,44 @@ static void op_array_begin(gr_reply_t *base, size_t count) {
     add_node(writer_of(base), GR_ELEMENT_KIND_ARRAY, (int64_t)count, NULL, 0, count);
 }
 
-/* [key, [elements...]] (LMPOP, SCAN): an array of two, the key and the array. */
+/* [key, [elements...]] (LMPOP, SCAN): an array of two, the key and the array. At the root (as
+ * it always is for LMPOP) the three head elements go in one reservation and the writer is left
+ * as add_node would leave it: the root complete, the inner array open for `count` leaves. */
 static void op_keyed_array_begin(gr_reply_t *base, const uint8_t *key, size_t key_length, size_t count) {
     gr_sbe_reply_t *w = writer_of(base);
+    if (w->depth == 0 && count > 0) {
+        uint8_t *at = open_root(w, 3, key_length);
+        if (!at) return;
+        at = put_element(at, GR_ELEMENT_KIND_ARRAY, 2, NULL, 0);
+        at = put_element(at, GR_ELEMENT_KIND_BULK, 0, key, key_length);
+        at = put_element(at, GR_ELEMENT_KIND_ARRAY, (int64_t)count, NULL, 0);
+        w->stage_length = (size_t)(at - w->stage);
+        w->array_count = 3;
+        w->remaining[0] = 0;
+        w->remaining[1] = count;
+        w->depth = 2;
+        return;
+    }
     add_node(w, GR_ELEMENT_KIND_ARRAY, 2, NULL, 0, 2);
     add_leaf(w, GR_ELEMENT_KIND_BULK, 0, key, key_length);
     add_node(w, GR_ELEMENT_KIND_ARRAY, (int64_t)count, NULL, 0, count);
 }
 
+/* [key, value] (BLPOP, BRPOP). At the root (as it always is for them) the whole message in one
+ * reservation: head, the array, both bulks, the count and the frame; nested, as nodes. */
 static void op_pair(gr_reply_t *base, const uint8_t *key, size_t key_length, const uint8_t *value, size_t value_length) {
     gr_sbe_reply_t *w = writer_of(base);
+    if (w->depth == 0) {
+        uint8_t *at = open_root(w, 3, key_length + value_length);
+        if (!at) return;
+        at = put_element(at, GR_ELEMENT_KIND_ARRAY, 2, NULL, 0);
+        at = put_element(at, GR_ELEMENT_KIND_BULK, 0, key, key_length);
+        at = put_element(at, GR_ELEMENT_KIND_BULK, 0, value, value_length);
+        w->stage_length = (size_t)(at - w->stage);
+        w->array_count = 3;
+        close_array(w);
+        return;
+    }
     add_node(w, GR_ELEMENT_KIND_ARRAY, 2, NULL, 0, 2);
     add_leaf(w, GR_ELEMENT_KIND_BULK, 0, key, key_length);
     add_leaf(w, GR_ELEMENT_KIND_BULK, 0, value, value_length);
