@@ -100,7 +100,7 @@ ffibuilder.set_source(
         ("GR_SCHEMA_DIGEST", f'"{schema_digest()}"'),
     ],
     extra_compile_args=["-O3", "-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter",
-                        "-fno-strict-aliasing"],
+                        "-fno-strict-aliasing", "-fno-semantic-interposition"],
     libraries=["rt", "pthread"],
 )
 
