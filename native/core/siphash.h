@@ -44,7 +44,11 @@ static inline uint64_t gr_siphash(const uint8_t *data, size_t length, uint64_t k
         v0 ^= m;
     }
     uint64_t last = (uint64_t)length << 56;
-    for (size_t j = 0; i + j < length; j++) last |= (uint64_t)data[i + j] << (8 * j);
+    size_t rest = length - i;
+    if (rest && length >= 8)   /* the last 8 bytes in one load, the ones already hashed shifted out */
+        last |= gr_sip_load_le64(data + length - 8) >> (8 * (8 - rest));
+    else
+        for (size_t j = 0; j < rest; j++) last |= (uint64_t)data[i + j] << (8 * j);
     v3 ^= last;
     for (int r = 0; r < c_rounds; r++) GR_SIP_ROUND(v0, v1, v2, v3);
     v0 ^= last;

@@ -108,8 +108,7 @@ static void resize_finish(gr_keyspace_t *ks) {
 
 /* One resize step: zero a chunk of the new table, or move one bucket chain (skipping up to
  * EMPTY_VISITS_PER_STEP empty buckets to find it). */
-static void resize_step(gr_keyspace_t *ks) {
-    if (ks->paused || !ks_resizing(ks)) return;
+static void resize_work(gr_keyspace_t *ks) {
     ks_table_t *from = &ks->table[0], *to = &ks->table[1];
     if (!ks_moving(ks)) {
         size_t n = to->size - ks->prepared;
@@ -144,6 +143,12 @@ static void resize_step(gr_keyspace_t *ks) {
         ks->rehash_index = (int64_t)(index + 1);
     }
     if (from->used == 0) resize_finish(ks);
+}
+
+/* Every lookup calls this; nearly always there is nothing to do, so the test is inline and the
+ * work (resize_work) stays out of line. */
+static inline void resize_step(gr_keyspace_t *ks) {
+    if (!ks->paused && ks_resizing(ks)) resize_work(ks);
 }
 
 static void grow_if_needed(gr_keyspace_t *ks) {
