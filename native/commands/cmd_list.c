@@ -45,20 +45,24 @@ static void reply_wrong_engine(const gr_db_t *db, const gr_request_t *r, const g
     gr_reply_error_text(reply, GR_ERR_WRONGTYPE, text);
 }
 
+/* find_list_or_reply's refusal, out of the inlined path: WRONGTYPE for another type, or for a
+ * list of the other engine. Returns -1. */
+static __attribute__((noinline)) int reply_not_this_list(gr_db_t *db, const gr_request_t *r, const gr_ks_entry_t *found,
+                                                         gr_reply_t *reply) {
+    if (found->type != GR_TYPE_LIST) gr_reply_wrongtype(reply);
+    else reply_wrong_engine(db, r, found->value, reply);
+    return -1;
+}
+
 /* Find key as a list: 1 found (*list set), 0 absent, -1 wrong type (WRONGTYPE replied): not
- * a list, or, for a qualified request, a list of the other engine. */
-static int find_list_or_reply(gr_db_t *db, const gr_request_t *r, gr_bytes_t key, gr_list_t **list,
-                              gr_ks_entry_t **entry, gr_reply_t *reply) {
+ * a list, or, for a qualified request, a list of the other engine. Inline: every list command
+ * and each key BLPOP or LMPOP tries starts here. */
+static inline int find_list_or_reply(gr_db_t *db, const gr_request_t *r, gr_bytes_t key, gr_list_t **list,
+                                     gr_ks_entry_t **entry, gr_reply_t *reply) {
     gr_ks_entry_t *found = gr_db_lookup(db, key);
     if (!found) return 0;
-    if (found->type != GR_TYPE_LIST) {
-        gr_reply_wrongtype(reply);
-        return -1;
-    }
-    if (r->engine && gr_list_target(found->value) != wanted_engine(db, r)) {
-        reply_wrong_engine(db, r, found->value, reply);
-        return -1;
-    }
+    if (found->type != GR_TYPE_LIST || (r->engine && gr_list_target(found->value) != wanted_engine(db, r)))
+        return reply_not_this_list(db, r, found, reply);
     *list = found->value;
     if (entry) *entry = found;
     return 1;
