@@ -259,8 +259,10 @@ static void leaf_drop_front_at(leaf_t *l, uint32_t j, uint32_t at) {
     uint32_t group = l->base / K;
     l->base += j;
     uint32_t gone = l->base / K - group;
-    memmove(l->cp, l->cp + gone, 2u * (l->cp_count - gone));
-    l->cp_count = (uint16_t)(l->cp_count - gone);
+    if (gone) {   /* a short drop (LMPOP's) often stays within the first group */
+        memmove(l->cp, l->cp + gone, 2u * (l->cp_count - gone));
+        l->cp_count = (uint16_t)(l->cp_count - gone);
+    }
     l->lo = at;
     l->count = (uint16_t)(l->count - j);
 }
@@ -436,7 +438,7 @@ static void dir_shift(gr_lseg_t *s, size_t from, uint64_t delta) {
 }
 
 /* After a removal: free the directory of an empty list, shrink a mostly empty one. */
-static void settle(gr_lseg_t *s) {
+static void settle_work(gr_lseg_t *s) {
     if (s->count == 0) {
         s->allocated -= gr_mem_usable(s->slots);
         gr_mem_free(s->slots, GR_MEM_LIST);
@@ -454,6 +456,11 @@ static void settle(gr_lseg_t *s) {
     s->allocated += gr_mem_usable(shrunk) - before;
     s->slots = shrunk;
     s->capacity = capacity;
+}
+
+/* Inline: after nearly every removal there is nothing to settle. */
+static inline void settle(gr_lseg_t *s) {
+    if (s->count == 0 || (s->capacity > 32 && s->count * 4 < s->capacity)) settle_work(s);
 }
 
 /* Merge slot k's leaf with slot k+1's when both are normal and together stay under 3/4 of
