@@ -145,7 +145,7 @@ void gr_cmd_pop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_value_t value;
         gr_list_peek(list, end, &value);
         reply_value(reply, value);
-        gr_list_pop(list, end);
+        gr_list_pop(list, end);   /* (not pop_peeked: keeping value across the reply costs LPOP more) */
         gr_db_count_changes(db, 1);
     } else {
         size_t count = r->count < gr_list_length(list) ? r->count : gr_list_length(list);
@@ -435,7 +435,7 @@ static int blocking_ready(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply)
             gr_value_t value;
             gr_list_peek(list, engine_end(r->end), &value);
             gr_reply_pair(reply, r->items[i].data, r->items[i].length, value.data, value.length);
-            gr_list_pop(list, engine_end(r->end));
+            gr_list_pop_peeked(list, engine_end(r->end), value);
             gr_db_count_changes(db, 1);
         } else {
             size_t count = r->count ? r->count : 1;

@@ -5,7 +5,7 @@
  * of malloc'd values with the same operations (pushes and pops at both ends, get, set with
  * equal and different sizes, insert, delete_range, remove_matching with positive, negative
  * and zero counts, trim, iteration both ways from random starts, pop_each's values checked as
- * they are handed over), with values of 0..100
+ * they are handed over, pop_peeked), with values of 0..100
  * bytes and now and then bigger than a leaf, across the compact -> segmented conversion and
  * under three configurations; after every operation gr_list_check must pass and the whole
  * contents must match, read forward, backward and by index. Then: fixed cases (among them
@@ -176,13 +176,15 @@ static void random_test(const char *name, const gr_list_config_t *config, size_t
             ok &= gr_list_pop_each(list, end, count, check_popped, &popped) == expected;
             ok &= popped.seen == expected && popped.ok;
             ref_delete(&ref, end == GR_LIST_TAIL ? length - expected : 0, expected);
-        } else if (op < 34) {   /* pop, from either end */
+        } else if (op < 34) {   /* pop, from either end, half of the time as pop_peeked */
             current_op = "pop";
             gr_list_end_t end = below(2) ? GR_LIST_TAIL : GR_LIST_HEAD;
             size_t at = end == GR_LIST_TAIL ? length - 1 : 0;
             ok &= gr_list_peek(list, end, &value) == 0;
             ok &= same(value.data, value.length, ref.items[at].data, ref.items[at].length);
-            ok &= gr_list_pop(list, end) == 0;
+            int peeked = below(2);
+            if (peeked) current_op = "pop_peeked";
+            ok &= (peeked ? gr_list_pop_peeked(list, end, value) : gr_list_pop(list, end)) == 0;
             ref_delete(&ref, at, 1);
         } else if (op < 42) {   /* get */
             current_op = "get";

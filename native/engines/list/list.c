@@ -250,6 +250,12 @@ int gr_list_pop(gr_list_t *list, gr_list_end_t end) {
                     gr_lpma_pop(&list->as.pma, (gr_lpma_end_t)end));
 }
 
+int gr_list_pop_tail_peeked(gr_list_t *list, gr_value_t peeked) {
+    if (list->encoding == GR_LIST_SEGMENTED)
+        return gr_lseg_pop_peeked(&list->as.seg, GR_LSEG_TAIL, peeked.data, peeked.length);
+    return gr_list_pop(list, GR_LIST_TAIL);
+}
+
 int gr_list_set(gr_list_t *list, size_t index, const uint8_t *data, size_t length) {
     if (index >= gr_list_length(list) || make_room_for(list, length)) return -1;
     return DISPATCH(list, gr_lcompact_set(&list->as.compact, index, data, length),

@@ -143,6 +143,14 @@ void gr_list_iter_init(gr_list_iter_t *iter, const gr_list_t *list, size_t start
                        gr_list_end_t direction_from);
 int gr_list_iter_next(gr_list_iter_t *iter, gr_value_t *out);   /* 1 = got one, 0 = done */
 
+/* gr_list_pop of the value gr_list_peek(list, end) just returned, the list unchanged since:
+ * the same result, but a segmented list's tail need not find its last value twice. (Outside
+ * the cffi region, as is gr_list_pop_each: C callers only.) */
+int gr_list_pop_tail_peeked(gr_list_t *list, gr_value_t peeked);
+static inline int gr_list_pop_peeked(gr_list_t *list, gr_list_end_t end, gr_value_t peeked) {
+    return end == GR_LIST_TAIL ? gr_list_pop_tail_peeked(list, peeked) : gr_list_pop(list, end);
+}
+
 /* Pop with a reply: hands min(count, length) values from `end`, in pop order, to visit (each
  * valid during its call only), then removes them as gr_list_pop_range does. Returns how many.
  * Never fails. A segmented list's head is one pass (gr_lseg_pop_head_each); elsewhere an

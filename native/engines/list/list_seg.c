@@ -239,12 +239,14 @@ static void leaf_pop_head(leaf_t *l) {
     }
 }
 
-static void leaf_pop_tail(leaf_t *l) {
-    uint32_t last = leaf_offset(l, l->count - 1u);
+/* Drop the last entry, which starts at byte offset `last`. */
+static void leaf_pop_tail_at(leaf_t *l, uint32_t last) {
     if (l->count > 1 && (l->base + l->count - 1u) % K == 0) l->cp_count--;
     l->hi = last;
     l->count--;
 }
+
+static void leaf_pop_tail(leaf_t *l) { leaf_pop_tail_at(l, leaf_offset(l, l->count - 1u)); }
 
 /* Keep entries [0, j), 0 < j < count. */
 static void leaf_truncate(leaf_t *l, uint32_t j) {
@@ -584,6 +586,17 @@ int gr_lseg_pop(gr_lseg_t *s, gr_lseg_end_t end) {
     } else {
         leaf_pop_tail(l);
     }
+    return 0;
+}
+
+int gr_lseg_pop_peeked(gr_lseg_t *s, gr_lseg_end_t end, const uint8_t *data, size_t length) {
+    if (end == GR_LSEG_HEAD || !s->length) return gr_lseg_pop(s, end);
+    gr_lseg_slot_t *at = slot_at(s, s->count - 1);
+    leaf_t *l = at->leaf;
+    if (l->count == 1) return gr_lseg_pop(s, end);
+    /* the entry's length prefix is the shortest varint of its length (entry_put) */
+    leaf_pop_tail_at(l, (uint32_t)(data - varint_size(length) - (const uint8_t *)l));
+    s->length--;
     return 0;
 }
 

@@ -107,6 +107,10 @@ int gr_lseg_get(const gr_lseg_t *list, size_t index, const uint8_t **data, size_
 int gr_lseg_peek(const gr_lseg_t *list, gr_lseg_end_t end, const uint8_t **data, size_t *length);
 int gr_lseg_push(gr_lseg_t *list, gr_lseg_end_t end, const uint8_t *data, size_t length);
 int gr_lseg_pop(gr_lseg_t *list, gr_lseg_end_t end);
+/* gr_lseg_pop of the value gr_lseg_peek(list, end) just returned (data, length), unchanged
+ * since: at the tail its position is taken from data instead of found again by a checkpoint
+ * walk. */
+int gr_lseg_pop_peeked(gr_lseg_t *list, gr_lseg_end_t end, const uint8_t *data, size_t length);
 int gr_lseg_set(gr_lseg_t *list, size_t index, const uint8_t *data, size_t length);
 /* The new value ends up at index; index == length appends. */
 int gr_lseg_insert(gr_lseg_t *list, size_t index, const uint8_t *data, size_t length);
