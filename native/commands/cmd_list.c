@@ -123,12 +123,13 @@ void gr_cmd_push(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_integer(reply, (int64_t)gr_list_length(list));
 }
 
-static void reply_popped(void *reply, const uint8_t *data, size_t length) { gr_reply_bulk(reply, data, length); }
+/* The visitor of gr_list_pop_each and gr_list_each: each value a bulk of the reply. */
+static void reply_each_value(void *reply, const uint8_t *data, size_t length) { gr_reply_bulk(reply, data, length); }
 
 /* Reply with `count` values taken from `end` (in pop order), then remove them: one engine
  * pass (gr_list_pop_each), each value written to the reply before it goes. */
 static void reply_and_remove_from_end(gr_list_t *list, gr_list_end_t end, size_t count, gr_reply_t *reply) {
-    gr_list_pop_each(list, end, count, reply_popped, reply);
+    gr_list_pop_each(list, end, count, reply_each_value, reply);
 }
 
 /* LPOP, RPOP, with an optional count */
@@ -205,10 +206,7 @@ void gr_cmd_lrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     }
     size_t count = last - first + 1;
     gr_reply_array_begin(reply, count);
-    gr_list_iter_t iterator;
-    gr_list_iter_init(&iterator, list, first, GR_LIST_HEAD);
-    gr_value_t value;
-    for (size_t i = 0; i < count && gr_list_iter_next(&iterator, &value); i++) reply_value(reply, value);
+    gr_list_each(list, first, count, reply_each_value, reply);
 }
 
 void gr_cmd_lset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {

@@ -5,7 +5,7 @@
  * of malloc'd values with the same operations (pushes and pops at both ends, get, set with
  * equal and different sizes, insert, delete_range, remove_matching with positive, negative
  * and zero counts, trim, iteration both ways from random starts, pop_each's values checked as
- * they are handed over, pop_peeked), with values of 0..100
+ * they are handed over, pop_peeked, each over random ranges), with values of 0..100
  * bytes and now and then bigger than a leaf, across the compact -> segmented conversion and
  * under three configurations; after every operation gr_list_check must pass and the whole
  * contents must match, read forward, backward and by index. Then: fixed cases (among them
@@ -98,12 +98,13 @@ typedef struct popped {
     gr_list_end_t end;
     size_t seen;
     int ok;
+    size_t first;   /* gr_list_each: the range's start (from the head) */
 } popped_t;
 
 static void check_popped(void *context, const uint8_t *data, size_t length) {
     popped_t *popped = context;
-    size_t at = popped->end == GR_LIST_HEAD ? popped->seen : popped->ref->length - 1 - popped->seen;
-    if (popped->seen >= popped->ref->length || !same(data, length, popped->ref->items[at].data, popped->ref->items[at].length)) {
+    size_t at = popped->end == GR_LIST_HEAD ? popped->first + popped->seen : popped->ref->length - 1 - popped->seen;
+    if (at >= popped->ref->length || !same(data, length, popped->ref->items[at].data, popped->ref->items[at].length)) {
         fprintf(stderr, "pop_each: value %zu from the %s differs\n", popped->seen, popped->end == GR_LIST_HEAD ? "head" : "tail");
         popped->ok = 0;
     }
@@ -172,7 +173,7 @@ static void random_test(const char *name, const gr_list_config_t *config, size_t
             gr_list_end_t end = below(2) ? GR_LIST_TAIL : GR_LIST_HEAD;
             size_t count = below(3) ? 1 + below(10) : below(length + 3);
             size_t expected = count < length ? count : length;
-            popped_t popped = {&ref, end, 0, 1};
+            popped_t popped = {&ref, end, 0, 1, 0};
             ok &= gr_list_pop_each(list, end, count, check_popped, &popped) == expected;
             ok &= popped.seen == expected && popped.ok;
             ref_delete(&ref, end == GR_LIST_TAIL ? length - expected : 0, expected);
@@ -239,6 +240,13 @@ static void random_test(const char *name, const gr_list_config_t *config, size_t
                 if (stop < length - 1) ref_delete(&ref, stop + 1, length - 1 - stop);
                 ref_delete(&ref, 0, start);
             }
+        } else if (below(4) == 0) {   /* each: a random range, the start sometimes past the end */
+            current_op = "each";
+            size_t start = below(length + 2), count = below(4) ? below(40) : below(length + 3);
+            size_t expected = start >= length ? 0 : count < length - start ? count : length - start;
+            popped_t seen = {&ref, GR_LIST_HEAD, 0, 1, start};
+            gr_list_each(list, start, count, check_popped, &seen);
+            ok &= seen.ok && seen.seen == expected;
         } else {   /* iterate from a random start, either way, a random number of steps */
             current_op = "iterate";
             size_t start = below(length + 2);   /* sometimes past the end */
@@ -310,9 +318,9 @@ static void test_pop_each_leaves_what_pop_range_leaves(void) {
             gr_list_internals(b, &y);
             ok &= gr_list_check(a) == 0 && strcmp(x.representation, y.representation) == 0 && x.elements == y.elements &&
                   x.live_value_bytes == y.live_value_bytes && x.units == y.units && x.front_slack == y.front_slack &&
-                  x.back_slack == y.back_slack && x.order_structure_bytes == y.order_structure_bytes;
-            /* (not total_allocated_bytes: usable sizes are the allocator's, and the two lists'
-             * interleaved allocations meet different heaps) */
+                  x.back_slack == y.back_slack;
+            /* (not order_structure_bytes nor total_allocated_bytes: they count the allocator's
+             * usable sizes, and the two lists' interleaved allocations meet different heaps) */
             for (size_t i = 0; ok && i < gr_list_length(a); i += 1 + below(8)) {
                 gr_value_t u, v;
                 ok &= gr_list_get(a, i, &u) == 0 && gr_list_get(b, i, &v) == 0 && same(u.data, u.length, v.data, v.length);

@@ -296,6 +296,17 @@ size_t gr_list_pop_each(gr_list_t *list, gr_list_end_t end, size_t count, gr_lis
     return gr_list_pop_range(list, end, count);
 }
 
+void gr_list_each(const gr_list_t *list, size_t start, size_t count, gr_list_visit_fn visit, void *context) {
+    if (list->encoding == GR_LIST_SEGMENTED) {
+        gr_lseg_each(&list->as.seg, start, count, visit, context);
+        return;
+    }
+    gr_list_iter_t iterator;
+    gr_list_iter_init(&iterator, list, start, GR_LIST_HEAD);
+    gr_value_t value;
+    for (size_t i = 0; i < count && gr_list_iter_next(&iterator, &value); i++) visit(context, value.data, value.length);
+}
+
 /* ---- iteration ---------------------------------------------------------------------- */
 
 void gr_list_iter_init(gr_list_iter_t *iter, const gr_list_t *list, size_t start_index,

@@ -157,5 +157,8 @@ static inline int gr_list_pop_peeked(gr_list_t *list, gr_list_end_t end, gr_valu
  * iterator, then gr_list_pop_range. */
 typedef void (*gr_list_visit_fn)(void *context, const uint8_t *data, size_t length);
 size_t gr_list_pop_each(gr_list_t *list, gr_list_end_t end, size_t count, gr_list_visit_fn visit, void *context);
+/* Hands values [start, start+count) (clamped to the list), in order, to visit: LRANGE. A
+ * segmented list scans its leaves (gr_lseg_each); elsewhere an iterator. */
+void gr_list_each(const gr_list_t *list, size_t start, size_t count, gr_list_visit_fn visit, void *context);
 
 #endif

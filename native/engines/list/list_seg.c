@@ -775,6 +775,27 @@ size_t gr_lseg_pop_head_each(gr_lseg_t *s, size_t count, gr_lseg_visit_fn visit,
 
 /* ---- iteration ---------------------------------------------------------------------- */
 
+void gr_lseg_each(const gr_lseg_t *s, size_t start, size_t count, gr_lseg_visit_fn visit, void *context) {
+    if (start >= s->length) return;
+    if (count > s->length - start) count = s->length - start;
+    uint32_t j;
+    size_t k = find(s, start, &j);
+    while (count) {
+        const leaf_t *l = slot_at(s, k)->leaf;
+        const uint8_t *p = (const uint8_t *)l + leaf_offset(l, j);
+        uint32_t take = l->count - j < count ? l->count - j : (uint32_t)count;
+        for (uint32_t i = 0; i < take; i++) {
+            size_t n;
+            const uint8_t *data = varint_get(p, &n);
+            visit(context, data, n);
+            p = data + n;
+        }
+        count -= take;
+        j = 0;
+        k++;
+    }
+}
+
 void gr_lseg_iter_init(gr_lseg_iter_t *it, const gr_lseg_t *s, size_t start_index, int backward) {
     it->list = s;
     it->backward = backward;

@@ -123,6 +123,10 @@ int gr_lseg_delete_range(gr_lseg_t *list, size_t start, size_t count);
 typedef void (*gr_lseg_visit_fn)(void *context, const uint8_t *data, size_t length);
 size_t gr_lseg_pop_head_each(gr_lseg_t *list, size_t count, gr_lseg_visit_fn visit, void *context);
 
+/* Hands values [start, start+count) (clamped to the list), in order, to visit: LRANGE's
+ * walk without an iterator's per-value bookkeeping. One seek, then a scan of each leaf. */
+void gr_lseg_each(const gr_lseg_t *list, size_t start, size_t count, gr_lseg_visit_fn visit, void *context);
+
 /* Iteration from start_index (inclusive), forward or backward: one O(log n) seek, then
  * O(1) a step. next returns 1 with a value, 0 when done. */
 void gr_lseg_iter_init(gr_lseg_iter_t *iter, const gr_lseg_t *list, size_t start_index, int backward);
