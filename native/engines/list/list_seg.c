@@ -467,13 +467,20 @@ static inline void settle(gr_lseg_t *s) {
 
 /* Merge slot k's leaf with slot k+1's when both are normal and together stay under 3/4 of
  * a leaf; copies the smaller into the bigger. Returns 1 when merged. */
-static int try_merge(gr_lseg_t *s, size_t k) {
+static int merge_leaves(gr_lseg_t *s, size_t k, leaf_t *a, leaf_t *b);
+
+static inline int try_merge(gr_lseg_t *s, size_t k) {
     if (k + 1 >= s->count) return 0;
     leaf_t *a = slot_at(s, k)->leaf, *b = slot_at(s, k + 1)->leaf;
     if (is_plain(a) || is_plain(b)) return 0;
     uint32_t count = (uint32_t)a->count + b->count;
     uint64_t bytes = (uint64_t)used(a) + used(b) + 2u * cp_needed(BASE0, count);
     if (count > UINT16_MAX || bytes > (uint64_t)(a->size - HEADER) * 3 / 4) return 0;
+    return merge_leaves(s, k, a, b);
+}
+
+/* try_merge's work once the two fit (out of line: most calls end at the test). */
+static int merge_leaves(gr_lseg_t *s, size_t k, leaf_t *a, leaf_t *b) {
     if (used(a) >= used(b)) {
         piece_t piece = {(const uint8_t *)b + b->lo, 0, used(b), b->count, 1};
         if (!leaf_splice(a, a->count, 0, &piece)) return 0;
