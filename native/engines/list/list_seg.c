@@ -747,6 +747,17 @@ int gr_lseg_delete_range(gr_lseg_t *s, size_t start, size_t count) {
     return 0;
 }
 
+/* Hands `count` entries from p on to visit; returns where the next one starts. */
+static inline const uint8_t *visit_entries(const uint8_t *p, uint32_t count, gr_lseg_visit_fn visit, void *context) {
+    for (uint32_t i = 0; i < count; i++) {
+        size_t n;
+        const uint8_t *data = varint_get(p, &n);
+        visit(context, data, n);
+        p = data + n;
+    }
+    return p;
+}
+
 /* delete_range(0, count) that reads each value on its way out: the scan that visits a
  * leaf's values also finds where its survivors start, so no seek, no iterator and no
  * checkpoint walk. The same leaves, slots and merge as delete_range leaves behind. */
@@ -756,14 +767,9 @@ size_t gr_lseg_pop_head_each(gr_lseg_t *s, size_t count, gr_lseg_visit_fn visit,
     while (left) {
         gr_lseg_slot_t *at = slot_at(s, emptied);
         leaf_t *l = at->leaf;
-        const uint8_t *b = (const uint8_t *)l, *p = b + l->lo;
+        const uint8_t *b = (const uint8_t *)l;
         uint32_t take = l->count < left ? l->count : (uint32_t)left;
-        for (uint32_t i = 0; i < take; i++) {
-            size_t n;
-            const uint8_t *data = varint_get(p, &n);
-            visit(context, data, n);
-            p = data + n;
-        }
+        const uint8_t *p = visit_entries(b + l->lo, take, visit, context);
         left -= take;
         if (take == l->count) {
             leaf_free(s, l);
@@ -789,14 +795,8 @@ void gr_lseg_each(const gr_lseg_t *s, size_t start, size_t count, gr_lseg_visit_
     size_t k = find(s, start, &j);
     while (count) {
         const leaf_t *l = slot_at(s, k)->leaf;
-        const uint8_t *p = (const uint8_t *)l + leaf_offset(l, j);
         uint32_t take = l->count - j < count ? l->count - j : (uint32_t)count;
-        for (uint32_t i = 0; i < take; i++) {
-            size_t n;
-            const uint8_t *data = varint_get(p, &n);
-            visit(context, data, n);
-            p = data + n;
-        }
+        visit_entries((const uint8_t *)l + leaf_offset(l, j), take, visit, context);
         count -= take;
         j = 0;
         k++;
