@@ -90,10 +90,8 @@ static uint8_t *open_root(gr_sbe_reply_t *w, size_t elements, size_t bytes) {
     if (reserve(w, FRAME_HEADER + ARRAY_HEAD + elements * GR_ARRAY_REPLY_ELEMENT_FIXED + bytes) != 0) return NULL;
     w->array_frame = w->stage_length;
     uint8_t *message = w->stage + w->array_frame + FRAME_HEADER;
-    gr_reply_message_t head = {0};
-    head.template_id = GR_T_ARRAY_REPLY;
-    head.request_id = w->request_id;
-    return message + gr_stream_array_reply_head(&head, message, ARRAY_HEAD);
+    w->array_head.request_id = w->request_id;
+    return message + gr_stream_array_reply_head(&w->array_head, message, ARRAY_HEAD);
 }
 
 /* One element at `at`, which the caller reserved room for; returns the position after it. */
@@ -253,6 +251,7 @@ static const gr_reply_ops_t sbe_reply_ops = {
 int gr_sbe_reply_init(gr_sbe_reply_t *reply) {
     memset(reply, 0, sizeof *reply);
     reply->base.ops = &sbe_reply_ops;
+    reply->array_head.template_id = GR_T_ARRAY_REPLY;
     return reserve(reply, 4096);
 }
 

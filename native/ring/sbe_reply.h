@@ -43,6 +43,7 @@ typedef struct gr_sbe_reply {
     uint64_t remaining[GR_SBE_REPLY_MAX_DEPTH];   /* children still to come, per open container */
     size_t array_frame;        /* stage offset of its frame */
     uint32_t array_count;      /* elements written */
+    gr_reply_message_t array_head;   /* its head's fields (template, request id), kept zeroed */
     /* Pub/Sub messages that arrived while an ArrayReply was open (a PUBLISH inside EXEC to
      * this session's own channel): staged frames appended as soon as the array closes. */
     uint8_t *deferred;
