@@ -137,14 +137,20 @@ static void op_integer(gr_reply_t *base, int64_t value) {
     stage_message(w, &message);
 }
 
-static void op_bulk(gr_reply_t *base, const uint8_t *data, size_t length) {
-    gr_sbe_reply_t *w = writer_of(base);
-    if (w->depth) { add_leaf(w, GR_ELEMENT_KIND_BULK, 0, data, length); return; }
+/* A BulkReply message (out of op_bulk, so that an array's elements, LRANGE's and LMPOP's, do
+ * not pay for this path's stack frame). */
+static __attribute__((noinline)) void stage_bulk(gr_sbe_reply_t *w, const uint8_t *data, size_t length) {
     gr_reply_message_t message = {0};
     message.template_id = GR_T_BULK_REPLY;
     message.text.data = data;
     message.text.length = (uint32_t)length;
     stage_message(w, &message);
+}
+
+static void op_bulk(gr_reply_t *base, const uint8_t *data, size_t length) {
+    gr_sbe_reply_t *w = writer_of(base);
+    if (w->depth) { add_leaf(w, GR_ELEMENT_KIND_BULK, 0, data, length); return; }
+    stage_bulk(w, data, length);
 }
 
 static void op_nil(gr_reply_t *base) {
