@@ -7,6 +7,8 @@ it and from the one table below that says which struct slot each schema field fi
     native/exec/templates.h          the template ids (GR_T_*), included by exec/request.h
     native/ring/codec_generated.h    the largest block length, the template lists the codec
                                      tests walk, the slot masks, the streamed ArrayReply writer
+    native/ring/codec_stream.h       the ArrayReply read element by element where it lies (the
+                                     client's marshal writer), with the decoder's checks
     native/ring/codec_generated.c    every request, reply and attach encode / decode / size
                                      case, enum checks from the validValues, and a self-check
                                      of this pass's offsets against sbe-tool's flyweights
@@ -687,6 +689,77 @@ class Emitter:
         return "\n".join(self.out)
 
 
+def emit_stream_reader_header(schema: Schema) -> str:
+    """ring/codec_stream.h: the ArrayReply read one element at a time where it lies, with
+    gr_decode_reply's checks (the same generated lines), for a reader that consumes each
+    element at once (client/plain_reply.c writes marshal from it) instead of an element array."""
+    m = next(m for m in schema.messages if m.name == "ArrayReply")
+    g = m.groups[0]
+    if m.data or len(m.groups) != 1 or len(g.data) != 1:
+        raise ValueError("the streamed ArrayReply reader knows one group of one var-data field and no trailing data")
+    emitter = Emitter(schema)
+    count_size = PRIMITIVES[schema.group_count_primitive][1]
+    w = emitter.w
+    for line in [
+        "/* codec_stream.h — the ArrayReply read element by element, straight from the message.",
+        f" * {HEADER_NOTE}.",
+        " * The checks are gr_decode_reply's ArrayReply case (codec_generated.c), made one element at",
+        " * a time: open reads the header, the block and the group header; next reads one element,",
+        " * its bytes pointing into the message. A reader that consumes each element where it lies",
+        " * (client/plain_reply.c writes a reply as marshal from it) needs no gr_element_t array.",
+        " */",
+        "#ifndef GR_CODEC_STREAM_H",
+        "#define GR_CODEC_STREAM_H",
+        "",
+        "#include \"ring/codec_wire.h\"",
+        "",
+        "typedef struct gr_array_reply_reader {",
+        "    const uint8_t *buffer;",
+        "    size_t length;",
+        "    size_t position;               /* the next element's entry */",
+        "    uint32_t entry_block;",
+        "    uint32_t count;                /* the elements the group header announces */",
+        "} gr_array_reply_reader_t;",
+        "",
+        "/* The message's header and block (into *head: its block fields only) and its group header. */",
+        "static inline gr_codec_status_t gr_stream_array_reply_open(const uint8_t *buffer, size_t length,",
+        "                                                           gr_reply_message_t *head,",
+        "                                                           gr_array_reply_reader_t *reader) {",
+        "    gr_wire_header_t header;",
+        "    TRY(gr_wire_read_header(buffer, length, &header));",
+        f"    if (header.template_id != {m.template_constant}) return GR_CODEC_UNKNOWN_TEMPLATE;",
+        f"    if (header.block_length < {m.block_length}) return GR_CODEC_SHORT_BLOCK;",
+        "    if (length - GR_MESSAGE_HEADER_LENGTH < header.block_length) return GR_CODEC_TRUNCATED;",
+        "    const uint8_t *block = buffer + GR_MESSAGE_HEADER_LENGTH;",
+    ]:
+        w(line)
+    emitter.decode_fields(m.fields, m.slots, "head->", "block", "    ")
+    for line in [
+        "    reader->buffer = buffer;",
+        "    reader->length = length;",
+        "    reader->position = GR_MESSAGE_HEADER_LENGTH + (size_t)header.block_length;",
+        f"    return gr_wire_group_header(buffer, length, &reader->position, {count_size}, {g.block_length}, "
+        f"{len(g.data)}, &reader->entry_block, &reader->count);",
+        "}",
+        "",
+        "/* The next element (the caller counts them against reader->count). */",
+        "static inline gr_codec_status_t gr_stream_array_reply_next(gr_array_reply_reader_t *reader,",
+        "                                                           gr_element_t *element) {",
+        "    if (reader->length - reader->position < reader->entry_block) return GR_CODEC_TRUNCATED;",
+        "    const uint8_t *entry = reader->buffer + reader->position;",
+    ]:
+        w(line)
+    emitter.decode_fields(g.fields, ELEMENT_SLOTS, "element->", "entry", "    ")
+    w("    reader->position += reader->entry_block;")
+    w(f"    return gr_wire_take_var_data(reader->buffer, reader->length, &reader->position, "
+      f"&element->{ELEMENT_SLOTS[g.data[0]]});")
+    w("}")
+    w("")
+    w("#endif")
+    w("")
+    return "\n".join(emitter.out)
+
+
 def field_use_comment(schema: Schema) -> str:
     """The field-use table codec.h carries, from the slot table."""
     lines = [" * Field use per request template (slot [schema field]):"]
@@ -718,5 +791,6 @@ def outputs(root: Path) -> dict[Path, str]:
         root / "native" / "exec" / "templates.h": emit_templates_header(schema),
         root / "native" / "ring" / "codec_generated.h": emit_codec_header(schema),
         root / "native" / "ring" / "codec_generated.c": Emitter(schema).emit(),
+        root / "native" / "ring" / "codec_stream.h": emit_stream_reader_header(schema),
         codec_h: with_field_use(codec_h.read_text(), schema),
     }

@@ -309,3 +309,89 @@ def test_a_flat_array_of_bulks_and_one_that_only_starts_flat_are_both_written_wh
         assert marshal.loads(out) == tree(elements) == expected
         assert marshal.loads(write(result, 1)[1]) == tuple(expected)
         assert lib.gr_plain_reply_write(result, 0, ffi.NULL, 0) == length
+
+
+# ---- the same writer straight from the ring message (gr_plain_reply_write_message) ----
+
+def write_message(message: bytes, tuple_root: int = 0, capacity: int = 4096) -> tuple[int, bytearray, int]:
+    out = bytearray(capacity)
+    request_id = ffi.new("uint64_t *")
+    length = lib.gr_plain_reply_write_message(ffi.from_buffer(message), len(message), tuple_root,
+                                              ffi.from_buffer("uint8_t[]", out), len(out), request_id)
+    return length, out, request_id[0]
+
+
+FLAT = [(K.GR_ELEMENT_KIND_ARRAY, 16, b"")] + [(K.GR_ELEMENT_KIND_BULK, 0, b"v%015d" % i) for i in range(16)]
+PAIR = [(K.GR_ELEMENT_KIND_ARRAY, 2, b""), (K.GR_ELEMENT_KIND_BULK, 0, b"k"), (K.GR_ELEMENT_KIND_BULK, 0, b"v")]
+KEYED = [(K.GR_ELEMENT_KIND_ARRAY, 2, b""), (K.GR_ELEMENT_KIND_BULK, 0, b"queue"), (K.GR_ELEMENT_KIND_ARRAY, 8, b"")] + [
+    (K.GR_ELEMENT_KIND_BULK, 0, b"value-%d" % i) for i in range(8)]
+REPLY_SHAPES = {
+    "nested arrays, a map, nils, integers": NESTED,
+    "a flat array of bulks (LRANGE)": FLAT,
+    "a pair (BLPOP)": PAIR,
+    "a key and its values (LMPOP)": KEYED,
+    "a null array": [(K.GR_ELEMENT_KIND_NIL_ARRAY, 0, b"")],
+    "an empty array": [(K.GR_ELEMENT_KIND_ARRAY, 0, b"")],
+    "a map of a status and a double (a double travels as a bulk)": [
+        (K.GR_ELEMENT_KIND_MAP, 1, b""), (K.GR_ELEMENT_KIND_STATUS, 0, b"score"), (K.GR_ELEMENT_KIND_BULK, 0, b"1.5")],
+    "integers at the int32 and int64 edges": [(K.GR_ELEMENT_KIND_ARRAY, 4, b"")] + [
+        (K.GR_ELEMENT_KIND_INTEGER, v, b"") for v in (2 ** 31 - 1, -(2 ** 31), 2 ** 31, -(2 ** 63))],
+    "an error inside an array": [(K.GR_ELEMENT_KIND_ARRAY, 2, b""), (K.GR_ELEMENT_KIND_BULK, 0, b"ok"),
+                                 (K.GR_ELEMENT_KIND_ERROR, 2, b"WRONGTYPE no")],
+    "deeper than the writer goes": [(K.GR_ELEMENT_KIND_ARRAY, 1, b"")] * 40 + [(K.GR_ELEMENT_KIND_ARRAY, 0, b"")],
+    "a tree that ends early": [(K.GR_ELEMENT_KIND_ARRAY, 3, b""), (K.GR_ELEMENT_KIND_BULK, 0, b"short")],
+    "elements past the root": [(K.GR_ELEMENT_KIND_ARRAY, 0, b""), (K.GR_ELEMENT_KIND_BULK, 0, b"extra")],
+    "a null array with elements past it": [(K.GR_ELEMENT_KIND_NIL_ARRAY, 0, b""), (K.GR_ELEMENT_KIND_BULK, 0, b"x")],
+    "larger than the buffer": [(K.GR_ELEMENT_KIND_ARRAY, 300, b"")] + [(K.GR_ELEMENT_KIND_BULK, 0, b"x" * 20)] * 300,
+}
+
+
+@pytest.mark.parametrize("elements", list(REPLY_SHAPES.values()), ids=list(REPLY_SHAPES))
+@pytest.mark.parametrize("tuple_root", [0, 1])
+def test_the_message_writer_writes_what_the_decoded_path_writes(elements, tuple_root):
+    """Straight from the message, every shape comes out as the decoded gr_result_t's writer
+    writes it (or, where that one leaves it to the caller, is left to the decoding path)."""
+    message = _native.encode_reply(lib.GR_T_ARRAY_REPLY, request_id=41, elements=elements)
+    result, _keep = result_of(elements)
+    if elements[0][0] == K.GR_ELEMENT_KIND_NIL_ARRAY:
+        result.is_nil = 1                   # as take_reply marks a null array root
+    decoded_length, decoded = write(result, tuple_root)
+    length, out, request_id = write_message(message, tuple_root)
+    if decoded_length == -1 or elements is REPLY_SHAPES["a null array with elements past it"]:
+        assert length == -1                 # the decoding path then writes or raises it
+        return
+    assert (length, request_id) == (decoded_length, 41)
+    if length <= len(out):
+        assert out[:length] == decoded[:length]
+        assert marshal.loads(out) == marshal.loads(decoded)
+    else:                                   # it says how large a buffer it needs, as the decoded path does
+        assert write_message(message, tuple_root, capacity=length)[0] == length
+
+
+@pytest.mark.parametrize("elements", [NESTED, KEYED], ids=["nested", "keyed"])
+def test_the_message_writer_leaves_a_message_that_does_not_decode_to_the_decoding_path(elements):
+    message = _native.encode_reply(lib.GR_T_ARRAY_REPLY, request_id=3, elements=elements)
+    for cut in range(len(message)):
+        assert write_message(message[:cut])[0] == -1
+    bad_kind = bytearray(message)
+    bad_kind[8 + 8 + 6] = 99                # the first element's kind: no such ElementKind
+    assert write_message(bytes(bad_kind))[0] == -1
+    assert write_message(_native.encode_reply(lib.GR_T_BULK_REPLY, text=b"x"))[0] == -1
+    assert write_message(_native.encode_reply(lib.GR_T_ARRAY_REPLY, elements=[]))[0] == -1   # no root
+
+
+def test_a_reply_in_fragments_that_fits_the_plain_buffer_arrives_whole(goblin, resp):
+    """A reply larger than one ring message is reassembled and decoded (not streamed) and still
+    comes back as RESP gives it."""
+    client = RingClient(name=goblin.name, runtime_dir=goblin.runtime_dir, ring_size=1 << 16, timeout=10)
+    try:
+        values = [b"%030d" % i for i in range(client.max_message // 20)]
+        assert client.max_message < len(values) * 35 < PLAIN_CAPACITY
+        resp.delete("frag")
+        resp.rpush("frag", *values)
+        assert client.lrange("frag", 0, -1) == resp.lrange("frag", 0, -1) == values
+        assert client.lmpop(1, "frag", direction="LEFT", count=len(values) - 1) == [b"frag", values[:-1]]
+        assert client.blpop(["none", "frag"], 0) == (b"frag", values[-1])
+    finally:
+        client.close()
+        resp.delete("frag")

@@ -54,6 +54,9 @@ struct gr_client {
     /* the plain calls' reply as Python objects (plain_reply.h), in the caller's buffer */
     uint8_t *plain_output;
     size_t plain_capacity;
+    int plain_streaming;              /* a plain call waits: 1, or 2 for a tuple root (take_reply may stream
+                                         its reply into plain_output, if set); finish_plain clears it */
+    int plain_streamed;               /* its ArrayReply was written into plain_output straight from the ring */
     int gone;                         /* a plain call saw the server gone: the later ones fail at once */
     struct gr_client_pubsub *pubsub;  /* Pub/Sub messages taken while reading replies (client_pubsub.c) */
 };
@@ -209,6 +212,23 @@ static int reply_failed(gr_client_t *client) {
     return 1;
 }
 
+/* A plain call's ArrayReply in one ring record, written as marshal straight from the message
+ * (gr_plain_reply_write_message): no arena copy, no element array. 1 when done; 0 leaves it
+ * to the decoding path (a shape the writer leaves to Python, a reply larger than the buffer,
+ * or one that does not decode or match, which that path then reports). */
+static int stream_plain(gr_client_t *client, const uint8_t *payload, size_t length) {
+    uint64_t request_id;
+    long written = gr_plain_reply_write_message(payload, length, client->plain_streaming == 2, client->plain_output,
+                                                client->plain_capacity, &request_id);
+    if (written < 0 || (size_t)written > client->plain_capacity ||
+        (request_id != client->next_reply_id && request_id != 0))
+        return 0;
+    client->result->template_id = GR_T_ARRAY_REPLY;   /* its value is in the plain output only */
+    client->plain_streamed = 1;
+    client->receiving_done = 1;
+    return 1;
+}
+
 /* Ring handler: take one reply record; stop after a whole reply. The message is copied into
  * the arena (a reassembled one is swapped in when the arena is empty) and decoded there, so
  * every pointer stays valid until the next receive; the result's text is kept as an arena
@@ -241,6 +261,9 @@ static int take_reply(void *context, int32_t type, const uint8_t *payload, size_
     } else {
         if (type == GR_T_PUSH_MESSAGE)   /* a Pub/Sub message, not the reply: kept for the reader */
             return gr_client_pubsub_stash(&client->pubsub, payload, length) == 0 ? 0 : reply_failed(client);
+        if (type == GR_T_ARRAY_REPLY && client->plain_streaming && client->plain_output &&
+            stream_plain(client, payload, length))
+            return 1;
         int64_t at = arena_copy(client, payload, length);
         if (at < 0) return reply_failed(client);
         offset = (size_t)at;
@@ -501,6 +524,11 @@ int gr_client_send_argv(gr_client_t *client, const uint8_t *data, size_t data_le
  * error reply, or larger than the buffer), and the caller reads the status and the gr_result_t. */
 static int finish_plain(gr_client_t *client, int status, gr_result_t *result, int root_as_tuple) {
     if (status == GR_CLIENT_PEER_GONE) client->gone = 1;
+    client->plain_streaming = 0;
+    if (client->plain_streamed) {                      /* written already, unless the call failed after */
+        client->plain_streamed = 0;
+        if (status == GR_CLIENT_OK) return status;
+    }
     if (!client->plain_output) return status;
     long written = status == GR_CLIENT_OK
                    ? gr_plain_reply_write(result, root_as_tuple, client->plain_output, client->plain_capacity) : -1;
@@ -512,6 +540,7 @@ static int call_plain(gr_client_t *client, gr_request_t *request, gr_result_t *r
     if (!client) return GR_CLIENT_CLOSED;
     if (client->gone) return finish_plain(client, GR_CLIENT_PEER_GONE, result, 0);
     int status = gr_client_send(client, request);
+    client->plain_streaming = 1 + root_as_tuple;
     if (status == GR_CLIENT_OK) status = gr_client_receive(client, result);
     return finish_plain(client, status, result, root_as_tuple);
 }
@@ -521,6 +550,7 @@ int gr_client_call_argv(gr_client_t *client, const uint8_t *data, size_t data_le
     if (!client) return GR_CLIENT_CLOSED;
     if (client->gone) return finish_plain(client, GR_CLIENT_PEER_GONE, result, 0);
     int status = gr_client_send_argv(client, data, data_length, lengths, argc);
+    client->plain_streaming = 1;
     if (status == GR_CLIENT_OK) status = gr_client_receive(client, result);
     return finish_plain(client, status, result, 0);
 }

@@ -1,7 +1,8 @@
 /* plain_reply.c — a ring reply in Python's marshal format (the mapping is in plain_reply.h).
  *
- * One pass over the reply; the tree is already in pre-order, as marshal wants it, so each
- * element is written where it stands and a small stack of remaining-children counts only
+ * One pass over the reply (a decoded gr_result_t's elements, or the ring message itself read
+ * element by element with the generated ring/codec_stream.h); the tree is already in
+ * pre-order, as marshal wants it, so each element is written where it stands and a small stack of remaining-children counts only
  * tracks the depth; a flat array of bulks, the commonest array reply, skips even that.
  * Past `capacity` nothing more is written but the length is still counted, so the caller
  * learns how large a buffer the reply needs.
@@ -9,6 +10,8 @@
 #include "client/plain_reply.h"
 
 #include <string.h>
+
+#include "ring/codec_stream.h"
 
 typedef struct writer {
     uint8_t *out;
@@ -64,13 +67,33 @@ static void put_integer(writer_t *w, int64_t value) {
     if (p) memcpy(p, digits, 2 * (size_t)count);
 }
 
+/* The elements of an array reply in pre-order: a decoded tree's (elements) or, when streaming,
+ * read one by one from the message with the generated reader (ring/codec_stream.h). */
+typedef struct tree_source {
+    const gr_element_t *elements;           /* the decoded tree; unused when streaming */
+    gr_array_reply_reader_t reader;         /* the message, when streaming */
+    size_t first;                           /* the reader's position at the root, to start over */
+    gr_element_t current;                   /* the element last read from the stream */
+    uint32_t count;
+} tree_source_t;
+
+/* Element i (visited in order from 0; start over by resetting reader.position to first), or
+ * NULL for a message that does not decode (the caller then takes the decoding path). */
+static inline __attribute__((always_inline)) const gr_element_t *element_at(tree_source_t *s, uint32_t i,
+                                                                           int streaming) {
+    if (!streaming) return &s->elements[i];
+    return gr_stream_array_reply_next(&s->reader, &s->current) == GR_CODEC_OK ? &s->current : NULL;
+}
+
 /* The commonest array reply, a root array of bulks and nothing else (LRANGE, BLPOP's pair,
  * SMEMBERS, HKEYS), in one tight loop: its bytes written, or -1 as soon as an element shows it
  * is another shape (the general walk then starts over). */
-static long write_flat_bulks(const gr_result_t *result, int root_as_tuple, writer_t *w) {
-    const gr_element_t *e = result->elements;
-    uint32_t count = result->count;
-    if (count == 0 || e[0].kind != GR_ELEMENT_KIND_ARRAY || e[0].integer != (int64_t)count - 1) return -1;
+static inline __attribute__((always_inline)) long write_flat_bulks(tree_source_t *s, int root_as_tuple,
+                                                                  writer_t *w, int streaming) {
+    uint32_t count = s->count;
+    if (count == 0) return -1;
+    const gr_element_t *e = element_at(s, 0, streaming);
+    if (!e || e->kind != GR_ELEMENT_KIND_ARRAY || e->integer != (int64_t)count - 1) return -1;
     uint32_t children = count - 1;
     if (root_as_tuple && children < 256) {
         uint8_t *p = reserve(w, 2);
@@ -79,9 +102,61 @@ static long write_flat_bulks(const gr_result_t *result, int root_as_tuple, write
         put_coded_u32(w, '[', children);
     }
     for (uint32_t i = 1; i < count; i++) {
-        if (e[i].kind != GR_ELEMENT_KIND_BULK) return -1;
-        put_bytes(w, e[i].bytes.data, e[i].bytes.length);
+        e = element_at(s, i, streaming);
+        if (!e || e->kind != GR_ELEMENT_KIND_BULK) return -1;
+        put_bytes(w, e->bytes.data, e->bytes.length);
     }
+    return (long)w->at;
+}
+
+/* Any array reply: the flat shape first, else the general walk from the start. */
+static inline __attribute__((always_inline)) long write_tree(tree_source_t *s, int root_as_tuple, writer_t *w,
+                                                            int streaming) {
+    long flat = write_flat_bulks(s, root_as_tuple, w, streaming);
+    if (flat >= 0) return flat;
+    w->at = 0;                              /* not that shape: the general walk from the start */
+    s->reader.position = s->first;
+    int64_t remaining[GR_PLAIN_MAX_DEPTH];   /* children still to come, per open array */
+    int depth = 0;
+    for (uint32_t i = 0; i < s->count; i++) {
+        const gr_element_t *e = element_at(s, i, streaming);
+        if (!e) return -1;
+        int64_t children = -1;
+        switch (e->kind) {
+        case GR_ELEMENT_KIND_BULK:
+        case GR_ELEMENT_KIND_STATUS:
+            put_bytes(w, e->bytes.data, e->bytes.length);
+            break;
+        case GR_ELEMENT_KIND_INTEGER:
+            put_integer(w, e->integer);
+            break;
+        case GR_ELEMENT_KIND_NIL:
+        case GR_ELEMENT_KIND_NIL_ARRAY:
+            put_byte(w, 'N');
+            break;
+        case GR_ELEMENT_KIND_ARRAY:
+        case GR_ELEMENT_KIND_MAP:
+            children = e->kind == GR_ELEMENT_KIND_MAP ? e->integer * 2 : e->integer;
+            if (children < 0 || children > INT32_MAX) return -1;
+            if (i == 0 && root_as_tuple && children < 256) {
+                put_byte(w, ')');
+                put_byte(w, (uint8_t)children);
+            } else {
+                put_coded_u32(w, '[', (uint32_t)children);
+            }
+            break;
+        default:
+            return -1;                      /* an error element: the caller builds the tree */
+        }
+        if (depth > 0) remaining[depth - 1]--;
+        if (children > 0) {
+            if (depth == GR_PLAIN_MAX_DEPTH) return -1;
+            remaining[depth++] = children;
+        }
+        while (depth > 0 && remaining[depth - 1] == 0) depth--;
+        if (depth == 0 && i + 1 < s->count) return -1;   /* elements past the root's end */
+    }
+    if (depth != 0) return -1;              /* the tree ended early: not a reply we write */
     return (long)w->at;
 }
 
@@ -107,48 +182,19 @@ long gr_plain_reply_write(const gr_result_t *result, int root_as_tuple, uint8_t 
         put_byte(&w, 'N');
         return (long)w.at;
     }
-    long flat = write_flat_bulks(result, root_as_tuple, &w);
-    if (flat >= 0) return flat;
-    w.at = 0;                               /* not that shape: the general walk from the start */
-    int64_t remaining[GR_PLAIN_MAX_DEPTH];   /* children still to come, per open array */
-    int depth = 0;
-    for (uint32_t i = 0; i < result->count; i++) {
-        const gr_element_t *e = &result->elements[i];
-        int64_t children = -1;
-        switch (e->kind) {
-        case GR_ELEMENT_KIND_BULK:
-        case GR_ELEMENT_KIND_STATUS:
-            put_bytes(&w, e->bytes.data, e->bytes.length);
-            break;
-        case GR_ELEMENT_KIND_INTEGER:
-            put_integer(&w, e->integer);
-            break;
-        case GR_ELEMENT_KIND_NIL:
-        case GR_ELEMENT_KIND_NIL_ARRAY:
-            put_byte(&w, 'N');
-            break;
-        case GR_ELEMENT_KIND_ARRAY:
-        case GR_ELEMENT_KIND_MAP:
-            children = e->kind == GR_ELEMENT_KIND_MAP ? e->integer * 2 : e->integer;
-            if (children < 0 || children > INT32_MAX) return -1;
-            if (i == 0 && root_as_tuple && children < 256) {
-                put_byte(&w, ')');
-                put_byte(&w, (uint8_t)children);
-            } else {
-                put_coded_u32(&w, '[', (uint32_t)children);
-            }
-            break;
-        default:
-            return -1;                      /* an error element: the caller builds the tree */
-        }
-        if (depth > 0) remaining[depth - 1]--;
-        if (children > 0) {
-            if (depth == GR_PLAIN_MAX_DEPTH) return -1;
-            remaining[depth++] = children;
-        }
-        while (depth > 0 && remaining[depth - 1] == 0) depth--;
-        if (depth == 0 && i + 1 < result->count) return -1;   /* elements past the root's end */
-    }
-    if (depth != 0) return -1;              /* the tree ended early: not a reply we write */
-    return (long)w.at;
+    tree_source_t source = {.elements = result->elements, .count = result->count};
+    return write_tree(&source, root_as_tuple, &w, 0);
+}
+
+long gr_plain_reply_write_message(const uint8_t *message, size_t length, int root_as_tuple, uint8_t *out,
+                                  size_t capacity, uint64_t *request_id) {
+    writer_t w = {out, capacity, 0};
+    tree_source_t source;
+    gr_reply_message_t head;
+    if (gr_stream_array_reply_open(message, length, &head, &source.reader) != GR_CODEC_OK || source.reader.count == 0)
+        return -1;                          /* (a tree without a root is the decoding path's protocol error) */
+    *request_id = head.request_id;
+    source.first = source.reader.position;
+    source.count = source.reader.count;
+    return write_tree(&source, root_as_tuple, &w, 1);
 }

@@ -26,6 +26,11 @@
  * error element, too deep). root_as_tuple: a root array of fewer than 256 elements is a tuple
  * (BLPOP's (key, value)). */
 long gr_plain_reply_write(const gr_result_t *result, int root_as_tuple, uint8_t *out, size_t capacity);
+/* The same, straight from an ArrayReply message (not decoded first): -1 also for a message
+ * that does not decode (the caller then decodes it and reports why); *request_id is the
+ * message's when the result is not -1. */
+long gr_plain_reply_write_message(const uint8_t *message, size_t length, int root_as_tuple, uint8_t *out,
+                                  size_t capacity, uint64_t *request_id);
 /* cffi-cdef-end */
 
 #endif

@@ -7,7 +7,8 @@
  * template round-trips (requests slot by slot, from the generated slot masks); every
  * truncation of each; every too-small output buffer; an unknown template, a wrong schema id,
  * a short block length, var-data lengths past the end; a fixed-seed mutation fuzz loop
- * over every template of every family.
+ * over every template of every family. Every reply decoded here is also read by the
+ * generated streamed ArrayReply reader (codec_stream.h), which must agree with the decoder.
  * Usage: test_codec [fuzz-iterations]
  */
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "ring/codec.h"
+#include "ring/codec_stream.h"
 #include "tests/test_helpers.h"
 
 #define STORAGE 4096   /* more entries than any message this test builds can hold */
@@ -22,6 +24,31 @@ static gr_bytes_t item_storage[STORAGE];
 static gr_element_t element_storage[STORAGE];
 
 static gr_bytes_t text(const char *s) { gr_bytes_t b = {(const uint8_t *)s, (uint32_t)strlen(s)}; return b; }
+
+/* The streamed ArrayReply reader (codec_stream.h) agrees with gr_decode_reply on an ArrayReply
+ * message: the same status (every truncation, every mutation) and, element by element, the
+ * same tree and request id. */
+static void check_stream_reader(const uint8_t *copy, size_t length, gr_codec_status_t decoded,
+                                const gr_reply_message_t *reply) {
+    if (length >= GR_MESSAGE_HEADER_LENGTH && gr_wire_load_uint16(copy + 2) != GR_T_ARRAY_REPLY) return;
+    gr_reply_message_t head = {0};
+    gr_array_reply_reader_t reader;
+    gr_codec_status_t status = gr_stream_array_reply_open(copy, length, &head, &reader);
+    for (uint32_t i = 0; status == GR_CODEC_OK && i < reader.count; i++) {
+        gr_element_t element;
+        status = gr_stream_array_reply_next(&reader, &element);
+        if (status != GR_CODEC_OK) break;
+        const gr_element_t *expected = &reply->elements[i];
+        CHECK(element.kind == expected->kind && element.integer == expected->integer &&
+              element.bytes.length == expected->bytes.length && element.bytes.data == expected->bytes.data,
+              "streamed element %u is the decoded one", i);
+    }
+    CHECK(status == decoded, "the stream reader says %s where the decoder says %s", gr_codec_status_text(status),
+          gr_codec_status_text(decoded));
+    if (status == GR_CODEC_OK)
+        CHECK(head.request_id == reply->request_id && reader.count == reply->element_count,
+              "streamed request id and count");
+}
 
 static gr_codec_status_t decode_exact(const uint8_t *bytes, size_t length, int as_reply) {
     uint8_t *copy = malloc(length ? length : 1);
@@ -32,6 +59,7 @@ static gr_codec_status_t decode_exact(const uint8_t *bytes, size_t length, int a
         reply.elements = element_storage;
         reply.element_capacity = STORAGE;
         status = gr_decode_reply(copy, length, &reply);
+        check_stream_reader(copy, length, status, &reply);
     } else {
         gr_request_t request = {0};
         request.items = item_storage;
