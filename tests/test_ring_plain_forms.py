@@ -395,3 +395,14 @@ def test_a_reply_in_fragments_that_fits_the_plain_buffer_arrives_whole(goblin, r
     finally:
         client.close()
         resp.delete("frag")
+
+
+def test_values_of_every_short_length_are_written_whole():
+    """The writer copies up to 16 bytes without memcpy (overlapping loads): every length across
+    that edge, in both writers, comes back byte for byte."""
+    values = [bytes(range(1, n + 1)) for n in range(41)]
+    elements = [(K.GR_ELEMENT_KIND_ARRAY, len(values), b"")] + [(K.GR_ELEMENT_KIND_BULK, 0, v) for v in values]
+    result, _keep = result_of(elements)
+    assert marshal.loads(write(result)[1]) == values
+    message = _native.encode_reply(lib.GR_T_ARRAY_REPLY, elements=elements)
+    assert marshal.loads(write_message(message)[1]) == values
