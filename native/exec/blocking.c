@@ -87,7 +87,7 @@ static void recompute_deadline(gr_db_t *db) {
 const char *gr_blocking_timeout_error(double seconds) {
     if (seconds != seconds || isinf(seconds)) return "ERR timeout is not a float or out of range";
     if (seconds < 0) return "ERR timeout is negative";
-    if (seconds > 9.2e15) return "ERR timeout is out of range";   /* milliseconds past INT64_MAX */
+    if (seconds > GR_BLOCK_TIMEOUT_MAX_S) return "ERR timeout is out of range";   /* milliseconds past INT64_MAX */
     return NULL;
 }
 
@@ -173,13 +173,13 @@ int gr_blocking_park(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_
     return 0;
 }
 
-void gr_blocking_run(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_t *request, gr_reply_t *reply) {
+/* gr_blocking_run's rest: the timeout refused, or spec->serve found nothing. */
+void gr_blocking_run_unserved(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_t *request, gr_reply_t *reply) {
     const char *why = gr_blocking_timeout_error(request->timeout);   /* the ring's typed path too */
     if (why) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, why);
         return;
     }
-    if (spec->serve(db, request, reply)) return;
     /* Inside EXEC (or with no connection to park) a blocking command does not block. */
     if (db->serve_deferred || !db->current || !db->current->reply) {
         spec->timeout_reply(request, reply);

@@ -58,7 +58,16 @@ typedef struct gr_block_spec {
  * (request->timeout, seconds; 0 forever) is validated, spec->serve tried, and when nothing
  * was there the current connection parks on the request's keys; inside EXEC, or with no
  * connection to park, it answers spec->timeout_reply at once. */
-void gr_blocking_run(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_t *request, gr_reply_t *reply);
+/* Inline up to the ready path, which is where BLPOP on a list with values ends; the rest is
+ * gr_blocking_run_unserved. */
+void gr_blocking_run_unserved(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_t *request, gr_reply_t *reply);
+#define GR_BLOCK_TIMEOUT_MAX_S 9.2e15   /* milliseconds past INT64_MAX beyond it */
+static inline void gr_blocking_run(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_t *request,
+                                   gr_reply_t *reply) {
+    double timeout = request->timeout;   /* usable: gr_blocking_timeout_error's test (NaN fails both) */
+    if (timeout >= 0 && timeout <= GR_BLOCK_TIMEOUT_MAX_S && spec->serve(db, request, reply)) return;
+    gr_blocking_run_unserved(db, spec, request, reply);
+}
 
 /* Redis's checks of a blocking command's timeout (seconds): NULL when it is usable, else
  * the error text. Shared by the RESP parser and the typed path, so both say the same. */
