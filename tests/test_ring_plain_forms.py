@@ -91,7 +91,12 @@ def test_a_key_redis_py_refuses_is_refused_by_the_typed_forms_before_anything_is
     fill(resp, "p1")
     for call in (lambda: ring.blpop([True, "p1"], 0), lambda: ring.brpop(["p1", 1.5j], 0),
                  lambda: ring.brpop([b"p1", None], 0),
-                 lambda: ring.lmpop(2, "p1", 1.5j, direction="LEFT"), lambda: ring.lmpop(1, False, direction="LEFT")):
+                 lambda: ring.lmpop(2, "p1", 1.5j, direction="LEFT"), lambda: ring.lmpop(1, False, direction="LEFT"),
+                 # cffi alone takes a list or tuple of small ints for a key's pointer (here b"p1")
+                 lambda: ring.blpop([[112, 49], "p1"], 0), lambda: ring.brpop(("p1", (112, 49)), 0),
+                 lambda: ring.blpop([[112, 49]], 0), lambda: ring.lmpop(2, [112, 49], "p1", direction="LEFT"),
+                 lambda: ring.lmpop(2, "p1", (112, 49), direction="LEFT"),
+                 lambda: ring.lmpop(1, [112, 49], direction="LEFT", count=2)):
         with pytest.raises(DataError):
             call()
     assert resp.lrange("p1", 0, -1) == [f"p1-{c}".encode() for c in "abcdef"]

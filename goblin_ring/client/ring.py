@@ -54,6 +54,13 @@ def _mpop_end(num_keys: Any, keys: tuple, direction: Any, count: Any) -> int | N
         return None
 
 
+def _as_key(key: Any) -> Any:
+    """A key as cffi may take it: bytes as given, anything else as redis-py encodes it (its
+    DataError for a list, a bool, None...). cffi alone would take a list or tuple of small ints
+    for a `const uint8_t *` and send their bytes as the key name."""
+    return key if type(key) is bytes else encode(key)
+
+
 def _blocking_pop(end: int, shared: Any) -> Any:
     """BLPOP (end LEFT) or BRPOP (RIGHT) typed over one or two keys (a list or tuple of them,
     or one key) and a number of seconds (None: forever); any other form is `shared`, the
@@ -74,12 +81,15 @@ def _blocking_pop(end: int, shared: Any) -> Any:
             if kind is list or kind is tuple:
                 try:
                     first, second = keys        # two keys: the common form, one call straight away
-                    status = pop(core.pointer, end, timeout, first, len(first), second, len(second), core.result)
                 except ValueError:              # not two: one key (a None key is redis-py's DataError)
                     if len(keys) != 1:
                         return shared(self, keys, timeout)
-                    first = keys[0]
+                    first = _as_key(keys[0])
                     status = pop(core.pointer, end, timeout, first, len(first), _NULL, 0, core.result)
+                else:
+                    if type(first) is not bytes or type(second) is not bytes:
+                        first, second = _as_key(first), _as_key(second)
+                    status = pop(core.pointer, end, timeout, first, len(first), second, len(second), core.result)
             elif kind is bytes or kind is str:
                 status = pop(core.pointer, end, timeout, keys, len(keys), _NULL, 0, core.result)
             else:
@@ -400,9 +410,12 @@ class RingClient(Commands):
                 end = _ENDS[direction]
                 if num_keys == 2:
                     first, second = args
+                    if type(first) is not bytes or type(second) is not bytes:
+                        first, second = _as_key(first), _as_key(second)
                     status = _lmpop(core.pointer, end, count, first, len(first), second, len(second), core.result)
                 elif num_keys == 1:
                     first, = args
+                    first = _as_key(first)
                     status = _lmpop(core.pointer, end, count, first, len(first), _NULL, 0, core.result)
                 else:
                     return super().lmpop(num_keys, *args, direction=direction, count=count)
