@@ -21,8 +21,9 @@ _Static_assert((int)GR_ERR_PROTOCOL == (int)GR_ERROR_CODE_PROTOCOL, "reply.h err
 
 static gr_sbe_reply_t *writer_of(gr_reply_t *base) { return (gr_sbe_reply_t *)base; }
 
-static int reserve(gr_sbe_reply_t *w, size_t extra) {
-    if (w->stage_capacity - w->stage_length >= extra) return 0;
+/* reserve's growth, out of line: every reply element tests for room, and the realloc path's
+ * registers would otherwise be saved around each one. */
+static __attribute__((noinline)) int reserve_grow(gr_sbe_reply_t *w, size_t extra) {
     size_t capacity = w->stage_capacity ? w->stage_capacity : 4096;
     while (capacity - w->stage_length < extra) capacity *= 2;
     uint8_t *grown = realloc(w->stage, capacity);
@@ -30,6 +31,10 @@ static int reserve(gr_sbe_reply_t *w, size_t extra) {
     w->stage = grown;
     w->stage_capacity = capacity;
     return 0;
+}
+
+static inline int reserve(gr_sbe_reply_t *w, size_t extra) {
+    return w->stage_capacity - w->stage_length >= extra ? 0 : reserve_grow(w, extra);
 }
 
 static void put_frame_header(uint8_t *at, uint32_t template_id, uint32_t length) {
