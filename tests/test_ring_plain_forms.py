@@ -96,7 +96,9 @@ def test_a_key_redis_py_refuses_is_refused_by_the_typed_forms_before_anything_is
                  lambda: ring.blpop([[112, 49], "p1"], 0), lambda: ring.brpop(("p1", (112, 49)), 0),
                  lambda: ring.blpop([[112, 49]], 0), lambda: ring.lmpop(2, [112, 49], "p1", direction="LEFT"),
                  lambda: ring.lmpop(2, "p1", (112, 49), direction="LEFT"),
-                 lambda: ring.lmpop(1, [112, 49], direction="LEFT", count=2)):
+                 lambda: ring.lmpop(1, [112, 49], direction="LEFT", count=2),
+                 lambda: ring.lmpop(2, b"p1", [112, 49], direction="LEFT", count=None),
+                 lambda: ring.blmpop(0, 2, [112, 49], "p1", direction="LEFT")):
         with pytest.raises(DataError):
             call()
     assert resp.lrange("p1", 0, -1) == [f"p1-{c}".encode() for c in "abcdef"]

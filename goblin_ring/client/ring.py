@@ -91,12 +91,10 @@ def _blocking_pop(end: int, shared: Any) -> Any:
                         first, second = _as_key(first), _as_key(second)
                     status = pop(core.pointer, end, timeout, first, len(first), second, len(second), core.result)
             elif kind is bytes or kind is str:
-                status = pop(core.pointer, end, timeout, keys, len(keys), _NULL, 0, core.result)
+                first = _as_key(keys)
+                status = pop(core.pointer, end, timeout, first, len(first), _NULL, 0, core.result)
             else:
                 return shared(self, keys, timeout)
-        except TypeError:                       # a key that is not bytes (str, int...): cffi refused it before
-            keys = (keys,) if kind is bytes or kind is str else keys   # anything was sent; encoded, as redis-py
-            return blocking_pop(self, tuple(map(encode, keys)), timeout)
         except OverflowError:                   # an int timeout past int64: sent as a double, as the server
             try:                                # reads it; past a double, the shared method (the server's
                 timeout = float(timeout)        # error text)
@@ -421,8 +419,6 @@ class RingClient(Commands):
                     return super().lmpop(num_keys, *args, direction=direction, count=count)
             except (KeyError, ValueError):
                 return super().lmpop(num_keys, *args, direction=direction, count=count)
-            except TypeError:                   # a key that is not bytes: as blpop's
-                return self.lmpop(num_keys, *map(encode, args), direction=direction, count=count)
             except OverflowError:               # a count past the request's field: _lmpop_other clamps it
                 return self._lmpop_other(num_keys, args, direction, count)
             value = _loads(core.plain)
@@ -437,17 +433,21 @@ class RingClient(Commands):
         end = _mpop_end(num_keys, args, direction, count) if kind is str or kind is bytes else None
         if end is None:
             return super().lmpop(num_keys, *args, direction=direction, count=count)
+        return self._mpop_typed(_LMPOP, end, count, 0.0, args)
+
+    def _mpop_typed(self, template: int, end: int, count: int | None, seconds: Any, keys: tuple) -> list | None:
+        """LMPOP or BLMPOP typed, in a form _mpop_end took (one or two keys, a count None or
+        positive, clamped to the request's field); the keys encoded as redis-py does."""
         typed_count = 1 if count is None else min(count, _COUNT_MAX)
+        first = _as_key(keys[0])
         core = self._core
-        try:
-            if num_keys == 1:
-                status = _pop_keys(core.pointer, _LMPOP, end, typed_count, 0.0, args[0], len(args[0]), _NULL, 0,
-                                   core.result)
-            else:
-                status = _pop_keys(core.pointer, _LMPOP, end, typed_count, 0.0, args[0], len(args[0]), args[1],
-                                   len(args[1]), core.result)
-        except TypeError:                       # a key that is not bytes: as blpop's
-            return self.lmpop(num_keys, *map(encode, args), direction=direction, count=count)
+        if len(keys) == 1:
+            status = _pop_keys(core.pointer, template, end, typed_count, seconds, first, len(first), _NULL, 0,
+                               core.result)
+        else:
+            second = _as_key(keys[1])
+            status = _pop_keys(core.pointer, template, end, typed_count, seconds, first, len(first), second,
+                               len(second), core.result)
         value = _loads(core.plain)
         return core.settle(status) if value is ... else value
 
@@ -456,22 +456,10 @@ class RingClient(Commands):
         kind = type(timeout)
         if end is None or not (kind is float or kind is int or timeout is None):
             return super().blmpop(timeout, numkeys, *args, direction=direction, count=count)
-        seconds = 0 if timeout is None else timeout
-        typed_count = 1 if count is None else min(count, _COUNT_MAX)
-        first = args[0] if type(args[0]) is bytes else encode(args[0])
-        core = self._core
         try:
-            if numkeys == 1:
-                status = _pop_keys(core.pointer, _BLMPOP, end, typed_count, seconds, first, len(first), _NULL, 0,
-                                   core.result)
-            else:
-                second = args[1] if type(args[1]) is bytes else encode(args[1])
-                status = _pop_keys(core.pointer, _BLMPOP, end, typed_count, seconds, first, len(first), second,
-                                   len(second), core.result)
+            return self._mpop_typed(_BLMPOP, end, count, 0 if timeout is None else timeout, args)
         except OverflowError:                   # a timeout beyond a double: the server's error text
             return super().blmpop(timeout, numkeys, *args, direction=direction, count=count)
-        value = _loads(core.plain)
-        return core.settle(status) if value is ... else value
 
     # The sorted-set commands a counter or a leaderboard sends one at a time (a replayed edit
     # stream is a ZINCRBY per event): their argv packed here, with no shared-method frames.
