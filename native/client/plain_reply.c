@@ -2,8 +2,9 @@
  *
  * One pass over the reply (a decoded gr_result_t's elements, or the ring message itself read
  * element by element with the generated ring/codec_stream.h); the tree is already in
- * pre-order, as marshal wants it, so each element is written where it stands and a small stack of remaining-children counts only
- * tracks the depth; a flat array of bulks, the commonest array reply, skips even that.
+ * pre-order, as marshal wants it, so each element is written where it stands and a small
+ * stack of remaining-children counts only tracks the depth; a flat array of bulks, the
+ * commonest array reply, skips even that.
  * Past `capacity` nothing more is written but the length is still counted, so the caller
  * learns how large a buffer the reply needs.
  */

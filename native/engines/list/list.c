@@ -284,15 +284,22 @@ size_t gr_list_pop_range(gr_list_t *list, gr_list_end_t end, size_t count) {
     return count;
 }
 
+/* Up to `count` values from index `start`, walking away from `from`, handed to visit through
+ * an iterator: pop_each's and each's path on the engines without a scan of their own. */
+static void visit_from(const gr_list_t *list, size_t start, gr_list_end_t from, size_t count, gr_list_visit_fn visit,
+                       void *context) {
+    gr_list_iter_t iterator;
+    gr_list_iter_init(&iterator, list, start, from);
+    gr_value_t value;
+    for (size_t i = 0; i < count && gr_list_iter_next(&iterator, &value); i++) visit(context, value.data, value.length);
+}
+
 size_t gr_list_pop_each(gr_list_t *list, gr_list_end_t end, size_t count, gr_list_visit_fn visit, void *context) {
     if (list->encoding == GR_LIST_SEGMENTED && end == GR_LIST_HEAD)
         return gr_lseg_pop_head_each(&list->as.seg, count, visit, context);
     size_t length = gr_list_length(list);
     if (count > length) count = length;
-    gr_list_iter_t iterator;
-    gr_list_iter_init(&iterator, list, end == GR_LIST_HEAD ? 0 : length - 1, end);
-    gr_value_t value;
-    for (size_t i = 0; i < count && gr_list_iter_next(&iterator, &value); i++) visit(context, value.data, value.length);
+    visit_from(list, end == GR_LIST_HEAD ? 0 : length - 1, end, count, visit, context);
     return gr_list_pop_range(list, end, count);
 }
 
@@ -301,10 +308,7 @@ void gr_list_each(const gr_list_t *list, size_t start, size_t count, gr_list_vis
         gr_lseg_each(&list->as.seg, start, count, visit, context);
         return;
     }
-    gr_list_iter_t iterator;
-    gr_list_iter_init(&iterator, list, start, GR_LIST_HEAD);
-    gr_value_t value;
-    for (size_t i = 0; i < count && gr_list_iter_next(&iterator, &value); i++) visit(context, value.data, value.length);
+    visit_from(list, start, GR_LIST_HEAD, count, visit, context);
 }
 
 /* ---- iteration ---------------------------------------------------------------------- */
