@@ -379,6 +379,10 @@ def emit_codec_header(schema: Schema) -> str:
         " * bytes written, or 0 if capacity is too small (nothing useful written). */",
         "size_t gr_stream_array_reply_head(const gr_reply_message_t *reply, uint8_t *buffer, size_t capacity);",
         "size_t gr_stream_array_reply_element(const gr_element_t *element, uint8_t *buffer, size_t capacity);",
+    ] + (["/* `count` BULK elements, one per value, as gr_stream_array_reply_element writes each; 0 (with",
+          " * some written) if capacity is too small. */",
+          "size_t gr_stream_array_reply_bulks(const gr_bytes_t *values, size_t count, uint8_t *buffer, size_t capacity);"]
+         if len(array.groups[0].data) == 1 else []) + [
         "void gr_stream_array_reply_set_count(uint8_t *message, uint32_t count);",
     ] + (["size_t gr_stream_array_reply_tail(const gr_reply_message_t *reply, uint8_t *buffer, size_t capacity);"]
          if array.data else []) + [
@@ -605,6 +609,25 @@ class Emitter:
         self.w("    return position;")
         self.w("}")
         self.w()
+        if len(g.data) == 1:
+            # A run of BULK elements (LRANGE's, LMPOP's values): the element case above in a
+            # loop, its fixed fields constant, one call for the run.
+            self.w("size_t gr_stream_array_reply_bulks(const gr_bytes_t *values, size_t count, uint8_t *buffer, size_t capacity) {")
+            self.w("    size_t position = 0;")
+            self.w("    for (size_t i = 0; i < count; i++) {")
+            self.w(f"        if (capacity - position < {g.block_length} + 4 + (size_t)values[i].length) return 0;")
+            self.w("        const gr_element_t element = {GR_ELEMENT_KIND_BULK, 0, values[i]};")
+            self.w("        const gr_element_t *in = &element;")
+            self.w("        uint8_t *entry = buffer + position;")
+            self.w(f"        memset(entry, 0, {g.block_length});")
+            self.encode_fields(g.fields, ELEMENT_SLOTS, "in->", "entry", "        ")
+            self.w(f"        size_t at = {g.block_length};")
+            self.w(f"        gr_wire_put_var_data(entry, &at, in->{ELEMENT_SLOTS[g.data[0]]});")
+            self.w("        position += at;")
+            self.w("    }")
+            self.w("    return position;")
+            self.w("}")
+            self.w()
         self.w("void gr_stream_array_reply_set_count(uint8_t *message, uint32_t count) {")
         self.w(f"    gr_wire_store_{self.count_primitive}(message + GR_MESSAGE_HEADER_LENGTH + {m.block_length} + 2, "
                f"({PRIMITIVES[self.count_primitive][0]})count);")

@@ -8,6 +8,8 @@
  * Shapes a command may produce:
  *   integer | bulk | nil (null bulk) | nil_array (null array) | status | error
  *   array_begin(n) followed by exactly n scalar elements (bulk, nil or integer)
+ *   The n elements of an array may be written a run at a time: bulks(values, k) is k bulks
+ *   (LRANGE's and LMPOP's values, handed a leaf at a time by the list engine).
  *   keyed_array_begin(key, n) followed by n bulk elements: the [key, [elements...]] shape
  *   of LMPOP/BLMPOP, and of SCAN with the cursor as the key.
  *   pair(key, value): the [key, value] shape of BLPOP/BRPOP.
@@ -28,6 +30,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "core/bytes.h"
 
 /* Numbers match the ErrorCode enum in schema/goblin.xml (checked at compile time in
  * sbe_reply.c). The message text always carries Redis's prefix too ("ERR ...",
@@ -74,6 +78,9 @@ typedef struct gr_reply_ops {
     /* Optional (NULL: gr_reply_unsigned falls back to a bulk of the digits): an integer past
      * INT64_MAX, as Redis's addReplyUnsignedLongLong writes it (an array's length can be 2^64-1). */
     void (*unsigned_integer)(gr_reply_t *reply, uint64_t value);
+    /* Optional (NULL: gr_reply_bulks calls bulk once a value): `count` bulks, the same bytes as
+     * that many bulk calls, with one reservation for the run. */
+    void (*bulks)(gr_reply_t *reply, const gr_bytes_t *values, size_t count);
 } gr_reply_ops_t;
 
 /* Each transport embeds this as its first member and casts back in its ops. */
@@ -118,6 +125,10 @@ static inline void gr_reply_unsigned(gr_reply_t *r, uint64_t v) {
     size_t n = sizeof digits;
     do { digits[--n] = (char)('0' + v % 10); v /= 10; } while (v);
     r->ops->bulk(r, (const uint8_t *)digits + n, sizeof digits - n);
+}
+static inline void gr_reply_bulks(gr_reply_t *r, const gr_bytes_t *values, size_t count) {
+    if (r->ops->bulks) { r->ops->bulks(r, values, count); return; }
+    for (size_t i = 0; i < count; i++) r->ops->bulk(r, values[i].data, values[i].length);
 }
 static inline void gr_reply_pair(gr_reply_t *r, const uint8_t *k, size_t kn, const uint8_t *v, size_t vn) { r->ops->pair(r, k, kn, v, vn); }
 

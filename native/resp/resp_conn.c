@@ -110,6 +110,27 @@ static void op_bulk(gr_reply_t *r, const uint8_t *data, size_t length) {
     buffer_append(w, "\r\n", 2);
 }
 
+/* `count` bulks as op_bulk writes each, after one reservation for the run (a length line is
+ * at most 1 + 20 digits + 2, the value and its CRLF follow). */
+static void op_bulks(gr_reply_t *r, const gr_bytes_t *values, size_t count) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    size_t bytes = count * (1 + 20 + 2 + 2);
+    for (size_t i = 0; i < count; i++) bytes += values[i].length;
+    if (buffer_reserve(w->out, bytes) != 0) { w->base.failed = 1; return; }
+    uint8_t *at = w->out->data + w->out->length;
+    for (size_t i = 0; i < count; i++) {
+        *at++ = '$';
+        at += format_int((char *)at, (int64_t)values[i].length);
+        *at++ = '\r';
+        *at++ = '\n';
+        gr_bytes_copy(at, values[i].data, values[i].length);
+        at += values[i].length;
+        *at++ = '\r';
+        *at++ = '\n';
+    }
+    w->out->length = (size_t)(at - w->out->data);
+}
+
 static void op_nil(gr_reply_t *r) {
     resp_writer_t *w = (resp_writer_t *)r;
     if (resp3(w)) buffer_append(w, "_\r\n", 3);
@@ -203,6 +224,7 @@ static const gr_reply_ops_t resp_ops = {
     op_array_begin, op_keyed_array_begin, op_pair, op_map_begin, op_verbatim, op_double, op_set_begin,
     op_push_begin,
     op_unsigned_integer,
+    op_bulks,
 };
 
 /* ---- Pub/Sub: this transport's subscriber (exec/pubsub.h) ---- */

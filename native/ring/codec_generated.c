@@ -2046,6 +2046,23 @@ size_t gr_stream_array_reply_element(const gr_element_t *in, uint8_t *buffer, si
     return position;
 }
 
+size_t gr_stream_array_reply_bulks(const gr_bytes_t *values, size_t count, uint8_t *buffer, size_t capacity) {
+    size_t position = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (capacity - position < 9 + 4 + (size_t)values[i].length) return 0;
+        const gr_element_t element = {GR_ELEMENT_KIND_BULK, 0, values[i]};
+        const gr_element_t *in = &element;
+        uint8_t *entry = buffer + position;
+        memset(entry, 0, 9);
+        gr_wire_store_uint8(entry + 0, (uint8_t)in->kind);
+        gr_wire_store_int64(entry + 1, (int64_t)in->integer);
+        size_t at = 9;
+        gr_wire_put_var_data(entry, &at, in->bytes);
+        position += at;
+    }
+    return position;
+}
+
 void gr_stream_array_reply_set_count(uint8_t *message, uint32_t count) {
     gr_wire_store_uint32(message + GR_MESSAGE_HEADER_LENGTH + 8 + 2, (uint32_t)count);
 }

@@ -59,6 +59,9 @@ int gr_codec_self_check(void);
  * bytes written, or 0 if capacity is too small (nothing useful written). */
 size_t gr_stream_array_reply_head(const gr_reply_message_t *reply, uint8_t *buffer, size_t capacity);
 size_t gr_stream_array_reply_element(const gr_element_t *element, uint8_t *buffer, size_t capacity);
+/* `count` BULK elements, one per value, as gr_stream_array_reply_element writes each; 0 (with
+ * some written) if capacity is too small. */
+size_t gr_stream_array_reply_bulks(const gr_bytes_t *values, size_t count, uint8_t *buffer, size_t capacity);
 void gr_stream_array_reply_set_count(uint8_t *message, uint32_t count);
 
 #endif

@@ -158,6 +158,26 @@ static void op_bulk(gr_reply_t *base, const uint8_t *data, size_t length) {
     stage_bulk(w, data, length);
 }
 
+/* A run of bulks inside an open array (LRANGE's and LMPOP's values): add_leaf's work once for
+ * the run — one reservation, one generated call writing every element, the counters moved once.
+ * A run longer than its container (or with no array open) goes a value at a time, so that
+ * whatever that does (fail, or open the root) is op_bulk's. */
+static void op_bulks(gr_reply_t *base, const gr_bytes_t *values, size_t count) {
+    gr_sbe_reply_t *w = writer_of(base);
+    if (count == 0) return;
+    if (w->depth == 0 || count > w->remaining[w->depth - 1]) {
+        for (size_t i = 0; i < count; i++) op_bulk(base, values[i].data, values[i].length);
+        return;
+    }
+    size_t bytes = count * GR_ARRAY_REPLY_ELEMENT_FIXED;
+    for (size_t i = 0; i < count; i++) bytes += values[i].length;
+    if (reserve(w, bytes) != 0) return;
+    w->stage_length += gr_stream_array_reply_bulks(values, count, w->stage + w->stage_length, bytes);
+    w->array_count += (uint32_t)count;
+    w->remaining[w->depth - 1] -= count;
+    if (w->remaining[w->depth - 1] == 0) close_completed(w);
+}
+
 static void op_nil(gr_reply_t *base) {
     gr_sbe_reply_t *w = writer_of(base);
     if (w->depth) { add_leaf(w, GR_ELEMENT_KIND_NIL, 0, NULL, 0); return; }
@@ -257,6 +277,7 @@ static const gr_reply_ops_t sbe_reply_ops = {
     op_array_begin,   /* set_begin: the ring has no set shape; a set travels as an array */
     op_array_begin,   /* push_begin: (un)subscribe confirmations travel as arrays */
     NULL,             /* unsigned_integer: IntegerReply is signed; past INT64_MAX reply.h sends the digits */
+    op_bulks,
 };
 
 int gr_sbe_reply_init(gr_sbe_reply_t *reply) {

@@ -73,6 +73,9 @@ PROGRAMS: dict[str, dict] = {
     "test_pubsub_ring": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c", "ring/ring.c",
                          "ring/fragment.c", "ring/sbe_reply.c", "ring/session.c", "client/client.c",
                          "client/client_pubsub.c", "client/plain_reply.c"], "args": []},
+    # the batched reply operation (bulks) against one bulk a value, in the ring's and RESP's writers
+    "test_reply_writers": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c", "ring/sbe_reply.c"],
+                           "args": [os.environ.get("GOBLIN_REPLY_SCRIPTS", "3000")]},
     # SORT over a RESP connection fed bytes: BY ... LIMIT's partial sort against the full sort
     "test_sort": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
     "test_transaction": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},

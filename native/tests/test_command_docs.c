@@ -88,6 +88,7 @@ static const gr_reply_ops_t recorder_ops = {
     op_array_begin, op_keyed, op_pair, op_map_begin, op_verbatim, op_double, op_array_begin,
     op_array_begin,
     NULL,   /* unsigned_integer */
+    NULL,   /* bulks: reply.h calls bulk once a value */
 };
 
 /* Run "COMMAND ..." given as space-separated words; returns the log (valid until the
