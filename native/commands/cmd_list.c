@@ -123,11 +123,11 @@ void gr_cmd_push(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_integer(reply, (int64_t)gr_list_length(list));
 }
 
-/* The visitor of gr_list_pop_each and gr_list_each: each value a bulk of the reply. */
-static void reply_each_value(void *reply, const uint8_t *data, size_t length) { gr_reply_bulk(reply, data, length); }
+/* The visitor of gr_list_pop_each and gr_list_each: each run of values, bulks of the reply. */
+static void reply_each_value(void *reply, const gr_bytes_t *values, size_t count) { gr_reply_bulks(reply, values, count); }
 
 /* Reply with `count` values taken from `end` (in pop order), then remove them: one engine
- * pass (gr_list_pop_each), each value written to the reply before it goes. */
+ * pass (gr_list_pop_each), each run of values written to the reply before it goes. */
 static void reply_and_remove_from_end(gr_list_t *list, gr_list_end_t end, size_t count, gr_reply_t *reply) {
     gr_list_pop_each(list, end, count, reply_each_value, reply);
 }

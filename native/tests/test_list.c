@@ -101,14 +101,21 @@ typedef struct popped {
     size_t first;   /* gr_list_each: the range's start (from the head) */
 } popped_t;
 
-static void check_popped(void *context, const uint8_t *data, size_t length) {
+static void check_popped(void *context, const gr_bytes_t *values, size_t count) {
     popped_t *popped = context;
-    size_t at = popped->end == GR_LIST_HEAD ? popped->first + popped->seen : popped->ref->length - 1 - popped->seen;
-    if (at >= popped->ref->length || !same(data, length, popped->ref->items[at].data, popped->ref->items[at].length)) {
-        fprintf(stderr, "pop_each: value %zu from the %s differs\n", popped->seen, popped->end == GR_LIST_HEAD ? "head" : "tail");
+    if (count == 0 || count > GR_LIST_VISIT_RUN) {
+        fprintf(stderr, "pop_each: a run of %zu values\n", count);
         popped->ok = 0;
     }
-    popped->seen++;
+    for (size_t i = 0; i < count; i++) {   /* every value of the run still readable at its end */
+        size_t at = popped->end == GR_LIST_HEAD ? popped->first + popped->seen : popped->ref->length - 1 - popped->seen;
+        if (at >= popped->ref->length ||
+            !same(values[i].data, values[i].length, popped->ref->items[at].data, popped->ref->items[at].length)) {
+            fprintf(stderr, "pop_each: value %zu from the %s differs\n", popped->seen, popped->end == GR_LIST_HEAD ? "head" : "tail");
+            popped->ok = 0;
+        }
+        popped->seen++;
+    }
 }
 
 static void random_test(const char *name, const gr_list_config_t *config, size_t operations, size_t max_target) {
@@ -288,10 +295,9 @@ static void random_test(const char *name, const gr_list_config_t *config, size_t
 
 /* ---- fixed cases -------------------------------------------------------------------- */
 
-static void count_visit(void *context, const uint8_t *data, size_t length) {
-    (void)data;
-    (void)length;
-    (*(size_t *)context)++;
+static void count_visit(void *context, const gr_bytes_t *values, size_t count) {
+    (void)values;
+    *(size_t *)context += count;
 }
 
 /* gr_list_pop_each leaves the very layout gr_list_pop_range leaves (leaves, slots, merges:

@@ -285,13 +285,25 @@ size_t gr_list_pop_range(gr_list_t *list, gr_list_end_t end, size_t count) {
 }
 
 /* Up to `count` values from index `start`, walking away from `from`, handed to visit through
- * an iterator: pop_each's and each's path on the engines without a scan of their own. */
+ * an iterator in runs of up to GR_LIST_VISIT_RUN: pop_each's and each's path on the engines
+ * without a scan of their own. (Every value stays valid until the list changes, so a run may
+ * hold several.) */
 static void visit_from(const gr_list_t *list, size_t start, gr_list_end_t from, size_t count, gr_list_visit_fn visit,
                        void *context) {
     gr_list_iter_t iterator;
     gr_list_iter_init(&iterator, list, start, from);
+    gr_bytes_t run[GR_LIST_VISIT_RUN];
+    size_t n = 0;
     gr_value_t value;
-    for (size_t i = 0; i < count && gr_list_iter_next(&iterator, &value); i++) visit(context, value.data, value.length);
+    for (size_t i = 0; i < count && gr_list_iter_next(&iterator, &value); i++) {
+        run[n].data = value.data;
+        run[n].length = (uint32_t)value.length;   /* every engine's values are at most 0xFFFFFF00 bytes */
+        if (++n == GR_LIST_VISIT_RUN) {
+            visit(context, run, n);
+            n = 0;
+        }
+    }
+    if (n) visit(context, run, n);
 }
 
 size_t gr_list_pop_each(gr_list_t *list, gr_list_end_t end, size_t count, gr_list_visit_fn visit, void *context) {

@@ -151,11 +151,16 @@ static inline int gr_list_pop_peeked(gr_list_t *list, gr_list_end_t end, gr_valu
     return end == GR_LIST_TAIL ? gr_list_pop_tail_peeked(list, peeked) : gr_list_pop(list, end);
 }
 
-/* Pop with a reply: hands min(count, length) values from `end`, in pop order, to visit (each
- * valid during its call only), then removes them as gr_list_pop_range does. Returns how many.
- * Never fails. A segmented list's head is one pass (gr_lseg_pop_head_each); elsewhere an
- * iterator, then gr_list_pop_range. */
-typedef void (*gr_list_visit_fn)(void *context, const uint8_t *data, size_t length);
+/* A visitor is handed values a run at a time: count > 0 values, in the order of the walk,
+ * valid during the call only; a run has at most GR_LIST_VISIT_RUN values (a segmented list's
+ * runs are a leaf's values, list_seg.h). The command layer writes a run as one reply
+ * operation (reply.h's gr_reply_bulks). */
+#define GR_LIST_VISIT_RUN GR_LSEG_VISIT_RUN
+typedef gr_lseg_visit_fn gr_list_visit_fn;
+
+/* Pop with a reply: hands min(count, length) values from `end`, in pop order, to visit, then
+ * removes them as gr_list_pop_range does. Returns how many. Never fails. A segmented list's
+ * head is one pass (gr_lseg_pop_head_each); elsewhere an iterator, then gr_list_pop_range. */
 size_t gr_list_pop_each(gr_list_t *list, gr_list_end_t end, size_t count, gr_list_visit_fn visit, void *context);
 /* Hands values [start, start+count) (clamped to the list), in order, to visit: LRANGE. A
  * segmented list scans its leaves (gr_lseg_each); elsewhere an iterator. */

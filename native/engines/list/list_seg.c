@@ -747,13 +747,21 @@ int gr_lseg_delete_range(gr_lseg_t *s, size_t start, size_t count) {
     return 0;
 }
 
-/* Hands `count` entries from p on to visit; returns where the next one starts. */
+/* Hands `count` entries of one leaf from p on to visit, in runs of up to GR_LSEG_VISIT_RUN;
+ * returns where the next one starts. */
 static inline const uint8_t *visit_entries(const uint8_t *p, uint32_t count, gr_lseg_visit_fn visit, void *context) {
-    for (uint32_t i = 0; i < count; i++) {
-        size_t n;
-        const uint8_t *data = varint_get(p, &n);
-        visit(context, data, n);
-        p = data + n;
+    gr_bytes_t run[GR_LSEG_VISIT_RUN];
+    while (count) {
+        uint32_t n = count < GR_LSEG_VISIT_RUN ? count : GR_LSEG_VISIT_RUN;
+        for (uint32_t i = 0; i < n; i++) {
+            size_t length;
+            const uint8_t *data = varint_get(p, &length);
+            run[i].data = data;
+            run[i].length = (uint32_t)length;   /* values are at most GR_LSEG_MAX_VALUE */
+            p = data + length;
+        }
+        visit(context, run, n);
+        count -= n;
     }
     return p;
 }

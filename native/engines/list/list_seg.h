@@ -59,6 +59,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/bytes.h"
+
 #define GR_LSEG_CHECKPOINT_EVERY 16
 /* leaf_bytes is clamped to this range: checkpoints are 16-bit offsets. */
 #define GR_LSEG_MIN_LEAF_BYTES 256u
@@ -117,10 +119,14 @@ int gr_lseg_insert(gr_lseg_t *list, size_t index, const uint8_t *data, size_t le
 /* Removes [start, start+count), clamped to the list; never allocates. */
 int gr_lseg_delete_range(gr_lseg_t *list, size_t start, size_t count);
 
-/* Hands the first min(count, length) values, in order, to visit (each valid during its call
- * only), then removes them exactly as gr_lseg_delete_range(list, 0, count) would. Returns how
- * many. Never allocates. */
-typedef void (*gr_lseg_visit_fn)(void *context, const uint8_t *data, size_t length);
+/* A visitor is handed values a run at a time: count > 0 values, in order, all pointing into
+ * the leaf they lie in (a run never spans two leaves, and has at most GR_LSEG_VISIT_RUN), valid
+ * during the call only. */
+#define GR_LSEG_VISIT_RUN 32
+typedef void (*gr_lseg_visit_fn)(void *context, const gr_bytes_t *values, size_t count);
+
+/* Hands the first min(count, length) values, in order, to visit, then removes them exactly as
+ * gr_lseg_delete_range(list, 0, count) would. Returns how many. Never allocates. */
 size_t gr_lseg_pop_head_each(gr_lseg_t *list, size_t count, gr_lseg_visit_fn visit, void *context);
 
 /* Hands values [start, start+count) (clamped to the list), in order, to visit: LRANGE's
