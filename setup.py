@@ -1,4 +1,12 @@
-"""setup.py — only here because setuptools takes cffi_modules from setup(); all metadata is in pyproject.toml."""
-from setuptools import setup
+"""setup.py — only here because setuptools takes cffi_modules and ext_modules from setup(); all metadata is in pyproject.toml.
 
-setup(cffi_modules=["native/build_ffi.py:ffibuilder"])
+Two compiled modules: the cffi extension goblin_ring._goblin_native (every C layer, built by
+native/build_ffi.py) and goblin_ring._plain_loads, a small CPython C-API module that turns the
+ring client's plain reply buffer into Python objects (native/python/plain_loads.c).
+"""
+from setuptools import Extension, setup
+
+setup(
+    cffi_modules=["native/build_ffi.py:ffibuilder"],
+    ext_modules=[Extension("goblin_ring._plain_loads", ["native/python/plain_loads.c"])],
+)

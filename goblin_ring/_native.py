@@ -10,7 +10,6 @@ plain Python.
 from __future__ import annotations
 
 import hashlib
-import marshal
 import os
 import socket
 from pathlib import Path
@@ -21,6 +20,7 @@ from .errors import CodecError, StaleBuildError
 
 try:
     from ._goblin_native import ffi, lib
+    from ._plain_loads import loads as plain_loads   # marshal.loads for the plain replies (native/python/)
 except ImportError as error:  # pragma: no cover - only on a broken install
     raise StaleBuildError(
         "goblin_ring's C extension is not built; run: pip install -e . "
@@ -519,14 +519,14 @@ def _reply_tree(kinds: list, integers: list, offsets: list, lengths: list, arena
     return root[0]
 
 
-PLAIN_CAPACITY = 1 << 17   # a plain call's reply up to this many marshal bytes is built by one marshal.loads
+PLAIN_CAPACITY = 1 << 17   # a plain call's reply up to this many marshal bytes is built by one plain_loads
 
 
 class ClientCore:
     """gr_client_t: one cffi call per command (native/client/client.h).
 
     `plain` is the buffer the plain calls write their reply into as the Python object it
-    stands for (native/client/plain_reply.h): marshal.loads(core.plain) is the reply, or
+    stands for (native/client/plain_reply.h): plain_loads(core.plain) is the reply, or
     Ellipsis when it is in `result` instead (an error, or too large): see plain_fallback."""
 
     def __init__(self, requests: Segment, replies: Segment, doorbell_fd: int, control_fd: int):
@@ -556,7 +556,7 @@ class ClientCore:
             if needed > 0:
                 out = bytearray(needed)
                 lib.gr_plain_reply_write(result, 0, ffi.from_buffer("uint8_t[]", out), needed)
-                return marshal.loads(out)
+                return plain_loads(out)
         return self.value(result)
 
     def _grow_layout(self, count: int) -> None:
@@ -765,7 +765,7 @@ class ClientCore:
             count = out_count[0]
             block = ffi.buffer(out_data[0], out_size[0])
             scores = numpy.frombuffer(block, dtype=numpy.float64, count=count).copy()
-            members = marshal.loads(block[8 * count:])
+            members = plain_loads(block[8 * count:])
         finally:
             lib.gr_client_batch_free(out_data[0])
         return members, scores

@@ -11,7 +11,6 @@ request, validates, encodes and sends, then waits for and decodes the reply.
 
 from __future__ import annotations
 
-import marshal
 import os
 import socket
 import struct
@@ -32,7 +31,7 @@ _call_argv, _ping, _key_int, _key_value, _key_range, _pop_keys, _move = (
     _T.gr_client_pop_keys, _T.gr_client_move)
 _bpop, _bpop_seconds, _lmpop = _T.gr_client_bpop, _T.gr_client_bpop_seconds, _T.gr_client_lmpop
 _NULL = _native.ffi.NULL
-_loads = marshal.loads
+_loads = _native.plain_loads
 _join = b"".join
 _LINDEX, _LLEN, _LSET, _PUSH, _POP, _PING, _GET, _SET = (
     _T.GR_T_LINDEX, _T.GR_T_LLEN, _T.GR_T_LSET, _T.GR_T_PUSH, _T.GR_T_POP, _T.GR_T_PING, _T.GR_T_GET, _T.GR_T_SET)
@@ -231,7 +230,7 @@ class RingClient(Commands):
     def _call(self, function: Any, *args: Any) -> Any:
         """The one C call of a command: function(client, *args, result) sends the request,
         waits, and writes the reply into core.plain as the Python object it stands for, which
-        one marshal.loads builds. Ellipsis there means the reply is not there: core.settle
+        one plain_loads builds. Ellipsis there means the reply is not there: core.settle
         raises the failure the status names (a closed client included: C answers
         GR_CLIENT_CLOSED) or reads the reply from the gr_result_t. The hottest plain forms
         below spell these three lines out themselves, to save a Python call each."""

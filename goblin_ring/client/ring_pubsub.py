@@ -7,7 +7,8 @@ each message for it straight into that session's reply ring as a typed PushMessa
 the replies (ring/session.c), and native/client/client_pubsub.c drains the ring in one C call,
 writing what it read as one marshal'd list: a message is already redis-py's dict, a reply
 (a confirmation, PING's PONG) the value a plain call returns. So get_message is one C call and
-one marshal.loads, and get_messages(max_count) the same for a whole batch:
+one plain_loads (marshal.loads's subset, native/python/plain_loads.c), and get_messages(max_count)
+the same for a whole batch:
 
     with RingClient(name="goblin") as r:
         p = r.pubsub()
@@ -20,7 +21,6 @@ one marshal.loads, and get_messages(max_count) the same for a whole batch:
 from __future__ import annotations
 
 import collections
-import marshal
 import threading
 from typing import Any
 
@@ -29,7 +29,7 @@ from ..errors import ConnectionError, error_from_reply
 from .pubsub import PubSub
 
 _lib, _ffi = _native.lib, _native.ffi
-_loads = marshal.loads
+_loads = _native.plain_loads
 _read = _lib.gr_client_pubsub_read
 _BUFFER = 1 << 18
 READ_AHEAD = 256            # items get_message takes from the ring per C call
