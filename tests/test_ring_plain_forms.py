@@ -318,6 +318,35 @@ def test_a_flat_array_of_bulks_and_one_that_only_starts_flat_are_both_written_wh
         assert lib.gr_plain_reply_write(result, 0, ffi.NULL, 0) == length
 
 
+def test_replies_that_only_start_as_a_key_and_its_values_are_written_whole_or_left_alone():
+    """[bulk, [bulks]] (LMPOP) has a loop of its own; a reply that begins so and turns out to be
+    another shape is written by the general walk (or left to the caller where that one leaves it)."""
+    A, B, N = K.GR_ELEMENT_KIND_ARRAY, K.GR_ELEMENT_KIND_BULK, K.GR_ELEMENT_KIND_NIL
+    head = [(A, 2, b""), (B, 0, b"queue")]
+    writable = [
+        head + [(A, 2, b""), (B, 0, b"a"), (B, 0, b"")],                    # the shape itself
+        head + [(A, 0, b"")],                                               # no values
+        head + [(A, 2, b""), (B, 0, b"a"), (N, 0, b"")],                    # a value that is nil
+        head + [(A, 2, b""), (A, 1, b""), (B, 0, b"x"), (B, 0, b"y")],      # nested inside the values
+        [(A, 2, b""), (N, 0, b""), (A, 1, b""), (B, 0, b"v")],              # no key
+        [(A, 2, b""), (B, 0, b"k"), (K.GR_ELEMENT_KIND_INTEGER, 7, b"")],   # a key and a number
+        head + [(K.GR_ELEMENT_KIND_MAP, 1, b""), (B, 0, b"f"), (B, 0, b"v")],
+    ]
+    for elements in writable:
+        result, _keep = result_of(elements)
+        length, out = write(result)
+        assert length > 0 and marshal.loads(out) == tree(elements)
+        assert marshal.loads(write(result, 1)[1]) == tuple(tree(elements))
+    left_alone = [
+        head + [(A, 3, b""), (B, 0, b"a"), (B, 0, b"b")],                    # the values end early
+        head + [(A, 1, b""), (B, 0, b"a"), (B, 0, b"b")],                    # past the root's end
+        head + [(A, 1, b""), (K.GR_ELEMENT_KIND_ERROR, 2, b"WRONGTYPE no")],
+    ]
+    for elements in left_alone:
+        result, _keep = result_of(elements)
+        assert write(result)[0] == -1
+
+
 # ---- the same writer straight from the ring message (gr_plain_reply_write_message) ----
 
 def write_message(message: bytes, tuple_root: int = 0, capacity: int = 4096) -> tuple[int, bytearray, int]:
@@ -337,6 +366,8 @@ REPLY_SHAPES = {
     "a flat array of bulks (LRANGE)": FLAT,
     "a pair (BLPOP)": PAIR,
     "a key and its values (LMPOP)": KEYED,
+    "a key and no values": KEYED[:2] + [(K.GR_ELEMENT_KIND_ARRAY, 0, b"")],
+    "a key and values that are not all bulks": KEYED[:5] + [(K.GR_ELEMENT_KIND_INTEGER, 5, b"")] + KEYED[6:],
     "a null array": [(K.GR_ELEMENT_KIND_NIL_ARRAY, 0, b"")],
     "an empty array": [(K.GR_ELEMENT_KIND_ARRAY, 0, b"")],
     "a map of a status and a double (a double travels as a bulk)": [

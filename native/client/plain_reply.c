@@ -3,8 +3,8 @@
  * One pass over the reply (a decoded gr_result_t's elements, or the ring message itself read
  * element by element with the generated ring/codec_stream.h); the tree is already in
  * pre-order, as marshal wants it, so each element is written where it stands and a small
- * stack of remaining-children counts only tracks the depth; a flat array of bulks, the
- * commonest array reply, skips even that.
+ * stack of remaining-children counts only tracks the depth; the two commonest array replies
+ * (a flat array of bulks, LRANGE's; a key and its values, LMPOP's) skip even that.
  * Past `capacity` nothing more is written but the length is still counted, so the caller
  * learns how large a buffer the reply needs.
  */
@@ -103,35 +103,56 @@ static inline __attribute__((always_inline)) const gr_element_t *element_at(tree
     return gr_stream_array_reply_next(&s->reader, &s->current) == GR_CODEC_OK ? &s->current : NULL;
 }
 
-/* The commonest array reply, a root array of bulks and nothing else (LRANGE, BLPOP's pair,
- * SMEMBERS, HKEYS), in one tight loop: its bytes written, or -1 as soon as an element shows it
- * is another shape (the general walk then starts over). */
-static inline __attribute__((always_inline)) long write_flat_bulks(tree_source_t *s, int root_as_tuple,
-                                                                  writer_t *w, int streaming) {
-    uint32_t count = s->count;
-    if (count == 0) return -1;
-    const gr_element_t *e = element_at(s, 0, streaming);
-    if (!e || e->kind != GR_ELEMENT_KIND_ARRAY || e->integer != (int64_t)count - 1) return -1;
-    uint32_t children = count - 1;
-    if (root_as_tuple && children < 256) {
+static inline void put_array_head(writer_t *w, uint32_t children, int as_tuple) {
+    if (as_tuple && children < 256) {
         uint8_t *p = reserve(w, 2);
         if (p) p[0] = ')', p[1] = (uint8_t)children;
     } else {
         put_coded_u32(w, '[', children);
     }
-    for (uint32_t i = 1; i < count; i++) {
-        e = element_at(s, i, streaming);
+}
+
+/* Elements first..count-1, all bulks, written one after the other; -1 at one that is not. */
+static inline __attribute__((always_inline)) long write_bulks(tree_source_t *s, uint32_t first, writer_t *w,
+                                                             int streaming) {
+    for (uint32_t i = first; i < s->count; i++) {
+        const gr_element_t *e = element_at(s, i, streaming);
         if (!e || e->kind != GR_ELEMENT_KIND_BULK) return -1;
         put_bytes(w, e->bytes.data, e->bytes.length);
     }
     return (long)w->at;
 }
 
-/* Any array reply: the flat shape first, else the general walk from the start. */
+/* The two commonest array replies in a tight loop each, or -1 as soon as an element shows the
+ * reply is another shape (the general walk then starts over):
+ *   a root array of bulks and nothing else (LRANGE, BLPOP's pair, SMEMBERS, HKEYS);
+ *   [bulk, [bulks]] (LMPOP's and BLMPOP's key and values). */
+static inline __attribute__((always_inline)) long write_common_shape(tree_source_t *s, int root_as_tuple,
+                                                                    writer_t *w, int streaming) {
+    uint32_t count = s->count;
+    if (count == 0) return -1;
+    const gr_element_t *e = element_at(s, 0, streaming);
+    if (!e || e->kind != GR_ELEMENT_KIND_ARRAY) return -1;
+    if (e->integer == (int64_t)count - 1) {
+        put_array_head(w, count - 1, root_as_tuple);
+        return write_bulks(s, 1, w, streaming);
+    }
+    if (e->integer != 2 || count < 3) return -1;
+    put_array_head(w, 2, root_as_tuple);
+    e = element_at(s, 1, streaming);
+    if (!e || e->kind != GR_ELEMENT_KIND_BULK) return -1;
+    put_bytes(w, e->bytes.data, e->bytes.length);
+    e = element_at(s, 2, streaming);
+    if (!e || e->kind != GR_ELEMENT_KIND_ARRAY || e->integer != (int64_t)count - 3) return -1;
+    put_coded_u32(w, '[', count - 3);
+    return write_bulks(s, 3, w, streaming);
+}
+
+/* Any array reply: a common shape first, else the general walk from the start. */
 static inline __attribute__((always_inline)) long write_tree(tree_source_t *s, int root_as_tuple, writer_t *w,
                                                             int streaming) {
-    long flat = write_flat_bulks(s, root_as_tuple, w, streaming);
-    if (flat >= 0) return flat;
+    long common = write_common_shape(s, root_as_tuple, w, streaming);
+    if (common >= 0) return common;
     w->at = 0;                              /* not that shape: the general walk from the start */
     s->reader.position = s->first;
     int64_t remaining[GR_PLAIN_MAX_DEPTH];   /* children still to come, per open array */
