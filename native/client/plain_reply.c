@@ -12,6 +12,7 @@
 
 #include <string.h>
 
+#include "core/bytes.h"
 #include "ring/codec_stream.h"
 
 typedef struct writer {
@@ -42,29 +43,12 @@ static inline void put_coded_u32(writer_t *w, uint8_t code, uint32_t value) {
     if (p) p[0] = code, store_u32(p + 1, value);
 }
 
-/* Up to 16 bytes as two overlapping loads and stores, without a call: most values and keys
- * are that short, and a memcpy call costs its register saves around it at every element. */
-static inline void copy_short(uint8_t *to, const uint8_t *from, size_t length) {
-    if (length >= 8) {
-        uint64_t head, tail;
-        memcpy(&head, from, 8), memcpy(&tail, from + length - 8, 8);
-        memcpy(to, &head, 8), memcpy(to + length - 8, &tail, 8);
-    } else if (length >= 4) {
-        uint32_t head, tail;
-        memcpy(&head, from, 4), memcpy(&tail, from + length - 4, 4);
-        memcpy(to, &head, 4), memcpy(to + length - 4, &tail, 4);
-    } else if (length) {
-        to[0] = from[0], to[length / 2] = from[length / 2], to[length - 1] = from[length - 1];
-    }
-}
-
 static inline void put_bytes(writer_t *w, const uint8_t *data, size_t length) {
     uint8_t *p = reserve(w, 5 + length);
     if (!p) return;
     p[0] = 's';
     store_u32(p + 1, (uint32_t)length);
-    if (length <= 16) copy_short(p + 5, data, length);
-    else memcpy(p + 5, data, length);
+    gr_bytes_copy(p + 5, data, length);
 }
 
 /* 'i' for an int32, else 'l': a signed digit count, then 15-bit digits, least significant first. */
