@@ -158,6 +158,11 @@ static void op_bulk(gr_reply_t *base, const uint8_t *data, size_t length) {
     stage_bulk(w, data, length);
 }
 
+/* op_bulks's other case, out of line so that the run's path saves no registers for it. */
+static __attribute__((noinline)) void bulks_one_at_a_time(gr_reply_t *base, const gr_bytes_t *values, size_t count) {
+    for (size_t i = 0; i < count; i++) op_bulk(base, values[i].data, values[i].length);
+}
+
 /* A run of bulks inside an open array (LRANGE's and LMPOP's values): add_leaf's work once for
  * the run — one reservation, one generated call writing every element, the counters moved once.
  * A run longer than its container (or with no array open) goes a value at a time, so that
@@ -166,7 +171,7 @@ static void op_bulks(gr_reply_t *base, const gr_bytes_t *values, size_t count) {
     gr_sbe_reply_t *w = writer_of(base);
     if (count == 0) return;
     if (w->depth == 0 || count > w->remaining[w->depth - 1]) {
-        for (size_t i = 0; i < count; i++) op_bulk(base, values[i].data, values[i].length);
+        bulks_one_at_a_time(base, values, count);
         return;
     }
     size_t bytes = count * GR_ARRAY_REPLY_ELEMENT_FIXED;
