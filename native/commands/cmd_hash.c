@@ -215,13 +215,22 @@ static void reply_all(gr_db_t *db, const uint8_t *const *argv, const size_t *arg
     if (want == (WANT_FIELDS | WANT_VALUES)) gr_reply_map_begin(reply, count);
     else gr_reply_array_begin(reply, count);
     if (!found) return;
+    /* Written a run at a time (gr_reply_bulks): entries stay valid until the hash changes, and
+     * the table refuses entries past UINT32_MAX bytes, so every length fits gr_bytes_t's. */
     gr_hash_iter_t iter;
     gr_hash_entry_t entry;
+    gr_bytes_t run[32];
+    size_t n = 0;
     gr_hash_iter_start(hash, &iter);
     while (gr_hash_iter_next(&iter, &entry)) {
-        if (want & WANT_FIELDS) gr_reply_bulk(reply, entry.field, entry.field_length);
-        if (want & WANT_VALUES) gr_reply_bulk(reply, entry.value, entry.value_length);
+        if (want & WANT_FIELDS) run[n++] = (gr_bytes_t){entry.field, (uint32_t)entry.field_length};
+        if (want & WANT_VALUES) run[n++] = (gr_bytes_t){entry.value, (uint32_t)entry.value_length};
+        if (n > 30) {
+            gr_reply_bulks(reply, run, n);
+            n = 0;
+        }
     }
+    if (n) gr_reply_bulks(reply, run, n);
 }
 
 void gr_cmd_hgetall(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
