@@ -605,7 +605,7 @@ class Emitter:
         self.encode_fields(g.fields, ELEMENT_SLOTS, "in->", "entry", "    ")
         self.w(f"    size_t position = {g.block_length};")
         for d in g.data:
-            self.w(f"    gr_wire_put_var_data(buffer, &position, in->{ELEMENT_SLOTS[d]});")
+            self.w(f"    gr_wire_put_var_data_short(buffer, &position, in->{ELEMENT_SLOTS[d]});")
         self.w("    return position;")
         self.w("}")
         self.w()
@@ -622,7 +622,7 @@ class Emitter:
             self.w(f"        memset(entry, 0, {g.block_length});")
             self.encode_fields(g.fields, ELEMENT_SLOTS, "in->", "entry", "        ")
             self.w(f"        size_t at = {g.block_length};")
-            self.w(f"        gr_wire_put_var_data(entry, &at, in->{ELEMENT_SLOTS[g.data[0]]});")
+            self.w(f"        gr_wire_put_var_data_short(entry, &at, in->{ELEMENT_SLOTS[g.data[0]]});")
             self.w("        position += at;")
             self.w("    }")
             self.w("    return position;")

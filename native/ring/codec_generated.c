@@ -2042,7 +2042,7 @@ size_t gr_stream_array_reply_element(const gr_element_t *in, uint8_t *buffer, si
     gr_wire_store_uint8(entry + 0, (uint8_t)in->kind);
     gr_wire_store_int64(entry + 1, (int64_t)in->integer);
     size_t position = 9;
-    gr_wire_put_var_data(buffer, &position, in->bytes);
+    gr_wire_put_var_data_short(buffer, &position, in->bytes);
     return position;
 }
 
@@ -2057,7 +2057,7 @@ size_t gr_stream_array_reply_bulks(const gr_bytes_t *values, size_t count, uint8
         gr_wire_store_uint8(entry + 0, (uint8_t)in->kind);
         gr_wire_store_int64(entry + 1, (int64_t)in->integer);
         size_t at = 9;
-        gr_wire_put_var_data(entry, &at, in->bytes);
+        gr_wire_put_var_data_short(entry, &at, in->bytes);
         position += at;
     }
     return position;

@@ -101,6 +101,16 @@ static inline gr_codec_status_t gr_wire_take_var_data(const uint8_t *buffer, siz
 /* The caller has checked the capacity (encoders size the whole message first). */
 static inline void gr_wire_put_var_data(uint8_t *buffer, size_t *position, gr_bytes_t value) {
     gr_wire_store_uint32(buffer + *position, value.length);
+    if (value.length) memcpy(buffer + *position + 4, value.data, value.length);
+    *position += 4 + (size_t)value.length;
+}
+
+/* The same bytes, a short value copied without a call (gr_bytes_copy): for the streamed
+ * ArrayReply's elements, written one after another, where a memcpy call per element costs more
+ * than its copy. (Not in gr_encode_reply's cases: the registers the inline copy takes are saved
+ * on entry to every case, IntegerReply's too.) */
+static inline void gr_wire_put_var_data_short(uint8_t *buffer, size_t *position, gr_bytes_t value) {
+    gr_wire_store_uint32(buffer + *position, value.length);
     gr_bytes_copy(buffer + *position + 4, value.data, value.length);
     *position += 4 + (size_t)value.length;
 }
