@@ -54,7 +54,7 @@ size_t gr_client_max_message(const gr_client_t *client);
 
 /* The plain calls below (call_argv, key_int, key_value, ping, key_range, pop_keys, move) also
  * write their reply into this buffer as the Python object it stands for, in marshal's format
- * (client/plain_reply.h), so that RingClient builds it with one marshal.loads: Ellipsis there
+ * (client/plain_reply.h), so that RingClient builds it with one plain_loads: Ellipsis there
  * when the call failed (its status), the reply is an error or it does not fit (the caller then
  * reads *result). A plain call on a NULL client returns GR_CLIENT_CLOSED; once one has seen
  * the server gone, every later one returns GR_CLIENT_PEER_GONE at once. The buffer must

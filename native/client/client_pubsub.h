@@ -6,7 +6,7 @@
  * confirmations, one ArrayReply [kind, name, count] per name, all with their request's id, and
  * the replies of anything else the session sends (PING). gr_client_pubsub_read drains both in
  * one C call and writes them, in order, as one list in marshal's format (plain_reply.h), so
- * that Python builds a whole batch with one marshal.loads:
+ * that Python builds a whole batch with one plain_loads:
  *
  *   a PushMessage -> redis-py's message dict
  *                    {'type': 'message' | 'pmessage' | 'smessage', 'pattern': bytes | None,

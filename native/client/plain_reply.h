@@ -1,6 +1,7 @@
 /* plain_reply.h — a ring reply written as the Python object it stands for, in the byte format
  * of Python's marshal module, so that RingClient turns any reply into Python objects with one
- * marshal.loads (a C builtin) instead of per-element Python code.
+ * C call (goblin_ring._plain_loads.loads, native/python/plain_loads.c: these codes read in one
+ * pass, any other left to marshal.loads) instead of per-element Python code.
  *
  * Only marshal's oldest, version-independent codes are written, with no back-references:
  *   'N' None   '.' Ellipsis   'i' int32   'l' long (15-bit digits)   's' bytes
