@@ -102,33 +102,38 @@ static void write_prefixed_number(resp_writer_t *w, char prefix, int64_t value) 
 
 static void op_integer(gr_reply_t *r, int64_t value) { write_prefixed_number((resp_writer_t *)r, ':', value); }
 
-static void op_bulk(gr_reply_t *r, const uint8_t *data, size_t length) {
-    resp_writer_t *w = (resp_writer_t *)r;
-    if (buffer_reserve(w->out, length + 32) != 0) { w->base.failed = 1; return; }
-    write_prefixed_number(w, '$', (int64_t)length);
-    buffer_append(w, data, length);
-    buffer_append(w, "\r\n", 2);
+/* The most a bulk adds to its value: '$', up to 20 digits, and two CRLFs. */
+#define BULK_OVERHEAD (1 + 20 + 2 + 2)
+
+/* `$<length>\r\n<value>\r\n` at `at`, whose room (BULK_OVERHEAD + length) the caller reserved;
+ * the bytes written. The replies' bulks and Pub/Sub's messages. */
+static size_t put_bulk(uint8_t *at, const uint8_t *data, size_t length) {
+    size_t n = 0;
+    at[n++] = '$';
+    n += format_int((char *)at + n, (int64_t)length);
+    at[n++] = '\r';
+    at[n++] = '\n';
+    gr_bytes_copy(at + n, data, length);
+    n += length;
+    at[n++] = '\r';
+    at[n++] = '\n';
+    return n;
 }
 
-/* `count` bulks as op_bulk writes each, after one reservation for the run (a length line is
- * at most 1 + 20 digits + 2, the value and its CRLF follow). */
+static void op_bulk(gr_reply_t *r, const uint8_t *data, size_t length) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    if (buffer_reserve(w->out, length + BULK_OVERHEAD) != 0) { w->base.failed = 1; return; }
+    w->out->length += put_bulk(w->out->data + w->out->length, data, length);
+}
+
+/* `count` bulks as op_bulk writes each, after one reservation for the run. */
 static void op_bulks(gr_reply_t *r, const gr_bytes_t *values, size_t count) {
     resp_writer_t *w = (resp_writer_t *)r;
-    size_t bytes = count * (1 + 20 + 2 + 2);
+    size_t bytes = count * BULK_OVERHEAD;
     for (size_t i = 0; i < count; i++) bytes += values[i].length;
     if (buffer_reserve(w->out, bytes) != 0) { w->base.failed = 1; return; }
-    uint8_t *at = w->out->data + w->out->length;
-    for (size_t i = 0; i < count; i++) {
-        *at++ = '$';
-        at += format_int((char *)at, (int64_t)values[i].length);
-        *at++ = '\r';
-        *at++ = '\n';
-        gr_bytes_copy(at, values[i].data, values[i].length);
-        at += values[i].length;
-        *at++ = '\r';
-        *at++ = '\n';
-    }
-    w->out->length = (size_t)(at - w->out->data);
+    for (size_t i = 0; i < count; i++)
+        w->out->length += put_bulk(w->out->data + w->out->length, values[i].data, values[i].length);
 }
 
 static void op_nil(gr_reply_t *r) {
@@ -229,19 +234,6 @@ static const gr_reply_ops_t resp_ops = {
 
 /* ---- Pub/Sub: this transport's subscriber (exec/pubsub.h) ---- */
 
-static size_t put_bulk(uint8_t *at, const uint8_t *data, size_t length) {
-    size_t n = 0;
-    at[n++] = '$';
-    n += gr_int64_to_text((int64_t)length, (char *)at + n);
-    at[n++] = '\r';
-    at[n++] = '\n';
-    if (length) memcpy(at + n, data, length);
-    n += length;
-    at[n++] = '\r';
-    at[n++] = '\n';
-    return n;
-}
-
 /* One message into the subscriber's output buffer as Redis writes it (RESP3: a push frame;
  * RESP2: an array), then the pubsub class's output limit. The server flushes the connection
  * after the publishing command (gr_db_note_pending_output). */
@@ -254,7 +246,7 @@ static int deliver_message(gr_subscriber_t *subscriber, gr_pubsub_kind_t kind, g
         {{">3\r\n$7\r\nmessage\r\n", 17}, {">4\r\n$8\r\npmessage\r\n", 18}, {">3\r\n$8\r\nsmessage\r\n", 18}},
     };
     int is_pattern = kind == GR_PUBSUB_PMESSAGE;
-    size_t need = 18 + 3 * 26 + channel.length + payload.length + (is_pattern ? pattern.length : 0);
+    size_t need = 18 + 3 * BULK_OVERHEAD + channel.length + payload.length + (is_pattern ? pattern.length : 0);
     if (buffer_reserve(&conn->out, need) != 0) {
         conn->close_reason = "out of memory for its output buffer";
         return GR_PUBSUB_OVER_LIMIT;
