@@ -161,12 +161,7 @@ static inline __attribute__((always_inline)) long write_tree(tree_source_t *s, i
         case GR_ELEMENT_KIND_MAP:
             children = e->kind == GR_ELEMENT_KIND_MAP ? e->integer * 2 : e->integer;
             if (children < 0 || children > INT32_MAX) return -1;
-            if (i == 0 && root_as_tuple && children < 256) {
-                put_byte(w, ')');
-                put_byte(w, (uint8_t)children);
-            } else {
-                put_coded_u32(w, '[', (uint32_t)children);
-            }
+            put_array_head(w, (uint32_t)children, i == 0 && root_as_tuple);
             break;
         default:
             return -1;                      /* an error element: the caller builds the tree */
