@@ -225,7 +225,7 @@ static void reply_all(gr_db_t *db, const uint8_t *const *argv, const size_t *arg
     while (gr_hash_iter_next(&iter, &entry)) {
         if (want & WANT_FIELDS) run[n++] = (gr_bytes_t){entry.field, (uint32_t)entry.field_length};
         if (want & WANT_VALUES) run[n++] = (gr_bytes_t){entry.value, (uint32_t)entry.value_length};
-        if (n > 30) {
+        if (n + 2 > sizeof run / sizeof run[0]) {   /* no room for another entry's two */
             gr_reply_bulks(reply, run, n);
             n = 0;
         }

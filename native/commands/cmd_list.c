@@ -124,12 +124,12 @@ void gr_cmd_push(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 }
 
 /* The visitor of gr_list_pop_each and gr_list_each: each run of values, bulks of the reply. */
-static void reply_each_value(void *reply, const gr_bytes_t *values, size_t count) { gr_reply_bulks(reply, values, count); }
+static void reply_values(void *reply, const gr_bytes_t *values, size_t count) { gr_reply_bulks(reply, values, count); }
 
 /* Reply with `count` values taken from `end` (in pop order), then remove them: one engine
  * pass (gr_list_pop_each), each run of values written to the reply before it goes. */
 static void reply_and_remove_from_end(gr_list_t *list, gr_list_end_t end, size_t count, gr_reply_t *reply) {
-    gr_list_pop_each(list, end, count, reply_each_value, reply);
+    gr_list_pop_each(list, end, count, reply_values, reply);
 }
 
 /* LPOP, RPOP, with an optional count */
@@ -206,7 +206,7 @@ void gr_cmd_lrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     }
     size_t count = last - first + 1;
     gr_reply_array_begin(reply, count);
-    gr_list_each(list, first, count, reply_each_value, reply);
+    gr_list_each(list, first, count, reply_values, reply);
 }
 
 void gr_cmd_lset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {

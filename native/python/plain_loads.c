@@ -34,7 +34,8 @@ typedef struct {
     const uint8_t *end;
 } reader_t;
 
-/* NULL with no exception set: "not ours, or not well formed"; the caller falls back. */
+/* Not ours, or not well formed: loads() then hands the whole buffer to marshal.loads (as it
+ * does when making an object failed). */
 #define NOT_OURS NULL
 
 static inline int take_u32(reader_t *r, uint32_t *value) {
