@@ -434,37 +434,18 @@ static gr_codec_status_t encode_request(gr_client_t *client, const gr_request_t 
     return gr_encode_request(request, client->encode_buffer, client->encode_capacity, length);
 }
 
-/* A blocking command sent as argv (BZPOPMIN/BZPOPMAX key... timeout, BZMPOP timeout ...): its
- * timeout text, else NULL (the sorted-set lane's few lines here: they have no typed template). */
-static const gr_bytes_t *argv_blocking_timeout(const gr_request_t *request) {
-    if (request->template_id != GR_T_COMMAND || request->item_count < 3) return NULL;
-    const gr_bytes_t *name = &request->items[0];
-    if (name->length == 8 && (strncasecmp((const char *)name->data, "bzpopmin", 8) == 0 ||
-                              strncasecmp((const char *)name->data, "bzpopmax", 8) == 0))
-        return &request->items[request->item_count - 1];
-    if (name->length == 6 && strncasecmp((const char *)name->data, "bzmpop", 6) == 0) return &request->items[1];
-    return NULL;
-}
-
 int gr_client_send(gr_client_t *client, gr_request_t *request) {
-    const gr_bytes_t *argv_timeout = argv_blocking_timeout(request);
-    if (argv_timeout) {   /* read while the argv is still there: the server checks the text */
-        char text[64] = "";
-        if (argv_timeout->length < sizeof text) memcpy(text, argv_timeout->data, argv_timeout->length);
-        text[argv_timeout->length < sizeof text ? argv_timeout->length : 0] = '\0';
-        request->timeout = strtod(text, NULL);
-    }
+    double timeout = 0;
+    int may_block = gr_request_may_block(request, &timeout);   /* read while an argv is still there */
     request->request_id = client->next_request_id;
     size_t length = 0;
     gr_codec_status_t status = encode_request(client, request, &length);
     if (status == GR_CODEC_NO_SPACE) return GR_CLIENT_NO_MEMORY;
     if (status != GR_CODEC_OK) return GR_CLIENT_ENCODE;
     int published = publish(client, request->template_id, length);
-    if (published == GR_CLIENT_OK && (request->template_id == GR_T_BPOP || request->template_id == GR_T_BLMOVE ||
-                                      request->template_id == GR_T_BLMPOP || argv_timeout)) {
-        if (request->timeout <= 0) client->blocking_forever = 1;   /* sleeps on the futex, not spinning */
-        else if ((int64_t)(request->timeout * 1e9) > client->blocking_extra_ns)
-            client->blocking_extra_ns = (int64_t)(request->timeout * 1e9);
+    if (published == GR_CLIENT_OK && may_block) {
+        if (timeout <= 0) client->blocking_forever = 1;   /* sleeps on the futex, not spinning */
+        else if ((int64_t)(timeout * 1e9) > client->blocking_extra_ns) client->blocking_extra_ns = (int64_t)(timeout * 1e9);
     }
     return published;
 }

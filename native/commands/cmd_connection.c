@@ -106,6 +106,8 @@ static void hello(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     int has_name = 0;
     for (size_t i = 2; i < argc; i++) {
         if (gr_word_is(argv[i], argv_length[i], "auth") && i + 2 < argc) {
+            gr_call_redact_argument(db, i + 1);
+            gr_call_redact_argument(db, i + 2);
             user = argv[i + 1], user_length = argv_length[i + 1];
             password = argv[i + 2], password_length = argv_length[i + 2];
             i += 2;
@@ -139,6 +141,8 @@ static void hello(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
 
 static void auth(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     if (argc > 3) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
+    gr_call_redact_argument(db, 1);   /* the password, or the user and the password */
+    if (argc == 3) gr_call_redact_argument(db, 2);
     int rc = argc == 2 ? authenticate(db, NULL, 0, argv[1], argv_length[1], reply)
                        : authenticate(db, argv[1], argv_length[1], argv[2], argv_length[2], reply);
     if (rc == 0) gr_reply_ok(reply);

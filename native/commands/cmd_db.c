@@ -46,6 +46,8 @@ void gr_cmd_move(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_blocking_signal(db, (int32_t)r->index, r->key.data, r->key.length);
     gr_watch_touch_current(db, r->key);
     gr_watch_touch(db, (int32_t)r->index, r->key.data, r->key.length);
+    gr_call_notify(db, GR_NOTIFY_GENERIC, "move_from", r->key);
+    gr_call_notify_db(db, (int32_t)r->index, GR_NOTIFY_GENERIC, "move_to", r->key);
     gr_db_count_changes(db, 1);
     gr_reply_integer(reply, 1);
 }

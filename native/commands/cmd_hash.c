@@ -96,6 +96,25 @@ static void delete_if_empty(gr_db_t *db, gr_bytes_t key, gr_hash_t *hash) {
     if (gr_hash_count(hash) == 0) delete_key(db, key);
 }
 
+/* A field-TTL command's "del" after its own events, when it emptied the hash (Redis 7.4, Valkey). */
+static void notify_if_deleted(gr_db_t *db, gr_bytes_t key) {
+    if (db->notify_flags && !gr_ks_find(db->keyspace, key.data, key.length))
+        gr_call_notify(db, GR_NOTIFY_GENERIC, "del", key);
+}
+
+/* HPEXPIREAT key at-ms <the arguments from `rest` on>: the absolute form HEXPIRE, HPEXPIRE and
+ * HEXPIREAT propagate as; HSETEX and HGETEX with EX/PX/EXAT as the same command with PXAT. */
+static void effect_with_absolute_time(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                                      size_t time_at, int64_t at_ms, int as_pxat) {
+    gr_effect_begin(db, argc);
+    for (size_t i = 0; i < argc; i++) {
+        if (i == 0 && !as_pxat) gr_effect_word(db, "HPEXPIREAT");
+        else if (i == time_at && as_pxat) gr_effect_word(db, "PXAT");
+        else if (i == time_at + (size_t)as_pxat) gr_effect_int(db, at_ms);
+        else gr_effect_bulk(db, argv[i], argv_length[i]);
+    }
+}
+
 static void reply_entry_value(gr_reply_t *reply, const gr_hash_entry_t *entry) {
     gr_reply_bulk(reply, entry->value, entry->value_length);
 }
@@ -336,6 +355,10 @@ void gr_cmd_hincrbyfloat(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
         return;
     }
     mark_changed(db, key, 1);
+    /* propagated as the value it made, so replay never re-does float arithmetic */
+    gr_effect_begin(db, 4);
+    gr_effect_word(db, "HSET"), gr_effect_bytes(db, key), gr_effect_bulk(db, argv[2], argv_length[2]);
+    gr_effect_bulk(db, (const uint8_t *)text, length);
     gr_reply_bulk(reply, (const uint8_t *)text, length);
 }
 
@@ -576,7 +599,7 @@ static void hexpire_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv
     int found = find_hash_or_reply(db, key, &hash, 1, reply);
     if (found < 0) return;
     gr_reply_array_begin(reply, count);
-    int64_t changed = 0;
+    int64_t changed = 0, expired = 0;
     for (size_t i = first; i < first + count; i++) {
         int64_t current = found ? gr_hash_field_expire(hash, argv[i], argv_length[i]) : -2;
         int result;
@@ -588,11 +611,15 @@ static void hexpire_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv
         else result = apply_field_expire(db, hash, argv[i], argv_length[i], at_ms);
         if (result == -1) result = 0;   /* out of memory: not set */
         if (result > 0) changed++;
+        if (result == 2) expired++;
         gr_reply_integer(reply, result);
     }
     if (changed) {
         mark_changed(db, key, changed);
         delete_if_empty(db, key, hash);
+        gr_call_notify(db, GR_NOTIFY_HASH, expired ? "hexpired" : "hexpire", key);
+        notify_if_deleted(db, key);
+        effect_with_absolute_time(db, argc, argv, argv_length, 2, at_ms, 0);
     }
 }
 
@@ -635,7 +662,10 @@ static void httl_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
             gr_reply_integer(reply, 1);
         }
     }
-    if (persisted) mark_changed(db, key, persisted);
+    if (persisted) {
+        mark_changed(db, key, persisted);
+        gr_call_notify(db, GR_NOTIFY_HASH, "hpersist", key);
+    }
 }
 
 void gr_cmd_httl(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
@@ -679,6 +709,8 @@ void gr_cmd_hgetdel(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
     if (deleted) {
         mark_changed(db, key, deleted);
         delete_if_empty(db, key, hash);
+        gr_call_notify(db, GR_NOTIFY_HASH, "hdel", key);
+        notify_if_deleted(db, key);
     }
 }
 
@@ -715,10 +747,11 @@ static int parse_expiry_option_or_reply(const gr_db_t *db, size_t argc, const ui
 }
 
 void gr_cmd_hgetex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    size_t at = 2;
+    size_t at = 2, time_at = 0;
     int kind = EXPIRY_NONE;
     int64_t at_ms = 0;
     while (at < argc && !gr_word_is(argv[at], argv_length[at], "fields")) {
+        if (kind == EXPIRY_NONE) time_at = at;
         int parsed = parse_expiry_option_or_reply(db, argc, argv, argv_length, &at, "hgetex", 1, &kind, &at_ms, reply);
         if (parsed < 0) return;
         if (parsed == 0) { reply_syntax(reply); return; }
@@ -744,14 +777,21 @@ void gr_cmd_hgetex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     if (changed) {
         mark_changed(db, key, changed);
         delete_if_empty(db, key, hash);
+        const char *event = kind == EXPIRY_PERSIST ? "hpersist" : at_ms <= db->now_ms ? "hexpired" : "hexpire";
+        gr_call_notify(db, GR_NOTIFY_HASH, event, key);
+        notify_if_deleted(db, key);
+        if (kind == EXPIRY_AT) effect_with_absolute_time(db, argc, argv, argv_length, time_at, at_ms, 1);
+    } else {
+        gr_effect_none(db);
     }
 }
 
 void gr_cmd_hsetex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    size_t at = 2;
+    size_t at = 2, time_at = 0;
     int kind = EXPIRY_NONE, only_new = 0, only_existing = 0;
     int64_t at_ms = 0;
     while (at < argc && !gr_word_is(argv[at], argv_length[at], "fields")) {
+        if (kind == EXPIRY_NONE) time_at = at;
         if (gr_word_is(argv[at], argv_length[at], "fnx") || gr_word_is(argv[at], argv_length[at], "fxx")) {
             if (only_new || only_existing) { reply_syntax(reply); return; }
             if (gr_word_is(argv[at], argv_length[at], "fnx")) only_new = 1; else only_existing = 1;
@@ -791,5 +831,11 @@ void gr_cmd_hsetex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     }
     mark_changed(db, key, (int64_t)count);
     delete_if_empty(db, key, hash);
+    /* Valkey's events: hset, then hexpire when it set a time, hexpired when that time had passed */
+    gr_call_notify(db, GR_NOTIFY_HASH, "hset", key);
+    if (kind == EXPIRY_AT) gr_call_notify(db, GR_NOTIFY_HASH, "hexpire", key);
+    if (kind == EXPIRY_AT && at_ms <= db->now_ms) gr_call_notify(db, GR_NOTIFY_HASH, "hexpired", key);
+    notify_if_deleted(db, key);
+    if (kind == EXPIRY_AT) effect_with_absolute_time(db, argc, argv, argv_length, time_at, at_ms, 1);
     gr_reply_integer(reply, 1);
 }

@@ -133,6 +133,14 @@ void gr_cmd_scan(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     free(keys.entries);
 }
 
+/* RENAME and RENAMENX's events, as Redis's: the destination is added anew ("new"), then
+ * rename_from on the source and rename_to on the destination. */
+static void notify_renamed(gr_db_t *db, gr_bytes_t from, gr_bytes_t to) {
+    gr_call_notify(db, GR_NOTIFY_NEW, "new", to);
+    gr_call_notify(db, GR_NOTIFY_GENERIC, "rename_from", from);
+    gr_call_notify(db, GR_NOTIFY_GENERIC, "rename_to", to);
+}
+
 void gr_cmd_rename(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (!gr_db_find_live(db, r->key)) {   /* an expired source is no such key; the target is not looked at */
         gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key");
@@ -148,7 +156,10 @@ void gr_cmd_rename(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         if (!same) {   /* RENAME k k changes nothing (Redis: no touch) */
             gr_watch_touch_current(db, r->key);
             gr_watch_touch_current(db, r->arg1);
+            notify_renamed(db, r->key, r->arg1);
             gr_db_count_changes(db, 1);
+        } else {
+            gr_call_events_stated(db);
         }
         gr_reply_ok(reply);
     }
@@ -290,6 +301,7 @@ void gr_cmd_copy(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
     if (expire_at_ms >= 0) gr_ks_set_expire(target, added, expire_at_ms);
     gr_blocking_signal(db, (int32_t)target_index, destination.data, destination.length);   /* waiters check the type */
     gr_watch_touch(db, (int32_t)target_index, destination.data, destination.length);
+    gr_call_notify_db(db, (int32_t)target_index, GR_NOTIFY_GENERIC, "copy_to", destination);
     gr_db_count_changes(db, 1);
     gr_reply_integer(reply, 1);
 }
@@ -320,6 +332,7 @@ void gr_cmd_renamenx(gr_db_t *db, size_t argc, const uint8_t *const *argv, const
     gr_blocking_signal(db, current_db_index(db), to.data, to.length);
     gr_watch_touch_current(db, from);
     gr_watch_touch_current(db, to);
+    notify_renamed(db, from, to);
     gr_db_count_changes(db, 1);
     gr_reply_integer(reply, 1);
 }
@@ -485,7 +498,11 @@ void gr_cmd_restore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
     }
     if (ttl && ttl <= now) {   /* already expired: nothing is stored (a REPLACEd key is gone: a change) */
         gr_free_value(type, value, db);
-        if (deleted) gr_db_count_changes(db, 1);
+        if (deleted) {   /* as Redis: the REPLACEd key's "del", propagated as DEL */
+            gr_call_notify(db, GR_NOTIFY_GENERIC, "del", key);
+            gr_effect_del(db, key);
+            gr_db_count_changes(db, 1);
+        }
         gr_reply_ok(reply);
         return;
     }
@@ -503,5 +520,9 @@ void gr_cmd_restore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
     gr_blocking_signal(db, current_db_index(db), key.data, key.length);
     gr_watch_touch_current(db, key);
     gr_db_count_changes(db, 1);
+    /* propagated with the absolute time the key got: RESTORE key at payload REPLACE ABSTTL */
+    gr_effect_begin(db, 6);
+    gr_effect_word(db, "RESTORE"), gr_effect_bytes(db, key), gr_effect_int(db, ttl);
+    gr_effect_bulk(db, argv[3], argv_length[3]), gr_effect_word(db, "REPLACE"), gr_effect_word(db, "ABSTTL");
     gr_reply_ok(reply);
 }

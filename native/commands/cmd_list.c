@@ -349,6 +349,12 @@ void gr_cmd_lpos(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     free(positions);
 }
 
+/* A pop's keyspace events, as Redis's: lpop or rpop, then "del" when it emptied the list. */
+static void notify_pop(gr_db_t *db, gr_bytes_t key, uint8_t end) {
+    gr_call_notify(db, GR_NOTIFY_LIST, end == END_LEFT ? "lpop" : "rpop", key);
+    if (db->notify_flags && !gr_ks_find(db->keyspace, key.data, key.length)) gr_call_notify(db, GR_NOTIFY_GENERIC, "del", key);
+}
+
 /* LMOVE source destination LEFT|RIGHT LEFT|RIGHT (and RPOPLPUSH) */
 /* LMOVE's work once the source is known to hold a list: 1 when it replied. Returns 0 (and
  * replies nothing) when the source is absent, so BLMOVE can park instead. */
@@ -387,6 +393,9 @@ static int lmove_or_absent(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply
     delete_if_empty(db, r->key, source);
     gr_watch_touch_current(db, r->key);
     gr_watch_touch_current(db, r->arg1);
+    /* Redis notifies the push to the destination first, then the pop from the source */
+    gr_call_notify(db, GR_NOTIFY_LIST, r->to_end == END_LEFT ? "lpush" : "rpush", r->arg1);
+    notify_pop(db, r->key, r->end);
     gr_db_count_changes(db, 1);
     return 1;
 }
@@ -412,6 +421,7 @@ void gr_cmd_lmpop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         reply_and_remove_from_end(list, engine_end(r->end), taken, reply);
         delete_if_empty(db, r->items[i], list);
         gr_watch_touch_current(db, r->items[i]);
+        notify_pop(db, r->items[i], r->end);
         gr_db_count_changes(db, (int64_t)taken);
         return;
     }
@@ -444,6 +454,7 @@ static int blocking_ready(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply)
         }
         delete_if_empty(db, r->items[i], list);
         gr_watch_touch_current(db, r->items[i]);
+        notify_pop(db, r->items[i], r->end);
         return 1;
     }
     return 0;
@@ -457,9 +468,9 @@ static void reply_nil(const gr_request_t *r, gr_reply_t *reply) { (void)r; gr_re
 static void reply_nil_array(const gr_request_t *r, gr_reply_t *reply) { (void)r; gr_reply_nil_array(reply); }
 
 /* The blocking layer's view of the list commands (exec/blocking.h); the table's rows point here. */
-const gr_block_spec_t gr_list_block_pop = {"blpop", GR_BLOCK_KEYS_IN_ITEMS, holds_list, blocking_ready, reply_nil_array};
-const gr_block_spec_t gr_list_block_move = {"blmove", GR_BLOCK_KEY_IN_KEY, holds_list, blocking_ready, reply_nil};
-const gr_block_spec_t gr_list_block_mpop = {"blmpop", GR_BLOCK_KEYS_IN_ITEMS, holds_list, blocking_ready, reply_nil_array};
+const gr_block_spec_t gr_list_block_pop = {"blpop", GR_BLOCK_KEYS_IN_ITEMS, holds_list, blocking_ready, reply_nil_array, -1};
+const gr_block_spec_t gr_list_block_move = {"blmove", GR_BLOCK_KEY_IN_KEY, holds_list, blocking_ready, reply_nil, -1};
+const gr_block_spec_t gr_list_block_mpop = {"blmpop", GR_BLOCK_KEYS_IN_ITEMS, holds_list, blocking_ready, reply_nil_array, 1};
 
 static const gr_block_spec_t *block_spec_of(uint16_t template_id) {
     return template_id == GR_T_BLMOVE ? &gr_list_block_move : template_id == GR_T_BLMPOP ? &gr_list_block_mpop

@@ -204,7 +204,7 @@ static int pop_one_and_reply(gr_db_t *db, gr_set_t *set, gr_reply_t *reply) {
     member_copy_t copy;
     if (member_copy(&copy, &member) != 0) return -1;
     gr_reply_bulk(reply, copy.data, copy.length);
-    gr_propagate_rewrite_arg(db, copy.data, copy.length);
+    gr_effect_add(db, copy.data, copy.length);
     gr_set_remove(set, copy.data, copy.length);
     member_copy_release(&copy);
     return 0;
@@ -224,7 +224,7 @@ void gr_cmd_spop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
     if (found < 0) return;
     if (argc == 2) {
         if (!found) { gr_reply_nil(reply); return; }
-        gr_propagate_rewrite_begin(db, "SREM", key);
+        gr_effect_open(db, "SREM", key);
         if (pop_one_and_reply(db, set, reply) != 0) { gr_reply_oom(reply); return; }
         delete_if_empty(db, key, set);
         gr_watch_touch_current(db, key);
@@ -234,7 +234,7 @@ void gr_cmd_spop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
     if (!found || count == 0) { gr_reply_set_begin(reply, 0); return; }
     size_t size = gr_set_count(set);
     if ((uint64_t)count >= size) {   /* the whole set */
-        gr_propagate_rewrite_begin(db, "DEL", key);
+        gr_effect_open(db, "DEL", key);
         reply_members(reply, set);
         gr_ks_delete(db->keyspace, key.data, key.length);
         gr_watch_touch_current(db, key);
@@ -245,7 +245,7 @@ void gr_cmd_spop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
      * members left start again as a small set, converting on as SADD would. */
     int rebuild = gr_set_encoding(set) == GR_SET_TABLE && (uint64_t)count * 5 > size;
     gr_reply_set_begin(reply, (size_t)count);
-    gr_propagate_rewrite_begin(db, "SREM", key);
+    gr_effect_open(db, "SREM", key);
     for (int64_t i = 0; i < count; i++) {
         if (pop_one_and_reply(db, set, reply) != 0) { reply->failed = 1; return; }
     }
@@ -362,7 +362,10 @@ void gr_cmd_smove(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
         return;
     }
     gr_db_count_changes(db, 1);
+    gr_call_notify(db, GR_NOTIFY_SET, "srem", source);
     delete_if_empty(db, source, from);
+    if (db->notify_flags && !gr_ks_find(db->keyspace, source.data, source.length))
+        gr_call_notify(db, GR_NOTIFY_GENERIC, "del", source);
     gr_watch_touch_current(db, source);
     if (created) {
         if (!gr_ks_add(db->keyspace, destination.data, destination.length, GR_TYPE_SET, created)) {
@@ -375,8 +378,11 @@ void gr_cmd_smove(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     }
     int added = gr_set_add(to, &config, member, member_length);
     if (added < 0) { delete_if_empty(db, destination, to); gr_reply_oom(reply); return; }
-    if (added) gr_db_count_changes(db, 1);
-    gr_watch_touch_current(db, destination);
+    if (added) {   /* a destination that already held the member did not change (Redis: no touch) */
+        gr_db_count_changes(db, 1);
+        gr_watch_touch_current(db, destination);
+        gr_call_notify(db, GR_NOTIFY_SET, "sadd", destination);
+    }
     gr_reply_integer(reply, 1);
 }
 

@@ -131,6 +131,8 @@ void gr_cmd_set(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_ks_set_expire(db->keyspace, stored, expire_at);
     }
     gr_watch_touch_current(db, r->key);
+    gr_call_notify(db, GR_NOTIFY_STRING, "set", r->key);
+    if (expire_at >= 0) gr_call_notify(db, GR_NOTIFY_GENERIC, "expire", r->key);
     gr_db_count_changes(db, 1);
 }
 
@@ -183,11 +185,19 @@ void gr_cmd_getex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     }
     gr_reply_bulk(reply, string_bytes(entry).data, string_bytes(entry).length);
     int changed = mode != MODE_NONE && (mode != MODE_PERSIST || entry->expire_at_ms >= 0);
-    if (mode == MODE_PERSIST) gr_ks_set_expire(db->keyspace, entry, -1);
-    else if (expire_at >= 0 && expire_at <= db->now_ms) gr_ks_delete(db->keyspace, r->key.data, r->key.length);
-    else if (expire_at >= 0) gr_ks_set_expire(db->keyspace, entry, expire_at);
+    const char *event = "expire";
+    if (mode == MODE_PERSIST) {
+        gr_ks_set_expire(db->keyspace, entry, -1);
+        event = "persist";
+    } else if (expire_at >= 0 && expire_at <= db->now_ms) {
+        gr_ks_delete(db->keyspace, r->key.data, r->key.length);
+        event = "del";
+    } else if (expire_at >= 0) {
+        gr_ks_set_expire(db->keyspace, entry, expire_at);
+    }
     if (changed) {
         gr_watch_touch_current(db, r->key);
+        gr_call_notify(db, GR_NOTIFY_GENERIC, event, r->key);
         gr_db_count_changes(db, 1);
     }
 }

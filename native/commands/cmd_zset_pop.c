@@ -35,6 +35,13 @@ static void pop_and_reply(gr_db_t *db, gr_reply_t *reply, gr_bytes_t key, gr_zse
     }
     gr_zcmd_mark_changed(db, key, (int64_t)n);
     gr_zcmd_delete_if_empty(db, key, zset);
+    if (n) {   /* Redis's events for every pop: zpopmin or zpopmax, then "del" when it emptied the set */
+        gr_call_notify(db, GR_NOTIFY_ZSET, max ? "zpopmax" : "zpopmin", key);
+        if (db->notify_flags && !gr_ks_find(db->keyspace, key.data, key.length))
+            gr_call_notify(db, GR_NOTIFY_GENERIC, "del", key);
+    } else {
+        gr_call_events_stated(db);
+    }
 }
 
 static void zpop_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply,
@@ -138,13 +145,18 @@ static int zset_block_serve(gr_db_t *db, const gr_request_t *r, gr_reply_t *repl
         int found = gr_zcmd_find_or_reply(db, key, &zset, 1, reply);
         if (found < 0) return 1;
         if (!found) continue;
+        uint32_t count = r->flag == 0 ? 1 : r->count;
         if (r->flag == 0) {
             gr_reply_array_begin(reply, 3);
             gr_reply_bulk(reply, key.data, key.length);
             pop_and_reply(db, reply, key, zset, 1, r->end, 0);
         } else {
-            pop_and_reply_keyed(db, reply, key, zset, r->count, r->end);
+            pop_and_reply_keyed(db, reply, key, zset, count, r->end);
         }
+        /* propagated as the plain pop on the key that served it: ZMPOP 1 key MIN|MAX COUNT n */
+        gr_effect_begin(db, 6);
+        gr_effect_word(db, "ZMPOP"), gr_effect_int(db, 1), gr_effect_bytes(db, key);
+        gr_effect_word(db, r->end ? "MAX" : "MIN"), gr_effect_word(db, "COUNT"), gr_effect_int(db, count ? count : 1);
         return 1;
     }
     return 0;
@@ -156,7 +168,9 @@ static void zset_block_timeout(const gr_request_t *r, gr_reply_t *reply) {
 }
 
 const gr_block_spec_t gr_zset_block_pop = {"bzpopmin", GR_BLOCK_KEYS_IN_ITEMS, holds_zset, zset_block_serve,
-                                           zset_block_timeout};
+                                           zset_block_timeout, -1};
+const gr_block_spec_t gr_zset_block_mpop = {"bzmpop", GR_BLOCK_KEYS_IN_ITEMS, holds_zset, zset_block_serve,
+                                            zset_block_timeout, 1};
 
 /* Redis's getTimeoutFromObjectOrReply: seconds as a float, not negative, within range. */
 static int parse_timeout_or_reply(const uint8_t *data, size_t length, double *seconds, gr_reply_t *reply) {
@@ -193,7 +207,7 @@ static void run_blocking_pop(gr_db_t *db, const uint8_t *const *argv, const size
     request.end = (uint8_t)max;
     request.flag = (uint8_t)flag;
     request.count = count;
-    gr_blocking_run(db, &gr_zset_block_pop, &request, reply);
+    gr_blocking_run(db, flag ? &gr_zset_block_mpop : &gr_zset_block_pop, &request, reply);
     if (keys != keys_on_stack) gr_mem_free(keys, GR_MEM_OTHER);
 }
 

@@ -32,6 +32,13 @@ GR_BUILDERS(GR_DECLARE_BUILDER)
 #define GR_DECLARE_TYPED(name) void gr_cmd_##name(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 GR_TYPED_HANDLERS(GR_DECLARE_TYPED)
 
+/* ---- renders: a typed write's request back to argv, its default effect (command_render.c) ---- */
+#define GR_RENDERS(X) \
+    X(del) X(mset) X(push) X(flushdb) X(key_value) X(key_index) X(swapdb) X(pop) X(key_index_value) X(linsert) \
+    X(ltrim) X(lmove) X(lmpop) X(bpop) X(set) X(getdel) X(expiry) X(persist) X(incrby) X(incrbyfloat)
+#define GR_DECLARE_RENDER(name) void gr_render_##name(gr_db_t *db, const gr_request_t *request);
+GR_RENDERS(GR_DECLARE_RENDER)
+
 /* SORT's and SORT_RO's key finders (cmd_sort.c): the sorted key, and SORT's last STORE key. */
 size_t gr_sort_find_keys(size_t argc, const uint8_t *const *argv, const size_t *argv_length, size_t *positions,
                          const char **flags, size_t capacity);
@@ -40,7 +47,7 @@ size_t gr_sort_ro_find_keys(size_t argc, const uint8_t *const *argv, const size_
 
 /* The blocking list commands' specs for exec/blocking.h (cmd_list.c); their rows point here. */
 extern const gr_block_spec_t gr_list_block_pop, gr_list_block_move, gr_list_block_mpop;
-extern const gr_block_spec_t gr_zset_block_pop;   /* BZPOPMIN, BZPOPMAX, BZMPOP (cmd_zset.c) */
+extern const gr_block_spec_t gr_zset_block_pop, gr_zset_block_mpop;   /* BZPOPMIN/BZPOPMAX, BZMPOP (cmd_zset_pop.c) */
 
 /* ---- argv handlers ---- */
 #define GR_ARGV_HANDLERS(X) \

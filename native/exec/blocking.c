@@ -300,11 +300,14 @@ static void serve_key(gr_db_t *db, blocked_key_t *k) {
         db->current = conn;
         db->keyspace = db->keyspaces[w->db_index];
         gr_reply_t *reply = writer_for(w);
-        int64_t dirty_before = db->dirty;
+        /* served as a call of the blocked command's row on this key: its events and effect are
+         * the pop it made here */
+        int index = gr_command_index_of_request(&request);
+        gr_call_t call;
+        gr_call_begin(db, &call, gr_command_at((size_t)index), index, &request, 0, NULL, NULL, reply);
+        call.db_index = w->db_index;
         if (!w->spec->serve(db, &request, reply)) w->spec->timeout_reply(&request, reply);   /* never parks */
-        if (db->dirty > dirty_before) gr_propagate_request(db, w->db_index, &request);   /* the pop on this key */
-        if (db->notify_keys_length)      /* keyspace notifications: the pop is the blocked command's */
-            gr_notify_command_done(db, conn->last_command ? conn->last_command : "", &request, 0, NULL, NULL);
+        gr_call_end(db, &call);
         unlink_waiter(db, w);
         mark_woken(db, conn);
     }

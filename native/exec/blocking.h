@@ -52,6 +52,9 @@ typedef struct gr_block_spec {
     int (*serve)(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
     /* The reply when the timeout passes, or when the command cannot block (inside EXEC). */
     void (*timeout_reply)(const gr_request_t *request, gr_reply_t *reply);
+    /* Where the command's argv holds its timeout: an index, or from the end (-1: the last
+     * argument). The ring client reads it to wait as long as the server may. */
+    int8_t timeout_arg;
 } gr_block_spec_t;
 
 /* Run a blocking command whose arguments the command layer has checked: the timeout

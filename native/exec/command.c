@@ -4,9 +4,11 @@
  * commands/command_table.c when the library loads; nothing here names a command.
  */
 #include "exec/command.h"
+#include "exec/blocking.h"
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -23,6 +25,8 @@ static struct registry {
     int16_t by_name[LOOKUP_SLOTS];            /* open addressing, -1 empty */
     int16_t first_of_template[MAX_TEMPLATE];  /* -1: no command; then next_of_template */
     int16_t next_of_template[MAX_COMMANDS];
+    uint8_t template_blocks[MAX_TEMPLATE];    /* 1: a row of this template can block */
+    uint64_t argv_blocking_name_lengths;      /* bit n: an argv row of an n-byte name can block */
 } registry;
 
 static const char *const flag_names[] = {GR_CMD_FLAG_NAMES};
@@ -64,6 +68,9 @@ void gr_exec_install_commands(const gr_command_t *commands, size_t count, const 
         while (registry.by_name[slot] >= 0) slot = (slot + 1) & (LOOKUP_SLOTS - 1);
         registry.by_name[slot] = (int16_t)i;
         registry.next_of_template[i] = -1;
+        if (c->blocking && c->template_id) registry.template_blocks[c->template_id] = 1;
+        if (c->blocking && !c->template_id && strlen(c->name) < 64)
+            registry.argv_blocking_name_lengths |= 1ull << strlen(c->name);
         if (c->template_id == 0 || c->template_id >= MAX_TEMPLATE || !c->handler) continue;
         if (registry.first_of_template[c->template_id] < 0) registry.first_of_template[c->template_id] = (int16_t)i;
         else registry.next_of_template[last_of_template[c->template_id]] = (int16_t)i;
@@ -260,4 +267,27 @@ int gr_command_check(size_t argc, const uint8_t *const *argv, const size_t *argv
     if (gr_command_lookup(argc, argv, argv_length, &error) >= 0) return 0;
     gr_reply_build_error(reply, &error);
     return -1;
+}
+
+/* ---- blocking commands, as the ring client sees them ---- */
+
+int gr_request_may_block(const gr_request_t *request, double *timeout) {
+    if (request->template_id != GR_T_COMMAND) {
+        if (request->template_id >= MAX_TEMPLATE || !registry.template_blocks[request->template_id]) return 0;
+        *timeout = request->timeout;
+        return 1;
+    }
+    if (request->item_count == 0 || request->items[0].length >= 64 ||
+        !(registry.argv_blocking_name_lengths & (1ull << request->items[0].length)))
+        return 0;   /* most argv commands: no blocking row has a name of that length */
+    const gr_command_t *row = gr_command_at((size_t)gr_command_index(request->items[0].data, request->items[0].length));
+    if (!row || !row->blocking) return 0;
+    int8_t at = row->blocking->timeout_arg;
+    int64_t index = at < 0 ? (int64_t)request->item_count + at : at;
+    if (index < 1 || index >= (int64_t)request->item_count) return 0;
+    const gr_bytes_t *text = &request->items[index];
+    char copy[64] = "";
+    if (text->length < sizeof copy) memcpy(copy, text->data, text->length);
+    *timeout = strtod(copy, NULL);   /* the server checks the text; this only sizes the wait */
+    return 1;
 }

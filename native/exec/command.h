@@ -73,6 +73,9 @@ int gr_command_facts(size_t index, gr_command_facts_t *facts);
 int gr_command_index(const uint8_t *name, size_t length);
 /* Index of the command a typed request is (its template and match fields), or -1. */
 int gr_command_index_of_request(const gr_request_t *request);
+/* 1 when the request is a command that may block (BLPOP, or BZPOPMIN sent as argv), with its
+ * timeout in seconds as given (0: forever); else 0. The ring client waits that much longer. */
+int gr_request_may_block(const gr_request_t *request, double *timeout);
 /* cffi-cdef-end */
 
 #define GR_CMD_FLAG_NAMES                                                                                    \
@@ -126,6 +129,16 @@ typedef void (*gr_command_handler_t)(struct gr_db *db, const gr_request_t *reque
 typedef void (*gr_argv_handler_t)(struct gr_db *db, size_t argc, const uint8_t *const *argv,
                                   const size_t *argv_length, gr_reply_t *reply);
 
+/* What a row's default keyspace event does for a key the command left missing: nothing more,
+ * "del" after the event (a list, set, hash or sorted set it emptied), or "del" instead of the
+ * event (a STORE with an empty result, an expiry already past). */
+enum { GR_GONE_NOTHING = 0, GR_GONE_ALSO_DEL = 1, GR_GONE_ONLY_DEL = 2 };
+
+/* Where a command may run besides anywhere (a row's .runs): in a RESP2 connection's subscribed
+ * mode (PING, the (P|S)SUBSCRIBE family, QUIT, RESET), and at once inside MULTI instead of
+ * being queued (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET). */
+enum { GR_RUNS_WHEN_SUBSCRIBED = 1, GR_RUNS_AT_ONCE_IN_MULTI = 2 };
+
 /* One row. A command runs one of two ways: typed (template_id, build, handler: argv is built
  * into a gr_request_t, the ring may send that request directly) or as argv (argv_handler,
  * build NULL). A row may have both: MEMORY is argv from RESP, and its USAGE is the ring's typed
@@ -147,6 +160,14 @@ typedef struct gr_command {
     gr_command_handler_t handler;
     gr_argv_handler_t argv_handler;
     const struct gr_block_spec *blocking;   /* NULL unless the command can block */
+    uint8_t runs;                           /* GR_RUNS_* bits */
+    /* Its keyspace event (exec/call.h): every key it touches gets it, unless the handler states
+     * its events with gr_call_notify; gone says what a key the command left missing gets
+     * (GR_GONE_*). {0}: none. */
+    struct { int type; const char *event; int gone; } notify;
+    /* A typed request back to argv, written with propagate.h's gr_effect_* calls: the effect a
+     * typed write propagates when its handler states none. NULL for argv-only rows. */
+    void (*render)(struct gr_db *db, const gr_request_t *request);
     /* Keys its key specs cannot describe (SORT's STORE destination), as Redis's getkeys_proc:
      * fills positions (argv indexes) and flags (key-spec flag words) of every key, at most
      * capacity, and returns the count. NULL for most rows; a row with one is "movablekeys" and

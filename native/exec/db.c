@@ -97,7 +97,7 @@ void gr_db_free(gr_db_t *db) {
     for (gr_connection_t *conn = db->connections; conn; conn = conn->next) gr_pubsub_forget(db->pubsub, &conn->subscriber);
     gr_pubsub_free(db->pubsub);
     free(db->pending_output);
-    gr_mem_free(db->notify_keys, GR_MEM_OTHER);
+    gr_mem_free(db->notify_records, GR_MEM_OTHER);
     free(db->scratch_items);
     gr_propagation_release(&db->propagation);
     gr_slowlog_release(&db->slowlog);
@@ -203,8 +203,9 @@ void gr_connection_unregister(gr_db_t *db, gr_connection_t *conn) {
  * command's own event; recorded with the command's changes so the order is kept. */
 static void notify_new_key(void *context, gr_keyspace_t *ks, const uint8_t *key, size_t length) {
     gr_db_t *db = context;
-    (void)ks;
-    gr_notify_record_new(db, (gr_bytes_t){key, (uint32_t)length});   /* in order with the command's changes */
+    int32_t dbid = 0;
+    while (dbid < GR_DB_COUNT - 1 && db->keyspaces[dbid] != ks) dbid++;
+    gr_notify_record_new(db, dbid, (gr_bytes_t){key, (uint32_t)length});   /* in order with the command's changes */
 }
 
 void gr_db_set_notify_flags(gr_db_t *db, int flags) {
@@ -478,7 +479,6 @@ void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *reque
     if (conn->in_multi && gr_transaction_queue_request(db, conn, request, reply)) return;   /* queued */
     gr_db_run(db, request, reply);
     if (db->blocked_count) gr_blocking_serve(db);   /* a push this command made goes to waiters first */
-    db->notify_keys_length = 0;   /* nothing recorded outlives its command */
     if (db->batch_depth == 0) gr_propagate_sync(db);
 }
 
@@ -488,7 +488,6 @@ void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const u
     if (conn->in_multi && gr_transaction_queue_argv(db, conn, argc, argv, argv_length, reply)) return;   /* queued */
     gr_db_run_argv(db, argc, argv, argv_length, reply);
     if (db->blocked_count) gr_blocking_serve(db);
-    db->notify_keys_length = 0;   /* nothing recorded outlives its command */
     if (db->batch_depth == 0) gr_propagate_sync(db);
 }
 
@@ -575,7 +574,7 @@ uint64_t gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t error
  * request, logged as its row's name and the strings it carries (key, arg1, arg2, items in
  * that order); numbers it carries as typed fields (LRANGE's start and stop, ...) are not shown. */
 static void log_if_slow(gr_db_t *db, int index, uint64_t elapsed, size_t argc, const uint8_t *const *argv,
-                        const size_t *argv_length, const gr_request_t *request) {
+                        const size_t *argv_length, const gr_request_t *request, uint64_t redacted) {
     if (gr_command_flags(index) & GR_CMD_FLAG_SKIP_SLOWLOG) return;
     gr_connection_t *conn = db->current;
     if (conn && conn->blocked) return;
@@ -583,7 +582,7 @@ static void log_if_slow(gr_db_t *db, int index, uint64_t elapsed, size_t argc, c
     int64_t time_s = now_ms() / 1000;
     const char *addr = conn ? conn->addr : "", *name = conn ? conn->name : "";
     if (argv) {
-        gr_slowlog_push(&db->slowlog, argc, argv, argv_length, duration_us, time_s, addr, name);
+        gr_slowlog_push(&db->slowlog, argc, argv, argv_length, redacted, duration_us, time_s, addr, name);
         return;
     }
     const gr_command_t *command = gr_command_at((size_t)index);
@@ -599,7 +598,7 @@ static void log_if_slow(gr_db_t *db, int index, uint64_t elapsed, size_t argc, c
             if (fields[i]->data) words[n] = fields[i]->data, lengths[n++] = fields[i]->length;
         for (uint32_t i = 0; i < request->item_count; i++)
             words[n] = request->items[i].data, lengths[n++] = request->items[i].length;
-        gr_slowlog_push(&db->slowlog, n, words, lengths, duration_us, time_s, addr, name);
+        gr_slowlog_push(&db->slowlog, n, words, lengths, redacted, duration_us, time_s, addr, name);
     }
     free(words);
     free(lengths);
@@ -633,11 +632,7 @@ static int refused_in_subscribed_mode(gr_db_t *db, int index, size_t argc, const
     if (!conn || conn->protocol != 2 || conn->kind == GR_CONN_RING || !gr_subscriber_total(&conn->subscriber))
         return 0;
     const gr_command_t *command = gr_command_at((size_t)index);
-    if (!command) return 0;
-    static const char *const allowed[] = {"ping", "subscribe", "ssubscribe", "psubscribe", "unsubscribe",
-                                          "sunsubscribe", "punsubscribe", "quit", "reset"};
-    for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
-        if (!strcmp(command->name, allowed[i])) return 0;
+    if (!command || (command->runs & GR_RUNS_WHEN_SUBSCRIBED)) return 0;
     char fullname[160];
     snprintf(fullname, sizeof fullname, "%s", command->name);
     if (argc >= 2 && argv_length[1] < 64) {     /* a container's subcommand: "name|sub" when that row exists */
@@ -665,6 +660,50 @@ static int refused_in_subscribed_mode(gr_db_t *db, int index, size_t argc, const
     return -1;
 }
 
+/* ---- a command's call (exec/call.h) ---- */
+
+void gr_call_begin(gr_db_t *db, gr_call_t *call, const gr_command_t *row, int index, const gr_request_t *request,
+                   size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+    call->outer = db->call;
+    call->conn = db->current;
+    call->row = row;
+    call->index = index;
+    call->request = request;
+    call->argc = argc;
+    call->argv = argv;
+    call->argv_length = argv_length;
+    call->reply = reply;
+    call->db_index = db->current ? db->current->db_index : 0;
+    call->dirty_before = db->dirty;
+    call->errors_before = reply->errors;
+    call->start = gr_db_account_start();
+    /* a top-level command propagates; inside one, only EXEC's commands do (MULTI ... EXEC) */
+    call->propagates = !call->outer || (db->propagation.in_exec && !call->outer->outer);
+    call->effect_stated = call->events_stated = 0;
+    call->records_start = db->notify_records_length;
+    call->redacted = 0;
+    db->call = call;
+}
+
+void gr_call_redact_argument(gr_db_t *db, size_t j) {
+    if (db->call && j < 64) db->call->redacted |= (uint64_t)1 << j;
+}
+
+void gr_call_end(gr_db_t *db, gr_call_t *call) {
+    if (db->notify_records_length > call->records_start) gr_notify_call_end(db, call);
+    gr_propagate_call_end(db);
+    db->call = call->outer;
+}
+
+/* The handler has run: events, effect, then commandstats and the slow log. */
+static void finish(gr_db_t *db, gr_call_t *call) {
+    gr_call_end(db, call);
+    uint64_t elapsed = gr_db_account(db, call->index, call->reply, call->errors_before, call->start);
+    if (elapsed >= db->slowlog.threshold_cycles)
+        log_if_slow(db, call->index, elapsed, call->argc, call->argc ? call->argv : NULL, call->argv_length,
+                    call->request, call->redacted);
+}
+
 /* A typed request from the ring: admitted, executed, counted under its Redis command. */
 void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
     if (request->template_id == GR_T_COMMAND) {   /* accounted by the argv path inside */
@@ -680,14 +719,10 @@ void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
     }
     if (db->current) db->current->last_command = command->name;
     if (gr_db_admit(db, index, 0, reply) != 0) return;
-    uint32_t errors_before = reply->errors;
-    int64_t start = gr_db_account_start(), dirty_before = db->dirty;
-    gr_propagate_command_begin(db);
+    gr_call_t call;
+    gr_call_begin(db, &call, command, index, request, 0, NULL, NULL, reply);
     command->handler(db, request, reply);
-    if (db->notify_keys_length) gr_notify_command_done(db, command->name, request, 0, NULL, NULL);
-    gr_propagate_command_end(db, dirty_before, request, 0, NULL, NULL, 0);
-    uint64_t elapsed = gr_db_account(db, index, reply, errors_before, start);
-    if (elapsed >= db->slowlog.threshold_cycles) log_if_slow(db, index, elapsed, 0, NULL, NULL, request);
+    finish(db, &call);
 }
 
 /* The argv path (RESP, the ring's CommandRequest): unknown commands and wrong arities are
@@ -707,11 +742,10 @@ void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
     if (db->current) db->current->last_command = command->name;
     if (gr_db_admit(db, index, (gr_command_flags(index) & GR_CMD_FLAG_NO_AUTH) != 0, reply) != 0) return;
     if (refused_in_subscribed_mode(db, index, argc, argv, argv_length, reply) != 0) return;
-    uint32_t errors_before = reply->errors;
-    int64_t start = gr_db_account_start(), dirty_before = db->dirty;
     gr_request_t *request = &db->scratch_request;
     request->template_id = GR_T_COMMAND;
-    gr_propagate_command_begin(db);
+    gr_call_t call;
+    gr_call_begin(db, &call, command, index, NULL, argc, argv, argv_length, reply);
     if (argc > UINT32_MAX || gr_db_reserve_items(db, argc) != 0) {
         gr_reply_oom(reply);
     } else if (gr_command_build(index, argc, argv, argv_length, request, db->scratch_items, db->scratch_capacity,
@@ -720,21 +754,8 @@ void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
     } else if (request->template_id == GR_T_COMMAND) {
         command->argv_handler(db, argc, argv, argv_length, reply);
     } else {
+        call.request = request;
         command->handler(db, request, reply);
     }
-    if (db->notify_keys_length) gr_notify_command_done(db, command->name, request, argc, argv, argv_length);
-    gr_propagate_command_end(db, dirty_before, request, argc, argv, argv_length,
-                             command->argv_handler == gr_transaction_exec);
-    uint64_t elapsed = gr_db_account(db, index, reply, errors_before, start);
-    if (elapsed >= db->slowlog.threshold_cycles) log_if_slow(db, index, elapsed, argc, argv, argv_length, NULL);
-}
-
-void gr_db_dispatch(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
-    if (request->template_id == GR_T_COMMAND) {
-        execute_command_envelope(db, request, reply);
-        return;
-    }
-    const gr_command_t *command = gr_command_at((size_t)gr_command_index_of_request(request));
-    if (command) command->handler(db, request, reply);
-    else gr_reply_error_text(reply, GR_ERR_UNKNOWN_TEMPLATE, "ERR unknown template id");
+    finish(db, &call);
 }

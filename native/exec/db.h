@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "core/number.h"
+#include "exec/call.h"
 #include "exec/command.h"
 #include "exec/request.h"
 #include "engines/keyspace.h"
@@ -219,8 +220,9 @@ typedef struct gr_db {
     gr_pubsub_t *pubsub;
     int notify_flags;                         /* notify-keyspace-events (exec/notify.h); 0: off */
     int notify_quiet;                         /* > 0: a touch is not the command's own change (expiry) */
-    uint8_t *notify_keys;                     /* keys the running command changed, while notify_flags */
-    size_t notify_keys_length, notify_keys_capacity;
+    uint8_t *notify_records;                  /* the running calls' keyspace events (notify.c), while notify_flags */
+    size_t notify_records_length, notify_records_capacity;
+    struct gr_call *call;                     /* the running command's call (exec/call.h), or NULL */
     gr_connection_t **pending_output;
     size_t pending_output_count, pending_output_capacity;
     int64_t watched_keys;                     /* (connection, key) pairs; 0: touching costs one branch */
@@ -303,9 +305,6 @@ void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const u
 void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply);
-/* Execute a typed request with no admission or accounting (a command inside a command, a
- * served waiter): its row's handler. */
-void gr_db_dispatch(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
 /* Admission (AUTH, maxmemory): 0 to go on, else the refusal is written and counted.
  * index is the command's table index (-1 unknown); no_auth: AUTH, HELLO, RESET. */
 int gr_db_admit(gr_db_t *db, int index, int no_auth, gr_reply_t *reply);
@@ -357,6 +356,16 @@ void gr_db_set_notify_flags(gr_db_t *db, int flags);
  * current connection's database; one branch while notify-keyspace-events is off. */
 static inline void gr_notify(gr_db_t *db, int type, const char *event, gr_bytes_t key) {
     if (db->notify_flags & type) gr_notify_publish(db, type, event, key, db->current ? db->current->db_index : 0);
+}
+
+/* A handler's keyspace event (exec/call.h): recorded in order, published when the call ends;
+ * stating one means the row's default event does not apply. One branch while off. */
+static inline void gr_call_notify(gr_db_t *db, int type, const char *event, gr_bytes_t key) {
+    if (db->notify_flags) gr_call_notify_db_slow(db, -1, type, event, key);
+}
+/* The same in another database (MOVE's move_to, COPY DB's copy_to). */
+static inline void gr_call_notify_db(gr_db_t *db, int32_t dbid, int type, const char *event, gr_bytes_t key) {
+    if (db->notify_flags) gr_call_notify_db_slow(db, dbid, type, event, key);
 }
 
 /* Reset the counters CONFIG RESETSTAT clears */

@@ -2,10 +2,10 @@
  * event's class is enabled, exec/pubsub.h publishes
  *     "__keyspace@<db>__:<key>"   with the event name as the message   (K)
  *     "__keyevent@<db>__:<event>" with the key as the message           (E)
- * to whoever subscribes, over either transport. Command handlers do not call it: the touch
- * every write makes for WATCH (gr_watch_touch_current) records the key, and after the command
- * exec (db.c) calls gr_notify_command_done, which names each key's event from one table by
- * command (notify.c). Expiry calls gr_notify / gr_notify_publish where keys expire. Off (the
+ * to whoever subscribes, over either transport. A command's events are its own (exec/call.h):
+ * its row's default event for every key it touched, or those its handler states with
+ * gr_call_notify; they are recorded here in order while the command runs and published when
+ * its call ends (gr_notify_call_end). Expiry publishes "expired" where keys expire. Off (the
  * default, ""), a write pays one branch. CONFIG GET prints the classes in Redis's order.
  */
 #ifndef GR_NOTIFY_H
@@ -42,17 +42,17 @@ int gr_notify_parse_flags(const char *text);
 /* flags -> Redis's canonical text ("AKE"); out holds at least 24 bytes. */
 void gr_notify_flags_text(int flags, char *out, size_t size);
 
-struct gr_request;
+struct gr_call;
 
-/* The running command changed key (called from gr_watch_touch_current while notifications are
- * on): a copy is kept until the command is done. */
-void gr_notify_record(struct gr_db *db, gr_bytes_t key);
-/* A key was added during the running command (the keyspace's add observer, while "n" is on). */
-void gr_notify_record_new(struct gr_db *db, gr_bytes_t key);
-/* After a command (exec/db.c): the events its recorded keys get, by the command's table name;
- * argv (NULL for a typed ring request) or the request tells an LMOVE's ends. */
-void gr_notify_command_done(struct gr_db *db, const char *name, const struct gr_request *request, size_t argc,
-                            const uint8_t *const *argv, const size_t *argv_length);
+/* The running command changed key (gr_watch_touch_current while notifications are on): the
+ * row's default event applies to it, unless the handler states its own. */
+void gr_notify_record_touch(struct gr_db *db, gr_bytes_t key);
+/* A key was added to database dbid during the running command (the keyspace's add observer,
+ * while "n" is on). */
+void gr_notify_record_new(struct gr_db *db, int32_t dbid, gr_bytes_t key);
+/* The call ends (exec/db.c, blocking.c): publish the events it recorded, in order, and drop
+ * them. */
+void gr_notify_call_end(struct gr_db *db, struct gr_call *call);
 
 /* Publish the event for key in database dbid (the slow half of gr_notify). */
 void gr_notify_publish(struct gr_db *db, int type, const char *event, gr_bytes_t key, int dbid);

@@ -1,20 +1,17 @@
 /* propagate.h — the stream of write effects the append-only log records (Redis's
  * propagate()/feedAppendOnlyFile), built in exec so that both transports feed it alike.
  *
- * After a command changes data (the dirty counter moved), its effect is appended to
- * db->propagation as one RESP array, in the order commands ran, each preceded by SELECT when
- * its database differs from the stream's last one:
- *   - a command that travels as argv (sets, hashes, zsets, ...) as it was received, unless
- *     its handler rewrote it (gr_propagate_rewrite_*: SPOP -> SREM, HINCRBYFLOAT -> HSET);
- *   - a typed request (either transport: RESP builds the same gr_request_t the ring decodes)
- *     rendered back to argv, with Redis's rewrites for replay: relative expiry -> PXAT /
- *     PEXPIREAT with the absolute time the command set, SETEX/PSETEX -> SET PXAT, GETEX ->
- *     PEXPIREAT/PERSIST, GETDEL -> DEL, INCRBYFLOAT -> SET value KEEPTTL, and the blocking
- *     pops -> their non-blocking forms (BLPOP k1 k2 -> LMPOP 2 k1 k2 LEFT COUNT 1, which pops
- *     from the same key when the log is replayed over the same data; a waiter served later
- *     is propagated as the pop on the one key that served it);
+ * Each command's effect is appended to db->propagation as RESP arrays, in the order commands
+ * ran, each preceded by SELECT when its database differs from the stream's last one:
+ *   - what its handler stated with the gr_effect_* calls below (Redis's alsoPropagate /
+ *     rewriteClientCommandVector): relative times made absolute, SPOP as SREM, a blocking pop
+ *     as its plain form, a no-op as nothing;
+ *   - else, when the dirty counter moved, the command as it came: its argv, or for a typed
+ *     request (either transport: RESP builds the same gr_request_t the ring decodes) its
+ *     row's render back to argv (commands/command_render.c);
  *   - a key found expired (lazily, or by the cron) as DEL key;
  *   - the commands an EXEC ran between MULTI and EXEC (nothing when none changed data).
+ * This file names no command: the rewrites live beside the handlers that need them.
  * Whoever consumes the stream (persist/aof.c) installs a sink; gr_propagate_flush hands it
  * the pending bytes, and the transports call it before any reply leaves (the end of a batch
  * of commands, the ring's reply flush), so appendfsync always never acknowledges a write the
@@ -35,13 +32,12 @@ typedef struct gr_propagation {
     uint8_t *data;            /* pending RESP, not yet handed to the sink */
     size_t length, capacity;
     int32_t selected;         /* the database the stream last SELECTed; -1 none yet */
-    int32_t depth;            /* commands running inside commands (EXEC's queue, MEMORY USAGE) */
     uint8_t in_exec;          /* inside EXEC: its commands are wrapped in MULTI ... EXEC */
     uint8_t multi_written;    /* MULTI written for the running EXEC */
     uint8_t failed;           /* a grow failed: the stream lost an entry (the sink reports it) */
     uint8_t skipping;         /* ... and drops the rest of that entry */
     size_t entry_start;       /* where the entry being written began */
-    /* a handler's rewrite of the running command: bulk strings, and how many */
+    /* an entry a handler opened (gr_effect_open): bulk strings, and how many */
     uint8_t *rewrite;
     size_t rewrite_length, rewrite_capacity;
     uint32_t rewrite_count;
@@ -66,21 +62,36 @@ void gr_propagate_argv(struct gr_db *db, int32_t db_index, size_t argc, const ui
                        const size_t *argv_length);
 /* DEL key: a key found expired. */
 void gr_propagate_del(struct gr_db *db, int32_t db_index, const uint8_t *key, size_t key_length);
-/* The effect of a typed request that has just run (rendered as the header above says). */
-void gr_propagate_request(struct gr_db *db, int32_t db_index, const gr_request_t *request);
 
-/* A handler replaces its own propagation: begin with the command name and key, add the
- * arguments; the rewrite is written in place of the command when it ends. */
-void gr_propagate_rewrite_begin(struct gr_db *db, const char *name, gr_bytes_t key);
-void gr_propagate_rewrite_arg(struct gr_db *db, const uint8_t *data, size_t length);
+/* ---- a handler's effect (exec/call.h): what the running command propagates ----
+ *
+ * Each call says the running command has stated its effect, so the default (its argv, or its
+ * row's render of the typed request) is not written; they write only while the call
+ * propagates (a top-level command, or one of EXEC's) and a sink is installed. One entry is
+ * begin(argc) then exactly argc words. */
+void gr_effect_begin(struct gr_db *db, uint64_t argc);
+void gr_effect_word(struct gr_db *db, const char *word);
+void gr_effect_bulk(struct gr_db *db, const uint8_t *data, size_t length);
+void gr_effect_bytes(struct gr_db *db, gr_bytes_t bytes);
+void gr_effect_int(struct gr_db *db, int64_t value);
+/* The running row's name, upper-cased (GOBLIN.PMA.LPUSH for that row). */
+void gr_effect_name(struct gr_db *db);
+/* The command `with` of the running row's engine family: the row's name with its last word
+ * replaced (GOBLIN.PMA.BLMOVE, "lmove" -> GOBLIN.PMA.LMOVE; BLPOP, "lmpop" -> LMPOP). */
+void gr_effect_family_name(struct gr_db *db, const char *with);
+/* A whole entry: argv as given; DEL key. */
+void gr_effect_argv(struct gr_db *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length);
+void gr_effect_del(struct gr_db *db, gr_bytes_t key);
+/* The command changed data but propagates nothing of its own (EXEC: its commands are). */
+void gr_effect_none(struct gr_db *db);
+/* An entry whose words are known as the handler goes (SPOP's members): name and key now,
+ * each further word as it comes; written when the call ends. */
+void gr_effect_open(struct gr_db *db, const char *name, gr_bytes_t key);
+void gr_effect_add(struct gr_db *db, const uint8_t *data, size_t length);
+/* The call's end (db.c): the opened entry, else the default effect when dirty moved and the
+ * handler stated none. */
+void gr_propagate_call_end(struct gr_db *db);
 
-/* db.c's execute paths: before and after a command's handler. command_end appends the
- * command's effect when dirty moved and this is a command that propagates (top level, or
- * inside EXEC); request is its typed form, or NULL with argv for an argv command. */
-void gr_propagate_command_begin(struct gr_db *db);
-void gr_propagate_command_end(struct gr_db *db, int64_t dirty_before, const gr_request_t *request,
-                              size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                              int is_exec);
 /* EXEC (transaction.c) brackets its queue with these. */
 void gr_propagate_exec_begin(struct gr_db *db);
 void gr_propagate_exec_end(struct gr_db *db);

@@ -56,40 +56,16 @@ void gr_slowlog_trim(gr_slowlog_t *log) {
     }
 }
 
-static int word_is(const uint8_t *data, size_t length, const char *word) {
-    return strlen(word) == length && strncasecmp((const char *)data, word, length) == 0;
-}
-
-/* Which arguments Redis 7 replaces by "(redacted)": all of AUTH's, and the username and
- * password after HELLO's AUTH (its option scan: AUTH takes two, SETNAME one). */
-static int redacted(size_t argc, const uint8_t *const *argv, const size_t *argv_length, size_t j) {
-    if (j == 0) return 0;
-    if (word_is(argv[0], argv_length[0], "auth")) return 1;
-    if (!word_is(argv[0], argv_length[0], "hello")) return 0;
-    for (size_t i = 2; i < argc; i++) {
-        size_t more = argc - 1 - i;
-        if (word_is(argv[i], argv_length[i], "auth") && more >= 2) {
-            if (j == i + 1 || j == i + 2) return 1;
-            i += 2;
-        } else if (word_is(argv[i], argv_length[i], "setname") && more >= 1) {
-            i++;
-        } else {
-            return 0;
-        }
-    }
-    return 0;
-}
-
 /* The text one logged argument becomes: written into out (when not NULL), its length returned. */
-static size_t logged_argument(size_t argc, const uint8_t *const *argv, const size_t *argv_length, size_t j,
-                              size_t kept_argc, uint8_t *out) {
+static size_t logged_argument(size_t argc, const uint8_t *const *argv, const size_t *argv_length, uint64_t redacted,
+                              size_t j, size_t kept_argc, uint8_t *out) {
     char suffix[64];
     if (kept_argc != argc && j == kept_argc - 1) {
         int n = snprintf(suffix, sizeof suffix, "... (%zu more arguments)", argc - kept_argc + 1);
         if (out) memcpy(out, suffix, (size_t)n);
         return (size_t)n;
     }
-    if (redacted(argc, argv, argv_length, j)) {
+    if (j < 64 && (redacted >> j & 1)) {
         if (out) memcpy(out, REDACTED, sizeof REDACTED - 1);
         return sizeof REDACTED - 1;
     }
@@ -106,11 +82,11 @@ static size_t logged_argument(size_t argc, const uint8_t *const *argv, const siz
 }
 
 int gr_slowlog_push(gr_slowlog_t *log, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                    int64_t duration_us, int64_t time_s, const char *addr, const char *name) {
+                    uint64_t redacted, int64_t duration_us, int64_t time_s, const char *addr, const char *name) {
     size_t kept = argc > GR_SLOWLOG_MAX_ARGC ? GR_SLOWLOG_MAX_ARGC : argc;
     size_t addr_length = strlen(addr ? addr : ""), name_length = strlen(name ? name : "");
     size_t bytes = 0;
-    for (size_t j = 0; j < kept; j++) bytes += logged_argument(argc, argv, argv_length, j, kept, NULL);
+    for (size_t j = 0; j < kept; j++) bytes += logged_argument(argc, argv, argv_length, redacted, j, kept, NULL);
     size_t header = sizeof(gr_slowlog_entry_t) + kept * (sizeof(uint8_t *) + sizeof(uint32_t));
     gr_slowlog_entry_t *entry =
         gr_mem_alloc(header + bytes + addr_length + 1 + name_length + 1, GR_MEM_OTHER);
@@ -119,7 +95,7 @@ int gr_slowlog_push(gr_slowlog_t *log, size_t argc, const uint8_t *const *argv, 
     entry->argv_length = (uint32_t *)(entry->argv + kept);
     uint8_t *cursor = (uint8_t *)(entry->argv_length + kept);
     for (size_t j = 0; j < kept; j++) {
-        size_t n = logged_argument(argc, argv, argv_length, j, kept, cursor);
+        size_t n = logged_argument(argc, argv, argv_length, redacted, j, kept, cursor);
         entry->argv[j] = cursor;
         entry->argv_length[j] = (uint32_t)n;
         cursor += n;

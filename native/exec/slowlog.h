@@ -52,10 +52,11 @@ void gr_slowlog_release(gr_slowlog_t *log);
 /* The setting or the clock rate changed: recompute threshold_cycles. */
 void gr_slowlog_set_threshold(gr_slowlog_t *log, int64_t log_slower_than_us, double cycles_per_ns);
 
-/* Access: a command that took duration_us, as argv (copied and truncated here). Trims the
- * log to max_len. Returns 0, or -1 when the entry could not be allocated (nothing logged). */
+/* Access: a command that took duration_us, as argv (copied and truncated here; the positions
+ * set in redacted, below 64, shown as "(redacted)"). Trims the log to max_len. Returns 0, or -1
+ * when the entry could not be allocated (nothing logged). */
 int gr_slowlog_push(gr_slowlog_t *log, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                    int64_t duration_us, int64_t time_s, const char *addr, const char *name);
+                    uint64_t redacted, int64_t duration_us, int64_t time_s, const char *addr, const char *name);
 void gr_slowlog_reset(gr_slowlog_t *log);
 /* Drop the oldest entries past max_len (Redis trims when an entry is pushed; so does push). */
 void gr_slowlog_trim(gr_slowlog_t *log);

@@ -150,7 +150,7 @@ void gr_watch_touch_slow(gr_db_t *db, int32_t db_index, const uint8_t *key, size
 }
 
 void gr_watch_touch_current_slow(gr_db_t *db, gr_bytes_t key) {
-    if (db->notify_flags && !db->notify_quiet) gr_notify_record(db, key);   /* keyspace notifications */
+    if (db->notify_flags && !db->notify_quiet) gr_notify_record_touch(db, key);   /* the row's default event */
     if (!db->watched_keys) return;
     gr_watch_touch_slow(db, index_of_keyspace(db, db->keyspace), key.data, key.length);
 }
@@ -342,7 +342,8 @@ void gr_transaction_exec(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
     tx->queue_bytes = 0;
     const char *exec_name = conn->last_command;
     db->serve_deferred++;                  /* waiters see the transaction's pushes after it, as in Redis */
-    gr_propagate_exec_begin(db);           /* what it changes is logged as MULTI ... EXEC */
+    gr_effect_none(db);                    /* EXEC itself propagates nothing: its commands do, */
+    gr_propagate_exec_begin(db);           /* as MULTI ... EXEC */
     gr_reply_array_begin(reply, queued);
     for (uint32_t i = 0; i < queued; i++) {
         run_queued(db, queue[i], reply);
@@ -359,10 +360,10 @@ void gr_transaction_exec(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
 
 /* ---- queueing ---- */
 
-static int runs_at_once(const uint8_t *name, size_t length) {
-    return gr_word_is(name, length, "exec") || gr_word_is(name, length, "discard") ||
-           gr_word_is(name, length, "multi") || gr_word_is(name, length, "watch") ||
-           gr_word_is(name, length, "quit") || gr_word_is(name, length, "reset");
+/* MULTI, EXEC, DISCARD, WATCH, QUIT and RESET run at once: their rows say so (.runs). */
+static int runs_at_once(int index) {
+    const gr_command_t *row = gr_command_at((size_t)index);
+    return row && (row->runs & GR_RUNS_AT_ONCE_IN_MULTI);
 }
 
 static void queue_copy(gr_db_t *db, gr_connection_t *conn, const gr_request_t *request, size_t bytes,
@@ -398,8 +399,8 @@ int gr_transaction_queue_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, c
         gr_db_reject(db, gr_command_index(argv[0], argv_length[0]), reply);
         return 1;
     }
-    if (runs_at_once(argv[0], argv_length[0])) return 0;
     int index = gr_command_index(argv[0], argv_length[0]);
+    if (runs_at_once(index)) return 0;
     if (gr_db_admit(db, index, 0, reply) != 0) {   /* NOAUTH, OOM: refused now, as Redis */
         if (tx) tx->failed = 1;
         return 1;
