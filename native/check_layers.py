@@ -12,6 +12,12 @@ Two checks, both over every C file under the layer folders (native/sources.py's 
      proves there is no call cycle between layers: a cycle would need an upward edge.
 Function pointers in tables are not symbols, so a lower layer may call a higher one only
 through a table the higher one hands it at start-up (the command table, the type registry).
+  3. exec/ and persist/ name no command: what a command does besides its reply (events,
+     propagated effect, blocking, when it may run) is said by its row or its handler, so no
+     string literal in their code is a command's name (commands/*.def) and no template id but
+     GR_T_COMMAND appears there. A keyspace event's name given to a gr_notify*/record call is
+     an event, not a command ("del"); NOT_COMMANDS lists the other words that are commands'
+     names too, and why they are not naming one there.
 """
 
 from __future__ import annotations
@@ -110,12 +116,56 @@ def call_violations() -> list[str]:
     return problems
 
 
+COMMAND_ROW = re.compile(r'^COMMAND\(\s*"([^"]+)"', re.M)
+STRING_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+TEMPLATE_ID = re.compile(r"\bGR_T_(?!COMMAND\b)[A-Z0-9_]+\b")
+EVENT_CALL = re.compile(r"\b(gr_notify\w*|gr_call_notify\w*|record)\s*\(")
+NAME_BLIND_LAYERS = ("exec", "persist")
+NOT_COMMANDS = {
+    ("exec/value_type.c", "set"): "TYPE's answer for a set",
+    ("exec/command.h", "pubsub"): "a command flag's word",
+    ("exec/propagate.c", "select"): "the effect stream's database switch, as Redis's feedAppendOnlyFile",
+    ("exec/propagate.c", "multi"): "the effect stream's transaction framing",
+    ("persist/aof.c", "multi"): "the effect stream's transaction framing, read back",
+    ("persist/aof.c", "exec"): "the effect stream's transaction framing, read back",
+    ("exec/propagate.c", "del"): "an expired key's propagated deletion, as Redis's propagateDeletion",
+}
+
+
+def command_names() -> set[str]:
+    names = set()
+    for row_file in (NATIVE / "commands").glob("*.def"):
+        for name in COMMAND_ROW.findall(row_file.read_text()):
+            names.add(name.lower())
+            names.update(part.lower() for part in name.split("|"))
+    return names
+
+
+def command_name_violations() -> list[str]:
+    names = command_names()
+    problems = []
+    for layer in NAME_BLIND_LAYERS:
+        for path in sorted(p for p in (NATIVE / layer).rglob("*") if p.suffix in (".c", ".h")):
+            if path.name == "templates.h":   # the template ids' definitions
+                continue
+            relative = path.relative_to(NATIVE).as_posix()
+            code = COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), path.read_text())
+            for number, line in enumerate(code.splitlines(), 1):
+                for literal in STRING_LITERAL.findall(line):
+                    if literal.lower() in names and (relative, literal.lower()) not in NOT_COMMANDS and not EVENT_CALL.search(line):
+                        problems.append(f"name: {relative}:{number} names the command \"{literal}\"")
+                for template in TEMPLATE_ID.findall(line):
+                    problems.append(f"name: {relative}:{number} branches on the template {template}")
+    return problems
+
+
 def main() -> int:
     print("layers, lowest first, and what each may include and call:")
     for layer in LAYERS:
         print(f"  {layer:9} -> {', '.join(l for l in LAYERS if l in RULES[layer])}")
     print("  generated/ -> included only by ring/codec*.[ch]")
-    problems = include_violations() + call_violations()
+    problems = include_violations() + call_violations() + command_name_violations()
     for problem in problems:
         print(problem)
     print(f"{len(problems)} layer violations")

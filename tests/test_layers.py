@@ -1,6 +1,7 @@
 """native/'s layers hold: no file includes a layer above its own, generated/ is included by the
 ring codec alone, and no object calls a function defined in a layer above it (so there is no
-call cycle between layers). native/check_layers.py does the work and prints the rules."""
+call cycle between layers), and exec/ and persist/ name no command (events, effects and
+blocking are said by rows and handlers). native/check_layers.py does the work and prints the rules."""
 
 import subprocess
 import sys
