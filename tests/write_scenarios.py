@@ -21,7 +21,9 @@ Where the events are compared with:
 - "valkey": valkey-server 9.1 runs it (hash field expiry, HGETDEL/HGETEX/HSETEX: Redis 7.4+).
 - "documented": no server we can run has the command (Redis 8.8's AR* arrays; goblin's own
   commands); `expected` lists the (event, key) pairs the scenario publishes, key as written
-  (with "~"), db 0 unless a third item says otherwise.
+  (with "~"), db 0 unless a third item says otherwise, and `expected_dirty` each step's change
+  count (what INFO's rdb_changes_since_last_save grows by; Redis propagates a command to the
+  append-only file exactly when it is not 0).
 - "twin": a goblin-only command whose Redis twin is given by `twin` (argv -> argv, or None
   for a command that changes only a value's representation and so publishes nothing);
   redis-server 7.0 runs the scenario with each such step replaced by its twin.
@@ -55,6 +57,7 @@ class Scenario:
     steps: list
     reference: str = "redis"        # redis | valkey | documented | twin
     expected: list | None = None     # documented: [(event, "~key"[, db]), ...]
+    expected_dirty: list | None = None   # documented: each step's change count (Redis's server.dirty)
     twin: Callable | None = None     # twin: argv -> argv or None
     isolated: bool = False
     relative_time: bool = False      # a step gives a relative expiry (propagation compares within a tolerance)
@@ -365,38 +368,48 @@ def _array_scenarios() -> dict:
     successful write publishes its command's name (class array); ARDEL/ARDELRANGE publish
     only when they deleted something and then "del" when the array became empty; ARSEEK on
     a missing key, errors and WRONGTYPE publish nothing; a write creating the key publishes
-    "new" first (dbAdd). ARRESERVE (goblin's RT family) has no Redis twin: by the same
-    convention it publishes "new" and "arreserve"."""
+    "new" first (dbAdd). The change counts are the handlers' server.dirty increments: the
+    number of values written (ARSET, ARINSERT, ARRING), of pairs (ARMSET), of slots deleted
+    (ARDEL, ARDELRANGE), 1 for ARSEEK on an existing key, 0 for errors and no-ops.
+    ARRESERVE (goblin's RT family) has no Redis twin: by the same convention it publishes
+    "new" and "arreserve" and counts 1."""
     s = {}
     s["arset"] = Scenario([("ARSET", "~a", "0", "x", "y"), ("ARSET", "~a", "5", "z"), ("ARSET", "~a", "x", "v"),
                            ("SET", "~s", "v"), ("ARSET", "~s", "0", "x")],
                           reference="documented",
-                          expected=[("new", "~a"), ("arset", "~a"), ("arset", "~a"), ("new", "~s"), ("set", "~s")])
+                          expected=[("new", "~a"), ("arset", "~a"), ("arset", "~a"), ("new", "~s"), ("set", "~s")],
+                          expected_dirty=[2, 1, 0, 1, 0])
     s["armset"] = Scenario([("ARMSET", "~a", "0", "x", "9", "y"), ("ARMSET", "~a", "0", "z"),
                             ("ARMSET", "~a", "x", "v")], reference="documented",
-                           expected=[("new", "~a"), ("armset", "~a"), ("armset", "~a")])
+                           expected=[("new", "~a"), ("armset", "~a"), ("armset", "~a")], expected_dirty=[2, 1, 0])
     s["ardel"] = Scenario([("ARSET", "~a", "0", "x", "y"), ("ARDEL", "~a", "5"), ("ARDEL", "~a", "0"),
                            ("ARDEL", "~missing", "0"), ("ARDEL", "~a", "x"), ("ARDEL", "~a", "1", "3")],
                           reference="documented",
-                          expected=[("new", "~a"), ("arset", "~a"), ("ardel", "~a"), ("ardel", "~a"), ("del", "~a")])
+                          expected=[("new", "~a"), ("arset", "~a"), ("ardel", "~a"), ("ardel", "~a"), ("del", "~a")],
+                          expected_dirty=[2, 0, 1, 0, 0, 1])
     s["ardelrange"] = Scenario([("ARSET", "~a", "0", "a", "b", "c", "d"), ("ARDELRANGE", "~a", "10", "20"),
                                 ("ARDELRANGE", "~a", "2", "0"), ("ARDELRANGE", "~missing", "0", "1"),
                                 ("ARDELRANGE", "~a", "0", "x"), ("ARDELRANGE", "~a", "0", "100")],
                                reference="documented",
                                expected=[("new", "~a"), ("arset", "~a"), ("ardelrange", "~a"),
-                                         ("ardelrange", "~a"), ("del", "~a")])
+                                         ("ardelrange", "~a"), ("del", "~a")],
+                               expected_dirty=[4, 0, 3, 0, 0, 1])
     s["arinsert"] = Scenario([("ARINSERT", "~a", "x"), ("ARINSERT", "~a", "y", "z"), ("SET", "~s", "v"),
                               ("ARINSERT", "~s", "x")], reference="documented",
-                             expected=[("new", "~a"), ("arinsert", "~a"), ("arinsert", "~a"), ("new", "~s"), ("set", "~s")])
+                             expected=[("new", "~a"), ("arinsert", "~a"), ("arinsert", "~a"), ("new", "~s"), ("set", "~s")],
+                             expected_dirty=[1, 2, 1, 0])
     s["arring"] = Scenario([("ARRING", "~a", "3", "x", "y"), ("ARRING", "~a", "3", "z", "w"), ("ARRING", "~a", "0", "x"),
                             ("ARRING", "~a", "2", "v")], reference="documented",
-                           expected=[("new", "~a"), ("arring", "~a"), ("arring", "~a"), ("arring", "~a")])
+                           expected=[("new", "~a"), ("arring", "~a"), ("arring", "~a"), ("arring", "~a")],
+                           expected_dirty=[2, 2, 0, 1])
     s["arseek"] = Scenario([("ARINSERT", "~a", "x"), ("ARSEEK", "~a", "5"), ("ARSEEK", "~missing", "3"),
                             ("ARSEEK", "~a", "x"), ("ARSEEK", "~a", "0")], reference="documented",
-                           expected=[("new", "~a"), ("arinsert", "~a"), ("arseek", "~a"), ("arseek", "~a")])
+                           expected=[("new", "~a"), ("arinsert", "~a"), ("arseek", "~a"), ("arseek", "~a")],
+                           expected_dirty=[1, 1, 0, 0, 1])
     s["goblin.rt.arreserve"] = Scenario([("GOBLIN.RT.ARRESERVE", "~a", "1000", "4096"), ("GOBLIN.RT.ARSET", "~a", "0", "x"),
                                          ("GOBLIN.RT.ARRESERVE", "~b", "x", "4096")], reference="documented",
-                                        expected=[("new", "~a"), ("arreserve", "~a"), ("arset", "~a")])
+                                        expected=[("new", "~a"), ("arreserve", "~a"), ("arset", "~a")],
+                                        expected_dirty=[1, 1, 0])
     return s
 
 
