@@ -6,7 +6,9 @@ where the command has one, argv otherwise) while a PSUBSCRIBE __key*__:* listene
 notify-keyspace-events KEAn records what is published; the run ends with a PUBLISH marker,
 so every event before it has arrived. The same scenario runs on redis-server 7.0, or on
 valkey-server 9.1 for the commands 7.0 lacks, or the events are the documented ones (Redis
-8.8's AR* arrays, goblin's own commands); the two streams must be equal, in order.
+8.8's AR* arrays, goblin's own commands); the two streams must be equal, in order, with the
+scenario run plainly and inside MULTI/EXEC. Each step's change count (INFO persistence's
+rdb_changes_since_last_save, Redis's server.dirty) must be the reference's too.
 
 A write command without a scenario fails test_every_write_command_has_an_event_scenario.
 One server of each kind serves the whole module; FLUSHALL runs before every scenario.
@@ -81,32 +83,48 @@ def changes(conn) -> int:
     return int(text.split(b"rdb_changes_since_last_save:")[1].split(b"\r\n")[0])
 
 
-def run_steps(execute, dump, steps, counter, skip=lambda step: False) -> list[int]:
+def run_steps(execute, dump, steps, counter, skip=lambda step: False, multi=False) -> list[int]:
     """Run the steps; return each step's change count (read on `counter`, a RESP connection
-    to the same server). A step `skip` names is not run and counts 0."""
+    to the same server). A step `skip` names is not run and counts 0. With multi, the steps
+    run inside MULTI/EXEC (a DUMP a step needs is taken between two transactions, after the
+    steps before it) and no counts are returned."""
     counts = []
+    in_multi = False
     for step in steps:
         if skip(step):
             counts.append(0)
             continue
-        argv = [dump(arg.key) if isinstance(arg, DumpOf) else arg for arg in with_prefix(step, PREFIX)]
+        argv = with_prefix(step, PREFIX)
+        if any(isinstance(arg, DumpOf) for arg in argv):
+            if in_multi:
+                execute("EXEC")
+                in_multi = False
+            argv = [dump(arg.key) if isinstance(arg, DumpOf) else arg for arg in argv]
+        if multi:
+            if not in_multi:
+                execute("MULTI")
+                in_multi = True
+            execute(*argv)
+            continue
         before = changes(counter)
         execute(*argv)
         counts.append(changes(counter) - before)
-    return counts
+    if in_multi:
+        execute("EXEC")
+    return [] if multi else counts
 
 
-def run_over_resp(conn, steps, skip=lambda step: False) -> list[int]:
-    return run_steps(conn.request, lambda key: bulk_payload(conn.request("DUMP", key)), steps, conn, skip)
+def run_over_resp(conn, steps, skip=lambda step: False, multi=False) -> list[int]:
+    return run_steps(conn.request, lambda key: bulk_payload(conn.request("DUMP", key)), steps, conn, skip, multi)
 
 
-def run_over_ring(client, counter, steps) -> list[int]:
+def run_over_ring(client, counter, steps, multi=False) -> list[int]:
     def execute(*argv):
         try:
             client.execute_command(*argv)
         except GoblinError:
             pass
-    return run_steps(execute, lambda key: client.execute_command("DUMP", key), steps, counter)
+    return run_steps(execute, lambda key: client.execute_command("DUMP", key), steps, counter, multi=multi)
 
 
 def documented_events(expected) -> list[str]:
@@ -149,34 +167,36 @@ def ring_client(goblin):
 _observed: dict = {}
 
 
-def reference_observation(base: str, taps) -> tuple[list[str], list[int]]:
-    """What the reference publishes and counts for the base command's scenario (run once)."""
-    if ("reference", base) not in _observed:
+def reference_observation(base: str, taps, multi: bool = False) -> tuple[list[str], list[int]]:
+    """What the reference publishes and counts for the base command's scenario (run once).
+    Inside MULTI a transaction's commands publish what they publish outside one."""
+    if ("reference", base, multi) not in _observed:
         scenario = SCENARIOS[base]
         if scenario.reference == "documented":
-            _observed[("reference", base)] = (documented_events(scenario.expected), scenario.expected_dirty)
+            _observed[("reference", base, multi)] = (documented_events(scenario.expected), scenario.expected_dirty)
         else:
             skip = ((lambda step: step[0].lower() == base and scenario.twin(step) is None)
                     if scenario.reference == "twin" else (lambda step: False))
             tap = taps["valkey" if scenario.reference == "valkey" else "redis"]
             counts = []
-            events = tap.collect(lambda: counts.extend(run_over_resp(tap.writer, scenario.steps, skip)))
-            _observed[("reference", base)] = (events, counts)
-    return _observed[("reference", base)]
+            events = tap.collect(lambda: counts.extend(run_over_resp(tap.writer, scenario.steps, skip, multi)))
+            _observed[("reference", base, multi)] = (events, counts)
+    return _observed[("reference", base, multi)]
 
 
-def goblin_observation(command: str, transport: str, taps, ring_client) -> tuple[list[str], list[int]]:
+def goblin_observation(command: str, transport: str, taps, ring_client,
+                       multi: bool = False) -> tuple[list[str], list[int]]:
     """What goblin publishes and counts for the command's scenario on one transport (run once)."""
-    if (command, transport) not in _observed:
+    if (command, transport, multi) not in _observed:
         steps = steps_for(command)
         tap = taps["goblin"]
         counts = []
         if transport == "resp":
-            events = tap.collect(lambda: counts.extend(run_over_resp(tap.writer, steps)))
+            events = tap.collect(lambda: counts.extend(run_over_resp(tap.writer, steps, multi=multi)))
         else:
-            events = tap.collect(lambda: counts.extend(run_over_ring(ring_client, tap.writer, steps)))
-        _observed[(command, transport)] = (events, counts)
-    return _observed[(command, transport)]
+            events = tap.collect(lambda: counts.extend(run_over_ring(ring_client, tap.writer, steps, multi)))
+        _observed[(command, transport, multi)] = (events, counts)
+    return _observed[(command, transport, multi)]
 
 
 def test_every_write_command_has_an_event_scenario():
@@ -189,16 +209,17 @@ def test_every_scenario_names_a_write_command_of_the_table():
     assert stale == [], f"scenarios for commands that are not write commands of the table: {stale}"
 
 
+@pytest.mark.parametrize("mode", ["plain", "multi"])
 @pytest.mark.parametrize("transport", ["resp", "ring"])
 @pytest.mark.parametrize("command", WRITE_COMMANDS)
-def test_a_write_command_publishes_the_events_the_reference_publishes(command, transport, taps, ring_client):
+def test_a_write_command_publishes_the_events_the_reference_publishes(command, transport, mode, taps, ring_client):
     base = base_of(command)
     if base not in SCENARIOS:
         pytest.fail(f"{command} has no scenario in write_scenarios.py")
-    expected, _ = reference_observation(base, taps)
-    seen, _ = goblin_observation(command, transport, taps, ring_client)
+    expected, _ = reference_observation(base, taps, mode == "multi")
+    seen, _ = goblin_observation(command, transport, taps, ring_client, mode == "multi")
     diff = "\n".join(difflib.unified_diff(expected, seen, SCENARIOS[base].reference, "goblin", lineterm="", n=2))
-    assert seen == expected, f"{command} over {transport}: events differ\n{diff}"
+    assert seen == expected, f"{command} over {transport} ({mode}): events differ\n{diff}"
 
 
 @pytest.mark.parametrize("transport", ["resp", "ring"])
