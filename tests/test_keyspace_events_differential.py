@@ -10,6 +10,9 @@ valkey-server 9.1 for the commands 7.0 lacks, or the events are the documented o
 scenario run plainly and inside MULTI/EXEC. Each step's change count (INFO persistence's
 rdb_changes_since_last_save, Redis's server.dirty) must be the reference's too.
 
+A parked blocking command served by a push (its pop happens in the unblocking path) is
+compared with valkey-server 9.1, events and change count.
+
 A write command without a scenario fails test_every_write_command_has_an_event_scenario.
 One server of each kind serves the whole module; FLUSHALL runs before every scenario.
 """
@@ -17,6 +20,7 @@ One server of each kind serves the whole module; FLUSHALL runs before every scen
 from __future__ import annotations
 
 import difflib
+import threading
 
 import pytest
 
@@ -24,13 +28,15 @@ from goblin_ring import RingClient
 from goblin_ring.errors import GoblinError
 from resp_wire import encode_command, raw_connection
 from servers import RedisServer
-from write_scenarios import SCENARIOS, DumpOf, base_of, bulk_payload, steps_for, with_prefix, write_commands
+from write_scenarios import (BLOCKED_SERVED, SCENARIOS, DumpOf, base_of, blocked_served_for, blocking_commands,
+                             bulk_payload, steps_for, with_prefix, write_commands)
 
 FLAGS = "KEAn"
 PATTERN = "__key*__:*"
 MARKER_CHANNEL = "__keyspace@0__:zz-marker"
 PREFIX = "k:"
 WRITE_COMMANDS = write_commands()
+BLOCKING_COMMANDS = blocking_commands()
 
 
 def marker_frame(text: str) -> bytes:
@@ -235,3 +241,54 @@ def test_a_write_command_counts_the_changes_the_reference_counts(command, transp
     wrong = [f"{' '.join(map(str, step))}: {SCENARIOS[base].reference} {e}, goblin {g}"
              for step, e, g in zip(steps, expected, seen) if e != g]
     assert wrong == [], f"{command} over {transport}: change counts differ\n" + "\n".join(wrong)
+
+
+def served_observation(tap, waiter_argv, push_argv, ring_client=None) -> tuple[list[str], int]:
+    """The events and the change count of a push that serves a parked waiter (over RESP, or
+    over the ring when ring_client is given); the push comes over RESP."""
+    waiter_argv, push_argv = with_prefix(waiter_argv, PREFIX), with_prefix(push_argv, PREFIX)
+    counts, replies = [], []
+
+    def run():
+        if ring_client is None:
+            waiter = raw_connection(tap.port)
+            waiter.sendall(encode_command(*waiter_argv))
+        else:
+            waiter = threading.Thread(target=lambda: replies.append(ring_client.execute_command(*waiter_argv)))
+            waiter.start()
+        while b"blocked_clients:1\r\n" not in bulk_payload(tap.writer.request("INFO", "clients")):
+            pass   # parked
+        before = changes(tap.writer)
+        tap.writer.request(*push_argv)
+        if ring_client is None:
+            replies.append(waiter.read_reply())
+            waiter.close()
+        else:
+            waiter.join(10)
+        assert replies, f"the waiter {waiter_argv} was not served by {push_argv}"
+        counts.append(changes(tap.writer) - before)
+
+    events = tap.collect(run)
+    return events, counts[0]
+
+
+def test_every_blocking_command_has_a_served_scenario():
+    missing = [name for name in BLOCKING_COMMANDS if base_of(name) not in BLOCKED_SERVED]
+    assert missing == [], f"blocking commands with no BLOCKED_SERVED entry in write_scenarios.py: {missing}"
+
+
+@pytest.mark.parametrize("transport", ["resp", "ring"])
+@pytest.mark.parametrize("command", BLOCKING_COMMANDS)
+def test_a_parked_command_served_by_a_push_publishes_and_counts_what_valkey_does(command, transport, taps,
+                                                                                   ring_client):
+    base = base_of(command)
+    if base not in BLOCKED_SERVED:
+        pytest.fail(f"{command} has no BLOCKED_SERVED entry in write_scenarios.py")
+    if ("served", base) not in _observed:
+        _observed[("served", base)] = served_observation(taps["valkey"], *BLOCKED_SERVED[base])
+    expected_events, expected_count = _observed[("served", base)]
+    seen_events, seen_count = served_observation(taps["goblin"], *blocked_served_for(command),
+                                                 ring_client if transport == "ring" else None)
+    diff = "\n".join(difflib.unified_diff(expected_events, seen_events, "valkey", "goblin", lineterm="", n=2))
+    assert seen_events == expected_events, f"{command} over {transport}: events differ\n{diff}"
+    assert seen_count == expected_count, f"{command} over {transport}: the push counted {seen_count} changes, valkey {expected_count}"

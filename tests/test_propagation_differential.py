@@ -8,7 +8,10 @@ the second with the same type, the same value (DEBUG DIGEST-VALUE, Redis's diges
 absolute expiry (PEXPIRETIME; hash fields' HPEXPIRETIME; within a few milliseconds only in
 scenarios that gave a relative time) and, for arrays, the same insert cursor (ARNEXT) — and
 no key the first did not have. Scenarios that act on whole databases (FLUSHALL, FLUSHDB,
-SWAPDB) get a server pair per run.
+SWAPDB) get a server pair per run. Each blocking command also parks on an empty key and is
+served by a push (the pop is logged by the unblocking path), then replayed the same way. Run
+plainly, every step must append to the file exactly when the reference (redis-server 7.0 /
+valkey 9.1 with appendfsync always) propagates it: a no-op or an error appends nothing.
 
 A write command without a scenario fails test_every_write_command_has_a_propagation_scenario.
 """
@@ -17,15 +20,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import threading
+
 import pytest
 
 from goblin_ring import RespClient, RingClient
 from goblin_ring.errors import GoblinError
-from resp_wire import raw_connection
+from resp_wire import encode_command, raw_connection
 from servers import GoblinServer, RedisServer
-from write_scenarios import SCENARIOS, DumpOf, base_of, bulk_payload, steps_for, with_prefix, write_commands
+from write_scenarios import (BLOCKED_SERVED, SCENARIOS, DumpOf, base_of, blocked_served_for, blocking_commands,
+                             bulk_payload, steps_for, with_prefix, write_commands)
 
 WRITE_COMMANDS = write_commands()
+BLOCKING_COMMANDS = blocking_commands()
 TRANSPORTS = ("resp", "ring")
 MODES = ("plain", "multi")
 DATABASES = range(16)
@@ -177,6 +184,10 @@ def shared_run(tmp_path_factory):
                         appended[(command, transport)] = run_scenario(
                             executors[transport], steps_for(command), run_prefix(command, transport, mode), mode,
                             file_size) or appended.get((command, transport))
+            for command in BLOCKING_COMMANDS:
+                if base_of(command) in BLOCKED_SERVED:
+                    for transport in TRANSPORTS:
+                        serve_a_parked_waiter(server, executors[transport], command, run_prefix(command, transport, "served"))
         finally:
             for executor in executors.values():
                 executor.close()
@@ -185,6 +196,20 @@ def shared_run(tmp_path_factory):
     finally:
         server.stop()
     return before, after, appended
+
+
+def serve_a_parked_waiter(server: GoblinServer, waiter: Executor, command: str, prefix: str) -> None:
+    """The blocking command parks on `waiter`'s transport; a push over RESP serves it."""
+    waiter_argv, push_argv = (with_prefix(argv, prefix) for argv in blocked_served_for(command))
+    replies = []
+    thread = threading.Thread(target=lambda: replies.append(waiter(*waiter_argv)))
+    thread.start()
+    with raw_connection(server.port) as pusher:
+        while b"blocked_clients:1\r\n" not in bulk_payload(pusher.request("INFO", "clients")):
+            pass   # parked
+        pusher.request(*push_argv)
+    thread.join(10)
+    assert replies, f"{waiter_argv} was not served by {push_argv}"
 
 
 def isolated_run(tmp_path, command: str, transport: str, mode: str) -> tuple[dict, dict, list]:
@@ -293,3 +318,15 @@ def test_a_step_appends_to_the_file_exactly_when_the_reference_propagates_it(com
              f"goblin {f'appends {g} bytes' if g else 'appends nothing'}"
              for step, e, g in zip(steps_for(command), expected, appended) if e != (g > 0)]
     assert wrong == [], f"{command} over {transport}: the append-only file differs\n" + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("command", BLOCKING_COMMANDS)
+def test_a_pop_served_to_a_parked_command_replays_to_the_same_keyspace(command, transport, request):
+    if base_of(command) not in BLOCKED_SERVED:
+        pytest.fail(f"{command} has no BLOCKED_SERVED entry in write_scenarios.py")
+    before, after, _ = request.getfixturevalue("shared_run")
+    prefix = run_prefix(command, transport, "served")
+    # A pop that emptied the key leaves nothing: then the replay must not bring the pushed key back.
+    wrong = differences(before, after, prefix, 0)
+    assert wrong == [], f"{command} served over {transport}: the replayed keyspace differs\n" + "\n".join(wrong)

@@ -413,6 +413,34 @@ def _array_scenarios() -> dict:
     return s
 
 
+# Blocking commands served while parked: the waiter blocks on an empty key, then the push
+# arrives and the server pops for it (its events, change count and propagated effect come
+# from the unblocking path, not from the command's own call). Compared with valkey-server 9.1,
+# which counts the served pop as Redis 7.2+ does (redis-server 7.0 leaves it uncounted).
+BLOCKED_SERVED: dict[str, tuple[tuple, tuple]] = {
+    "blpop": (("BLPOP", "~q", "0"), ("RPUSH", "~q", "a")),
+    "brpop": (("BRPOP", "~other", "~q", "0"), ("RPUSH", "~q", "a", "b")),
+    "blmove": (("BLMOVE", "~q", "~d", "LEFT", "RIGHT", "0"), ("RPUSH", "~q", "a")),
+    "brpoplpush": (("BRPOPLPUSH", "~q", "~d", "0"), ("RPUSH", "~q", "a", "b")),
+    "blmpop": (("BLMPOP", "0", "2", "~other", "~q", "RIGHT", "COUNT", "5"), ("RPUSH", "~q", "a", "b")),
+    "bzpopmin": (("BZPOPMIN", "~q", "0"), ("ZADD", "~q", "1", "a")),
+    "bzpopmax": (("BZPOPMAX", "~q", "0"), ("ZADD", "~q", "1", "a", "2", "b")),
+    "bzmpop": (("BZMPOP", "0", "1", "~q", "MIN", "COUNT", "5"), ("ZADD", "~q", "1", "a", "2", "b")),
+}
+
+
+def blocking_commands() -> list[str]:
+    """Every command of the table with the blocking flag, lowercase."""
+    from goblin_ring import _native
+    return sorted(row["name"] for row in _native.command_table() if "blocking" in row["flags"])
+
+
+def blocked_served_for(command: str) -> tuple[tuple, tuple]:
+    """The waiter's and the pusher's argv for a blocking command, renamed for a variant."""
+    waiter, push = BLOCKED_SERVED[base_of(command)]
+    return rename_for(command, [waiter])[0], rename_for(command, [push])[0]
+
+
 SCENARIOS: dict[str, Scenario] = {**_list_scenarios(), **_string_scenarios(), **_generic_scenarios(),
                                   **_hash_scenarios(), **_set_scenarios(), **_zset_scenarios(), **_array_scenarios()}
 
@@ -439,8 +467,11 @@ def base_of(command: str) -> str:
 def steps_for(command: str) -> list:
     """The scenario's steps as `command` runs them: a variant renames every command of its
     family that has a variant of the same prefix (RPUSH -> GOBLIN.PMA.RPUSH in an LPOP run)."""
+    return rename_for(command, SCENARIOS[base_of(command)].steps)
+
+
+def rename_for(command: str, steps) -> list:
     base = base_of(command)
-    steps = SCENARIOS[base].steps
     if base == command:
         return list(steps)
     prefix = command[: len(command) - len(base)]
