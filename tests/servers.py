@@ -98,9 +98,11 @@ class GoblinServer:
 
 
 class RedisServer:
-    def __init__(self, executable: str = "redis-server"):
+    def __init__(self, executable: str = "redis-server", *extra: str):
+        """extra: more redis-server options, after (so overriding) the defaults below."""
         self.executable = shutil.which(executable)
         self.port = free_port()
+        self.extra = extra
         self.process: subprocess.Popen | None = None
 
     def start(self) -> "RedisServer":
@@ -108,7 +110,7 @@ class RedisServer:
             raise FileNotFoundError("redis-server is not installed (apt-get install redis-server)")
         self.process = subprocess.Popen(
             [self.executable, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--daemonize", "no", "--loglevel", "notice", "--dir", "/tmp"],
+             "--appendonly", "no", "--daemonize", "no", "--loglevel", "notice", "--dir", "/tmp", *self.extra],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         wait_for_line(self.process, self.process.stdout, "Ready to accept connections")
         return self
