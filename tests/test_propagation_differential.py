@@ -72,8 +72,8 @@ class Executor:
 def run_scenario(execute: Executor, steps: list, prefix: str, mode: str, file_size=None) -> list[int]:
     """The steps, plainly or inside MULTI/EXEC. A DUMP a step needs is taken outside the
     transaction (it must see the keys the steps before it wrote), so the transaction is
-    closed before it and reopened after. Run plainly with file_size (the append-only file's
-    size now), it returns how many bytes each step appended."""
+    closed before it and reopened after. Run plainly with file_size (AppendedBytes), it
+    returns how many bytes each step appended."""
     in_multi = False
     appended = []
     for step in steps:
@@ -86,10 +86,10 @@ def run_scenario(execute: Executor, steps: list, prefix: str, mode: str, file_si
         if mode == "multi" and not in_multi:
             execute("MULTI")
             in_multi = True
-        before = file_size() if file_size and mode == "plain" else 0
+        before = file_size.size() if file_size and mode == "plain" else 0
         execute(*argv)
         if file_size and mode == "plain":
-            appended.append(file_size() - before)
+            appended.append(file_size.since(before, prefix))
     if in_multi:
         execute("EXEC")
     return appended
@@ -150,11 +150,46 @@ def start_aof_server(tmp_path, label: str) -> tuple[GoblinServer, tuple]:
     return GoblinServer(runtime, *args).start(), (runtime, args)
 
 
-def goblin_file_size(start_args):
-    """The size of a goblin's append-only file (with appendfsync always it is written before
-    the reply, as Redis writes it)."""
-    path = Path(start_args[1][-1]) / "appendonly.aof"
-    return lambda: path.stat().st_size if path.exists() else 0
+class AppendedBytes:
+    """How many bytes of a goblin's append-only file a step appended (with appendfsync always
+    it is written before the reply, as Redis writes it), not counting what the server's active
+    expiry appended meanwhile for keys of other runs: the shared server holds every scenario's
+    keys, and one whose time has passed (SET ... PXAT in the past leaves the key until expiry
+    reclaims it, as Redis 7.0 does) is deleted, and DEL appended, whenever the expiry cycle
+    meets it, not by the step measured."""
+
+    def __init__(self, start_args):
+        self.path = Path(start_args[1][-1]) / "appendonly.aof"
+
+    def size(self) -> int:
+        return self.path.stat().st_size if self.path.exists() else 0
+
+    def since(self, before: int, prefix: str) -> int:
+        total = self.size()
+        if total <= before:
+            return 0
+        with self.path.open("rb") as file:
+            file.seek(before)
+            return total - before - expired_elsewhere(file.read(total - before), prefix)
+
+
+def expired_elsewhere(appended: bytes, prefix: str) -> int:
+    """Bytes of the entries `DEL <key>` in appended whose key is not the run's (prefix)."""
+    skipped, at = 0, 0
+    while at < len(appended) and appended[at:at + 1] == b"*":
+        start = at
+        line_end = appended.index(b"\r\n", at)
+        count = int(appended[at + 1:line_end])
+        at = line_end + 2
+        words = []
+        for _ in range(count):
+            line_end = appended.index(b"\r\n", at)
+            length = int(appended[at + 1:line_end])
+            words.append(appended[line_end + 2:line_end + 2 + length])
+            at = line_end + 2 + length + 2
+        if len(words) == 2 and words[0].upper() == b"DEL" and not words[1].startswith(prefix.encode()):
+            skipped += at - start
+    return skipped
 
 
 def replay(server: GoblinServer, start_args) -> dict:
@@ -170,7 +205,7 @@ def shared_run(tmp_path_factory):
     """Every non-isolated scenario x transport x mode on one server, then one replay."""
     tmp_path = tmp_path_factory.mktemp("propagation")
     server, start_args = start_aof_server(tmp_path, "s")
-    file_size = goblin_file_size(start_args)
+    file_size = AppendedBytes(start_args)
     appended = {}
     try:
         executors = {t: Executor(server, t) for t in TRANSPORTS}
@@ -218,7 +253,7 @@ def isolated_run(tmp_path, command: str, transport: str, mode: str) -> tuple[dic
         execute = Executor(server, transport)
         try:
             appended = run_scenario(execute, steps_for(command), run_prefix(command, transport, mode), mode,
-                                    goblin_file_size(start_args))
+                                    AppendedBytes(start_args))
         finally:
             execute.close()
         before = keyspace(server)

@@ -522,7 +522,7 @@ void gr_cmd_arring(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
         array->cursor = cursor;
         written++;
     }
-    after_write(&c, array, created, written + rework);
+    after_write(&c, array, created, written);   /* the values written, as Redis counts (a repack is not counted) */
     reply_unsigned(reply, cursor);
 }
 

@@ -19,6 +19,7 @@
 #include "engines/bitmap.h"
 #include "engines/string_value.h"
 #include "exec/db.h"
+#include "exec/lookup.h"
 #include "exec/server_text.h"
 #include "exec/transaction.h"
 
@@ -314,21 +315,14 @@ void gr_cmd_bitop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
         gr_string_t *result = gr_string_new_zeroed(longest);
         if (!result) { gr_reply_oom(reply); goto done; }
         gr_bits_op(op, sources, lengths, count, result->data, longest);
-        if (existing) {   /* Redis's setKey: the value replaced, any expiry dropped */
-            gr_free_value(existing->type, existing->value, db);
-            existing->type = GR_TYPE_STRING;
-            existing->value = result;
-            if (existing->expire_at_ms >= 0) gr_ks_set_expire(db->keyspace, existing, -1);
-        } else if (!gr_ks_add(db->keyspace, destination.data, destination.length, GR_TYPE_STRING, result)) {
+        if (gr_db_set_key(db, destination, GR_TYPE_STRING, result) != 0) {
             gr_string_free(result);
             gr_reply_oom(reply);
             goto done;
         }
-        gr_watch_touch_current(db, destination);
         gr_db_count_changes(db, 1);
     } else if (existing) {   /* every source empty or missing: the destination is deleted */
-        gr_ks_delete(db->keyspace, destination.data, destination.length);
-        gr_watch_touch_current(db, destination);
+        gr_db_delete_key(db, destination);
         gr_db_count_changes(db, 1);
     }
     gr_reply_integer(reply, (int64_t)longest);

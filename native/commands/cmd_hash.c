@@ -24,6 +24,7 @@
 #include "engines/hash/hash.h"
 #include "engines/table/table.h"   /* HRANDFIELD's set of fields already picked */
 #include "exec/db.h"
+#include "exec/lookup.h"
 #include "exec/server_text.h"
 #include "exec/transaction.h"
 
@@ -41,15 +42,7 @@ static void reply_not_integer(gr_reply_t *reply) {
 }
 static void reply_syntax(gr_reply_t *reply) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); }
 
-static void mark_changed(gr_db_t *db, gr_bytes_t key, int64_t changes) {
-    gr_db_count_changes(db, changes);
-    gr_watch_touch_current(db, key);
-}
-
-static void delete_key(gr_db_t *db, gr_bytes_t key) {
-    gr_ks_delete(db->keyspace, key.data, key.length);
-    gr_watch_touch_current(db, key);
-}
+static void mark_changed(gr_db_t *db, gr_bytes_t key, int64_t changes) { gr_db_mark_changed(db, key, changes); }
 
 /* Lazy field expiry on a hash found under key: 1 when that emptied it (the key is deleted). */
 static int expire_fields(gr_db_t *db, gr_bytes_t key, gr_hash_t *hash) {
@@ -65,20 +58,17 @@ static int expire_fields(gr_db_t *db, gr_bytes_t key, gr_hash_t *hash) {
 /* The hash at key: 1 found (*hash), 0 absent, -1 another type (WRONGTYPE replied). A read
  * counts a keyspace hit or miss, as Redis's lookupKeyRead does. */
 static int find_hash_or_reply(gr_db_t *db, gr_bytes_t key, gr_hash_t **hash, int for_write, gr_reply_t *reply) {
-    gr_ks_entry_t *entry = for_write ? gr_db_find_live(db, key) : gr_db_lookup(db, key);
-    if (!entry) return 0;
-    if (entry->type != GR_TYPE_HASH) {
-        gr_reply_wrongtype(reply);
-        return -1;
-    }
-    if (expire_fields(db, key, entry->value)) return 0;
-    *hash = entry->value;
+    void *value;
+    int found = gr_db_find_typed(db, key, GR_TYPE_HASH, for_write, &value, reply);
+    if (found <= 0) return found;
+    if (expire_fields(db, key, value)) return 0;
+    *hash = value;
     return 1;
 }
 
 static gr_hash_t *create_hash_or_reply(gr_db_t *db, gr_bytes_t key, gr_reply_t *reply) {
     gr_hash_t *hash = gr_hash_new();
-    if (hash && gr_ks_add(db->keyspace, key.data, key.length, GR_TYPE_HASH, hash)) return hash;
+    if (hash && gr_db_add_key(db, key, GR_TYPE_HASH, hash)) return hash;
     gr_hash_free(hash);
     gr_reply_oom(reply);
     return NULL;
@@ -93,7 +83,7 @@ static gr_hash_t *hash_for_write_or_reply(gr_db_t *db, gr_bytes_t key, gr_reply_
 }
 
 static void delete_if_empty(gr_db_t *db, gr_bytes_t key, gr_hash_t *hash) {
-    if (gr_hash_count(hash) == 0) delete_key(db, key);
+    if (gr_hash_count(hash) == 0) gr_db_delete_key(db, key);
 }
 
 /* A field-TTL command's "del" after its own events, when it emptied the hash (Redis 7.4, Valkey). */
@@ -817,6 +807,11 @@ void gr_cmd_hsetex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
             }
         }
     }
+    /* a time already past removes the fields at once: what changed is the fields that were there */
+    const int past = kind == EXPIRY_AT && at_ms <= db->now_ms;
+    int64_t existed = 0;
+    if (past && found)
+        for (size_t i = first; i < first + 2 * count; i += 2) existed += gr_hash_get(hash, argv[i], argv_length[i], NULL) != 0;
     if (!found && !(hash = create_hash_or_reply(db, key, reply))) return;
     gr_hash_limits_t limits = limits_of(db);
     for (size_t i = first; i < first + 2 * count; i += 2) {
@@ -829,13 +824,21 @@ void gr_cmd_hsetex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
             return;
         }
     }
-    mark_changed(db, key, (int64_t)count);
+    if (past) gr_watch_touch_current(db, key), gr_db_count_changes(db, existed);   /* as valkey counts */
+    else mark_changed(db, key, (int64_t)count);
     delete_if_empty(db, key, hash);
     /* Valkey's events: hset, then hexpire when it set a time, hexpired when that time had passed */
     gr_call_notify(db, GR_NOTIFY_HASH, "hset", key);
     if (kind == EXPIRY_AT) gr_call_notify(db, GR_NOTIFY_HASH, "hexpire", key);
     if (kind == EXPIRY_AT && at_ms <= db->now_ms) gr_call_notify(db, GR_NOTIFY_HASH, "hexpired", key);
     notify_if_deleted(db, key);
-    if (kind == EXPIRY_AT) effect_with_absolute_time(db, argc, argv, argv_length, time_at, at_ms, 1);
+    if (past && existed) {   /* the fields that were there are gone: HDEL them */
+        gr_effect_open(db, "HDEL", key);
+        for (size_t i = first; i < first + 2 * count; i += 2) gr_effect_add(db, argv[i], argv_length[i]);
+    } else if (past) {
+        gr_effect_none(db);
+    } else if (kind == EXPIRY_AT) {
+        effect_with_absolute_time(db, argc, argv, argv_length, time_at, at_ms, 1);
+    }
     gr_reply_integer(reply, 1);
 }

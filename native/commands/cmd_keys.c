@@ -185,6 +185,7 @@ void gr_cmd_flushdb(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_ks_clear(db->keyspaces[i]);
     }
     if (r->flag) gr_persist_after_flushall(db);   /* Redis: kill a BGSAVE child, save by the rules */
+    gr_effect_always(db);   /* propagated even when there was nothing to remove, as Redis */
     gr_reply_ok(reply);
 }
 
@@ -492,13 +493,12 @@ void gr_cmd_restore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
     const int64_t now = gr_db_now_ms(db);
     if (ttl && !absttl) ttl = ttl > INT64_MAX - now ? INT64_MAX : ttl + now;
     int deleted = 0;
-    if (replace && gr_db_find_live(db, key) && gr_ks_delete(db->keyspace, key.data, key.length)) {
-        gr_watch_touch_current(db, key);
-        deleted = 1;
-    }
+    if (replace && gr_db_find_live(db, key) && gr_ks_delete(db->keyspace, key.data, key.length))
+        deleted = 1;   /* touched below: after the new key's "new", as Redis orders them */
     if (ttl && ttl <= now) {   /* already expired: nothing is stored (a REPLACEd key is gone: a change) */
         gr_free_value(type, value, db);
         if (deleted) {   /* as Redis: the REPLACEd key's "del", propagated as DEL */
+            gr_watch_touch_current(db, key);
             gr_call_notify(db, GR_NOTIFY_GENERIC, "del", key);
             gr_effect_del(db, key);
             gr_db_count_changes(db, 1);
@@ -508,6 +508,7 @@ void gr_cmd_restore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
     }
     gr_ks_entry_t *added = gr_ks_add(db->keyspace, key.data, key.length, type, value);
     if (!added) {
+        if (deleted) gr_watch_touch_current(db, key);
         gr_free_value(type, value, db);
         gr_reply_oom(reply);
         return;

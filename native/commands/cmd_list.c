@@ -17,6 +17,7 @@
 #include "exec/blocking.h"
 #include "commands/commands.h"
 #include "exec/db.h"
+#include "exec/lookup.h"
 #include "exec/transaction.h"
 
 #define END_LEFT 0
@@ -69,16 +70,12 @@ static inline int find_list_or_reply(gr_db_t *db, const gr_request_t *r, gr_byte
 }
 
 static void delete_if_empty(gr_db_t *db, gr_bytes_t key, gr_list_t *list) {
-    if (gr_list_length(list) == 0) gr_ks_delete(db->keyspace, key.data, key.length);
+    if (gr_list_length(list) == 0) gr_db_delete_key(db, key);
 }
 
 static gr_list_t *create_list_or_reply(gr_db_t *db, const gr_request_t *r, gr_bytes_t key, gr_reply_t *reply) {
     gr_list_t *list = gr_list_new_for(&db->list_config, wanted_engine(db, r));
-    if (list && gr_ks_add(db->keyspace, key.data, key.length, GR_TYPE_LIST, list)) {
-        /* a new list may be what a blocked client waits for (served after this command) */
-        gr_blocking_signal(db, db->current ? db->current->db_index : 0, key.data, key.length);
-        return list;
-    }
+    if (list && gr_db_add_key(db, key, GR_TYPE_LIST, list)) return list;   /* waiters told (served after) */
     if (list) gr_list_free(list);
     gr_reply_oom(reply);
     return NULL;

@@ -14,6 +14,7 @@
 #include "engines/set/set.h"
 #include "exec/blocking.h"
 #include "exec/db.h"
+#include "exec/lookup.h"
 #include "exec/server_text.h"
 #include "exec/transaction.h"
 
@@ -46,14 +47,10 @@ static uint64_t next_random(void) {
 /* Find key as a set: 1 found (*set set), 0 absent, -1 wrong type (WRONGTYPE replied).
  * for_write: Redis's lookupKeyWrite (no keyspace hit/miss); else lookupKeyRead. */
 static int find_set_or_reply(gr_db_t *db, gr_bytes_t key, int for_write, gr_set_t **set, gr_reply_t *reply) {
-    gr_ks_entry_t *entry = for_write ? gr_db_find_live(db, key) : gr_db_lookup(db, key);
-    if (!entry) { *set = NULL; return 0; }
-    if (entry->type != GR_TYPE_SET) {
-        if (reply) gr_reply_wrongtype(reply);
-        return -1;
-    }
-    *set = entry->value;
-    return 1;
+    void *value;
+    int found = gr_db_find_typed(db, key, GR_TYPE_SET, for_write, &value, reply);
+    *set = value;
+    return found;
 }
 
 static int32_t current_db_index(const gr_db_t *db) { return db->current ? db->current->db_index : 0; }
@@ -61,17 +58,13 @@ static int32_t current_db_index(const gr_db_t *db) { return db->current ? db->cu
 /* Put a new set under key (replacing whatever is there, its TTL too): 0, or -1 on OOM with
  * the set freed. */
 static int store_set(gr_db_t *db, gr_bytes_t key, gr_set_t *set) {
-    gr_ks_delete(db->keyspace, key.data, key.length);
-    if (!gr_ks_add(db->keyspace, key.data, key.length, GR_TYPE_SET, set)) {
-        gr_set_free(set);
-        return -1;
-    }
-    gr_blocking_signal(db, current_db_index(db), key.data, key.length);   /* waiters check the type */
-    return 0;
+    if (gr_db_set_key(db, key, GR_TYPE_SET, set) == 0) return 0;
+    gr_set_free(set);
+    return -1;
 }
 
 static void delete_if_empty(gr_db_t *db, gr_bytes_t key, gr_set_t *set) {
-    if (gr_set_count(set) == 0) gr_ks_delete(db->keyspace, key.data, key.length);
+    if (gr_set_count(set) == 0) gr_db_delete_key(db, key);
 }
 
 /* A member's bytes copied out of its set, for removing it from that set (small ones on the
@@ -521,15 +514,11 @@ static void algebra(gr_db_t *db, int op, const uint8_t *const *keys, const size_
     int64_t size = (int64_t)gr_set_count(result);
     if (size == 0) {
         gr_set_free(result);
-        if (gr_ks_delete(db->keyspace, destination->data, destination->length)) {
-            gr_watch_touch_current(db, *destination);
-            gr_db_count_changes(db, 1);
-        }
+        if (gr_db_delete_key(db, *destination)) gr_db_count_changes(db, 1);
         gr_reply_integer(reply, 0);
         goto done;
     }
     if (store_set(db, *destination, result) != 0) { gr_reply_oom(reply); goto done; }
-    gr_watch_touch_current(db, *destination);
     gr_db_count_changes(db, 1);
     gr_reply_integer(reply, size);
 done:

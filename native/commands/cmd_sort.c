@@ -29,6 +29,7 @@
 #include "engines/zset/zset.h"
 #include "exec/blocking.h"
 #include "exec/db.h"
+#include "exec/lookup.h"
 #include "exec/server_text.h"
 #include "exec/transaction.h"
 
@@ -412,24 +413,16 @@ static int parse_options(size_t argc, const uint8_t *const *argv, const size_t *
 
 /* Replace (or, for an empty result, delete) the STORE key with the list of values. */
 static void store_result(gr_db_t *db, const sort_options_t *o, gr_list_t *result, int64_t stored, gr_reply_t *reply) {
-    const int32_t db_index = db->current ? db->current->db_index : 0;
-    gr_ks_entry_t *existing = gr_db_find_live(db, o->store);
     if (stored > 0) {
-        if (existing) gr_ks_delete(db->keyspace, o->store.data, o->store.length);
-        if (!gr_ks_add(db->keyspace, o->store.data, o->store.length, GR_TYPE_LIST, result)) {
+        if (gr_db_set_key(db, o->store, GR_TYPE_LIST, result) != 0) {
             gr_list_free(result);
             gr_reply_oom(reply);
             return;
         }
-        gr_blocking_signal(db, db_index, o->store.data, o->store.length);
-        gr_watch_touch_current(db, o->store);
         gr_db_count_changes(db, stored);
     } else {
         gr_list_free(result);
-        if (existing && gr_ks_delete(db->keyspace, o->store.data, o->store.length)) {
-            gr_watch_touch_current(db, o->store);
-            gr_db_count_changes(db, 1);
-        }
+        if (gr_db_find_live(db, o->store) && gr_db_delete_key(db, o->store)) gr_db_count_changes(db, 1);
     }
     gr_reply_integer(reply, stored);
 }

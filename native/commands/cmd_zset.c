@@ -22,47 +22,34 @@
 #include "commands/member_scan.h"
 #include "core/number.h"
 #include "exec/blocking.h"
+#include "exec/lookup.h"
 #include "exec/server_text.h"
 #include "exec/transaction.h"
 
 static void reply_not_float(gr_reply_t *reply) { reply_error(reply, "ERR value is not a valid float"); }
 
-void gr_zcmd_mark_changed(gr_db_t *db, gr_bytes_t key, int64_t changes) {
-    gr_db_count_changes(db, changes);
-    gr_watch_touch_current(db, key);
-}
-
-static void delete_key(gr_db_t *db, gr_bytes_t key) {
-    gr_ks_delete(db->keyspace, key.data, key.length);
-    gr_watch_touch_current(db, key);
-}
+void gr_zcmd_mark_changed(gr_db_t *db, gr_bytes_t key, int64_t changes) { gr_db_mark_changed(db, key, changes); }
 
 void gr_zcmd_delete_if_empty(gr_db_t *db, gr_bytes_t key, gr_zset_t *zset) {
-    if (gr_zset_count(zset) == 0) delete_key(db, key);
+    if (gr_zset_count(zset) == 0) gr_db_delete_key(db, key);
 }
 
 /* The sorted set at key: 1 found (*zset), 0 absent, -1 another type (WRONGTYPE replied). */
 int gr_zcmd_find_or_reply(gr_db_t *db, gr_bytes_t key, gr_zset_t **zset, int for_write, gr_reply_t *reply) {
-    gr_ks_entry_t *entry = for_write ? gr_db_find_live(db, key) : gr_db_lookup(db, key);
-    if (!entry) return 0;
-    if (entry->type != GR_TYPE_ZSET) {
-        gr_reply_wrongtype(reply);
-        return -1;
-    }
-    *zset = entry->value;
-    return 1;
+    void *value;
+    int found = gr_db_find_typed(db, key, GR_TYPE_ZSET, for_write, &value, reply);
+    if (found > 0) *zset = value;
+    return found;
 }
 
 /* Put a new set under key (replacing what was there when replace); it signals waiters. 0, or
  * -1 with OOM replied (the set freed). */
 static int store_zset_or_reply(gr_db_t *db, gr_bytes_t key, gr_zset_t *zset, gr_reply_t *reply) {
-    gr_ks_delete(db->keyspace, key.data, key.length);
-    if (!gr_ks_add(db->keyspace, key.data, key.length, GR_TYPE_ZSET, zset)) {
+    if (gr_db_set_key(db, key, GR_TYPE_ZSET, zset) != 0) {
         gr_zset_free(zset);
         gr_reply_oom(reply);
         return -1;
     }
-    gr_blocking_signal(db, db->current ? db->current->db_index : 0, key.data, key.length);
     return 0;
 }
 
@@ -147,8 +134,7 @@ void gr_zcmd_store_result(gr_db_t *db, gr_bytes_t dst, gr_zset_t *result, gr_rep
     size_t count = gr_zset_count(result);
     if (count == 0) {
         gr_zset_free(result);
-        int existed = gr_ks_delete(db->keyspace, dst.data, dst.length);
-        if (existed) gr_zcmd_mark_changed(db, dst, 1);
+        if (gr_db_delete_key(db, dst)) gr_db_count_changes(db, 1);
         gr_reply_integer(reply, 0);
         return;
     }
@@ -256,7 +242,9 @@ static void zadd_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
     }
     if (added + updated) gr_zcmd_mark_changed(db, key, added + updated);
     gr_zcmd_delete_if_empty(db, key, zset);
-    if (flags & ZADD_INCR) {
+    if (flags & ZADD_INCR) {   /* ZADD INCR and ZINCRBY: "zincr", as Redis */
+        gr_call_events_stated(db);
+        if (added + updated) gr_call_notify(db, GR_NOTIFY_ZSET, "zincr", key);
         if (processed) gr_zcmd_reply_score(db, reply, result); else gr_reply_nil(reply);
     } else {
         gr_reply_integer(reply, (flags & ZADD_CH) ? added + updated : added);

@@ -290,6 +290,16 @@ gr_ks_entry_t *gr_ks_add(gr_keyspace_t *ks, const uint8_t *key, size_t length, u
     return entry;
 }
 
+void gr_ks_replace_value(gr_keyspace_t *ks, gr_ks_entry_t *entry, uint8_t type, void *value) {
+    uint8_t old_type = entry->type;
+    void *old_value = entry->value;
+    gr_ks_set_expire(ks, entry, -1);
+    entry->type = type;
+    entry->value = value;
+    entry->access_ms = ks->clock_ms;
+    if (ks->free_value) ks->free_value(old_type, old_value, ks->context);
+}
+
 void gr_ks_set_add_observer(gr_keyspace_t *ks, gr_ks_add_observer_t observer) { ks->add_observer = observer; }
 
 gr_ks_entry_t *gr_ks_unlink(gr_keyspace_t *ks, const uint8_t *key, size_t length) {

@@ -110,6 +110,10 @@ gr_ks_entry_t *gr_ks_find(gr_keyspace_t *ks, const uint8_t *key, size_t length);
  * The entry has no expire and access_ms = the clock. NULL on OOM, or for a key longer than
  * UINT32_MAX bytes; nothing changes then, and value is not freed. */
 gr_ks_entry_t *gr_ks_add(gr_keyspace_t *ks, const uint8_t *key, size_t length, uint8_t type, void *value);
+/* Redis's dbOverwrite: entry's value becomes value of type (the old one freed through the
+ * callback), its expire is removed and access_ms becomes the clock; the key stays where it is
+ * (no add observer call: the key is not new). */
+void gr_ks_replace_value(gr_keyspace_t *ks, gr_ks_entry_t *entry, uint8_t type, void *value);
 /* Deletes key, freeing its value through the callback: 1 deleted, 0 absent. */
 int gr_ks_delete(gr_keyspace_t *ks, const uint8_t *key, size_t length);
 /* Removes key without freeing anything and returns its entry (NULL: absent). The caller

@@ -53,6 +53,7 @@ typedef struct gr_call {
     int64_t start;                      /* gr_db_account_start() */
     uint8_t propagates;                 /* its effects go to the stream (top level, or in EXEC) */
     uint8_t effect_stated;              /* the handler wrote its effect (or said there is none) */
+    uint8_t effect_forced;              /* the default effect is written even if nothing changed */
     uint8_t events_stated;              /* the handler notified its own keyspace events */
     size_t records_start;               /* where its records begin in db->notify_records */
     uint64_t redacted;                  /* argv positions (below 64) the slow log shows as "(redacted)" */

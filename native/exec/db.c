@@ -679,7 +679,7 @@ void gr_call_begin(gr_db_t *db, gr_call_t *call, const gr_command_t *row, int in
     call->start = gr_db_account_start();
     /* a top-level command propagates; inside one, only EXEC's commands do (MULTI ... EXEC) */
     call->propagates = !call->outer || (db->propagation.in_exec && !call->outer->outer);
-    call->effect_stated = call->events_stated = 0;
+    call->effect_stated = call->events_stated = call->effect_forced = 0;
     call->records_start = db->notify_records_length;
     call->redacted = 0;
     db->call = call;

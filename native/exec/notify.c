@@ -26,6 +26,9 @@ int gr_notify_parse_flags(const char *text) {
             if (letters[i].letter == *c) { flags |= letters[i].flag; known = 1; }
         if (!known) return -1;
     }
+    /* every lettered class is A, arrays' events included (they have no letter) */
+    const int lettered = GR_NOTIFY_ALL & ~GR_NOTIFY_ARRAY;
+    if ((flags & lettered) == lettered) flags |= GR_NOTIFY_ARRAY;
     return flags;
 }
 

@@ -33,8 +33,10 @@ enum {
     GR_NOTIFY_KEY_MISS = 1 << 11,  /* m */
     GR_NOTIFY_MODULE = 1 << 12,    /* d */
     GR_NOTIFY_NEW = 1 << 13,       /* n: a key was created */
+    GR_NOTIFY_ARRAY = 1 << 14,     /* the AR* commands' events: part of A, no letter of its own */
     GR_NOTIFY_ALL = GR_NOTIFY_GENERIC | GR_NOTIFY_STRING | GR_NOTIFY_LIST | GR_NOTIFY_SET | GR_NOTIFY_HASH |
-                    GR_NOTIFY_ZSET | GR_NOTIFY_EXPIRED | GR_NOTIFY_EVICTED | GR_NOTIFY_STREAM | GR_NOTIFY_MODULE   /* A */
+                    GR_NOTIFY_ZSET | GR_NOTIFY_EXPIRED | GR_NOTIFY_EVICTED | GR_NOTIFY_STREAM | GR_NOTIFY_MODULE |
+                    GR_NOTIFY_ARRAY   /* A */
 };
 
 /* "KEA" -> flags; -1 on a letter Redis does not know. */

@@ -115,6 +115,10 @@ void gr_propagate_del(gr_db_t *db, int32_t db_index, const uint8_t *key, size_t 
 
 /* ---- a handler's effect ---- */
 
+void gr_effect_always(gr_db_t *db) {
+    if (db->call) db->call->effect_forced = 1;
+}
+
 /* The running call, when its effect goes to the stream; else NULL (and the handler's
  * statement is noted all the same, so no default follows). */
 static gr_call_t *stating_call(gr_db_t *db) {
@@ -216,7 +220,7 @@ void gr_propagate_call_end(gr_db_t *db) {
         put(p, p->rewrite, p->rewrite_length);
         return;
     }
-    if (call->effect_stated || db->dirty <= call->dirty_before) return;
+    if (call->effect_stated || (db->dirty <= call->dirty_before && !call->effect_forced)) return;
     if (call->request && call->row && call->row->render) {   /* typed, from either transport */
         call->row->render(db, call->request);
     } else if (call->argc) {

@@ -82,6 +82,9 @@ void gr_effect_family_name(struct gr_db *db, const char *with);
 /* A whole entry: argv as given; DEL key. */
 void gr_effect_argv(struct gr_db *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length);
 void gr_effect_del(struct gr_db *db, gr_bytes_t key);
+/* The default effect is written even when the command changed nothing (Redis's
+ * forceCommandPropagation: FLUSHDB and FLUSHALL of an empty database). */
+void gr_effect_always(struct gr_db *db);
 /* The command changed data but propagates nothing of its own (EXEC: its commands are). */
 void gr_effect_none(struct gr_db *db);
 /* An entry whose words are known as the handler goes (SPOP's members): name and key now,
