@@ -33,6 +33,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import declarations  # schema/declarations.py: the command rows' prototypes
+
 SBE_NS = "{http://fixprotocol.io/2016/sbe}"
 
 # ---- the one declared mapping: schema field -> struct slot ----------------------------------
@@ -816,4 +818,5 @@ def outputs(root: Path) -> dict[Path, str]:
         root / "native" / "ring" / "codec_generated.c": Emitter(schema).emit(),
         root / "native" / "ring" / "codec_stream.h": emit_stream_reader_header(schema),
         codec_h: with_field_use(codec_h.read_text(), schema),
+        declarations.declarations_path(root): declarations.emit(root),
     }
