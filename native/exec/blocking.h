@@ -55,6 +55,7 @@ typedef struct gr_block_spec {
     /* Where the command's argv holds its timeout: an index, or from the end (-1: the last
      * argument). The ring client reads it to wait as long as the server may. */
     int8_t timeout_arg;
+    uint8_t timeout_in_ms;            /* 1: that argument counts milliseconds (WAITAOF), else seconds */
 } gr_block_spec_t;
 
 /* Run a blocking command whose arguments the command layer has checked: the timeout

@@ -289,5 +289,6 @@ int gr_request_may_block(const gr_request_t *request, double *timeout) {
     char copy[64] = "";
     if (text->length < sizeof copy) memcpy(copy, text->data, text->length);
     *timeout = strtod(copy, NULL);   /* the server checks the text; this only sizes the wait */
+    if (row->blocking->timeout_in_ms) *timeout /= 1000.0;
     return 1;
 }

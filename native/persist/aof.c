@@ -664,3 +664,18 @@ int gr_aof_load(gr_db_t *db, const char *path, int allow_truncated, int64_t *com
     *commands = count;
     return status;
 }
+
+/* ---- WAITAOF ---- */
+
+int gr_aof_local_ack(gr_db_t *db) {
+    gr_aof_t *aof = db->aof;
+    if (!aof) return 0;
+    if (db->config.appendfsync == GR_APPENDFSYNC_ALWAYS) return aof->last_write_ok;
+    if (db->config.appendfsync != GR_APPENDFSYNC_EVERYSEC) return 0;
+    aof_sink(aof, db);                           /* what this batch propagated so far */
+    if (db->propagation.length || !aof->last_write_ok) return 0;
+    if (fdatasync(aof->fd) != 0) return 0;       /* also when the worker's fsync is under way */
+    aof->unsynced = 0;
+    aof->last_fsync_ms = monotonic_ms();
+    return 1;
+}
