@@ -667,11 +667,17 @@ int gr_aof_load(gr_db_t *db, const char *path, int allow_truncated, int64_t *com
 
 /* ---- WAITAOF ---- */
 
-int gr_aof_local_ack(gr_db_t *db) {
+int gr_aof_local_ack(gr_db_t *db, int wait) {
     gr_aof_t *aof = db->aof;
     if (!aof) return 0;
     if (db->config.appendfsync == GR_APPENDFSYNC_ALWAYS) return aof->last_write_ok;
     if (db->config.appendfsync != GR_APPENDFSYNC_EVERYSEC) return 0;
+    if (!wait) {                                 /* on disk already? */
+        pthread_mutex_lock(&aof->lock);
+        int in_flight = aof->fsync_running || aof->fsync_fd >= 0;
+        pthread_mutex_unlock(&aof->lock);
+        return !db->propagation.length && aof->unsynced == 0 && !in_flight && aof->last_write_ok;
+    }
     aof_sink(aof, db);                           /* what this batch propagated so far */
     if (db->propagation.length || !aof->last_write_ok) return 0;
     if (fdatasync(aof->fd) != 0) return 0;       /* also when the worker's fsync is under way */

@@ -59,9 +59,9 @@ int gr_aof_rewrite_in_progress(gr_db_t *db);
 void gr_aof_info(gr_db_t *db, gr_text_t *text);
 /* WAITAOF's local acknowledgement: 1 when every write propagated so far is on disk by the time
  * the running command's reply leaves — appendfsync always (the batch's fsync precedes its
- * replies), or everysec after writing what is pending and fdatasyncing now, in this thread —
- * 0 when it is not (appendonly no, appendfsync no: the kernel decides, as Redis never
- * acknowledges then, or the write or fsync failed). */
-int gr_aof_local_ack(gr_db_t *db);
+ * replies), or everysec when it is already, or (wait) after writing what is pending and
+ * fdatasyncing now, in this thread — 0 when it is not (appendonly no, appendfsync no: the
+ * kernel decides, as Redis never acknowledges then, or the write or fsync failed). */
+int gr_aof_local_ack(gr_db_t *db, int wait);
 
 #endif
