@@ -430,9 +430,11 @@ BLOCKED_SERVED: dict[str, tuple[tuple, tuple]] = {
 
 
 def blocking_commands() -> list[str]:
-    """Every command of the table with the blocking flag, lowercase."""
+    """Every command of the table with the blocking flag that waits on keys (a write to one of
+    them serves it), lowercase. WAITAOF blocks too, on no key: tests/test_waitaof.py."""
     from goblin_ring import _native
-    return sorted(row["name"] for row in _native.command_table() if "blocking" in row["flags"])
+    return sorted(row["name"] for row in _native.command_table() if "blocking" in row["flags"]
+                  and (row["keys"][0] > 0 or "movablekeys" in row["flags"]))
 
 
 def blocked_served_for(command: str) -> tuple[tuple, tuple]:

@@ -287,6 +287,8 @@ void gr_cmd_touch(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     gr_reply_t *reply);
 void gr_cmd_unsubscribe(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
+void gr_cmd_waitaof(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
 void gr_cmd_zadd(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_zcard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
@@ -428,6 +430,7 @@ void gr_render_swapdb(gr_db_t *db, const gr_request_t *request);
 extern const gr_block_spec_t gr_list_block_move;
 extern const gr_block_spec_t gr_list_block_mpop;
 extern const gr_block_spec_t gr_list_block_pop;
+extern const gr_block_spec_t gr_waitaof_block;
 extern const gr_block_spec_t gr_zset_block_mpop;
 extern const gr_block_spec_t gr_zset_block_pop;
 

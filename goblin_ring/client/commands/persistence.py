@@ -1,4 +1,4 @@
-"""persistence.py — PersistenceCommands: SAVE, BGSAVE, LASTSAVE, SHUTDOWN and DEBUG DIGEST /
+"""persistence.py — PersistenceCommands: SAVE, BGSAVE, LASTSAVE, SHUTDOWN, WAITAOF and DEBUG DIGEST /
 DIGEST-VALUE (redis-py's names and return types where it has them), written once for both
 transports (see core.py). The server side is native/commands/cmd_persistence.c."""
 
@@ -38,6 +38,12 @@ class PersistenceCommands(CommandsCore):
         except (GoblinConnectionError, OSError, EOFError):
             return None
         raise RuntimeError("SHUTDOWN seems to have failed.")
+
+    def waitaof(self, num_local: int, num_replicas: int, timeout: int) -> list[int]:
+        """WAITAOF: wait (timeout in milliseconds, 0 forever) until this connection's writes are
+        fsynced to the append-only file; [local acknowledgements, replica acknowledgements]
+        (goblin has no replicas: the second is 0, and asking for one waits out the timeout)."""
+        return self._execute((b"WAITAOF", encode(num_local), encode(num_replicas), encode(timeout)))
 
     def debug_digest(self) -> str:
         """DEBUG DIGEST: 40 hex digits over every database's keys, values and expiries; equal
