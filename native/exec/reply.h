@@ -132,4 +132,11 @@ static inline void gr_reply_bulks(gr_reply_t *r, const gr_bytes_t *values, size_
 }
 static inline void gr_reply_pair(gr_reply_t *r, const uint8_t *k, size_t kn, const uint8_t *v, size_t vn) { r->ops->pair(r, k, kn, v, vn); }
 
+/* The replies every command file shares (reply.c), with Redis's texts. */
+void gr_reply_error_text(gr_reply_t *reply, gr_error_code_t code, const char *text);
+void gr_reply_arity_error(gr_reply_t *reply, const char *command);
+void gr_reply_wrongtype(gr_reply_t *reply);
+void gr_reply_ok(gr_reply_t *reply);
+void gr_reply_oom(gr_reply_t *reply);   /* an allocation failed: Redis's OOM error, nothing changed */
+
 #endif
