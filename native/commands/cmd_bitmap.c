@@ -19,7 +19,7 @@
 #include "engines/bitmap.h"
 #include "engines/string_value.h"
 #include "exec/db.h"
-#include "exec/server_text.h"
+#include "core/bytes.h"
 #include "exec/transaction.h"
 
 #define NOT_INTEGER "ERR value is not an integer or out of range"

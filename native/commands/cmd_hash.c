@@ -24,7 +24,7 @@
 #include "engines/hash/hash.h"
 #include "engines/table/table.h"   /* HRANDFIELD's set of fields already picked */
 #include "exec/db.h"
-#include "exec/server_text.h"
+#include "core/bytes.h"
 #include "exec/transaction.h"
 
 static gr_bytes_t arg(const uint8_t *const *argv, const size_t *argv_length, size_t i) {

@@ -14,7 +14,7 @@
 #include "engines/set/set.h"
 #include "exec/blocking.h"
 #include "exec/db.h"
-#include "exec/server_text.h"
+#include "core/bytes.h"
 #include "exec/transaction.h"
 
 /* ---- shared helpers ---- */

@@ -29,7 +29,7 @@
 #include "engines/zset/zset.h"
 #include "exec/blocking.h"
 #include "exec/db.h"
-#include "exec/server_text.h"
+#include "core/bytes.h"
 #include "exec/transaction.h"
 
 /* ---- the elements, copied ---- */

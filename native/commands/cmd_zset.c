@@ -22,7 +22,7 @@
 #include "commands/member_scan.h"
 #include "core/number.h"
 #include "exec/blocking.h"
-#include "exec/server_text.h"
+#include "core/bytes.h"
 #include "exec/transaction.h"
 
 static void reply_not_float(gr_reply_t *reply) { reply_error(reply, "ERR value is not a valid float"); }
