@@ -25,7 +25,8 @@ from dataclasses import asdict
 from .._version import __version__
 from . import report
 from .engines import ENGINES, parse_engines
-from .scenarios import SCENARIOS, Method, Progress
+from .registry import SCENARIOS
+from .scenarios import Method, Progress
 
 QUICK = {"n": 5000, "list_size": 5000, "hash_size": 5000, "zset_size": 5000, "replay_count": 50_000, "trials": 1,
          "warmup": 4096}
