@@ -72,7 +72,7 @@ PROGRAMS: dict[str, dict] = {
     # a ring session as a Pub/Sub subscriber: session.c's deliver, client_pubsub.c's reader, in one process
     "test_pubsub_ring": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c", "ring/ring.c",
                          "ring/fragment.c", "ring/sbe_reply.c", "ring/session.c", "client/client.c",
-                         "client/client_pubsub.c", "client/plain_reply.c"], "args": []},
+                         "client/client_pubsub.c", "client/client_pubsub_state.c", "client/plain_reply.c"], "args": []},
     # the batched reply operation (bulks) against one bulk a value, in the ring's and RESP's writers
     "test_reply_writers": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c", "ring/sbe_reply.c"],
                            "args": [os.environ.get("GOBLIN_REPLY_SCRIPTS", "3000")]},
