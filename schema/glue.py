@@ -27,9 +27,8 @@ AttachRequest -> GR_T_ATTACH); any other message is upper-cased word by word wit
 
 Why one generic gr_request_t with a declared mapping rather than a struct per message: every
 command handler, the RESP argv builders (commands/), the blocking layer and the Python client
-read gr_request_t today, and three other lanes change those files in parallel; the mapping is
-declared once (SLOTS) and everything that depended on knowing it by heart (codec.c's cases,
-codec.h's table, the tests' field lists) now comes from it.
+read gr_request_t; the mapping is declared once (SLOTS) and everything that would otherwise
+know it by heart (the codec's cases, the field-use table, the tests' field lists) comes from it.
 """
 
 from __future__ import annotations

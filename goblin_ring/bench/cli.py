@@ -4,7 +4,7 @@
                                [--warmup 4096] [--list-size 100000] [--value-size 16] [--quick]
                                [--server-core 0] [--client-core 1] [--json F] [--csv F] [--plot F.png]
     goblin-ring-bench pingpong | latency | workqueue | client   (the same flags; client: the
-                               Python RingClient's per-command rows and issue 13's targets)
+                               Python RingClient's per-command rows and their targets)
     goblin-ring-bench hash | set | zset [--zset-size 1000000]
     goblin-ring-bench zset-replay [--replay-count 2000000]   (bench/zset_replay.py's stream)
 

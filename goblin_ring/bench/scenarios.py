@@ -473,7 +473,7 @@ IDLE_PAUSES_MS = (1, 10)
 
 def _idle_rows(column: Column, ping: Callable, samples: int) -> list[dict]:
     """The `idle` rows: a PING after the server has been idle for 1 ms and 10 ms, so that an
-    adaptive server has gone to sleep (issue 15: the wake-up, not the steady state)."""
+    adaptive server has gone to sleep (the wake-up, not the steady state)."""
     rows = []
     for pause_ms in IDLE_PAUSES_MS:
         latencies = numpy.empty(samples, dtype=numpy.int64)
@@ -491,7 +491,7 @@ def _idle_rows(column: Column, ping: Callable, samples: int) -> list[dict]:
 
 
 def idle_targets(result: dict) -> list[dict]:
-    """Issue 15: a ring PING after 10 ms idle (adaptive server) has p50 <= 50 us and below RESP's."""
+    """The idle target: a ring PING after 10 ms idle (adaptive server) has p50 <= 50 us and below RESP's."""
     rows = {row["column"]: row for row in result.get("idle", []) if row.get("idle_ms") == 10 and row["status"] == "ok"}
     ring, resp = rows.get("goblin-ring call"), rows.get("goblin-resp")
     if ring is None:

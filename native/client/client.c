@@ -147,7 +147,7 @@ static int wake_server_if_sleeping(gr_client_t *client);
  * takes tens of microseconds whatever we do, and the CPU we would spin on is often the one
  * the kernel wants to run the server on (or, with the other CPUs busy, the one it would pull
  * the server to once it goes idle). A spinning client held the server off until the
- * scheduler preempted it: 0.8 ms per request after an idle pause (issue 15, item 8). */
+ * scheduler preempted it: 0.8 ms per request after an idle pause. */
 static int wait_for_reply(gr_client_t *client) {
     if (!wake_server_if_sleeping(client)) {
         for (uint32_t i = 0; i < client->spin_iterations; i++) {

@@ -21,7 +21,7 @@ NATIVE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(NATIVE))
 from sources import sources as native_sources  # noqa: E402  (the one globbed source list)
 
-# Stress sizes: GOBLIN_RING_STRESS_MESSAGES (default 200000; the full run is 5000000),
+# Stress sizes: GOBLIN_RING_STRESS_MESSAGES (default 200000; a full stress run is 5000000),
 # GOBLIN_LIST_OPS, GOBLIN_CODEC_FUZZ, GOBLIN_SET_OPS.
 # Each program links whole layers (native/sources.py globs them) plus single files of a
 # layer it only needs a part of; its own test source is added last.
