@@ -1,5 +1,5 @@
 """zset_replay.py — the `zset-replay` workload: a reproducible stream of ZINCRBY 1 shaped like a
-Wikimedia page-edit counter (issue 18, item 5).
+Wikimedia page-edit counter.
 
 The reference's real stream had 2,000,000 commands on one key touching 279,458 members, score
 sum 2,000,000, largest score 11,792. This generator draws page ranks from a Zipf-Mandelbrot

@@ -1,10 +1,22 @@
-"""_native.py — the only module that touches the compiled extension's `lib`.
+"""_native.py — the only module that imports the compiled extension; it wraps its `lib`.
 
 It checks at import that the extension was built from this source tree (package version,
 SBE schema id, version and digest) and says how to rebuild when not, then wraps the C
-entry points in plain Python: codec status codes become CodecError, ring status codes
-become the transport exceptions of goblin_ring.errors. Everything above this module is
-plain Python.
+entry points in plain Python: codec status codes become CodecError, ring and client status
+codes become the transport exceptions of goblin_ring.errors (ClientCore.check and .settle).
+
+Other modules reach `lib` and `ffi` only through this module's names, and only these
+(tests/test_layers.py holds the package to this list):
+  client/ring.py            binds the ring client's per-command entry points (gr_client_call_argv
+                            and the plain forms) and template ids once, and calls them with no
+                            Python frame between; each status is settled by ClientCore.settle
+  client/ring_pubsub.py     gr_client_pubsub_read the same way; its status by ClientCore.check
+  server/loop.py            the attach template ids (GR_T_ATTACH*) only
+  selfcheck.py              the template ids only
+  bench/drivers.py          the bench's C load generator (gr_request_from_argv, gr_load_run)
+  bench/scenarios.py        gr_client_ping_loop
+  bench/scenario_pubsub.py  the Pub/Sub C loops (gr_client_pubsub_latency_loop, _publish_many,
+                            _take_sequenced)
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ CDEF_HEADERS = [
     "core/alloc.h",
     "core/bytes.h",
     "ring/version.h",
-    "exec/templates.h",
+    "exec/templates_generated.h",
     "exec/request.h",
     "exec/reply.h",
     "exec/command.h",

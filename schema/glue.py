@@ -4,15 +4,21 @@ sbe-tool's flyweights (native/generated/) know the wire layout but nothing of go
 structs. This pass reads the schema itself and writes everything mechanical that follows from
 it and from the one table below that says which struct slot each schema field fills:
 
-    native/exec/templates.h          the template ids (GR_T_*), included by exec/request.h
-    native/ring/codec_generated.h    the largest block length, the template lists the codec
-                                     tests walk, the slot masks, the streamed ArrayReply writer
-    native/ring/codec_stream.h       the ArrayReply read element by element where it lies (the
-                                     client's marshal writer), with the decoder's checks
-    native/ring/codec_generated.c    every request, reply and attach encode / decode / size
-                                     case, enum checks from the validValues, and a self-check
-                                     of this pass's offsets against sbe-tool's flyweights
-    native/ring/codec.h              the field-use comment between its generated markers
+    native/exec/templates_generated.h     the template ids (GR_T_*), included by exec/request.h
+    native/ring/codec_generated.h         the largest block length, the template lists the codec
+                                          tests walk, the slot masks, the streamed ArrayReply
+                                          writer, and the field-use table (which gr_request_t
+                                          slot each request field fills)
+    native/ring/codec_stream_generated.h  the ArrayReply read element by element where it lies
+                                          (the client's marshal writer), with the decoder's checks
+    native/ring/codec_generated.c         every request, reply and attach encode / decode / size
+                                          case, enum checks from the validValues, and a
+                                          self-check of this pass's offsets against sbe-tool's
+                                          flyweights
+
+Every file this pass writes is named *_generated.* (outputs() refuses another name), so a
+reader of native/ sees at once which files not to edit; sbe-tool's own output is the
+native/generated/ folder.
 
 Naming rule for template ids: a request message drops its "Request" suffix and is upper-cased
 without separators (PushRequest -> GR_T_PUSH, MemoryUsageRequest -> GR_T_MEMORYUSAGE,
@@ -21,9 +27,8 @@ AttachRequest -> GR_T_ATTACH); any other message is upper-cased word by word wit
 
 Why one generic gr_request_t with a declared mapping rather than a struct per message: every
 command handler, the RESP argv builders (commands/), the blocking layer and the Python client
-read gr_request_t today, and three other lanes change those files in parallel; the mapping is
-declared once (SLOTS) and everything that depended on knowing it by heart (codec.c's cases,
-codec.h's table, the tests' field lists) now comes from it.
+read gr_request_t; the mapping is declared once (SLOTS) and everything that would otherwise
+know it by heart (the codec's cases, the field-use table, the tests' field lists) comes from it.
 """
 
 from __future__ import annotations
@@ -297,12 +302,12 @@ def enum_check(enum: Enum, expression: str) -> str:
 
 def emit_templates_header(schema: Schema) -> str:
     lines = [
-        "/* templates.h — the SBE template ids (GR_T_*) and enum values of schema/goblin.xml.",
+        "/* templates_generated.h — the SBE template ids (GR_T_*) and enum values of schema/goblin.xml.",
         f" * {HEADER_NOTE}.",
         " * Included by exec/request.h; schema/glue.py says how a message name becomes its constant.",
         " */",
-        "#ifndef GR_TEMPLATES_H",
-        "#define GR_TEMPLATES_H",
+        "#ifndef GR_TEMPLATES_GENERATED_H",
+        "#define GR_TEMPLATES_GENERATED_H",
         "",
         "/* cffi-cdef-begin: everything up to cffi-cdef-end is also read by native/build_ffi.py. */",
         "enum gr_template {",
@@ -333,7 +338,10 @@ def emit_codec_header(schema: Schema) -> str:
         "/* codec_generated.h — what schema/goblin.xml fixes for the codec, as constants and lists.",
         f" * {HEADER_NOTE}.",
         " * The encode/decode entry points are declared in ring/codec.h; this adds the facts the",
-        " * tests and the streamed reply writer (ring/sbe_reply.c) need.",
+        " * tests and the streamed reply writer (ring/sbe_reply.c) need, and which gr_request_t slot",
+        " * each request field fills (glue.py's table).",
+        " *",
+    ] + field_use_comment(schema).splitlines() + [
         " */",
         "#ifndef GR_CODEC_GENERATED_H",
         "#define GR_CODEC_GENERATED_H",
@@ -715,7 +723,7 @@ class Emitter:
 
 
 def emit_stream_reader_header(schema: Schema) -> str:
-    """ring/codec_stream.h: the ArrayReply read one element at a time where it lies, with
+    """ring/codec_stream_generated.h: the ArrayReply read one element at a time where it lies, with
     gr_decode_reply's checks (the same generated lines), for a reader that consumes each
     element at once (client/plain_reply.c writes marshal from it) instead of an element array."""
     m = next(m for m in schema.messages if m.name == "ArrayReply")
@@ -726,15 +734,15 @@ def emit_stream_reader_header(schema: Schema) -> str:
     count_size = PRIMITIVES[schema.group_count_primitive][1]
     w = emitter.w
     for line in [
-        "/* codec_stream.h — the ArrayReply read element by element, straight from the message.",
+        "/* codec_stream_generated.h — the ArrayReply read element by element, straight from the message.",
         f" * {HEADER_NOTE}.",
         " * The checks are gr_decode_reply's ArrayReply case (codec_generated.c), made one element at",
         " * a time: open reads the header, the block and the group header; next reads one element,",
         " * its bytes pointing into the message. A reader that consumes each element where it lies",
         " * (client/plain_reply.c writes a reply as marshal from it) needs no gr_element_t array.",
         " */",
-        "#ifndef GR_CODEC_STREAM_H",
-        "#define GR_CODEC_STREAM_H",
+        "#ifndef GR_CODEC_STREAM_GENERATED_H",
+        "#define GR_CODEC_STREAM_GENERATED_H",
         "",
         "#include \"ring/codec_wire.h\"",
         "",
@@ -786,7 +794,7 @@ def emit_stream_reader_header(schema: Schema) -> str:
 
 
 def field_use_comment(schema: Schema) -> str:
-    """The field-use table codec.h carries, from the slot table."""
+    """The field-use table codec_generated.h opens with, from the slot table."""
     lines = [" * Field use per request template (slot [schema field]):"]
     for m in schema.messages:
         if m.family != "request":
@@ -798,25 +806,17 @@ def field_use_comment(schema: Schema) -> str:
     return "\n".join(lines)
 
 
-FIELD_USE_BEGIN = " * field-use-begin (generated by schema/generate.py from schema/glue.py's slot table)\n"
-FIELD_USE_END = " * field-use-end\n"
-
-
-def with_field_use(codec_h: str, schema: Schema) -> str:
-    start = codec_h.index(FIELD_USE_BEGIN) + len(FIELD_USE_BEGIN)
-    end = codec_h.index(FIELD_USE_END)
-    return codec_h[:start] + field_use_comment(schema) + "\n" + codec_h[end:]
-
-
 def outputs(root: Path) -> dict[Path, str]:
     """Every file this pass writes, by path, with its expected content."""
     schema = parse(root / "schema" / "goblin.xml")
-    codec_h = root / "native" / "ring" / "codec.h"
-    return {
-        root / "native" / "exec" / "templates.h": emit_templates_header(schema),
+    files = {
+        root / "native" / "exec" / "templates_generated.h": emit_templates_header(schema),
         root / "native" / "ring" / "codec_generated.h": emit_codec_header(schema),
         root / "native" / "ring" / "codec_generated.c": Emitter(schema).emit(),
-        root / "native" / "ring" / "codec_stream.h": emit_stream_reader_header(schema),
-        codec_h: with_field_use(codec_h.read_text(), schema),
+        root / "native" / "ring" / "codec_stream_generated.h": emit_stream_reader_header(schema),
         declarations.declarations_path(root): declarations.emit(root),
     }
+    for path in files:
+        if not path.stem.endswith("_generated"):
+            raise ValueError(f"{path.name}: a generated file's name ends in _generated")
+    return files

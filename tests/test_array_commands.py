@@ -22,7 +22,7 @@ from resp_wire import raw_connection
 from servers import GoblinServer
 
 TOP = 2**64 - 2          # the highest index
-ENGINES = ["classic"]    # lane RT adds "rt" once --array-implementation rt exists
+ENGINES = ["classic"]    # the rt engine's commands are test_array_rt.py's
 
 
 @pytest.fixture(scope="module", params=ENGINES, ids=lambda name: f"array-{name}")

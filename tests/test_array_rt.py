@@ -1,4 +1,4 @@
-"""The RT array engine through the server (issue 19 item 3): GOBLIN.RT.<ARCMD> and
+"""The RT array engine through the server: GOBLIN.RT.<ARCMD> and
 --array-implementation rt create RT arrays, every GOBLIN.RT command against a Python dict on
 both transports (indexes near 2^64-2 included), GOBLIN.RT.ARRESERVE failing closed at its
 bounds with nothing allocated, LOCK / --mlock and the locked bytes ARINFO and INFO memory
@@ -118,7 +118,7 @@ def test_every_goblin_rt_command_agrees_with_a_dict(client):
         else:
             assert client.execute_command("GOBLIN.RT.ARCOUNT", key) == len(model)
             if not model or max(model) < 2**63 - 1 or isinstance(client, RingClient):
-                # (RespClient does not read ":" integers past 2^63-1 yet; lane R's ARLEN tests cover them)
+                # (RespClient reads no ":" integer past 2^63-1; test_array_commands.py covers ARLEN there)
                 assert as_int(client.execute_command("GOBLIN.RT.ARLEN", key)) == (max(model) + 1 if model else 0)
         if model:
             assert client.execute_command("EXISTS", key) == 1

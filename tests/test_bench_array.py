@@ -1,7 +1,7 @@
-"""goblin-ring-bench array (issue 19 item 5): a --quick run over goblin's two array engines on
+"""goblin-ring-bench array: a --quick run over goblin's two array engines on
 both transports and from Python, with redis shown as X for every AR* row (never a substitute),
 its LINDEX/LSET list baseline, the depth-1 append latency rows (classic, rt, rt-reserved with
-VmLck, redis RPUSH) and the issue's targets listed."""
+VmLck, redis RPUSH) and the scenario's targets listed."""
 
 from test_bench import ENGINES, check_document, run_bench
 

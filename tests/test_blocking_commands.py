@@ -21,7 +21,7 @@ from goblin_ring import ResponseError, RespClient, RingClient, WrongTypeError
 from resp_wire import raw_connection
 
 WAIT = 10.0
-# The work-queue test moves this many items (the 1M: GOBLIN_QUEUE_ITEMS=1000000).
+# The work-queue test moves this many items (a full run: GOBLIN_QUEUE_ITEMS=1000000).
 QUEUE_ITEMS = int(os.environ.get("GOBLIN_QUEUE_ITEMS", "20000"))
 
 

@@ -1,4 +1,4 @@
-"""CLIENT UNBLOCK id [TIMEOUT|ERROR] (issue 16 item 4): a client blocked in BLPOP, BLMOVE or
+"""CLIENT UNBLOCK id [TIMEOUT|ERROR]: a client blocked in BLPOP, BLMOVE or
 BLMPOP over either transport is answered from another connection of either transport — with
 its timeout reply, or with Redis's "-UNBLOCKED client unblocked via CLIENT UNBLOCK" — and
 goes on with its later commands; the reply is 1 for a blocked client, 0 otherwise; argument

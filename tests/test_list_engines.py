@@ -1,4 +1,4 @@
-"""The list engine choice (issue 8): --list-implementation pma, the GOBLIN.PMA.* and
+"""The list engine choice: --list-implementation pma, the GOBLIN.PMA.* and
 GOBLIN.SEG.* command families over both transports (client.pma / client.seg), the
 wrong-engine WRONGTYPE, a qualified blocking waiter woken by a plain push, commandstats
 names, and the shapes of GOBLIN.LIST.INTERNALS."""

@@ -1,4 +1,4 @@
-"""RESP clients that try to bring the server down (issue 15), each against its own server:
+"""RESP clients that try to bring the server down, each against its own server:
 a huge multibulk paced in small pieces (parsed in linear time while others are served), a
 client that never reads (client-output-buffer-limit), buffers past maxmemory-clients, a
 query buffer past client-query-buffer-limit, and a descriptor limit (`ulimit -n`): maxclients

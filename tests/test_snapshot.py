@@ -1,4 +1,4 @@
-"""Snapshots (issue 20 items 1 and 5): SAVE/BGSAVE write the whole keyspace to dir/dbfilename and
+"""Snapshots: SAVE/BGSAVE write the whole keyspace to dir/dbfilename and
 the next server loads it back equal — every type and encoding, every database, expiry as absolute
 times — judged by DEBUG DIGEST, whose value equals redis-server's for the same data. A BGSAVE child
 killed mid-write leaves the previous file loadable; a corrupt byte anywhere, or a cut, is refused

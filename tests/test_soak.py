@@ -1,4 +1,4 @@
-"""The soak of issue 15: many RESP clients and ring sessions doing mixed list and string
+"""The soak: many RESP clients and ring sessions doing mixed list and string
 commands while one client after another is killed with SIGKILL.
 
 Each client is its own process (forked, so a kill takes exactly one session or connection

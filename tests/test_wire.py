@@ -1,10 +1,10 @@
 """The ring's wire format end to end: replies of any shape, and messages of any size.
 
-Issue 13 items 4 and 5 over the shared-memory ring: nested arrays and maps arrive as the same
-Python values RESP gives (COMMAND INFO, COMMAND DOCS, HELLO, CONFIG GET); a request or reply
-larger than one ring record (capacity / 8) travels in fragments and is reassembled, so RPUSH
-of 100,000 values and a 100 MB SET and GET work; Redis's proto-max-bulk-len holds with its
-text; a fragment that does not continue a message is refused and the session goes on.
+Over the shared-memory ring, nested arrays and maps arrive as the same Python values RESP gives
+(COMMAND INFO, COMMAND DOCS, HELLO, CONFIG GET); a request or reply larger than one ring record
+(capacity / 8) travels in fragments and is reassembled, so RPUSH of 100,000 values and a 100 MB
+SET and GET work; Redis's proto-max-bulk-len holds with its text; a fragment that does not
+continue a message is refused and the session goes on.
 """
 
 import struct

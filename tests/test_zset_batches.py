@@ -1,4 +1,4 @@
-"""The ring client's sorted-set batch calls (issue 18, item 3): zadd_many, zscore_many and
+"""The ring client's sorted-set batch calls: zadd_many, zscore_many and
 zrange_arrays, one C call each, checked against what the same server answers over RESP to the
 plain commands: scores exact (any double, inf), ZADD's flags, missing
 members and keys, WRONGTYPE, both encodings (compact and standard), and replies larger than one

@@ -1,4 +1,4 @@
-"""The packed sorted-set encoding (issue 18: int32 decimal members, float32 scores, numeric tie
+"""The packed sorted-set encoding (int32 decimal members, float32 scores, numeric tie
 order; native/engines/zset/zset.h) over both transports: picked by CONFIG SET / --zset-implementation
 packed for sets leaving the compact size and by GOBLIN.ZSET.CONVERT per key; converted to
 standard at once by a member or score that does not fit or by a lex-range command, nothing lost;

@@ -1,4 +1,4 @@
-"""aof_rows.py — the append-only log's write cost (issue 20 item 4): RPUSH over RESP with
+"""aof_rows.py — the append-only log's write cost: RPUSH over RESP with
 appendfsync everysec and always against the same server with persistence off, per engine
 (goblin's RESP port, redis-server, valkey-server), every rate timed by redis-benchmark so one
 tool measures both sides of each ratio.

@@ -4,7 +4,7 @@
                                [--warmup 4096] [--list-size 100000] [--value-size 16] [--quick]
                                [--server-core 0] [--client-core 1] [--json F] [--csv F] [--plot F.png]
     goblin-ring-bench pingpong | latency | workqueue | client   (the same flags; client: the
-                               Python RingClient's per-command rows and issue 13's targets)
+                               Python RingClient's per-command rows and their targets)
     goblin-ring-bench hash | set | zset [--zset-size 1000000]
     goblin-ring-bench zset-replay [--replay-count 2000000]   (bench/zset_replay.py's stream)
 
@@ -25,7 +25,8 @@ from dataclasses import asdict
 from .._version import __version__
 from . import report
 from .engines import ENGINES, parse_engines
-from .scenarios import SCENARIOS, Method, Progress
+from .registry import SCENARIOS
+from .scenarios import Method, Progress
 
 QUICK = {"n": 5000, "list_size": 5000, "hash_size": 5000, "zset_size": 5000, "replay_count": 50_000, "trials": 1,
          "warmup": 4096}

@@ -2,7 +2,7 @@
 
 The Python RingClient, one request in flight, against one goblin server (pinned, busy
 polling), every row in the same session so that the ratios between rows mean something on a
-shared machine. The rows are issue 13's Python targets and their baselines:
+shared machine. The rows are the Python client's targets and their baselines:
 
     LPOP                        the baseline of the queue rows
     BLPOP / BRPOP ready         two keys, the first empty         >= 80% of LPOP
@@ -67,7 +67,7 @@ def timed_loop(call: str) -> Callable:
     return namespace["loop"]
 
 
-TARGET_PAIRS = (  # (row, baseline, goal, measure): issue 13's Python targets
+TARGET_PAIRS = (  # (row, baseline, goal, measure): the Python client's targets
     ("BLPOP ready (two keys)", "LPOP", 0.8, "ops_per_s"),
     ("BRPOP ready (two keys)", "LPOP", 0.8, "ops_per_s"),
     ("LMOVE same-list rotation", "LPOP", 0.7, "ops_per_s"),

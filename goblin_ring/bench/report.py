@@ -188,7 +188,7 @@ def tail_table(result: dict) -> list[str]:
 
 
 def targets(result: dict) -> list[dict]:
-    """The issue's targets, measured (never bent): ratios against redis in this run."""
+    """list100k's targets, measured (never bent): ratios against redis in this run."""
     rows = {(r["column"], r["operation"]): r for r in result["rows"]}
     population = next((r["operation"] for r in result["rows"] if r["operation"].startswith("population")), None)
 
@@ -203,7 +203,7 @@ def targets(result: dict) -> list[dict]:
                     "met": r is not None and r >= 5})
     r = ratio("goblin-ring-native", "LLEN")
     out.append({"target": "ring LLEN >= 4x redis (goblin-ring-native)", "ratio": r, "met": r is not None and r >= 4})
-    # issue 8: the PMA engine against the segmented one, same transport (the C load generator)
+    # the PMA engine against the segmented one, same transport (the C load generator)
     middle = next((r["operation"] for r in result["rows"] if r["operation"].endswith("(N/2)")), None)
     pma_row, seg_row = rows.get(("goblin-pma native", middle)), rows.get(("goblin-ring-native", middle))
     if middle and pma_row and seg_row:
@@ -221,7 +221,7 @@ def targets(result: dict) -> list[dict]:
     clients = result.get("clients", 1)
     for operation in fixed:
         r = ratio("goblin-resp", operation)
-        if clients > 1:      # issue 14: many one-in-flight clients
+        if clients > 1:      # many one-in-flight clients
             out.append({"target": f"goblin-resp {operation}, {clients} clients one in flight >= 1.5x redis",
                         "ratio": r, "met": r is not None and r >= 1.5})
         else:
@@ -231,7 +231,7 @@ def targets(result: dict) -> list[dict]:
 
 
 def pingpong_targets(result: dict) -> list[dict]:
-    """With --clients N: goblin-resp's PING rate against redis's, both by redis-benchmark (issue 14)."""
+    """With --clients N: goblin-resp's PING rate against redis's, both by redis-benchmark."""
     clients = result.get("clients", 1)
     if clients <= 1:
         return []

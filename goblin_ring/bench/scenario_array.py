@@ -1,4 +1,4 @@
-"""scenario_array.py — the `array` scenario (issue 19 item 5): sparse arrays on goblin's two
+"""scenario_array.py — the `array` scenario: sparse arrays on goblin's two
 engines beside redis and valkey, side by side in one run.
 
 Shapes: --array-size values (default 500,000; --quick 5,000) of 16 bytes, dense (indexes 0, 1,

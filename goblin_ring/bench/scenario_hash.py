@@ -1,4 +1,4 @@
-"""scenario_hash.py — the `hash` scenario (issue 17): one big hash, every engine side by side.
+"""scenario_hash.py — the `hash` scenario: one big hash, every engine side by side.
 
 Population: one hash filled to --hash-size fields (default 1,000,000; 16-byte field names and
 values), HSET with 128 pairs per command, pipelined (the Python ring column's batch mode: one
@@ -251,7 +251,7 @@ def hash_scenario(method: Method, engines: list[str], progress: Callable) -> dic
 
 
 def hash_targets(result: dict) -> list[dict]:
-    """Issue 17's targets, measured in this run (ratios against redis; bytes per field)."""
+    """The hash scenario's targets, measured in this run (ratios against redis; bytes per field)."""
     rows = {(r["column"], r["operation"]): r for r in result["rows"]}
 
     def rate(column: str, operation: str) -> float | None:

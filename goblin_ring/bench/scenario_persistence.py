@@ -1,4 +1,4 @@
-"""scenario_persistence.py — the `persistence` scenario (issue 20 item 4): snapshots of a big
+"""scenario_persistence.py — the `persistence` scenario: snapshots of a big
 sorted set, a big hash and the 100k list on goblin, redis and valkey, side by side.
 
 Per engine and data set (a 1,000,000-member sorted set of 16-byte members, a 1,000,000-field
@@ -7,14 +7,14 @@ is populated over RESP, then
   * SAVE seconds: the SAVE command's round trip (median of --trials),
   * file bytes: the snapshot file's size (goblin's dump.grdb, redis's and valkey's dump.rdb),
   * load seconds: the time from starting the server to its ready line with the file present,
-    minus the same without it (medians of --trials each), as the issue defines it.
+    minus the same without it (medians of --trials each).
 Each engine's DEBUG DIGEST (goblin, and redis/valkey started with --enable-debug-command) is
 read before the save and after the reload and must agree — and, the digest being Redis's
 algorithm, agree across engines. The targets: goblin's sorted-set load >= 8x faster than
 redis's, its SAVE no slower than redis's, its file <= 1.5x redis's RDB.
 
 The append-only log's rows (RPUSH rate with appendfsync everysec / always against off) are
-lane A's, added as another section function in SECTIONS.
+the `aof` scenario (aof_rows.py). A further kind of row here is another function in SECTIONS.
 """
 
 from __future__ import annotations
@@ -222,7 +222,7 @@ def markdown(result: dict) -> list[str]:
     return lines
 
 
-# Each section adds rows/checks/markdown to the result; lane A appends the AOF section here.
+# Each section adds rows/checks/markdown to the result.
 SECTIONS: list[Callable[[Method, list[str], Callable, dict], None]] = [snapshot_rows]
 
 

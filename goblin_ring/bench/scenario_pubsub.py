@@ -1,4 +1,4 @@
-"""scenario_pubsub.py — the `pubsub` scenario (issue 21 item 4): publisher -> subscriber on every
+"""scenario_pubsub.py — the `pubsub` scenario: publisher -> subscriber on every
 engine side by side.
 
 Latency (microseconds, p50 ... p99.99): one message in flight — the publisher sends PUBLISH
@@ -395,7 +395,7 @@ def _find(result: dict, column: str, prefix: str) -> dict | None:
 
 
 def pubsub_targets(result: dict) -> list[dict]:
-    """Issue 21's targets, measured in this run."""
+    """The pubsub scenario's targets, measured in this run."""
     out = []
     redis_latency = _find(result, "redis", "PUBLISH -> subscriber")
     for column in ("goblin-ring-native", "goblin-ring python"):

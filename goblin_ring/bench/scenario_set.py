@@ -5,7 +5,7 @@ Rows (ops/s, median of --trials): the population (SADD x128 batches, members/s),
 new member, SISMEMBER of a member, SISMEMBER of a non-member, SCARD, and SADD + SREM of the
 same new member (a pair). Every column is driven by its own pipelined driver (NativeDriver
 over the ring's C loop, RingClient call/pipeline, raw RESP windows for goblin-resp, redis
-and valkey), so one tool times both sides of a ratio. The issue's target ratio is
+and valkey), so one tool times both sides of a ratio. The target ratio is
 goblin-ring-native's SADD and SISMEMBER over redis's.
 
 Memory (after the population): used_memory's growth, the RSS growth, and MEMORY USAGE of the
@@ -161,7 +161,7 @@ def _target_ratios(rows: list[dict]) -> list[str]:
 
 
 def set_targets(result: dict) -> list[dict]:
-    """Issue 16's set targets, measured in this run: the native ring's SADD and SISMEMBER rates
+    """The set targets, measured in this run: the native ring's SADD and SISMEMBER rates
     over redis's (>= 5x), and the set's structure bytes per member (GOBLIN.MEMORY's set
     category, <= 40) below redis's (its used_memory growth per member)."""
     rate = {(r["column"], r["operation"]): r.get("ops_per_s") for r in result["rows"] if r.get("status") == "ok"}

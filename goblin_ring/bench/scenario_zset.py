@@ -1,4 +1,4 @@
-"""scenario_zset.py — the `zset` scenario (issue 18, item 4): one big sorted set, every engine
+"""scenario_zset.py — the `zset` scenario: one big sorted set, every engine
 side by side.
 
 Population: one set filled to --zset-size members (default 1,000,000; 16-byte members, scores
@@ -324,7 +324,7 @@ def zset_scenario(method: Method, engines: list[str], progress: Callable) -> dic
 
 
 def zset_targets(result: dict) -> list[dict]:
-    """Issue 18's zset-scenario targets, measured in this run."""
+    """The zset scenario's targets, measured in this run."""
     rows = {(r["column"], r["operation"]): r for r in result["rows"]}
 
     def rate(column: str, operation: str) -> float | None:

@@ -1,4 +1,4 @@
-"""scenario_zset_replay.py — the `zset-replay` scenario (issue 18, item 5): a page-edit counter's
+"""scenario_zset_replay.py — the `zset-replay` scenario: a page-edit counter's
 stream of ZINCRBY 1 (bench/zset_replay.py: 2,000,000 commands on one key, about 280,000
 members, the largest count near 11,800, fixed seed) replayed by every engine with one reply
 per command, and the final state verified equal everywhere.
@@ -225,7 +225,7 @@ def zset_replay_scenario(method: Method, engines: list[str], progress: Callable)
 
 
 def zset_replay_targets(result: dict) -> list[dict]:
-    """Issue 18's replay targets, measured in this run."""
+    """The replay's targets, measured in this run."""
     rate = {r["column"]: r["ops_per_s"] for r in result["rows"] if r.get("status") == "ok"}
     redis = rate.get("redis")
 

@@ -1,4 +1,6 @@
-"""scenarios.py — list100k, pingpong and latency: what each measures and how it checks itself.
+"""scenarios.py — list100k, pingpong and latency: what each measures and how it checks itself;
+and the helpers every scenario module shares (Method, the rows' timing, values, digests).
+registry.py names the scenarios for the CLI.
 
 Every scenario returns a dict {"scenario", "columns", "rows", "memory", "checks", "notes"}
 that report.py turns into Markdown, JSON, CSV and a chart. Rates are the median over
@@ -471,7 +473,7 @@ IDLE_PAUSES_MS = (1, 10)
 
 def _idle_rows(column: Column, ping: Callable, samples: int) -> list[dict]:
     """The `idle` rows: a PING after the server has been idle for 1 ms and 10 ms, so that an
-    adaptive server has gone to sleep (issue 15: the wake-up, not the steady state)."""
+    adaptive server has gone to sleep (the wake-up, not the steady state)."""
     rows = []
     for pause_ms in IDLE_PAUSES_MS:
         latencies = numpy.empty(samples, dtype=numpy.int64)
@@ -489,7 +491,7 @@ def _idle_rows(column: Column, ping: Callable, samples: int) -> list[dict]:
 
 
 def idle_targets(result: dict) -> list[dict]:
-    """Issue 15: a ring PING after 10 ms idle (adaptive server) has p50 <= 50 us and below RESP's."""
+    """The idle target: a ring PING after 10 ms idle (adaptive server) has p50 <= 50 us and below RESP's."""
     rows = {row["column"]: row for row in result.get("idle", []) if row.get("idle_ms") == 10 and row["status"] == "ok"}
     ring, resp = rows.get("goblin-ring call"), rows.get("goblin-resp")
     if ring is None:
@@ -635,59 +637,3 @@ def latency(method: Method, engines: list[str], progress: Callable) -> dict:
                           "detail": ", ".join(leftovers) or "none"})
     progress.done()
     return out
-
-
-def _workqueue(method: Method, engines: list[str], progress: Callable) -> dict:
-    from .workqueue import workqueue   # imports this module's helpers
-    return workqueue(method, engines, progress)
-
-
-def _client(method: Method, engines: list[str], progress: Callable) -> dict:
-    from .client_rows import client   # imports this module's helpers
-    return client(method, engines, progress)
-
-
-def _hash(method: Method, engines: list[str], progress: Callable) -> dict:
-    from .scenario_hash import hash_scenario   # imports this module's helpers
-    return hash_scenario(method, engines, progress)
-
-
-def _set(method: Method, engines: list[str], progress: Callable) -> dict:
-    from .scenario_set import set_scenario   # imports this module's helpers
-    return set_scenario(method, engines, progress)
-
-
-def _zset(method: Method, engines: list[str], progress: Callable) -> dict:
-    from .scenario_zset import zset_scenario   # imports this module's helpers
-    return zset_scenario(method, engines, progress)
-
-
-def _zset_replay(method: Method, engines: list[str], progress: Callable) -> dict:
-    from .scenario_zset_replay import zset_replay_scenario   # imports this module's helpers
-    return zset_replay_scenario(method, engines, progress)
-
-
-def _aof(method: Method, engines: list[str], progress: Callable) -> dict:
-    from .aof_rows import aof_write_cost   # imports this module's helpers
-    return aof_write_cost(method, engines, progress)
-
-
-def _persistence(method: Method, engines: list[str], progress: Callable) -> dict:
-    from .scenario_persistence import persistence_scenario   # imports this module's helpers
-    return persistence_scenario(method, engines, progress)
-
-
-def _pubsub(method: Method, engines: list[str], progress: Callable) -> dict:
-    from .scenario_pubsub import pubsub_scenario   # imports this module's helpers
-    return pubsub_scenario(method, engines, progress)
-
-
-def _array(method: Method, engines: list[str], progress: Callable) -> dict:
-    from .scenario_array import array_scenario   # imports this module's helpers
-    return array_scenario(method, engines, progress)
-
-
-SCENARIOS = {"list100k": list100k, "pingpong": pingpong, "latency": latency, "workqueue": _workqueue,
-             "client": _client, "hash": _hash, "set": _set, "zset": _zset, "zset-replay": _zset_replay,
-             "aof": _aof, "persistence": _persistence, "pubsub": _pubsub,
-             "array": _array}

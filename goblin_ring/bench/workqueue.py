@@ -219,7 +219,7 @@ def workqueue_targets(result: dict) -> list[dict]:
             ratio = a["ops_per_s"] / b["ops_per_s"] if a and b else None
             out.append({"target": f"{column}: {ready} >= {goal:.0%} of {plain}", "ratio": ratio,
                         "met": ratio is not None and ratio >= goal})
-    # issue 8: a counted pop on the PMA engine is one range mutation (command rates, same transport)
+    # a counted pop on the PMA engine is one range mutation (command rates, same transport)
     for pma, segmented in (("goblin-pma native", "goblin-ring-native"), ("goblin-pma resp", "goblin-resp")):
         a, b = rows.get((pma, "LMPOP COUNT 8 (two keys)")), rows.get((segmented, "LMPOP COUNT 8 (two keys)"))
         if a and b:

@@ -63,10 +63,10 @@ class ServerConfig:
     dbfilename: str = "dump.grdb"
     save: str | None = None
     start_empty_on_bad_snapshot: bool = False
-    # arrays (lane RT): the engine new arrays get, and mlockall of the whole server
+    # arrays: the engine new arrays get (classic or rt), and mlockall of the whole server
     array_implementation: str = "classic"
     mlock: bool = False
-    # sorted sets (issue 18): the encoding of sets past the compact size, standard or packed
+    # sorted sets: the encoding of sets past the compact size, standard or packed
     # (int32 members, float32 scores, numeric tie order; native/engines/zset/zset.h); CONFIG SET
     # zset-implementation changes it at run time, GOBLIN.ZSET.CONVERT picks it per key
     zset_implementation: str = "standard"

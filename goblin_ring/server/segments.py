@@ -2,7 +2,7 @@
 
 Creating a session's two segments reserves every page (posix_fallocate: the kernel zeroes
 them), and releasing one returns its pages; for a large ring either takes long enough to
-stall every other client if the serving thread did it (issue 15: a 1 GiB attach held other
+stall every other client if the serving thread did it (measured: a 1 GiB attach held other
 clients' PING for 5 s). So one low-priority worker thread does both. The serving thread
 hands it a job and goes on serving; a finished creation comes back through `completed()`,
 announced on an eventfd that sits in the server's epoll set. posix_fallocate, ftruncate and

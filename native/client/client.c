@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client/client_pubsub.h"
+#include "client/client_pubsub_state.h"
 #include "client/plain_reply.h"
 #include "exec/command.h"
 #include "ring/fragment.h"
@@ -58,7 +58,7 @@ struct gr_client {
                                          its reply into plain_output, if set); finish_plain clears it */
     int plain_streamed;               /* its ArrayReply was written into plain_output straight from the ring */
     int gone;                         /* a plain call saw the server gone: the later ones fail at once */
-    struct gr_client_pubsub *pubsub;  /* Pub/Sub messages taken while reading replies (client_pubsub.c) */
+    struct gr_client_pubsub *pubsub;  /* Pub/Sub messages taken while reading replies (client_pubsub_state.h) */
 };
 
 gr_client_t *gr_client_new(void *request_memory, size_t request_memory_size,
@@ -147,7 +147,7 @@ static int wake_server_if_sleeping(gr_client_t *client);
  * takes tens of microseconds whatever we do, and the CPU we would spin on is often the one
  * the kernel wants to run the server on (or, with the other CPUs busy, the one it would pull
  * the server to once it goes idle). A spinning client held the server off until the
- * scheduler preempted it: 0.8 ms per request after an idle pause (issue 15, item 8). */
+ * scheduler preempted it: 0.8 ms per request after an idle pause. */
 static int wait_for_reply(gr_client_t *client) {
     if (!wake_server_if_sleeping(client)) {
         for (uint32_t i = 0; i < client->spin_iterations; i++) {
@@ -865,7 +865,7 @@ int gr_client_execute_packed(gr_client_t *client, const uint8_t *packed, size_t 
     return GR_CLIENT_OK;
 }
 
-/* ---- for client_pubsub.c (client_pubsub.h; not in the cffi API) ---- */
+/* ---- for client_pubsub.c (client.h's reader section; not in the cffi API) ---- */
 
 gr_ring_t *gr_client_reply_ring(gr_client_t *client) { return &client->replies; }
 struct gr_client_pubsub **gr_client_pubsub_state(gr_client_t *client) { return &client->pubsub; }

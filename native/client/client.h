@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "ring/codec.h"
+#include "ring/ring.h"
 
 /* cffi-cdef-begin */
 typedef struct gr_client gr_client_t;
@@ -153,5 +154,18 @@ const uint8_t *gr_client_arena(const gr_client_t *client);
 size_t gr_client_result_layout(const gr_client_t *client, const gr_result_t *result, uint8_t *kinds,
                                int64_t *integers, uint64_t *offsets, uint64_t *lengths);
 /* cffi-cdef-end */
+
+/* ---- for the subscribed reader (client_pubsub.c), which builds on this client; not in the
+ * cffi API ---- */
+struct gr_client_pubsub;
+gr_ring_t *gr_client_reply_ring(gr_client_t *client);
+/* The slot of the client's Pub/Sub state (client_pubsub_state.h), NULL until first used. */
+struct gr_client_pubsub **gr_client_pubsub_state(gr_client_t *client);
+/* Wait until the reply ring has a record, as a call's reply wait does (wake a sleeping server
+ * first, spin, futex sleep, the server's EOF checked every slice), for timeout_ns (< 0: none). */
+int gr_client_wait_replies(gr_client_t *client, int64_t timeout_ns);
+/* A reply with this request id was read by the Pub/Sub reader: the first one answers its
+ * request (SUBSCRIBE a b answers with two, the same id). */
+void gr_client_note_reply(gr_client_t *client, uint64_t request_id);
 
 #endif

@@ -13,51 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "client/client_pubsub_state.h"
 #include "client/plain_reply.h"
 #include "core/clock.h"
 #include "ring/fragment.h"
-
-struct gr_client_pubsub {
-    uint8_t *stash;                  /* stashed PushMessages: u32 length, then the message */
-    size_t stash_start, stash_length, stash_capacity;
-    gr_reassembly_t fragments;       /* a message arriving in fragments */
-    int fragments_ready;             /* fragments holds a complete message not yet written */
-    gr_reply_message_t decoded;      /* decode scratch (elements grown to the largest reply) */
-    uint64_t items;                  /* items read so far */
-};
-
-static struct gr_client_pubsub *state_of(struct gr_client_pubsub **slot) {
-    if (!*slot) *slot = calloc(1, sizeof **slot);
-    return *slot;
-}
-
-void gr_client_pubsub_free(struct gr_client_pubsub *state) {
-    if (!state) return;
-    free(state->stash);
-    gr_reassembly_free(&state->fragments);
-    free(state->decoded.elements);
-    free(state);
-}
-
-int gr_client_pubsub_stash(struct gr_client_pubsub **slot, const uint8_t *message, size_t length) {
-    struct gr_client_pubsub *state = state_of(slot);
-    if (!state || length > UINT32_MAX) return -1;
-    if (state->stash_start == state->stash_length) state->stash_start = state->stash_length = 0;
-    size_t need = 4 + length;
-    if (state->stash_capacity - state->stash_length < need) {
-        size_t capacity = state->stash_capacity ? state->stash_capacity : 4096;
-        while (capacity - state->stash_length < need) capacity *= 2;
-        uint8_t *grown = realloc(state->stash, capacity);
-        if (!grown) return -1;
-        state->stash = grown;
-        state->stash_capacity = capacity;
-    }
-    uint32_t n = (uint32_t)length;
-    memcpy(state->stash + state->stash_length, &n, 4);
-    memcpy(state->stash + state->stash_length + 4, message, length);
-    state->stash_length += need;
-    return 0;
-}
 
 uint64_t gr_client_pubsub_messages(const gr_client_t *client) {
     struct gr_client_pubsub *state = *gr_client_pubsub_state((gr_client_t *)client);
@@ -237,7 +196,7 @@ long gr_client_pubsub_read(gr_client_t *client, size_t max_count, int64_t timeou
     *count = 0;
     *status = GR_CLIENT_OK;
     if (!client) { *status = GR_CLIENT_CLOSED; return 0; }
-    struct gr_client_pubsub *state = state_of(gr_client_pubsub_state(client));
+    struct gr_client_pubsub *state = gr_client_pubsub_state_of(gr_client_pubsub_state(client));
     if (!state) { *status = GR_CLIENT_NO_MEMORY; return 0; }
     if (capacity < 5) return -(long)5 - 1;
     reader_t r = {client, state, out, capacity, 5, 0, max_count ? (uint32_t)(max_count < UINT32_MAX ? max_count : UINT32_MAX) : 1, 0, 0};
@@ -306,7 +265,7 @@ long gr_client_pubsub_take_sequenced(gr_client_t *client, size_t max_count, int6
     sequenced_t s = {expected, out_of_order, 0, max_count, 0};
     while (s.taken < max_count && !s.failed && gr_ring_read(ring, take_sequenced, &s, 0) > 0) {}
     if (s.failed) return -GR_CLIENT_PROTOCOL;
-    struct gr_client_pubsub *state = state_of(gr_client_pubsub_state(client));
+    struct gr_client_pubsub *state = gr_client_pubsub_state_of(gr_client_pubsub_state(client));
     if (state) state->items += s.taken;
     return (long)s.taken;
 }

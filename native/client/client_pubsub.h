@@ -15,8 +15,9 @@
  *   an error      -> ('error', code, text)   an ErrorReply (or an array holding one)
  *
  * A PushMessage that an ordinary call (client.c's reply wait) meets before its reply is not
- * lost: client.c hands it to gr_client_pubsub_stash, and the next read returns the stashed
- * ones first, so the order the server wrote is the order the reader sees.
+ * lost: client.c stashes it (client_pubsub_state.h), and the next read returns the stashed
+ * ones first, so the order the server wrote is the order the reader sees. This reader builds
+ * on client.c (client.h's reader section); client.c does not call into it.
  */
 #ifndef GR_CLIENT_PUBSUB_H
 #define GR_CLIENT_PUBSUB_H
@@ -58,20 +59,5 @@ int gr_client_pubsub_latency_loop(gr_client_t *publisher, gr_client_t *subscribe
                                   size_t channel_length, const uint8_t *payload, size_t payload_length, size_t n,
                                   int64_t *latencies_ns);
 /* cffi-cdef-end */
-
-/* ---- client.c's side ---- */
-struct gr_client_pubsub;
-/* Keep one PushMessage an ordinary call met while waiting for its reply. 0, or -1 (no memory). */
-int gr_client_pubsub_stash(struct gr_client_pubsub **state, const uint8_t *message, size_t length);
-void gr_client_pubsub_free(struct gr_client_pubsub *state);
-/* client.c's internals this file reads through (defined in client.c). */
-gr_ring_t *gr_client_reply_ring(gr_client_t *client);
-struct gr_client_pubsub **gr_client_pubsub_state(gr_client_t *client);
-/* Wait until the reply ring has a record, as a call's reply wait does (wake a sleeping server
- * first, spin, futex sleep, the server's EOF checked every slice), for timeout_ns (< 0: none). */
-int gr_client_wait_replies(gr_client_t *client, int64_t timeout_ns);
-/* A reply with this request id was read by the Pub/Sub reader: the first one answers its
- * request (SUBSCRIBE a b answers with two, the same id). */
-void gr_client_note_reply(gr_client_t *client, uint64_t request_id);
 
 #endif

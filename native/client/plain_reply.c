@@ -1,7 +1,7 @@
 /* plain_reply.c — a ring reply in Python's marshal format (the mapping is in plain_reply.h).
  *
  * One pass over the reply (a decoded gr_result_t's elements, or the ring message itself read
- * element by element with the generated ring/codec_stream.h); the tree is already in
+ * element by element with the generated ring/codec_stream_generated.h); the tree is already in
  * pre-order, as marshal wants it, so each element is written where it stands and a small
  * stack of remaining-children counts only tracks the depth; the two commonest array replies
  * (a flat array of bulks, LRANGE's; a key and its values, LMPOP's) skip even that.
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core/bytes.h"
-#include "ring/codec_stream.h"
+#include "ring/codec_stream_generated.h"
 
 typedef struct writer {
     uint8_t *out;
@@ -70,7 +70,7 @@ static void put_integer(writer_t *w, int64_t value) {
 }
 
 /* The elements of an array reply in pre-order: a decoded tree's (elements) or, when streaming,
- * read one by one from the message with the generated reader (ring/codec_stream.h). */
+ * read one by one from the message with the generated reader (ring/codec_stream_generated.h). */
 typedef struct tree_source {
     const gr_element_t *elements;           /* the decoded tree; unused when streaming */
     gr_array_reply_reader_t reader;         /* the message, when streaming */

@@ -3,7 +3,7 @@
  * semantics). Every handler is an argv handler (over the ring a CommandRequest), validates
  * every argument first, then mutates, then replies. The rows are commands/array.def.
  *
- * The same handlers serve GOBLIN.<ENGINE>.<ARCMD> rows (lane RT's array_rt.def): the engine
+ * The same handlers serve GOBLIN.<ENGINE>.<ARCMD> rows (array_rt.def): the engine
  * named between the dots creates new arrays and must hold existing ones (another engine's
  * array is a WRONGTYPE error naming both), as GOBLIN.PMA./GOBLIN.SEG. do for lists.
  *

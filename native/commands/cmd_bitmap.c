@@ -19,8 +19,8 @@
 #include "engines/bitmap.h"
 #include "engines/string_value.h"
 #include "exec/db.h"
+#include "core/bytes.h"
 #include "exec/lookup.h"
-#include "exec/server_text.h"
 #include "exec/transaction.h"
 
 #define NOT_INTEGER "ERR value is not an integer or out of range"

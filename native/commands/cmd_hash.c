@@ -1,6 +1,6 @@
 /* cmd_hash.c — the HASH command layer: Redis's semantics over the hash engine.
  *
- * The engine is engines/hash/ (hash.c: the value, a compact map or lane T's table, and its
+ * The engine is engines/hash/ (hash.c: the value, a compact map or the table engine, and its
  * field-expiry map); this file validates every argument first, then mutates, then replies,
  * with Redis's reply shapes and error texts (the field-expiry family's texts are
  * valkey-server 9.1's, the server the differential test checks them against). Every command
@@ -24,8 +24,8 @@
 #include "engines/hash/hash.h"
 #include "engines/table/table.h"   /* HRANDFIELD's set of fields already picked */
 #include "exec/db.h"
+#include "core/bytes.h"
 #include "exec/lookup.h"
-#include "exec/server_text.h"
 #include "exec/transaction.h"
 
 static gr_bytes_t arg(const uint8_t *const *argv, const size_t *argv_length, size_t i) {

@@ -4,7 +4,7 @@
  * target: segmented, list_seg.c, and PMA, list_pma.c);
  * this file validates every argument of a typed request first, then mutates, then replies,
  * with Redis's reply shapes and error texts. Both transports arrive here with the same
- * gr_request_t (field use per template in codec.h). A list that becomes empty is deleted,
+ * gr_request_t (field use per template in codec_generated.h). A list that becomes empty is deleted,
  * as in Redis. The blocking commands' ready path is here too, with the gr_block_spec
  * rows that tell exec/blocking.c (which parks and wakes clients) what a list waiter needs.
  */

@@ -143,8 +143,8 @@ static void info_memory(gr_db_t *db, gr_text_t *text) {
 }
 
 /* Redis's persistence fields. The rdb_* ones are the snapshots' (persist/persistence.c and
- * db->persistence, db->child); the aof_* ones stay a server without an append-only log's until
- * that lands. rdb_changes_since_last_save is the dirty counter (db.h's gr_db_count_changes). */
+ * db->persistence, db->child); the aof_* ones the append-only file's (persist/aof.c,
+ * gr_aof_info). rdb_changes_since_last_save is the dirty counter (db.h's gr_db_count_changes). */
 static void info_persistence(gr_db_t *db, gr_text_t *text) {
     const gr_persistence_t *p = &db->persistence;
     const int bgsave = gr_child_running(db) == GR_CHILD_SNAPSHOT;

@@ -14,8 +14,8 @@
 #include "engines/set/set.h"
 #include "exec/blocking.h"
 #include "exec/db.h"
+#include "core/bytes.h"
 #include "exec/lookup.h"
-#include "exec/server_text.h"
 #include "exec/transaction.h"
 
 /* ---- shared helpers ---- */

@@ -29,8 +29,8 @@
 #include "engines/zset/zset.h"
 #include "exec/blocking.h"
 #include "exec/db.h"
+#include "core/bytes.h"
 #include "exec/lookup.h"
-#include "exec/server_text.h"
 #include "exec/transaction.h"
 
 /* ---- the elements, copied ---- */

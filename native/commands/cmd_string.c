@@ -17,7 +17,7 @@
 #include "commands/commands.h"
 #include "core/number.h"
 #include "exec/db.h"
-#include "exec/server_text.h"
+#include "core/bytes.h"
 #include "exec/transaction.h"
 #include "engines/string_value.h"
 

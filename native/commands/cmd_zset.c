@@ -1,7 +1,7 @@
 /* cmd_zset.c — the sorted-set command layer: Redis's semantics over the zset engine.
  *
- * The engine is engines/zset/ (a B+tree with counts and, past zset-max-listpack-*, lane T's
- * table as the member -> score index); the command layer validates every argument first, then
+ * The engine is engines/zset/ (a B+tree with counts and, past zset-max-listpack-*, the table
+ * engine as the member -> score index); the command layer validates every argument first, then
  * mutates, then replies, with Redis 7's reply shapes and error texts. Scores are written as
  * Redis 7.0 writes them ("%.17g", "inf", "-inf"): a bulk string over RESP2 and the ring, a
  * RESP3 double over RESP3, where member/score lists become arrays of [member, score] pairs.
@@ -22,8 +22,8 @@
 #include "commands/member_scan.h"
 #include "core/number.h"
 #include "exec/blocking.h"
+#include "core/bytes.h"
 #include "exec/lookup.h"
-#include "exec/server_text.h"
 #include "exec/transaction.h"
 
 static void reply_not_float(gr_reply_t *reply) { reply_error(reply, "ERR value is not a valid float"); }

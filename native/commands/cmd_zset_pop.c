@@ -6,7 +6,7 @@
 
 #include "commands/cmd_zset_shared.h"
 #include "core/number.h"
-#include "exec/server_text.h"
+#include "core/bytes.h"
 #include "exec/blocking.h"
 
 /* ---- ZPOPMIN, ZPOPMAX, ZMPOP ---- */

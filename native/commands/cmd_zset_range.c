@@ -9,7 +9,7 @@
 
 #include "commands/cmd_zset_shared.h"
 #include "core/number.h"
-#include "exec/server_text.h"
+#include "core/bytes.h"
 
 /* A score bound of ZCOUNT / ZRANGEBYSCORE: "(" for exclusive, else inclusive (zslParseRange). */
 typedef struct score_range {

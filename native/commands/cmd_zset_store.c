@@ -9,7 +9,7 @@
 
 #include "commands/cmd_zset_shared.h"
 #include "core/number.h"
-#include "exec/server_text.h"
+#include "core/bytes.h"
 #include "engines/set/set.h"   /* ZUNION/ZINTER/ZDIFF read sets as scores of 1 */
 
 /* ---- ZUNION, ZINTER, ZDIFF (+STORE), ZINTERCARD ---- */

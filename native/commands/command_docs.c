@@ -16,7 +16,7 @@
 
 #include "commands/commands.h"
 #include "exec/db.h"
-#include "exec/server_text.h"
+#include "core/bytes.h"
 #include "core/glob.h"
 
 /* ---- the rows ---- */

@@ -6,7 +6,7 @@
 #include "commands/member_scan.h"
 #include "core/glob.h"
 #include "core/number.h"
-#include "exec/server_text.h"
+#include "core/bytes.h"
 
 int gr_member_scan_start_or_reply(gr_member_scan_t *scan, size_t entry_size, size_t argc, const uint8_t *const *argv,
                                   const size_t *argv_length, size_t first, int allow_novalues, gr_reply_t *reply) {

@@ -1,4 +1,5 @@
-/* bytes.h — gr_bytes_t, a borrowed byte string (pointer + length), shared by every layer.
+/* bytes.h — gr_bytes_t, a borrowed byte string (pointer + length), shared by every layer, and
+ * the byte comparisons every layer that reads arguments needs (gr_word_is).
  *
  * It lives in core/ so that engines (the table engine hands entries out as gr_bytes_t) and
  * exec/ (requests, replies) name one type. Nothing here owns memory: who returns a gr_bytes_t
@@ -10,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 
 /* cffi-cdef-begin: read by native/build_ffi.py (exec/request.h's types use it). */
 typedef struct gr_bytes {
@@ -35,6 +37,13 @@ static inline void gr_bytes_copy(uint8_t *to, const uint8_t *from, size_t length
     } else if (length) {
         to[0] = from[0], to[length / 2] = from[length / 2], to[length - 1] = from[length - 1];
     }
+}
+
+/* 1 if the bytes equal word, ignoring ASCII case: an argument against a keyword ("count",
+ * "MATCH", "withscores"). */
+static inline int gr_word_is(const uint8_t *arg, size_t length, const char *word) {
+    size_t n = strlen(word);
+    return length == n && strncasecmp((const char *)arg, word, n) == 0;
 }
 
 #endif

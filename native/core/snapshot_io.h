@@ -1,5 +1,5 @@
 /* snapshot_io.h — the byte encoding every value type's save and load hooks use (the rows of
- * exec/value_type.c), for DUMP/RESTORE payloads now and whole snapshot files later (issue 20).
+ * exec/value_type.c), for DUMP/RESTORE payloads and whole snapshot files (persist/snapshot.c).
  * The implementation is snapshot_io.c; it knows nothing of types, keys or commands.
  *
  * A writer is a growable byte buffer; a reader is a bounded cursor over bytes that may be
@@ -23,7 +23,7 @@
  * can hold (gr_snapshot_read_count bounds a count by the bytes left), and free everything it
  * built before returning NULL.
  *
- * The sealed envelope (DUMP's payload, issue 20's file trailer): the body, a u16 format
+ * The sealed envelope (DUMP's payload; a snapshot file ends the same way): the body, a u16 format
  * version and a u64 CRC-64 over body and version (Redis's CRC-64/Jones, reflected,
  * polynomial 0xad93d23594c935a9; "123456789" -> 0xe9c6d914c4b8d9ca), as Redis's DUMP lays
  * out its RDB version and checksum.

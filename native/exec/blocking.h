@@ -1,7 +1,8 @@
-/* blocking.h — clients blocked in a blocking command (BLPOP, BLMOVE, BLMPOP; later BZPOPMIN,
- * BZMPOP, ...), and how a write wakes them. This layer knows no command: what a waiter needs
- * of its command is a gr_block_spec (its keys, when a key can serve it, how to serve it, what
- * a timeout answers), which the command layer defines and its table rows point at.
+/* blocking.h — clients blocked in a blocking command (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP,
+ * BZPOPMIN, BZPOPMAX, BZMPOP: every row with a .blocking spec), and how a write wakes them. This
+ * layer knows no command: what a waiter needs of its command is a gr_block_spec (its keys, when a
+ * key can serve it, how to serve it, what a timeout answers), which the command layer defines and
+ * its table rows point at.
  *
  * A blocking command runs gr_blocking_run: its ready path first (spec->serve); if nothing was
  * there, it parks its connection: no reply yet, a waiter records a copy of the request
@@ -10,17 +11,19 @@
  * Redis). Every waiter sits in the FIFO of each key it waits on and in one list in blocking
  * order.
  *
- * Waking: whatever creates a value under a key (a push, LMOVE's destination, RENAME, MOVE,
- * SWAPDB) calls gr_blocking_signal, which costs one branch when nobody is blocked and
- * otherwise marks the key ready. After the command that did it, gr_blocking_serve serves
- * every ready key: while the key holds what spec->ready accepts, the longest waiter is served
- * (spec->serve on a copy of its request narrowed to that key alone, with its own connection's
- * reply writer); a waiter served that way may make another key ready in turn (BLMOVE's
- * destination). So a pushed value goes to the longest waiter before any other command sees
- * it. A waiter whose client is gone (socket EOF, or the ring client's process dead) is
- * dropped, and its connection closed, before anything is taken for it.
+ * Waking: whatever creates or replaces a value under a key (e.g. a push, ZADD, the
+ * destination of LMOVE or SINTERSTORE, RENAME, MOVE, COPY, RESTORE) calls gr_blocking_signal (SWAPDB:
+ * gr_blocking_signal_db), which costs one branch when nobody is blocked and otherwise marks the key
+ * ready. After the command that did it, gr_blocking_serve serves every ready key: while the key
+ * holds what spec->ready accepts, the longest waiter is served (spec->serve on a copy of its
+ * request narrowed to that key alone, with its own connection's reply writer); a waiter served that
+ * way may make another key ready in turn (BLMOVE's destination). So a pushed value goes to the
+ * longest waiter before any other command sees it. A waiter whose client is gone (socket EOF, or
+ * the ring client's process dead) is dropped, and its connection closed, before anything is taken
+ * for it.
  *
- * Timeouts are the server's: gr_blocking_expire answers waiters past their deadline with
+ * Timeouts are the server's: its loop calls gr_db_expire_blocked (db.h; its wait is sized by
+ * gr_db_next_block_timeout_ms), which answers waiters past their deadline with
  * spec->timeout_reply. Served or timed-out connections are "woken": ring sessions resume
  * reading by themselves; RESP connections are handed to the server loop (gr_db_take_woken)
  * so it can flush the reply and parse what the client sent meanwhile.
@@ -39,8 +42,9 @@ typedef enum gr_block_keys {
 } gr_block_keys_t;
 
 /* What the blocking layer needs of a blocking command; the command layer defines one per
- * command shape (commands/cmd_list.c: BLPOP/BRPOP, BLMOVE/BRPOPLPUSH, BLMPOP) and the
- * command table's row points at it. */
+ * command shape (commands/cmd_list.c: BLPOP/BRPOP, BLMOVE/BRPOPLPUSH, BLMPOP;
+ * commands/cmd_zset_pop.c: BZPOPMIN/BZPOPMAX, BZMPOP) and the command table's row points at
+ * it. */
 typedef struct gr_block_spec {
     const char *name;                 /* for messages and tests ("blpop") */
     gr_block_keys_t keys;

@@ -1,7 +1,7 @@
 /* db.c — the execution context (db.h): the databases' lifecycle, the connection registry,
  * the execute entry points (each command one call through its table row's handler,
- * exec/command.h), admission and accounting, and the small helpers every command file shares
- * (error replies).
+ * exec/command.h), admission and accounting. The error replies every command file shares are
+ * in reply.c.
  */
 #include "exec/db.h"
 #include "core/clock.h"
@@ -424,28 +424,6 @@ int64_t gr_db_cron(gr_db_t *db, int64_t budget_us) {
     if (monotonic_us() - start < budget_us) expire_parts(db, start, budget_us);
     if (db->batch_depth == 0) gr_propagate_flush(db);
     return expired;
-}
-
-/* ---- shared reply helpers ---- */
-
-void gr_reply_error_text(gr_reply_t *reply, gr_error_code_t code, const char *text) {
-    gr_reply_error(reply, code, text, strlen(text));
-}
-
-void gr_reply_arity_error(gr_reply_t *reply, const char *command) {
-    char text[160];
-    size_t n = (size_t)snprintf(text, sizeof text, "ERR wrong number of arguments for '%s' command", command);
-    gr_reply_error(reply, GR_ERR_WRONG_ARITY, text, n < sizeof text ? n : sizeof text - 1);
-}
-
-void gr_reply_wrongtype(gr_reply_t *reply) {
-    gr_reply_error_text(reply, GR_ERR_WRONGTYPE, "WRONGTYPE Operation against a key holding the wrong kind of value");
-}
-
-void gr_reply_ok(gr_reply_t *reply) { gr_reply_status(reply, "OK", 2); }
-
-void gr_reply_oom(gr_reply_t *reply) {
-    gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
 }
 
 /* ---- execution: every command is one call through its row's handler ---- */

@@ -324,12 +324,6 @@ uint64_t gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t error
 /* slowlog-log-slower-than changed (cmd_config.c): the threshold in the accounting clock. */
 void gr_db_set_slowlog_threshold(gr_db_t *db, int64_t log_slower_than_us);
 
-/* Shared helpers for the command files */
-void gr_reply_error_text(gr_reply_t *reply, gr_error_code_t code, const char *text);
-void gr_reply_arity_error(gr_reply_t *reply, const char *command);
-void gr_reply_wrongtype(gr_reply_t *reply);
-void gr_reply_ok(gr_reply_t *reply);
-void gr_reply_oom(gr_reply_t *reply);   /* an allocation failed: Redis's OOM error, nothing changed */
 /* The entry for key in the current database, or NULL. An entry whose expiry has passed is
  * deleted first (lazy expiry) and counts as absent. gr_db_lookup also counts a keyspace
  * hit or miss and stamps the access time; gr_db_find_live does neither (OBJECT, writes). */

@@ -7,14 +7,15 @@
  *
  * Shapes a command may produce:
  *   integer | bulk | nil (null bulk) | nil_array (null array) | status | error
- *   array_begin(n) followed by exactly n scalar elements (bulk, nil or integer)
+ *   array_begin(n) followed by exactly n elements, each any shape here: a scalar, or a
+ *   nested array, map or set (COMMAND INFO, COMMAND DOCS, EXEC's results)
  *   The n elements of an array may be written a run at a time: bulks(values, k) is k bulks
  *   (LRANGE's and LMPOP's values, handed a leaf at a time by the list engine).
  *   keyed_array_begin(key, n) followed by n bulk elements: the [key, [elements...]] shape
  *   of LMPOP/BLMPOP, and of SCAN with the cursor as the key.
  *   pair(key, value): the [key, value] shape of BLPOP/BRPOP.
  *   map_begin(n) followed by n key/value pairs (2n elements): RESP3's map, RESP2's flat
- *   array of 2n, the ring's flat ArrayReply (HELLO, CONFIG GET, COMMAND DOCS).
+ *   array of 2n, a MAP element of the ring's ArrayReply (HELLO, CONFIG GET, COMMAND DOCS).
  *   verbatim(text): RESP3's verbatim "txt" string, a bulk elsewhere (INFO, CLIENT LIST).
  *   double_value(d): RESP3's double, a bulk elsewhere; the text is Redis 7.0's (%.17g, inf).
  *   set_begin(n) followed by n elements: RESP3's set (SMEMBERS, SINTER, SPOP with a count),
@@ -22,8 +23,9 @@
  *   push_begin(n) followed by n elements: RESP3's push frame (SUBSCRIBE's confirmations;
  *   Pub/Sub messages are written by each transport's deliver callback, exec/pubsub.h), an
  *   array elsewhere. A command may write several (SUBSCRIBE a b: one per channel).
- * Nested arrays (COMMAND INFO, COMMAND DOCS) exist only over RESP; the ring answers them
- * with an error naming the shape.
+ * Both transports carry a nested reply whole: RESP as nested frames, the ring as one
+ * ArrayReply whose elements are the reply's tree in pre-order (ring/sbe_reply.h), at most
+ * GR_SBE_REPLY_MAX_DEPTH containers deep (deeper than any Redis reply).
  */
 #ifndef GR_REPLY_H
 #define GR_REPLY_H
@@ -131,5 +133,12 @@ static inline void gr_reply_bulks(gr_reply_t *r, const gr_bytes_t *values, size_
     for (size_t i = 0; i < count; i++) r->ops->bulk(r, values[i].data, values[i].length);
 }
 static inline void gr_reply_pair(gr_reply_t *r, const uint8_t *k, size_t kn, const uint8_t *v, size_t vn) { r->ops->pair(r, k, kn, v, vn); }
+
+/* The replies every command file shares (reply.c), with Redis's texts. */
+void gr_reply_error_text(gr_reply_t *reply, gr_error_code_t code, const char *text);
+void gr_reply_arity_error(gr_reply_t *reply, const char *command);
+void gr_reply_wrongtype(gr_reply_t *reply);
+void gr_reply_ok(gr_reply_t *reply);
+void gr_reply_oom(gr_reply_t *reply);   /* an allocation failed: Redis's OOM error, nothing changed */
 
 #endif

@@ -2,8 +2,8 @@
  *
  * The ring decodes an SBE request message into a gr_request_t (ring/codec.c); the RESP path
  * and the ring client build the same struct from argv (commands/). Template ids are the
- * schema's (schema/goblin.xml, generated into exec/templates.h); ring/codec.h lists which
- * slots each template uses, generated from schema/glue.py's one slot table.
+ * schema's (schema/goblin.xml, generated into exec/templates_generated.h); ring/codec_generated.h
+ * lists which slots each template uses, generated from schema/glue.py's one slot table.
  */
 #ifndef GR_REQUEST_H
 #define GR_REQUEST_H
@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/bytes.h"       /* gr_bytes_t */
-#include "exec/templates.h"   /* the GR_T_* template ids, generated from the schema */
+#include "core/bytes.h"                 /* gr_bytes_t */
+#include "exec/templates_generated.h"   /* the GR_T_* template ids, generated from the schema */
 
 /* cffi-cdef-begin: everything up to cffi-cdef-end is also read by native/build_ffi.py. */
 typedef struct gr_request {

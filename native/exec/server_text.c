@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "exec/db.h"
 
@@ -59,9 +58,4 @@ void gr_reply_subcommand_arity_error(gr_reply_t *reply, const char *command, con
     snprintf(name, sizeof name, "%s|%.*s", command, (int)(length > 32 ? 32 : length), (const char *)sub);
     for (char *c = name; *c; c++) *c = (char)((*c >= 'A' && *c <= 'Z') ? *c + 32 : *c);
     gr_reply_arity_error(reply, name);
-}
-
-int gr_word_is(const uint8_t *arg, size_t length, const char *word) {
-    size_t n = strlen(word);
-    return length == n && strncasecmp((const char *)arg, word, n) == 0;
 }

@@ -30,7 +30,5 @@ void gr_reply_help(gr_reply_t *reply, const char *const *lines, size_t count);
 void gr_reply_unknown_subcommand(gr_reply_t *reply, const uint8_t *sub, size_t length, const char *command);
 /* "ERR wrong number of arguments for 'client|setname' command": the subcommand lowercased. */
 void gr_reply_subcommand_arity_error(gr_reply_t *reply, const char *command, const uint8_t *sub, size_t length);
-/* 1 if the bytes equal word, ignoring case. */
-int gr_word_is(const uint8_t *arg, size_t length, const char *word);
 
 #endif

@@ -17,7 +17,7 @@
 
 #include "core/alloc.h"
 #include "exec/blocking.h"
-#include "exec/server_text.h"
+#include "core/bytes.h"
 
 #define READ_CHUNK (16 * 1024)
 #define MAX_LINE (64 * 1024)                 /* PROTO_INLINE_MAX_SIZE */

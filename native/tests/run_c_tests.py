@@ -21,7 +21,7 @@ NATIVE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(NATIVE))
 from sources import sources as native_sources  # noqa: E402  (the one globbed source list)
 
-# Stress sizes: GOBLIN_RING_STRESS_MESSAGES (default 200000; the full run is 5000000),
+# Stress sizes: GOBLIN_RING_STRESS_MESSAGES (default 200000; a full stress run is 5000000),
 # GOBLIN_LIST_OPS, GOBLIN_CODEC_FUZZ, GOBLIN_SET_OPS.
 # Each program links whole layers (native/sources.py globs them) plus single files of a
 # layer it only needs a part of; its own test source is added last.
@@ -72,7 +72,7 @@ PROGRAMS: dict[str, dict] = {
     # a ring session as a Pub/Sub subscriber: session.c's deliver, client_pubsub.c's reader, in one process
     "test_pubsub_ring": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c", "ring/ring.c",
                          "ring/fragment.c", "ring/sbe_reply.c", "ring/session.c", "client/client.c",
-                         "client/client_pubsub.c", "client/plain_reply.c"], "args": []},
+                         "client/client_pubsub.c", "client/client_pubsub_state.c", "client/plain_reply.c"], "args": []},
     # the batched reply operation (bulks) against one bulk a value, in the ring's and RESP's writers
     "test_reply_writers": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c", "ring/sbe_reply.c"],
                            "args": [os.environ.get("GOBLIN_REPLY_SCRIPTS", "3000")]},

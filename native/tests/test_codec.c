@@ -8,7 +8,7 @@
  * truncation of each; every too-small output buffer; an unknown template, a wrong schema id,
  * a short block length, var-data lengths past the end; a fixed-seed mutation fuzz loop
  * over every template of every family. Every reply decoded here is also read by the
- * generated streamed ArrayReply reader (codec_stream.h), which must agree with the decoder.
+ * generated streamed ArrayReply reader (codec_stream_generated.h), which must agree with the decoder.
  * Usage: test_codec [fuzz-iterations]
  */
 #include <stdio.h>
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "ring/codec.h"
-#include "ring/codec_stream.h"
+#include "ring/codec_stream_generated.h"
 #include "tests/test_helpers.h"
 
 #define STORAGE 4096   /* more entries than any message this test builds can hold */
@@ -25,7 +25,7 @@ static gr_element_t element_storage[STORAGE];
 
 static gr_bytes_t text(const char *s) { gr_bytes_t b = {(const uint8_t *)s, (uint32_t)strlen(s)}; return b; }
 
-/* The streamed ArrayReply reader (codec_stream.h) agrees with gr_decode_reply on an ArrayReply
+/* The streamed ArrayReply reader (codec_stream_generated.h) agrees with gr_decode_reply on an ArrayReply
  * message: the same status (every truncation, every mutation) and, element by element, the
  * same tree and request id. */
 static void check_stream_reader(const uint8_t *copy, size_t length, gr_codec_status_t decoded,

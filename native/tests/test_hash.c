@@ -1,4 +1,4 @@
-/* test_hash.c — the hash engine (engines/hash/: the compact map, the move to lane T's table,
+/* test_hash.c — the hash engine (engines/hash/: the compact map, the move to the table engine,
  * field expiry) against a reference model: a plain array of (field, value, expiry) searched
  * linearly. Random sets (keeping or dropping TTLs), deletes, expiries, persists, time moving
  * forward with lazy expiry, copies, iteration and whole scans, over small limits so hashes

@@ -539,7 +539,7 @@ static gr_list_t *build_16_byte_list(uint32_t leaf_bytes, gr_list_end_t end, siz
 static void test_memory_and_speed(void) {
     const size_t n = 100000;
     const char *engine = gr_list_engine_name(target_engine);
-    /* segmented: the quicklist-like bound; pma: issue 8's target (17 arena + 4 slot + slack) */
+    /* segmented: the quicklist-like bound; pma: its packed target (17 arena + 4 slot + slack) */
     const double bound = target_engine == GR_LIST_PMA ? 28.0 : 18.0;
     double per_item;
     gr_list_t *list = build_16_byte_list(0, GR_LIST_TAIL, n, &per_item);

@@ -6,7 +6,7 @@
  * first 4 KiB) are replayed into a writer as it is and into the same writer with its bulks
  * operation taken away (so reply.h's fallback calls bulk once a value); the staged or output
  * bytes must be equal. The ring writer's ArrayReply is also read back element by element
- * (ring/codec_stream.h) for one LRANGE-shaped reply.
+ * (ring/codec_stream_generated.h) for one LRANGE-shaped reply.
  * Usage: test_reply_writers [scripts] [seed]
  */
 #include <stdio.h>
@@ -16,7 +16,7 @@
 #include "resp/resp_conn.h"
 #include "exec/db.h"
 #include "exec/reply.h"
-#include "ring/codec_stream.h"
+#include "ring/codec_stream_generated.h"
 #include "ring/sbe_reply.h"
 #include "tests/test_helpers.h"
 

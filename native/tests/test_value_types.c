@@ -1,7 +1,7 @@
 /* test_value_types.c — the value-type registry (exec/value_type.h) and the blocking layer's
  * spec (exec/blocking.h) shown with a type kept out of the product.
  *
- * "box" stands for the next type (hash, zset, array): its engine is the few functions
+ * "box" stands for a further type: its engine is the few functions
  * below (in the product it would be engines/box/, allocating under its own memory
  * category), its registry row is box_type, and its blocking spec is box_block. Nothing
  * else changes: TYPE, SCAN TYPE, OBJECT ENCODING, MEMORY USAGE, GOBLIN.MEMORY, INFO memory,

@@ -1,5 +1,5 @@
 /* test_zset.c — the sorted-set engine (engines/zset/: the compact leaf, the B+tree with counts,
- * the member -> score index through lane T's table) against a reference model: an array of
+ * the member -> score index through the table engine) against a reference model: an array of
  * (member, score) kept sorted by (score, member). Random adds, rescores (ties on score are
  * frequent, so member order matters), deletes, rank and score queries, score and member bounds,
  * positional reads, iteration from a rank, scans and copies, over small limits so sets cross
@@ -7,7 +7,7 @@
  * steps gr_zset_check verifies the tree's own invariants. Run by run_c_tests.py (plain and
  * under ASan/UBSan); argument: steps (default 200000). `test_zset --measure N` instead
  * reports the standard encoding's allocated bytes per member at N 16-byte members with
- * scattered scores (issue 18's "structure bytes"), and the growing inserts' latency tail.
+ * scattered scores, and the growing inserts' latency tail.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  * index -> bytes. Two engines exist:
  *   classic (array_classic.c, GR_ARRAY_ENGINE_CLASSIC, OBJECT ENCODING "sliced-array"): memory
  *     first, a directory of fixed-span slices, each sparse or dense by its fill;
- *   rt (array_rt.c, GR_ARRAY_ENGINE_RT): predictable mutations, bounded; lane RT's.
+ *   rt (array_rt.c, GR_ARRAY_ENGINE_RT): predictable mutations, bounded.
  * An engine registers its table with gr_array_register_engine (array.h), e.g. from a
  * constructor in its own .c, so array.c names no engine but classic.
  *

@@ -1,5 +1,5 @@
 /* hash.c — the hash value (layout and API in hash.h): a compact map (hash_compact.c) that
- * moves to lane T's open-addressing table (engines/table/) past the server's limits, and, only
+ * moves to the open-addressing table (engines/table/) past the server's limits, and, only
  * while some field has an expiry, a second map of the same kind (field -> time) with a
  * min-heap of (time, field copy) over it, so that finding what is due costs O(log n) per
  * field expired rather than a pass over every TTL.

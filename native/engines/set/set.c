@@ -1,5 +1,5 @@
 /* set.c — the set engine (layout, encodings and conversions in set.h): an intset
- * (set_intset.c), a compact buffer of entries (here), or lane T's table (engines/table/),
+ * (set_intset.c), a compact buffer of entries (here), or the table engine (engines/table/),
  * behind one API. The command layer is commands/cmd_set.c. */
 #include "engines/set/set.h"
 

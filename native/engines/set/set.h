@@ -22,7 +22,7 @@
  *       +-----------------------+-----------------------+-----+---------+
  *       a 16-byte member costs 17 bytes; removal is a memmove.
  *
- *   table    ("hashtable") lane T's gr_table of keys without values: inline entries,
+ *   table    ("hashtable") engines/table/'s gr_table of keys without values: inline entries,
  *                          incremental rehash, Redis's SCAN guarantee.
  *
  * Conversions (Redis 7.2's t_set.c, one way only, never back):

@@ -289,7 +289,7 @@ int zs_index_build(gr_zset_t *z) {
 }
 
 /* ZSCAN of the standard encoding: the cursor is a position in hash space (a member's hash
- * >> 32), as lane T's table scans, so a member present for the whole scan is visited exactly
+ * >> 32), as engines/table/ scans, so a member present for the whole scan is visited exactly
  * once whatever resizes, splits or moves happen between calls. A call takes the positions
  * [cursor, high) that hold about `count` members, walks the index slots whose homes lie there
  * (and the runs after them), and visits each named leaf once: its members whose positions
