@@ -577,6 +577,12 @@ class ClientCore:
             self.pointer = ffi.NULL
             self.plain[0] = ord(".")
 
+    def forsake(self) -> None:
+        """Drop the C client without freeing it or touching its rings (a forked child's copy
+        of its parent's session); later calls answer GR_CLIENT_CLOSED."""
+        self.pointer = ffi.NULL
+        self.plain[0] = ord(".")
+
     def set_wait(self, spin_iterations: int, timeout_s: float | None) -> None:
         lib.gr_client_set_wait(self.pointer, spin_iterations, -1 if timeout_s is None else int(timeout_s * 1e9))
 

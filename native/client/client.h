@@ -30,7 +30,9 @@ enum gr_client_status {
     GR_CLIENT_PROTOCOL = 5,        /* a reply that does not decode or does not match */
     GR_CLIENT_ENCODE = 6,          /* the request could not be encoded */
     GR_CLIENT_NO_MEMORY = 7,
-    GR_CLIENT_CLOSED = 8           /* a plain call on a NULL client (RingClient after close) */
+    GR_CLIENT_CLOSED = 8,          /* a plain call on a NULL client (RingClient after close) */
+    GR_CLIENT_OTHER_THREAD = 9,    /* the client belongs to another thread (gr_client_claim) */
+    GR_CLIENT_FORKED = 10          /* the client was made before a fork: its rings are the parent's */
 };
 
 typedef struct gr_result {
@@ -51,6 +53,21 @@ gr_client_t *gr_client_new(void *request_memory, size_t request_memory_size,
 void gr_client_free(gr_client_t *client);
 void gr_client_set_wait(gr_client_t *client, uint32_t spin_iterations, int64_t timeout_ns);
 size_t gr_client_max_message(const gr_client_t *client);
+
+/* Threads and fork. A client is used by one thread at a time: the first thread that calls it
+ * owns it (a compare-and-swap on its thread id, once), and every plain call starts with the
+ * check gr_client_claim makes, which answers before anything is read or written:
+ *   GR_CLIENT_OK            this thread owns the client (one load and compare when it does);
+ *   GR_CLIENT_OTHER_THREAD  another thread does: the caller uses a session of its own;
+ *   GR_CLIENT_FORKED        the process forked since the client was made (a pthread_atfork
+ *                           handler counts forks): the rings and descriptors are the parent's
+ *                           and this process must not touch them, not even to free them;
+ *   GR_CLIENT_CLOSED        client is NULL.
+ * The other entry points (send, receive, batches, Pub/Sub) do not check: their caller claims
+ * first. gr_client_set_any_thread(client, 1) turns the thread check off for a client whose
+ * caller keeps it to one thread at a time itself (a Pub/Sub session); the fork check stays. */
+int gr_client_claim(gr_client_t *client);
+void gr_client_set_any_thread(gr_client_t *client, int any_thread);
 
 /* The plain calls below (call_argv, key_int, key_value, ping, key_range, pop_keys, move) also
  * write their reply into this buffer as the Python object it stands for, in marshal's format
