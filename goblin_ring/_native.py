@@ -401,6 +401,9 @@ class RingSessions:
         lib.gr_rings_set_session_peer(self.pointer, session_id, control_fd, pid, address.encode(),
                                       name.encode(errors="replace"))
 
+    def set_reply_doorbell(self, session_id: int, fd: int) -> None:
+        lib.gr_rings_set_reply_doorbell(self.pointer, session_id, fd)
+
     def count(self) -> int:
         return lib.gr_rings_session_count(self.pointer)
 

@@ -130,6 +130,8 @@ os.register_at_fork(after_in_child=_new_fork_lock)
 
 
 class RingClient(Commands):
+    _reply_doorbell = -1      # an eventfd given to the server at attach (goblin_ring/asyncio.py)
+
     """A session over shared memory with a goblin-ring server on this machine.
 
     Threads: one RingClient may be shared by any number of threads, as redis.Redis is. The
@@ -190,7 +192,10 @@ class RingClient(Commands):
         request = _native.encode_attach(
             _T.GR_T_ATTACH, protocol_version=control.PROTOCOL_VERSION,
             ring_capacity=ring_size, pid=os.getpid(), client_name=client_name.encode())
-        self._sock.sendall(control.frame(request))
+        if self._reply_doorbell >= 0:          # an event loop's client: the server writes it on reply
+            socket.send_fds(self._sock, [control.frame(request)], [self._reply_doorbell])
+        else:
+            self._sock.sendall(control.frame(request))
         try:
             message, fds = control.receive_frame(self._sock, max_fds=1)
         except EOFError as error:

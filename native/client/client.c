@@ -590,6 +590,31 @@ int gr_client_call_argv(gr_client_t *client, const uint8_t *data, size_t data_le
     return finish_plain(client, status, result, 0);
 }
 
+int gr_client_reply_ready(gr_client_t *client, uint32_t spin_iterations) {
+    wake_server_if_sleeping(client);
+    for (uint32_t i = 0;; i++) {
+        if (!gr_ring_is_empty(&client->replies)) return 1;
+        if (i >= spin_iterations) return 0;
+        __builtin_ia32_pause();
+    }
+}
+
+int gr_client_arm_reply_doorbell(gr_client_t *client) {
+    wake_server_if_sleeping(client);
+    gr_ring_prepare_sleep(&client->replies);
+    if (gr_ring_still_empty_after_prepare(&client->replies)) return 0;
+    gr_ring_cancel_sleep(&client->replies);
+    return 1;
+}
+
+void gr_client_disarm_reply_doorbell(gr_client_t *client) { gr_ring_cancel_sleep(&client->replies); }
+
+int gr_client_receive_plain(gr_client_t *client, gr_result_t *result) {
+    client->plain_streaming = 1;
+    int status = gr_client_receive(client, result);
+    return finish_plain(client, status, result, 0);
+}
+
 int gr_client_key_int(gr_client_t *client, uint16_t template_id, const uint8_t *key, size_t key_length,
                       int64_t value, gr_result_t *result) {
     gr_request_t request;

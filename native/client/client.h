@@ -78,6 +78,23 @@ void gr_client_set_any_thread(gr_client_t *client, int any_thread);
  * outlive the client or be unset (capacity 0). */
 void gr_client_set_plain_output(gr_client_t *client, uint8_t *buffer, size_t capacity);
 
+/* An event loop's waiting, a step at a time (goblin_ring/asyncio.py): requests go out with
+ * gr_client_send_argv (many may be in flight); then
+ *   gr_client_reply_ready    rings a sleeping server's doorbell for what was sent, then spins
+ *                            up to spin_iterations for a reply record: 1 when one is there;
+ *   gr_client_arm_reply_doorbell  sets the reply ring's sleeper flag and re-checks (1: a reply
+ *                            came meanwhile, not armed); armed, the server writes the eventfd
+ *                            the client gave at attach with its next reply;
+ *   gr_client_disarm_reply_doorbell  clears the flag once the loop woke;
+ *   gr_client_receive_plain  takes the next reply (one must be there, or it waits) into
+ *                            *result and the plain output, as the plain calls do.
+ * A reply in fragments may make gr_client_receive_plain wait for the rest; the server writes
+ * them back to back. */
+int gr_client_reply_ready(gr_client_t *client, uint32_t spin_iterations);
+int gr_client_arm_reply_doorbell(gr_client_t *client);
+void gr_client_disarm_reply_doorbell(gr_client_t *client);
+int gr_client_receive_plain(gr_client_t *client, gr_result_t *result);
+
 /* One command: send, wait, decode into *result (valid until the next call). */
 int gr_client_call(gr_client_t *client, gr_request_t *request, gr_result_t *result);
 
