@@ -34,6 +34,7 @@ goblin_ring.redispy_asyncio import it.
 from __future__ import annotations
 
 import collections
+import os
 import time
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
@@ -51,7 +52,7 @@ __all__ = ["RingConnection", "RingConnectionPool", "SCHEME"]
 SCHEME = "goblin+ring"
 _lib, _ffi = _native.lib, _native.ffi
 _loads = _native.plain_loads
-_pubsub_read = _lib.gr_client_pubsub_read
+_pubsub_read, _receive_plain = _lib.gr_client_pubsub_read, _lib.gr_client_receive_plain
 _RING_FULL = _lib.GR_CLIENT_RING_FULL
 _SUBSCRIBING = frozenset((b"SUBSCRIBE", b"PSUBSCRIBE", b"SSUBSCRIBE", b"subscribe", b"psubscribe", b"ssubscribe"))
 _RING_OPTIONS = ("name", "runtime_dir", "ring_size", "spin_iterations")
@@ -183,11 +184,20 @@ class RingConnection(AbstractConnection):
         return [self._argv(args) for args in commands]
 
     def _argv(self, args: tuple) -> tuple:
-        encode = self.encoder.encode
         first = args[0]
         if type(first) is str and " " in first:        # "CONFIG GET": two words, as redis-py packs it
             args = (*first.split(), *args[1:])
-        return tuple(arg if type(arg) is bytes else encode(arg) for arg in args)
+        encoder = self.encoder
+        argv = []
+        for arg in args:                                # redis-py's Encoder.encode, its common cases inline
+            kind = type(arg)
+            if kind is bytes:
+                argv.append(arg)
+            elif kind is str:
+                argv.append(arg.encode(encoder.encoding, encoder.encoding_errors))
+            else:
+                argv.append(encoder.encode(arg))
+        return tuple(argv)
 
     def send_command(self, *args: Any, **kwargs: Any) -> None:
         sock = self._sock
@@ -221,18 +231,33 @@ class RingConnection(AbstractConnection):
         try:
             core = sock.session._live()
             replies = self._replies
+            send, take = core.send_argv, self._take
             for argv in argvs:
                 while True:
-                    status = core.send_argv(argv)
+                    status = send(argv)
                     if status != _RING_FULL:
                         break
-                    replies.append(core.receive())     # make room: the server waits for us to read
+                    replies.append(take(core))         # make room: the server waits for us to read
                 core.check(status)
-            while core.in_flight():
-                replies.append(core.receive())
+            for _ in range(core.in_flight()):
+                replies.append(take(core))
         except goblin_errors.GoblinError as error:
             self.disconnect()
             raise _redis_error(error, self._parser) from error
+
+    def _take(self, core: Any) -> Any:
+        """The next reply of a pipeline, decoded in C into core.plain (an error reply as the
+        exception redis-py's parser names, kept in its place)."""
+        status = _receive_plain(core.pointer, core.result)
+        if status:
+            core.check(status)
+        value = _loads(core.plain)
+        if value is ...:
+            try:
+                value = core.settle(0)
+            except goblin_errors.ResponseError as error:
+                value = self._parser.parse_error(str(error))
+        return value
 
     def _send_unanswered(self, session: RingClient, argvs: list) -> None:
         """Subscribed mode: replies and messages come as they come, read by read_response."""
@@ -324,6 +349,43 @@ class RingConnectionPool(ConnectionPool):
             raise redis_errors.ConnectionError("a ring connection speaks RESP2 only (protocol=2)")
         connection_kwargs["protocol"] = 2      # redis-py picks its RESP2 response callbacks by it
         super().__init__(connection_class=connection_class, max_connections=max_connections, **connection_kwargs)
+
+    # get_connection and release are redis-py's, less what a ring connection cannot need: no
+    # socket can hold unread bytes (a reply never read is dropped with its session), and no
+    # per-call metrics are recorded (redis-py's observability counters cost more than the ring
+    # call itself). The fork check, the lock, the idle stack and the cap are redis-py's.
+    def get_connection(self, command_name: Any = None, *keys: Any, **options: Any) -> RingConnection:
+        if self.pid != os.getpid():
+            self._checkpid()
+        with self._lock:
+            try:
+                connection = self._available_connections.pop()
+            except IndexError:
+                connection = self.make_connection()
+            self._in_use_connections.add(connection)
+        try:
+            if connection._sock is None:
+                connection.connect()
+            elif connection._replies:            # a reply left unread: start the session afresh
+                connection.disconnect()
+                connection.connect()
+        except BaseException:
+            self.release(connection)
+            raise
+        return connection
+
+    def release(self, connection: RingConnection) -> None:
+        if self.pid != os.getpid():
+            self._checkpid()
+        with self._lock:
+            try:
+                self._in_use_connections.remove(connection)
+            except KeyError:
+                return
+            if connection.pid == self.pid:
+                self._available_connections.append(connection)
+                return
+        connection.disconnect()                  # made before a fork: dropped, never reused here
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> "RingConnectionPool":
