@@ -5,6 +5,7 @@ PubSub, threads and fork."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -331,3 +332,92 @@ def test_no_server_by_that_name_is_redis_pys_connection_error(goblin):
 def test_resp3_is_refused():
     with pytest.raises(RedisConnectionError):
         RingConnectionPool(name="x", protocol=3)
+
+
+# ---- the asyncio twin: redis.asyncio.Redis over AsyncRingConnectionPool ----
+
+async def _async_surface(r) -> list:
+    await r.flushdb()
+    out = [await r.set("s", "v"), await r.get("s"), await r.incr("n"), await r.rpush("l", "a", "b"),
+           await r.lrange("l", 0, -1), await r.hset("h", mapping={"f": 1}), await r.hgetall("h"),
+           await r.zadd("z", {"m": 2}), await r.zrange("z", 0, -1, withscores=True), await r.get("missing"),
+           await r.blpop("empty", 0.05)]
+    with pytest.raises(ResponseError):
+        await r.lpush("s", 1)
+    async with r.pipeline(transaction=False) as pipe:
+        pipe.incr("n").get("n").lpush("s", 1)
+        out.append([type(v).__name__ if isinstance(v, Exception) else v
+                    for v in await pipe.execute(raise_on_error=False)])
+    async with r.pipeline(transaction=True) as pipe:
+        await pipe.watch("n")
+        current = int(await pipe.get("n"))
+        pipe.multi()
+        pipe.set("n", current * 10)
+        out.append(await pipe.execute())
+    async with r.pipeline(transaction=True) as pipe:
+        await pipe.watch("n")
+        await r.set("n", 0)                      # another connection touches the watched key
+        pipe.multi()
+        pipe.set("n", 1)
+        with pytest.raises(WatchError):
+            await pipe.execute()
+    out.append(sorted(await asyncio.gather(*(r.incr("many") for _ in range(100)))))
+    p = r.pubsub()
+    await p.subscribe("news")
+    out.append(await p.get_message(timeout=5))
+    await r.publish("news", "hello")
+    out.append(await p.get_message(timeout=5))
+    out.append(await p.get_message(timeout=0.01))
+    await p.aclose()
+    return out
+
+
+def test_redis_asyncio_gives_the_same_results_over_the_ring_and_a_unix_socket(goblin, redis_socket):
+    import redis.asyncio
+
+    from goblin_ring.redispy_asyncio import AsyncRingConnectionPool
+
+    async def both() -> tuple:
+        ring = redis.asyncio.Redis(connection_pool=AsyncRingConnectionPool(
+            name=goblin.name, runtime_dir=str(goblin.runtime_dir), socket_timeout=10.0))
+        uds = redis.asyncio.Redis(unix_socket_path=redis_socket, protocol=2, socket_timeout=10.0)
+        try:
+            return await _async_surface(ring), await _async_surface(uds)
+        finally:
+            await ring.aclose()
+            await uds.aclose()
+
+    over_ring, over_socket = asyncio.run(both())
+    assert over_ring == over_socket
+
+
+def test_redis_asyncio_over_the_ring_does_not_block_the_loop_during_blpop(goblin):
+    import redis.asyncio
+
+    from goblin_ring.redispy_asyncio import AsyncRingConnectionPool
+
+    async def run() -> tuple:
+        r = redis.asyncio.Redis(connection_pool=AsyncRingConnectionPool(
+            name=goblin.name, runtime_dir=str(goblin.runtime_dir), socket_timeout=10.0))
+        ticks = 0
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.005)
+                ticks += 1
+
+        task = asyncio.create_task(ticker())
+        try:
+            await r.delete("async-jobs")
+            waiter = asyncio.create_task(r.blpop("async-jobs", 10))
+            while ticks < 20:                   # the loop runs while BLPOP is parked on the server
+                await asyncio.sleep(0.005)
+            await r.rpush("async-jobs", "job")
+            return await waiter, ticks
+        finally:
+            task.cancel()
+            await r.aclose()
+
+    popped, ticks = asyncio.run(run())
+    assert popped == (b"async-jobs", b"job") and ticks >= 20

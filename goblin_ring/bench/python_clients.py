@@ -68,6 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     from .. import RingClient
     from ..asyncio import RingClient as AsyncRingClient
     from ..redispy import RingConnectionPool
+    from ..redispy_asyncio import AsyncRingConnectionPool
 
     if options.client_core is not None:
         os.sched_setaffinity(0, {options.client_core})
@@ -91,6 +92,7 @@ def main(argv: list[str] | None = None) -> None:
 
                 async def redis_async_rows() -> None:
                     auds = redis.asyncio.Redis(unix_socket_path=socket_path, max_connections=tasks + 1)
+                    await asyncio.gather(*(auds.ping() for _ in range(tasks)))   # its connections made first
                     add("redis.asyncio UDS, 1 task", await _async_rate(auds, n, 1))
                     add(f"redis.asyncio UDS, {tasks} tasks", await _async_rate(auds, n, tasks))
                     await auds.aclose()
@@ -114,12 +116,20 @@ def main(argv: list[str] | None = None) -> None:
                     add("asyncio RingClient, 1 task", await _async_rate(aring, n, 1))
                     add(f"asyncio RingClient, {tasks} tasks", await _async_rate(aring, n, tasks))
                     await aring.aclose()
+                    twin = redis.asyncio.Redis(connection_pool=AsyncRingConnectionPool(
+                        name=goblin.name, runtime_dir=goblin.runtime_dir, max_connections=tasks + 1))
+                    await asyncio.gather(*(twin.ping() for _ in range(tasks)))   # its sessions attached first
+                    add("redis.asyncio over AsyncRingConnectionPool, 1 task", await _async_rate(twin, n, 1))
+                    add(f"redis.asyncio over AsyncRingConnectionPool, {tasks} tasks", await _async_rate(twin, n, tasks))
+                    await twin.aclose()
 
                 asyncio.run(goblin_async_rows())
     median = {row: statistics.median(values) for row, values in rows.items()}
     baseline = {"RingClient": "redis.Redis UDS", "redis.Redis over RingConnectionPool": "redis.Redis UDS",
                 "asyncio RingClient, 1 task": "redis.asyncio UDS, 1 task",
-                f"asyncio RingClient, {tasks} tasks": f"redis.asyncio UDS, {tasks} tasks"}
+                f"asyncio RingClient, {tasks} tasks": f"redis.asyncio UDS, {tasks} tasks",
+                "redis.asyncio over AsyncRingConnectionPool, 1 task": "redis.asyncio UDS, 1 task",
+                f"redis.asyncio over AsyncRingConnectionPool, {tasks} tasks": f"redis.asyncio UDS, {tasks} tasks"}
     try:
         import hiredis  # noqa: F401
         parser_name = "hiredis"
