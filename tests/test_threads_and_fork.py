@@ -231,6 +231,7 @@ def test_a_fork_while_another_thread_is_mid_call(goblin):
     with _client(goblin) as client:
         client.flushall()
         stop = threading.Event()
+        running = threading.Event()
         done: list = []
 
         def busy() -> None:                         # owns the first session, always mid-call
@@ -238,6 +239,7 @@ def test_a_fork_while_another_thread_is_mid_call(goblin):
             while not stop.is_set():
                 assert client.set("busy", i) is True
                 assert client.get("busy") == b"%d" % i
+                running.set()
                 i += 1
             done.append(i)
 
@@ -246,6 +248,7 @@ def test_a_fork_while_another_thread_is_mid_call(goblin):
         worker = threading.Thread(target=busy)
         worker.start()
         waiter.start()
+        assert running.wait(10)                     # "busy" is set before the first fork
         children = []
         for n in range(5):
             children.append(_child(lambda: client.incr("forked") >= 1 and client.get("busy") is not None
@@ -310,3 +313,28 @@ def test_a_pubsub_session_made_before_a_fork_is_refused_in_the_child(goblin):
         assert _exit_status(_child(in_child)) == 0
         assert pubsub.get_message(timeout=5)["data"] == b"from child"
         pubsub.close()
+
+
+def test_closing_the_client_while_another_thread_is_parked_in_blpop_ends_that_call(goblin):
+    client = _client(goblin)
+    client.ping()                                   # this thread owns the first session
+    outcome: list = []
+
+    def parked() -> None:
+        try:
+            outcome.append(client.blpop("never-pushed", 0))
+        except ConnectionError as error:
+            outcome.append(error)
+
+    waiter = threading.Thread(target=parked)
+    waiter.start()
+    with RingClient(name=goblin.name, runtime_dir=goblin.runtime_dir) as admin:
+        while int(admin.info("clients")["blocked_clients"]) == 0:
+            pass
+        client.close()                              # frees nothing the parked thread is using
+        waiter.join(10)
+        assert not waiter.is_alive()
+        assert len(outcome) == 1 and isinstance(outcome[0], ConnectionError)
+        while int(admin.info("clients")["blocked_clients"]) != 0:
+            pass
+        assert admin.ping() is True

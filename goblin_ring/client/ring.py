@@ -131,6 +131,7 @@ os.register_at_fork(after_in_child=_new_fork_lock)
 
 class RingClient(Commands):
     _reply_doorbell = -1      # an eventfd given to the server at attach (goblin_ring/asyncio.py)
+    _thread = None            # a thread session's thread (another thread's close() must not free it)
 
     """A session over shared memory with a goblin-ring server on this machine.
 
@@ -226,9 +227,14 @@ class RingClient(Commands):
     # ---- lifecycle ----
 
     def close(self) -> None:
-        """Close this client's sessions (in a forked child: drop the parent's, untouched)."""
+        """Close this client's sessions (in a forked child: drop the parent's, untouched).
+        Another thread's session is ended, not freed: its thread may be in a call on it (a
+        BLPOP), which then returns ConnectionError; its memory goes when its thread ends."""
         for session in list(self._thread_sessions):
-            session.close()
+            if session._thread is threading.current_thread():
+                session.close()
+            else:
+                session._end_from_another_thread()
         if not self._closed:
             self._closed = True
             if self._core is not None and self._core.pointer and _claim(self._core.pointer) == _FORKED:
@@ -258,9 +264,19 @@ class RingClient(Commands):
             if self.max_connections is not None and len(self._thread_sessions) + 1 >= self.max_connections:
                 raise ConnectionError("Too many connections")
             session = RingClient(**self._options)
+            session._thread = threading.current_thread()
             self._thread_sessions.add(session)
         self._threads.session = session         # dropped, and so closed, when the thread ends
         return session
+
+    def _end_from_another_thread(self) -> None:
+        """End this session at the server without freeing anything its own thread may be using:
+        shutting the control socket makes the server drop the session and makes a wait in C
+        (which watches the socket) return PEER_GONE."""
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def _attach_after_fork(self) -> None:
         """In a forked child: forget the parent's sessions without a write to their rings, then
