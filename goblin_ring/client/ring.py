@@ -183,6 +183,9 @@ class RingClient(Commands):
             raise ConnectionError(f"no goblin-ring server named {options['name']!r} at {path}: {error}") from error
         try:
             self._attach(options["ring_size"], options["client_name"])
+        except OSError as error:                # the server died mid-attach (a reset, a broken pipe)
+            self._release()
+            raise ConnectionError(f"attach to goblin-ring server {options['name']!r} failed: {error}") from error
         except BaseException:
             self._release()
             raise
