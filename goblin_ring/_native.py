@@ -413,6 +413,9 @@ class RingSessions:
         lib.gr_rings_set_session_peer(self.pointer, session_id, control_fd, pid, address.encode(),
                                       name.encode(errors="replace"))
 
+    def set_reply_doorbell(self, session_id: int, fd: int) -> None:
+        lib.gr_rings_set_reply_doorbell(self.pointer, session_id, fd)
+
     def count(self) -> int:
         return lib.gr_rings_session_count(self.pointer)
 
@@ -588,6 +591,12 @@ class ClientCore:
             lib.gr_client_free(self.pointer)
             self.pointer = ffi.NULL
             self.plain[0] = ord(".")
+
+    def forsake(self) -> None:
+        """Drop the C client without freeing it or touching its rings (a forked child's copy
+        of its parent's session); later calls answer GR_CLIENT_CLOSED."""
+        self.pointer = ffi.NULL
+        self.plain[0] = ord(".")
 
     def set_wait(self, spin_iterations: int, timeout_s: float | None) -> None:
         lib.gr_client_set_wait(self.pointer, spin_iterations, -1 if timeout_s is None else int(timeout_s * 1e9))

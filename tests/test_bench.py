@@ -312,3 +312,25 @@ def test_aof_quick_run_writes_its_json_with_every_policy_and_the_issue_20_target
     assert policies == {"goblin-resp off", "goblin-resp everysec", "goblin-resp always"}
     assert all(row["ops_per_s"] > 0 for row in document["rows"] if row["status"] == "ok")
     assert any("everysec" in target["target"] for target in document["targets"])
+
+
+PYTHON_CLIENTS = ["goblin-ring", "redis-py", "redis-py-async", "goblin-ring-redispy", "goblin-ring-async"]
+
+
+@pytest.mark.skipif(not shutil.which("redis-server"), reason="the redis-py columns need redis-server")
+def test_python_columns_are_divided_by_the_redis_py_column_of_their_kind(tmp_path):
+    text, document = run_bench(tmp_path, "set", engines=PYTHON_CLIENTS)
+    check_document(document, "set", PYTHON_CLIENTS)
+    header = next(line for line in text.splitlines() if line.startswith("| operation"))
+    for ratio in ("goblin-ring call x redis-py call", "goblin-ring pipeline x redis-py pipeline",
+                  "goblin-ring-redispy call x redis-py call", "goblin-ring-redispy pipeline x redis-py pipeline",
+                  "goblin-ring-async call x redis-py-async call", "goblin-ring-async tasks x redis-py-async tasks"):
+        assert f" {ratio} |" in header, ratio
+    assert " x redis |" not in header              # no Python column is divided by redis-benchmark's client
+    assert "Each ratio column names its baseline" in text
+    rows = {(row["column"], row["operation"]): row for row in document["rows"]}
+    for column in ("redis-py call", "redis-py pipeline", "redis-py-async call", "redis-py-async tasks",
+                   "goblin-ring-redispy call", "goblin-ring-redispy pipeline", "goblin-ring-async call",
+                   "goblin-ring-async tasks"):
+        row = rows[(column, "SISMEMBER (a member)")]
+        assert row["status"] == "ok" and row["tool"].split(".")[0] in ("RedisPyDriver", "AsyncDriver"), row

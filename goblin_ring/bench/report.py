@@ -72,22 +72,48 @@ def _method_line(meta: dict) -> str:
             f"CPU {meta['cpu_model']}; steal during the run {steal.get('percent', 0):.2f}%")
 
 
+# A Python column's like: what a Python user runs against redis-server (redis-py + hiredis over
+# a Unix socket, the same shape of call). A C column's (and a RESP column's): redis, loaded by
+# redis-benchmark or RespPipeline exactly as that column is.
+PYTHON_BASELINES = {"goblin-ring call": "redis-py call", "goblin-ring pipeline": "redis-py pipeline",
+                    "goblin-ring batch": "redis-py pipeline",
+                    "goblin-ring-redispy call": "redis-py call", "goblin-ring-redispy pipeline": "redis-py pipeline",
+                    "goblin-ring-async call": "redis-py-async call", "goblin-ring-async tasks": "redis-py-async tasks"}
+BASELINES = ("redis", "redis-py call", "redis-py pipeline", "redis-py-async call", "redis-py-async tasks")
+
+
+def baseline_of(column: str, columns: list[str]) -> str | None:
+    """The column a column's ratio is taken against, if it is in this run: Python columns
+    against the redis-py column of their kind (never against redis-benchmark's C client), the
+    others against redis; baselines have none."""
+    if column in BASELINES:
+        return None
+    if column in PYTHON_BASELINES or column.startswith("goblin-ring-redispy") or column.startswith("goblin-ring-async"):
+        base = PYTHON_BASELINES.get(column)
+    else:
+        base = "redis"
+    return base if base in columns else None
+
+
 def throughput_table(result: dict) -> list[str]:
     rows = {(r["column"], r["operation"]): r for r in result["rows"]}
     operations = list(dict.fromkeys(r["operation"] for r in result["rows"]))
     columns = result["columns"]
-    others = [c for c in columns if c != "redis"]
-    has_redis = "redis" in columns
-    header = ["operation (ops/s; population in items/s)", *columns]
-    if has_redis:
-        header += [f"{c} x redis" for c in others]
+    ratios = [(c, baseline_of(c, columns)) for c in columns]
+    ratios = [(c, base) for c, base in ratios if base]
+    header = ["operation (ops/s; population in items/s)", *columns] + [f"{c} x {base}" for c, base in ratios]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for operation in operations:
-        base = _headline(_cell(rows, "redis", operation))
         cells = [operation] + [_rate(_headline(_cell(rows, c, operation))) for c in columns]
-        if has_redis:
-            cells += [_ratio(_headline(_cell(rows, c, operation)), base) for c in others]
+        cells += [_ratio(_headline(_cell(rows, c, operation)), _headline(_cell(rows, base, operation)))
+                  for c, base in ratios]
         lines.append("| " + " | ".join(cells) + " |")
+    if any(base != "redis" for _, base in ratios):
+        lines += ["", "Each ratio column names its baseline: a Python column (RingClient, redis-py over the ring, the "
+                  "asyncio RingClient) is divided by the redis-py column of its kind (redis-py + hiredis over a Unix "
+                  "socket to redis-server: call by call, pipeline by pipeline of the same depth, asyncio by "
+                  "redis.asyncio with the same tasks); the C and RESP columns by redis (redis-benchmark's C client "
+                  "or RespPipeline, the same depth)."]
     return lines
 
 

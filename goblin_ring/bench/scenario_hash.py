@@ -174,7 +174,7 @@ def hash_scenario(method: Method, engines: list[str], progress: Callable) -> dic
     memory_sizes = (size // 2, size, 2 * size)
     leftovers: list[str] = []
     digests = {}
-    for column in columns(engines):
+    for column in columns(engines, python=True):
         out["columns"].append(column.name)
         why = unavailable(column.engine)
         if why:

@@ -74,7 +74,7 @@ def set_scenario(method: Method, engines: list[str], progress: Callable) -> dict
                                      "pipelined driver (-P deep windows), redis and valkey included"],
                            "versions": {}, "load": []}
     leftovers: list[str] = []
-    for column in columns(engines, modes=("call", "pipeline")):
+    for column in columns(engines, modes=("call", "pipeline"), python=True):
         out["columns"].append(column.name)
         why = unavailable(column.engine) or ("lists only (--list-implementation pma)"
                                              if column.engine == "goblin-pma" else "")

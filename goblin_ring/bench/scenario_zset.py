@@ -239,7 +239,7 @@ def zset_scenario(method: Method, engines: list[str], progress: Callable) -> dic
     leftovers: list[str] = []
     contents = {}
     packed_measured = False
-    for column in columns(engines):
+    for column in columns(engines, python=True):
         out["columns"].append(column.name)
         why = unavailable(column.engine) or ("lists only (--list-implementation pma)"
                                              if column.engine == "goblin-pma" else "")

@@ -248,7 +248,7 @@ def list100k(method: Method, engines: list[str], progress: Callable) -> dict:
                             f"-c {method.clients} -P 1), fixed rows only; ring columns as without --clients")
     leftovers: list[str] = []
     digests = {}
-    for column in columns(engines):
+    for column in columns(engines, python=True):
         out["columns"].append(column.name)
         why = unavailable(column.engine)
         if why:

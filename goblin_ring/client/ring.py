@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import socket
 import struct
+import threading
+import weakref
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -30,6 +32,8 @@ _call_argv, _ping, _key_int, _key_value, _key_range, _pop_keys, _move = (
     _T.gr_client_call_argv, _T.gr_client_ping, _T.gr_client_key_int, _T.gr_client_key_value, _T.gr_client_key_range,
     _T.gr_client_pop_keys, _T.gr_client_move)
 _bpop, _bpop_seconds, _lmpop = _T.gr_client_bpop, _T.gr_client_bpop_seconds, _T.gr_client_lmpop
+_claim = _T.gr_client_claim
+_OTHER_THREAD, _FORKED = _T.GR_CLIENT_OTHER_THREAD, _T.GR_CLIENT_FORKED
 _NULL = _native.ffi.NULL
 _loads = _native.plain_loads
 _join = b"".join
@@ -100,6 +104,8 @@ def _blocking_pop(end: int, shared: Any) -> Any:
             except OverflowError:
                 return shared(self, keys, timeout)
             return blocking_pop(self, keys, timeout)
+        if status:                              # another thread's session, a fork, or a failure
+            return blocking_pop(self._elsewhere(status), keys, timeout)
         value = _loads(core.plain)
         if value is ...:                        # (key, value) comes as a tuple only from core.plain
             value = core.settle(status)
@@ -110,40 +116,90 @@ def _blocking_pop(end: int, shared: Any) -> Any:
     return blocking_pop
 
 
+# Serialises re-attaching after a fork; made anew in every child, so that a lock some other
+# thread of the parent held at the fork cannot stall the child.
+_fork_lock = threading.Lock()
+
+
+def _new_fork_lock() -> None:
+    global _fork_lock
+    _fork_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_fork_lock)
+
+
 class RingClient(Commands):
-    """A session over shared memory with a goblin-ring server on this machine."""
+    _reply_doorbell = -1      # an eventfd given to the server at attach (goblin_ring/asyncio.py)
+    _thread = None            # a thread session's thread (another thread's close() must not free it)
+
+    """A session over shared memory with a goblin-ring server on this machine.
+
+    Threads: one RingClient may be shared by any number of threads, as redis.Redis is. The
+    first thread that calls it owns its session; every other thread gets a session of its own
+    on its first call (at most max_connections sessions in all, counting the first; beyond that
+    ConnectionError, as redis-py's pool), kept for the thread's life and closed when the thread
+    ends. So a blocking call (BLPOP) or a long reply stalls only its own thread, and
+    per-session state (WATCH, MULTI, SELECT) stays with the thread that set it. The owner's call
+    costs one compare in C (gr_client_claim) and one test of its status in Python.
+
+    Fork: the client notes the process it was made in (C counts forks); the first call in a
+    forked child attaches a fresh session for the child and never writes to the parent's rings
+    or closes its session (the server sees the child as a new client); the parent keeps
+    working. A pubsub() session is the exception: made before a fork, it raises
+    ConnectionError in the child (its subscriptions are the parent's).
+
+    close() closes every session of the client; call it when no thread is mid-call."""
 
     def __init__(self, name: str = "goblin", runtime_dir: str | os.PathLike | None = None,
                  ring_size: int = 0, timeout: float | None = None, spin_iterations: int = 20000,
-                 client_name: str = ""):
-        directory = Path(runtime_dir) if runtime_dir else control.default_runtime_dir()
-        path = control.socket_path(directory, name)
+                 client_name: str = "", max_connections: int | None = None):
         self._options = dict(name=name, runtime_dir=runtime_dir, ring_size=ring_size, timeout=timeout,
-                             spin_iterations=spin_iterations, client_name=client_name)   # pubsub()'s session
+                             spin_iterations=spin_iterations, client_name=client_name)   # other sessions'
+        if max_connections is not None and (type(max_connections) is not int or max_connections < 1):
+            raise ValueError('"max_connections" must be a positive integer')
+        self.max_connections = max_connections
         self._closed = True
+        self._any_thread = False
         self._segments: list[_native.Segment] = []
         self._doorbell = -1
         self._core: _native.ClientCore | None = None
+        self._lock = threading.Lock()                # guards making thread sessions
+        self._threads = threading.local()            # .session: a thread's own, when not the owner
+        self._thread_sessions: weakref.WeakSet = weakref.WeakSet()
+        self._connect()
+        self.session_id: int
+
+    def _connect(self) -> None:
+        """Attach a session: the control socket, the rings, the C client."""
+        options = self._options
+        directory = Path(options["runtime_dir"]) if options["runtime_dir"] else control.default_runtime_dir()
+        path = control.socket_path(directory, options["name"])
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self._sock.connect(str(path))
         except OSError as error:
             self._sock.close()
-            raise ConnectionError(f"no goblin-ring server named {name!r} at {path}: {error}") from error
+            raise ConnectionError(f"no goblin-ring server named {options['name']!r} at {path}: {error}") from error
         try:
-            self._attach(ring_size, client_name)
+            self._attach(options["ring_size"], options["client_name"])
+        except OSError as error:                # the server died mid-attach (a reset, a broken pipe)
+            self._release()
+            raise ConnectionError(f"attach to goblin-ring server {options['name']!r} failed: {error}") from error
         except BaseException:
             self._release()
             raise
         self._closed = False
-        self._core.set_wait(spin_iterations, timeout)
-        self.session_id: int
+        self._core.set_wait(options["spin_iterations"], options["timeout"])
 
     def _attach(self, ring_size: int, client_name: str) -> None:
         request = _native.encode_attach(
             _T.GR_T_ATTACH, protocol_version=control.PROTOCOL_VERSION,
             ring_capacity=ring_size, pid=os.getpid(), client_name=client_name.encode())
-        self._sock.sendall(control.frame(request))
+        if self._reply_doorbell >= 0:          # an event loop's client: the server writes it on reply
+            socket.send_fds(self._sock, [control.frame(request)], [self._reply_doorbell])
+        else:
+            self._sock.sendall(control.frame(request))
         try:
             message, fds = control.receive_frame(self._sock, max_fds=1)
         except EOFError as error:
@@ -174,9 +230,89 @@ class RingClient(Commands):
     # ---- lifecycle ----
 
     def close(self) -> None:
+        """Close this client's sessions (in a forked child: drop the parent's, untouched).
+        Another thread's session is ended, not freed: its thread may be in a call on it (a
+        BLPOP), which then returns ConnectionError; its memory goes when its thread ends."""
+        for session in list(self._thread_sessions):
+            if session._thread is threading.current_thread():
+                session.close()
+            else:
+                session._end_from_another_thread()
         if not self._closed:
             self._closed = True
-            self._release()
+            if self._core is not None and self._core.pointer and _claim(self._core.pointer) == _FORKED:
+                self._forsake()
+            else:
+                self._release()
+
+    # ---- threads and fork ----
+
+    def _elsewhere(self, status: int) -> "RingClient":
+        """Where a call goes that this client's session answered with `status` before
+        touching anything: this thread's own session (another thread owns this one), or this
+        client re-attached (a forked child's first call). Any other status is a failure: raised."""
+        if status == _OTHER_THREAD:
+            session = getattr(self._threads, "session", None)
+            return session if session is not None else self._new_thread_session()
+        if status == _FORKED:
+            self._attach_after_fork()
+            return self
+        self._core.settle(status)                # raises the failure the status names
+        raise ConnectionError(f"client status {status}")
+
+    def _new_thread_session(self) -> "RingClient":
+        with self._lock:
+            if self._closed:
+                raise ConnectionError("the client is closed")
+            if self.max_connections is not None and len(self._thread_sessions) + 1 >= self.max_connections:
+                raise ConnectionError("Too many connections")
+            session = RingClient(**self._options)
+            session._thread = threading.current_thread()
+            self._thread_sessions.add(session)
+        self._threads.session = session         # dropped, and so closed, when the thread ends
+        return session
+
+    def _end_from_another_thread(self) -> None:
+        """End this session at the server without freeing anything its own thread may be using:
+        shutting the control socket makes the server drop the session and makes a wait in C
+        (which watches the socket) return PEER_GONE."""
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def _attach_after_fork(self) -> None:
+        """In a forked child: forget the parent's sessions without a write to their rings, then
+        attach a fresh one. Another thread of the child may have done it already."""
+        with _fork_lock:
+            core = self._core
+            if core is None or not core.pointer or _claim(core.pointer) != _FORKED:
+                return
+            if self._any_thread:
+                self._forsake()
+                raise ConnectionError("this Pub/Sub session was made before a fork: it belongs to the parent")
+            for session in list(self._thread_sessions):
+                session._forsake()
+            self._thread_sessions = weakref.WeakSet()
+            self._threads = threading.local()
+            self._lock = threading.Lock()
+            self._forsake()
+            self._connect()
+
+    def _forsake(self) -> None:
+        """Drop a session inherited through fork: this process's copies of its mappings and
+        descriptors go; its rings are never written and the C client is not freed (another
+        thread of the parent may have been mid-call in it). The parent's session lives on."""
+        self._closed = True
+        if self._core is not None:
+            self._core.forsake()
+        for segment in self._segments:
+            segment.close()
+        self._segments.clear()
+        if self._doorbell >= 0:
+            os.close(self._doorbell)
+            self._doorbell = -1
+        self._sock.close()
 
     def _release(self) -> None:
         if self._core is not None:
@@ -208,7 +344,10 @@ class RingClient(Commands):
 
     # PubSub's hooks (client/pubsub.py): a session like this one, a command sent unanswered.
     def _new_connection(self) -> "RingClient":
-        return RingClient(**self._options)
+        session = RingClient(**self._options)
+        session._any_thread = True                 # PubSub keeps it to one thread at a time
+        _T.gr_client_set_any_thread(session._core.pointer, 1)
+        return session
 
     def _send_command(self, argv: tuple) -> None:
         core = self._live()
@@ -219,11 +358,16 @@ class RingClient(Commands):
         return self._live().max_message
 
     def _live(self) -> _native.ClientCore:
-        if self._closed or self._core is None or not self._core.pointer:
+        """This thread's session's C client, claimed (for the calls that do not claim in C)."""
+        core = self._core
+        if self._closed or core is None or not core.pointer:
             raise ConnectionError("the client is closed")
-        if self._core.gone:
+        status = _claim(core.pointer)
+        if status:
+            return self._elsewhere(status)._live()
+        if core.gone:
             raise ConnectionError("the server closed the session")
-        return self._core
+        return core
 
     # ---- execution ----
 
@@ -236,8 +380,10 @@ class RingClient(Commands):
         below spell these three lines out themselves, to save a Python call each."""
         core = self._core
         status = function(core.pointer, *args, core.result)
+        if status:                              # another thread's session, a fork, or a failure
+            return self._elsewhere(status)._call(function, *args)
         value = _loads(core.plain)
-        return core.settle(status) if value is ... else value
+        return core.settle(0) if value is ... else value
 
     def _execute(self, argv: tuple, convert=None) -> Any:
         """Every command method: its argv (bytes-like) packed into one buffer plus the
@@ -264,6 +410,8 @@ class RingClient(Commands):
             return super().ping(message)
         core = self._core
         status = _ping(core.pointer, core.result)
+        if status:
+            return self._elsewhere(status).ping()
         value = _loads(core.plain)
         return (core.settle(status) if value is ... else value) == b"PONG"
 
@@ -271,6 +419,8 @@ class RingClient(Commands):
         key = name if type(name) is bytes else encode(name)
         core = self._core
         status = _key_int(core.pointer, _LLEN, key, len(key), 0, core.result)
+        if status:
+            return self._elsewhere(status).llen(name)
         value = _loads(core.plain)
         return core.settle(status) if value is ... else value
 
@@ -291,6 +441,8 @@ class RingClient(Commands):
                 status = _key_range(core.pointer, _LRANGE, key, len(key), start, end, core.result)
             except OverflowError:               # beyond int64: the server's error text
                 return super().lrange(name, start, end)
+            if status:
+                return self._elsewhere(status).lrange(name, start, end)
             value = _loads(core.plain)
             return core.settle(status) if value is ... else value
         return super().lrange(name, start, end)
@@ -328,6 +480,8 @@ class RingClient(Commands):
         key = name if type(name) is bytes else encode(name)
         core = self._core
         status = _key_value(core.pointer, _POP, LEFT, 0, 0, key, len(key), _NULL, 0, core.result)
+        if status:
+            return self._elsewhere(status).lpop(name)
         value = _loads(core.plain)
         return core.settle(status) if value is ... else value
 
@@ -337,6 +491,8 @@ class RingClient(Commands):
         key = name if type(name) is bytes else encode(name)
         core = self._core
         status = _key_value(core.pointer, _POP, RIGHT, 0, 0, key, len(key), _NULL, 0, core.result)
+        if status:
+            return self._elsewhere(status).rpop(name)
         value = _loads(core.plain)
         return core.settle(status) if value is ... else value
 
@@ -389,6 +545,9 @@ class RingClient(Commands):
                            core.result)
         except OverflowError:                   # a timeout beyond a double: the server's error text
             return shared(self, *arguments)
+        if status:
+            return self._elsewhere(status)._move(template, source, destination, src, dest, timeout, shared,
+                                                 arguments)
         value = _loads(core.plain)
         return core.settle(status) if value is ... else value
 
@@ -420,6 +579,8 @@ class RingClient(Commands):
                 return super().lmpop(num_keys, *args, direction=direction, count=count)
             except OverflowError:               # a count past the request's field: _lmpop_other clamps it
                 return self._lmpop_other(num_keys, args, direction, count)
+            if status:
+                return self._elsewhere(status).lmpop(num_keys, *args, direction=direction, count=count)
             value = _loads(core.plain)
             return core.settle(status) if value is ... else value
         return self._lmpop_other(num_keys, args, direction, count)
@@ -447,6 +608,8 @@ class RingClient(Commands):
             second = _as_key(keys[1])
             status = _pop_keys(core.pointer, template, end, typed_count, seconds, first, len(first), second,
                                len(second), core.result)
+        if status:
+            return self._elsewhere(status)._mpop_typed(template, end, count, seconds, keys)
         value = _loads(core.plain)
         return core.settle(status) if value is ... else value
 
@@ -470,6 +633,8 @@ class RingClient(Commands):
         data = b"ZINCRBY" + key + step + member
         core = self._core
         status = _call_argv(core.pointer, data, len(data), [7, len(key), len(step), len(member)], 4, core.result)
+        if status:
+            return self._elsewhere(status).zincrby(name, amount, value)
         reply = _loads(core.plain)
         return float(core.settle(status) if reply is ... else reply)
 
@@ -479,6 +644,8 @@ class RingClient(Commands):
         data = b"ZSCORE" + key + member
         core = self._core
         status = _call_argv(core.pointer, data, len(data), [6, len(key), len(member)], 3, core.result)
+        if status:
+            return self._elsewhere(status).zscore(name, value)
         reply = _loads(core.plain)
         if reply is ...:
             reply = core.settle(status)

@@ -58,6 +58,8 @@ class Session:
     session_id: int
     sock: socket.socket
     buffer: bytearray = field(default_factory=bytearray)
+    received_fds: list = field(default_factory=list)   # descriptors sent with control frames
+    reply_doorbell: int = -1    # the client's eventfd, written when it sleeps for replies
     client_pid: int = 0
     client_name: str = ""
     requests: _native.Segment | None = None
@@ -403,7 +405,10 @@ class Server:
 
     def _serve_control(self, session: Session) -> None:
         try:
-            data = session.sock.recv(control.MAX_CONTROL_FRAME)
+            data, fds, _flags, _address = socket.recv_fds(session.sock, control.MAX_CONTROL_FRAME, 1)
+            session.received_fds.extend(fds)
+            while len(session.received_fds) > 1:     # one is all a client may give
+                os.close(session.received_fds.pop())
         except BlockingIOError:
             return
         except OSError:
@@ -434,6 +439,8 @@ class Server:
 
     def _attach(self, session: Session, attach: dict) -> None:
         """Check the ask, then have the worker create the segments; _finish_attach replies."""
+        if session.received_fds:           # an event-loop client's eventfd, to wake it for replies
+            session.reply_doorbell = session.received_fds.pop(0)
         session.client_pid = attach["pid"]
         session.client_name = attach["client_name"].decode(errors="replace")
         if attach["protocol_version"] != control.PROTOCOL_VERSION:
@@ -476,6 +483,8 @@ class Server:
         try:
             session.doorbell = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
             self.rings.add(session.session_id, session.requests, session.replies, capacity)
+            if session.reply_doorbell >= 0:     # before the attach reply: no reply is ever sent without it
+                self.rings.set_reply_doorbell(session.session_id, session.reply_doorbell)
             session.attached = True
             self.rings.set_peer(session.session_id, session.sock.fileno(), session.client_pid,
                                 f"ring:pid={session.client_pid}", session.client_name)
@@ -564,6 +573,11 @@ class Server:
             session.attaching = False
         if session.attached:
             self.rings.remove(session.session_id)   # C stops touching the memory first
+        for fd in [*session.received_fds, session.reply_doorbell]:
+            if fd >= 0:
+                os.close(fd)
+        session.received_fds.clear()
+        session.reply_doorbell = -1
         self.segment_worker.release(session.requests, session.replies)
         session.requests = session.replies = None
         if session.doorbell >= 0:

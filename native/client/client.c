@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,10 @@
 #define SLEEP_SLICE_NS 10000000LL     /* futex sleeps in 10 ms slices, checking the server between */
 
 struct gr_client {
+    /* gr_client_claim's state, read first by every plain call */
+    unsigned long owner;              /* pthread_self() of the owning thread; 0 until the first call */
+    unsigned long fork_generation;    /* forks_seen when the client was made */
+    int any_thread;                   /* no thread check (the caller serialises) */
     gr_ring_t requests;               /* this side produces */
     gr_ring_t replies;                /* this side consumes */
     int doorbell_fd;
@@ -61,11 +66,39 @@ struct gr_client {
     struct gr_client_pubsub *pubsub;  /* Pub/Sub messages taken while reading replies (client_pubsub_state.h) */
 };
 
+/* Forks of this process so far, counted in each child by a pthread_atfork handler (fork()
+ * runs it in the child before returning there, whoever called fork). A client made before
+ * the latest fork is the parent's. */
+static unsigned long forks_seen;
+static pthread_once_t fork_counter_once = PTHREAD_ONCE_INIT;
+
+static void count_fork_in_child(void) { __atomic_add_fetch(&forks_seen, 1, __ATOMIC_RELAXED); }
+static void install_fork_counter(void) { pthread_atfork(NULL, NULL, count_fork_in_child); }
+
+int gr_client_claim(gr_client_t *client) {
+    if (!client) return GR_CLIENT_CLOSED;
+    if (__builtin_expect(client->fork_generation != __atomic_load_n(&forks_seen, __ATOMIC_RELAXED), 0))
+        return GR_CLIENT_FORKED;
+    unsigned long self = (unsigned long)pthread_self();
+    unsigned long owner = __atomic_load_n(&client->owner, __ATOMIC_RELAXED);
+    if (__builtin_expect(owner == self, 1) || client->any_thread) return GR_CLIENT_OK;
+    /* Unowned: the first caller takes it. The acquire pairs with nothing the client publishes:
+     * the thread that made the client handed it over through Python, under the GIL. */
+    if (owner == 0 && __atomic_compare_exchange_n(&client->owner, &owner, self, 0, __ATOMIC_ACQUIRE,
+                                                  __ATOMIC_RELAXED))
+        return GR_CLIENT_OK;
+    return GR_CLIENT_OTHER_THREAD;
+}
+
+void gr_client_set_any_thread(gr_client_t *client, int any_thread) { client->any_thread = any_thread; }
+
 gr_client_t *gr_client_new(void *request_memory, size_t request_memory_size,
                            void *reply_memory, size_t reply_memory_size,
                            int doorbell_fd, int control_fd, char *error, size_t error_size) {
+    pthread_once(&fork_counter_once, install_fork_counter);
     gr_client_t *client = calloc(1, sizeof *client);
     if (!client) { snprintf(error, error_size, "out of memory"); return NULL; }
+    client->fork_generation = __atomic_load_n(&forks_seen, __ATOMIC_RELAXED);
     if (gr_ring_attach(&client->requests, request_memory, request_memory_size, GR_SCHEMA_ID, GR_SCHEMA_VERSION,
                        error, error_size) != 0 ||
         gr_ring_attach(&client->replies, reply_memory, reply_memory_size, GR_SCHEMA_ID, GR_SCHEMA_VERSION,
@@ -518,7 +551,8 @@ static int finish_plain(gr_client_t *client, int status, gr_result_t *result, in
 }
 
 static int call_plain(gr_client_t *client, gr_request_t *request, gr_result_t *result, int root_as_tuple) {
-    if (!client) return GR_CLIENT_CLOSED;
+    int claimed = gr_client_claim(client);
+    if (claimed != GR_CLIENT_OK) return claimed;      /* nothing read or written: not ours */
     if (client->gone) return finish_plain(client, GR_CLIENT_PEER_GONE, result, 0);
     int status = gr_client_send(client, request);
     client->plain_streaming = 1 + root_as_tuple;
@@ -528,11 +562,37 @@ static int call_plain(gr_client_t *client, gr_request_t *request, gr_result_t *r
 
 int gr_client_call_argv(gr_client_t *client, const uint8_t *data, size_t data_length, const size_t *lengths,
                         size_t argc, gr_result_t *result) {
-    if (!client) return GR_CLIENT_CLOSED;
+    int claimed = gr_client_claim(client);
+    if (claimed != GR_CLIENT_OK) return claimed;
     if (client->gone) return finish_plain(client, GR_CLIENT_PEER_GONE, result, 0);
     int status = gr_client_send_argv(client, data, data_length, lengths, argc);
     client->plain_streaming = 1;
     if (status == GR_CLIENT_OK) status = gr_client_receive(client, result);
+    return finish_plain(client, status, result, 0);
+}
+
+int gr_client_reply_ready(gr_client_t *client, uint32_t spin_iterations) {
+    wake_server_if_sleeping(client);
+    for (uint32_t i = 0;; i++) {
+        if (!gr_ring_is_empty(&client->replies)) return 1;
+        if (i >= spin_iterations) return 0;
+        __builtin_ia32_pause();
+    }
+}
+
+int gr_client_arm_reply_doorbell(gr_client_t *client) {
+    wake_server_if_sleeping(client);
+    gr_ring_prepare_sleep(&client->replies);
+    if (gr_ring_still_empty_after_prepare(&client->replies)) return 0;
+    gr_ring_cancel_sleep(&client->replies);
+    return 1;
+}
+
+void gr_client_disarm_reply_doorbell(gr_client_t *client) { gr_ring_cancel_sleep(&client->replies); }
+
+int gr_client_receive_plain(gr_client_t *client, gr_result_t *result) {
+    client->plain_streaming = 1;
+    int status = gr_client_receive(client, result);
     return finish_plain(client, status, result, 0);
 }
 

@@ -31,7 +31,9 @@ enum gr_client_status {
     GR_CLIENT_PROTOCOL = 5,        /* a reply that does not decode or does not match */
     GR_CLIENT_ENCODE = 6,          /* the request could not be encoded */
     GR_CLIENT_NO_MEMORY = 7,
-    GR_CLIENT_CLOSED = 8           /* a plain call on a NULL client (RingClient after close) */
+    GR_CLIENT_CLOSED = 8,          /* a plain call on a NULL client (RingClient after close) */
+    GR_CLIENT_OTHER_THREAD = 9,    /* the client belongs to another thread (gr_client_claim) */
+    GR_CLIENT_FORKED = 10          /* the client was made before a fork: its rings are the parent's */
 };
 
 typedef struct gr_result {
@@ -53,6 +55,21 @@ void gr_client_free(gr_client_t *client);
 void gr_client_set_wait(gr_client_t *client, uint32_t spin_iterations, int64_t timeout_ns);
 size_t gr_client_max_message(const gr_client_t *client);
 
+/* Threads and fork. A client is used by one thread at a time: the first thread that calls it
+ * owns it (a compare-and-swap on its thread id, once), and every plain call starts with the
+ * check gr_client_claim makes, which answers before anything is read or written:
+ *   GR_CLIENT_OK            this thread owns the client (one load and compare when it does);
+ *   GR_CLIENT_OTHER_THREAD  another thread does: the caller uses a session of its own;
+ *   GR_CLIENT_FORKED        the process forked since the client was made (a pthread_atfork
+ *                           handler counts forks): the rings and descriptors are the parent's
+ *                           and this process must not touch them, not even to free them;
+ *   GR_CLIENT_CLOSED        client is NULL.
+ * The other entry points (send, receive, batches, Pub/Sub) do not check: their caller claims
+ * first. gr_client_set_any_thread(client, 1) turns the thread check off for a client whose
+ * caller keeps it to one thread at a time itself (a Pub/Sub session); the fork check stays. */
+int gr_client_claim(gr_client_t *client);
+void gr_client_set_any_thread(gr_client_t *client, int any_thread);
+
 /* The plain calls below (call_argv, key_int, key_value, ping, key_range, pop_keys, move) also
  * write their reply into this buffer as the Python object it stands for, in marshal's format
  * (client/plain_reply.h), so that RingClient builds it with one plain_loads: Ellipsis there
@@ -61,6 +78,23 @@ size_t gr_client_max_message(const gr_client_t *client);
  * the server gone, every later one returns GR_CLIENT_PEER_GONE at once. The buffer must
  * outlive the client or be unset (capacity 0). */
 void gr_client_set_plain_output(gr_client_t *client, uint8_t *buffer, size_t capacity);
+
+/* An event loop's waiting, a step at a time (goblin_ring/asyncio.py): requests go out with
+ * gr_client_send_argv (many may be in flight); then
+ *   gr_client_reply_ready    rings a sleeping server's doorbell for what was sent, then spins
+ *                            up to spin_iterations for a reply record: 1 when one is there;
+ *   gr_client_arm_reply_doorbell  sets the reply ring's sleeper flag and re-checks (1: a reply
+ *                            came meanwhile, not armed); armed, the server writes the eventfd
+ *                            the client gave at attach with its next reply;
+ *   gr_client_disarm_reply_doorbell  clears the flag once the loop woke;
+ *   gr_client_receive_plain  takes the next reply (one must be there, or it waits) into
+ *                            *result and the plain output, as the plain calls do.
+ * A reply in fragments may make gr_client_receive_plain wait for the rest; the server writes
+ * them back to back. */
+int gr_client_reply_ready(gr_client_t *client, uint32_t spin_iterations);
+int gr_client_arm_reply_doorbell(gr_client_t *client);
+void gr_client_disarm_reply_doorbell(gr_client_t *client);
+int gr_client_receive_plain(gr_client_t *client, gr_result_t *result);
 
 /* One command: send, wait, decode into *result (valid until the next call). */
 int gr_client_call(gr_client_t *client, gr_request_t *request, gr_result_t *result);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "exec/pubsub.h"
 #include "ring/codec.h"
@@ -29,6 +30,7 @@ typedef struct gr_session {
     size_t backlog_limit;     /* stop reading requests while this many reply bytes wait */
     gr_reassembly_t request;  /* a request arriving in fragments (ring/fragment.h) */
     int64_t soft_limit_since_ms;   /* Pub/Sub output over the soft limit since (0: not over) */
+    int reply_doorbell_fd;    /* the client's eventfd, written with every wake (-1: none) */
 } gr_session_t;
 
 struct gr_rings {
@@ -78,6 +80,7 @@ int gr_rings_add_session(gr_rings_t *rings, uint64_t session_id,
     gr_session_t *session = calloc(1, sizeof *session);
     if (!session) { snprintf(error, error_size, "out of memory"); return -1; }
     session->id = session_id;
+    session->reply_doorbell_fd = -1;
     session->rings = rings;
     /* The server hands over new segments, which read as zero: only the headers are written,
      * so an idle session costs two header pages, not 2 x capacity of zeroing and RSS. */
@@ -122,6 +125,23 @@ void gr_rings_remove_session(gr_rings_t *rings, uint64_t session_id) {
 }
 
 size_t gr_rings_session_count(const gr_rings_t *rings) { return rings->count; }
+
+void gr_rings_set_reply_doorbell(gr_rings_t *rings, uint64_t session_id, int fd) {
+    for (size_t i = 0; i < rings->count; i++)
+        if (rings->sessions[i]->id == session_id) rings->sessions[i]->reply_doorbell_fd = fd;
+}
+
+/* Wake a client that said it sleeps on its reply ring: the futex, and its eventfd if it gave
+ * one (an event loop waits on that). The caller's should_wake check fenced after the records'
+ * release stores and read the client's sleeper flag. */
+static void wake_client(gr_session_t *session) {
+    gr_ring_futex_wake(&session->replies);
+    if (session->reply_doorbell_fd >= 0) {
+        uint64_t one = 1;
+        ssize_t ignored = write(session->reply_doorbell_fd, &one, sizeof one);
+        (void)ignored;
+    }
+}
 
 void gr_rings_set_session_peer(gr_rings_t *rings, uint64_t session_id, int control_fd, int32_t pid,
                                const char *addr, const char *name) {
@@ -192,7 +212,7 @@ static int deliver_push(gr_subscriber_t *subscriber, gr_pubsub_kind_t kind, gr_b
             gr_ring_commit(&session->replies, record);
             /* The commit's release store published the record; the wake check's full fence
              * orders it before we read the client's sleeper flag (ring.h's protocol). */
-            if (gr_ring_producer_should_wake(&session->replies)) gr_ring_futex_wake(&session->replies);
+            if (gr_ring_producer_should_wake(&session->replies)) wake_client(session);
             return GR_PUBSUB_ACCEPTED;
         }
     }
@@ -226,7 +246,7 @@ static void flush_replies(gr_session_t *session) {
         gr_sbe_reply_consume(&session->writer, offset);
         session->state.output_buffer_bytes = (int64_t)gr_sbe_reply_pending_bytes(&session->writer);
     }
-    if (wrote && gr_ring_producer_should_wake(&session->replies)) gr_ring_futex_wake(&session->replies);
+    if (wrote && gr_ring_producer_should_wake(&session->replies)) wake_client(session);
 }
 
 typedef struct drain_context {

@@ -40,6 +40,10 @@ size_t gr_rings_session_count(const gr_rings_t *rings);
 /* Also the control socket (whose EOF means the client is gone) and the client's pid. */
 void gr_rings_set_session_peer(gr_rings_t *rings, uint64_t session_id, int control_fd, int32_t pid,
                                const char *addr, const char *name);
+/* An eventfd the client gave at attach (ATTACH_CONFIRM's descriptor): written whenever the
+ * client is woken for replies, beside the futex, so that an event loop can wait on it. The
+ * Python server owns and closes the descriptor. */
+void gr_rings_set_reply_doorbell(gr_rings_t *rings, uint64_t session_id, int fd);
 size_t gr_ring_segment_bytes(uint64_t capacity);
 
 /* One pass over every session; returns the requests executed. */
