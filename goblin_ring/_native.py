@@ -13,6 +13,10 @@ Other modules reach `lib` and `ffi` only through this module's names, and only t
   client/ring_pubsub.py     gr_client_pubsub_read the same way; its status by ClientCore.check
   server/loop.py            the attach template ids (GR_T_ATTACH*) only
   selfcheck.py              the template ids only
+  asyncio.py                the asyncio RingClient: the reply doorbell (eventfd) and the call entry points
+  redispy.py                redis-py's Connection over a ring session: the reply readers and the
+                            any-thread switch of the session it borrows
+  redispy_asyncio.py        its redis.asyncio twin: the reply readers and the reply doorbell
   bench/drivers.py          the bench's C load generator (gr_request_from_argv, gr_load_run)
   bench/scenarios.py        gr_client_ping_loop
   bench/scenario_pubsub.py  the Pub/Sub C loops (gr_client_pubsub_latency_loop, _publish_many,

@@ -152,3 +152,23 @@ def test_a_forked_child_waits_for_its_own_writes(goblin):
         os.close(read)
         assert ring.waitaof(1, 0, 0) == [1, 0]
         assert b"from the child" in (goblin.data_dir / "appendonly.aof").read_bytes()
+
+
+def test_threads_sharing_one_client_each_wait_for_their_writes(goblin):
+    with RingClient(name=goblin.name, runtime_dir=goblin.runtime_dir) as ring:
+        ring.config_set("appendonly", "yes")
+        ring.config_set("appendfsync", "everysec")
+        answers = []
+
+        def work(n):
+            for i in range(25):
+                ring.set(f"thread:{n}:{i}", "v")
+                answers.append(ring.waitaof(1, 0, 0))
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert answers == [[1, 0]] * 100
+        assert all(f"thread:{n}:24".encode() in (goblin.data_dir / "appendonly.aof").read_bytes() for n in range(4))
