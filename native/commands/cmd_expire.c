@@ -17,9 +17,10 @@ enum { CONDITION_ALWAYS = 0, CONDITION_NX = 1, CONDITION_XX = 2, CONDITION_GT = 
 enum { TTL_SECONDS = 0, TTL_MILLISECONDS = 1, EXPIRETIME_SECONDS = 2, EXPIRETIME_MILLISECONDS = 3 };
 
 void gr_cmd_expire(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_expire_view_t req = gr_expire_view(r);
     static const char *names[2][2] = {{"expire", "expireat"}, {"pexpire", "pexpireat"}};
-    int milliseconds = r->to_end, absolute = r->flag;
-    int64_t when = r->index;
+    int milliseconds = req.unit, absolute = req.absolute;
+    int64_t when = req.value;
     int invalid = 0;
     if (!milliseconds) {
         if (when > INT64_MAX / 1000 || when < INT64_MIN / 1000) invalid = 1;
@@ -35,11 +36,11 @@ void gr_cmd_expire(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, text);
         return;
     }
-    gr_ks_entry_t *entry = gr_db_find_live(db, r->key);
+    gr_ks_entry_t *entry = gr_db_find_live(db, req.key);
     if (!entry) { gr_reply_integer(reply, 0); return; }
     int64_t current = entry->expire_at_ms;   /* -1: none, which counts as infinite */
     int allowed = 1;
-    switch (r->end) {
+    switch (req.condition) {
     case CONDITION_NX: allowed = current < 0; break;
     case CONDITION_XX: allowed = current >= 0; break;
     case CONDITION_GT: allowed = current >= 0 && when > current; break;
@@ -48,21 +49,22 @@ void gr_cmd_expire(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     default: break;
     }
     if (!allowed) { gr_reply_integer(reply, 0); return; }
-    if (when <= db->now_ms) gr_ks_delete(db->keyspace, r->key.data, r->key.length);
+    if (when <= db->now_ms) gr_ks_delete(db->keyspace, req.key.data, req.key.length);
     else gr_ks_set_expire(db->keyspace, entry, when);
-    gr_watch_touch_current(db, r->key);
+    gr_watch_touch_current(db, req.key);
     gr_db_count_changes(db, 1);
     gr_reply_integer(reply, 1);
 }
 
 void gr_cmd_ttl(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    gr_ks_entry_t *entry = gr_db_lookup(db, r->key);
+    const gr_ttl_view_t req = gr_ttl_view(r);
+    gr_ks_entry_t *entry = gr_db_lookup(db, req.key);
     if (!entry) { gr_reply_integer(reply, -2); return; }
     int64_t at = entry->expire_at_ms;
     if (at < 0) { gr_reply_integer(reply, -1); return; }
     int64_t ttl = at - db->now_ms;
     if (ttl < 0) ttl = 0;
-    switch (r->end) {
+    switch (req.kind) {
     case TTL_SECONDS: gr_reply_integer(reply, (ttl + 500) / 1000); break;
     case TTL_MILLISECONDS: gr_reply_integer(reply, ttl); break;
     case EXPIRETIME_SECONDS: gr_reply_integer(reply, (at + 500) / 1000); break;   /* rounded, as Redis */
@@ -71,10 +73,11 @@ void gr_cmd_ttl(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 }
 
 void gr_cmd_persist(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    gr_ks_entry_t *entry = gr_db_find_live(db, r->key);
+    const gr_persist_view_t req = gr_persist_view(r);
+    gr_ks_entry_t *entry = gr_db_find_live(db, req.key);
     if (!entry || entry->expire_at_ms < 0) { gr_reply_integer(reply, 0); return; }
     gr_ks_set_expire(db->keyspace, entry, -1);
-    gr_watch_touch_current(db, r->key);
+    gr_watch_touch_current(db, req.key);
     gr_db_count_changes(db, 1);
     gr_reply_integer(reply, 1);
 }

@@ -27,25 +27,28 @@
 #include "exec/server_text.h"
 
 void gr_cmd_del(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_del_view_t req = gr_del_view(r);
     int64_t deleted = 0;
-    for (uint32_t i = 0; i < r->item_count; i++)
-        if (gr_db_find_live(db, r->items[i]) &&   /* an expired key is deleted, but does not count */
-            gr_ks_delete(db->keyspace, r->items[i].data, r->items[i].length)) {
+    for (uint32_t i = 0; i < req.keys_count; i++)
+        if (gr_db_find_live(db, req.keys[i]) &&   /* an expired key is deleted, but does not count */
+            gr_ks_delete(db->keyspace, req.keys[i].data, req.keys[i].length)) {
             deleted++;
-            gr_watch_touch_current(db, r->items[i]);
+            gr_watch_touch_current(db, req.keys[i]);
         }
     gr_db_count_changes(db, deleted);
     gr_reply_integer(reply, deleted);
 }
 
 void gr_cmd_exists(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_exists_view_t req = gr_exists_view(r);
     int64_t count = 0;
-    for (uint32_t i = 0; i < r->item_count; i++) count += gr_db_lookup(db, r->items[i]) != NULL;
+    for (uint32_t i = 0; i < req.keys_count; i++) count += gr_db_lookup(db, req.keys[i]) != NULL;
     gr_reply_integer(reply, count);
 }
 
 void gr_cmd_type(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    gr_ks_entry_t *entry = gr_db_lookup(db, r->key);
+    const gr_type_view_t req = gr_type_view(r);
+    gr_ks_entry_t *entry = gr_db_lookup(db, req.key);
     const char *name = entry ? gr_value_type_name(entry->type) : "none";
     gr_reply_status(reply, name, strlen(name));
 }
@@ -85,9 +88,10 @@ static int collect_visit(void *context, gr_ks_entry_t *entry) {
 static void collect_scan_visit(void *context, gr_ks_entry_t *entry) { collect(context, entry); }
 
 void gr_cmd_keys(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_keys_view_t req = gr_keys_view(r);
     collected_keys_t keys = {0};
     keys.db = db;
-    keys.pattern = r->arg1;
+    keys.pattern = req.pattern;
     gr_ks_iterate(db->keyspace, collect_visit, &keys);
     if (keys.failed) {
         free(keys.entries);
@@ -105,12 +109,13 @@ static int type_from_name(gr_bytes_t name) {
 }
 
 void gr_cmd_scan(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_scan_view_t req = gr_scan_view(r);
     collected_keys_t keys = {0};
     keys.db = db;
-    keys.pattern = r->arg1;
-    keys.filter_type = r->arg2.length ? type_from_name(r->arg2) : 0;
-    size_t wanted = r->count ? r->count : 10;
-    uint64_t cursor = r->cursor;
+    keys.pattern = req.pattern;
+    keys.filter_type = req.type_filter.length ? type_from_name(req.type_filter) : 0;
+    size_t wanted = req.count ? req.count : 10;
+    uint64_t cursor = req.cursor;
     /* Like Redis, visit buckets until COUNT keys were examined (a bounded amount of work). */
     size_t visited_buckets = 0;
     do {
@@ -142,21 +147,22 @@ static void notify_renamed(gr_db_t *db, gr_bytes_t from, gr_bytes_t to) {
 }
 
 void gr_cmd_rename(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    if (!gr_db_find_live(db, r->key)) {   /* an expired source is no such key; the target is not looked at */
+    const gr_rename_view_t req = gr_rename_view(r);
+    if (!gr_db_find_live(db, req.key)) {   /* an expired source is no such key; the target is not looked at */
         gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key");
         return;
     }
-    gr_db_find_live(db, r->arg1);   /* an expired target is gone before the rename */
-    int result = gr_ks_rename(db->keyspace, r->key.data, r->key.length, r->arg1.data, r->arg1.length);
+    gr_db_find_live(db, req.new_key);   /* an expired target is gone before the rename */
+    int result = gr_ks_rename(db->keyspace, req.key.data, req.key.length, req.new_key.data, req.new_key.length);
     if (result == -1) gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key");
     else if (result == -2) gr_reply_oom(reply);
     else {
-        gr_blocking_signal(db, db->current ? db->current->db_index : 0, r->arg1.data, r->arg1.length);
-        int same = r->key.length == r->arg1.length && memcmp(r->key.data, r->arg1.data, r->key.length) == 0;
+        gr_blocking_signal(db, db->current ? db->current->db_index : 0, req.new_key.data, req.new_key.length);
+        int same = req.key.length == req.new_key.length && memcmp(req.key.data, req.new_key.data, req.key.length) == 0;
         if (!same) {   /* RENAME k k changes nothing (Redis: no touch) */
-            gr_watch_touch_current(db, r->key);
-            gr_watch_touch_current(db, r->arg1);
-            notify_renamed(db, r->key, r->arg1);
+            gr_watch_touch_current(db, req.key);
+            gr_watch_touch_current(db, req.new_key);
+            notify_renamed(db, req.key, req.new_key);
             gr_db_count_changes(db, 1);
         } else {
             gr_call_events_stated(db);
@@ -166,7 +172,8 @@ void gr_cmd_rename(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 }
 
 void gr_cmd_memory_usage(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    gr_ks_entry_t *entry = gr_db_lookup(db, r->key);
+    const gr_memoryusage_view_t req = gr_memoryusage_view(r);
+    gr_ks_entry_t *entry = gr_db_lookup(db, req.key);
     if (!entry) { gr_reply_nil(reply); return; }
     gr_reply_integer(reply, (int64_t)(gr_ks_entry_bytes(entry) + gr_value_allocated_bytes(entry->type, entry->value)));
 }
@@ -178,13 +185,14 @@ void gr_cmd_dbsize(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 /* FLUSHDB, and FLUSHALL (flag) */
 void gr_cmd_flushdb(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_flushdb_view_t req = gr_flushdb_view(r);
     for (int i = 0; i < GR_DB_COUNT; i++) {   /* FLUSHALL: every database; FLUSHDB: the current one */
-        if (!r->flag && db->keyspaces[i] != db->keyspace) continue;
+        if (!req.all && db->keyspaces[i] != db->keyspace) continue;
         gr_watch_touch_db(db, i, -1);          /* WATCHed keys that exist are touched */
         gr_db_count_changes(db, (int64_t)gr_ks_size(db->keyspaces[i]));   /* Redis: the keys removed */
         gr_ks_clear(db->keyspaces[i]);
     }
-    if (r->flag) gr_persist_after_flushall(db);   /* Redis: kill a BGSAVE child, save by the rules */
+    if (req.all) gr_persist_after_flushall(db);   /* Redis: kill a BGSAVE child, save by the rules */
     gr_effect_always(db);   /* propagated even when there was nothing to remove, as Redis */
     gr_reply_ok(reply);
 }

@@ -85,35 +85,36 @@ static void reply_value(gr_reply_t *reply, gr_value_t value) { gr_reply_bulk(rep
 
 /* LPUSH, RPUSH, LPUSHX, RPUSHX */
 void gr_cmd_push(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_push_view_t req = gr_push_view(r);
     static const char *names[2][2] = {{"lpush", "rpush"}, {"lpushx", "rpushx"}};
-    if (r->item_count == 0) {
-        gr_reply_arity_error(reply, names[r->flag][r->end]);
+    if (req.values_count == 0) {
+        gr_reply_arity_error(reply, names[req.only_if_exists][req.end]);
         return;
     }
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
     if (found < 0) return;
     if (!found) {
-        if (r->flag) { gr_reply_integer(reply, 0); return; }
-        if (!(list = create_list_or_reply(db, r, r->key, reply))) return;
+        if (req.only_if_exists) { gr_reply_integer(reply, 0); return; }
+        if (!(list = create_list_or_reply(db, r, req.key, reply))) return;
     }
     /* gr_bytes_t (wire, 32-bit length) and gr_value_t (engine, size_t) differ: convert in chunks. */
     int failed = 0;
     uint32_t done = 0;
-    while (done < r->item_count && !failed) {
+    while (done < req.values_count && !failed) {
         gr_value_t chunk[64];
-        uint32_t n = r->item_count - done < 64 ? r->item_count - done : 64;
+        uint32_t n = req.values_count - done < 64 ? req.values_count - done : 64;
         for (uint32_t i = 0; i < n; i++) {
-            chunk[i].data = r->items[done + i].data;
-            chunk[i].length = r->items[done + i].length;
+            chunk[i].data = req.values[done + i].data;
+            chunk[i].length = req.values[done + i].length;
         }
-        failed = gr_list_push_many(list, engine_end(r->end), chunk, n) != 0;   /* a chunk is all or nothing */
+        failed = gr_list_push_many(list, engine_end(req.end), chunk, n) != 0;   /* a chunk is all or nothing */
         if (!failed) done += n;
     }
-    gr_watch_touch_current(db, r->key);
+    gr_watch_touch_current(db, req.key);
     gr_db_count_changes(db, done);
     if (failed) {
-        delete_if_empty(db, r->key, list);
+        delete_if_empty(db, req.key, list);
         gr_reply_oom(reply);
         return;
     }
@@ -131,34 +132,36 @@ static void reply_and_remove_from_end(gr_list_t *list, gr_list_end_t end, size_t
 
 /* LPOP, RPOP, with an optional count */
 void gr_cmd_pop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_pop_view_t req = gr_pop_view(r);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
     if (found < 0) return;
     if (!found) {
-        if (r->flag) gr_reply_nil_array(reply); else gr_reply_nil(reply);
+        if (req.has_count) gr_reply_nil_array(reply); else gr_reply_nil(reply);
         return;
     }
-    gr_list_end_t end = engine_end(r->end);
-    if (!r->flag) {
+    gr_list_end_t end = engine_end(req.end);
+    if (!req.has_count) {
         gr_value_t value;
         gr_list_peek(list, end, &value);
         reply_value(reply, value);
         gr_list_pop(list, end);   /* (not pop_peeked: keeping value across the reply costs LPOP more) */
         gr_db_count_changes(db, 1);
     } else {
-        size_t count = r->count < gr_list_length(list) ? r->count : gr_list_length(list);
+        size_t count = req.count < gr_list_length(list) ? req.count : gr_list_length(list);
         gr_reply_array_begin(reply, count);
         reply_and_remove_from_end(list, end, count, reply);
         if (count == 0) return;               /* LPOP k 0 changes nothing */
         gr_db_count_changes(db, (int64_t)count);
     }
-    delete_if_empty(db, r->key, list);
-    gr_watch_touch_current(db, r->key);
+    delete_if_empty(db, req.key, list);
+    gr_watch_touch_current(db, req.key);
 }
 
 void gr_cmd_llen(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_llen_view_t req = gr_llen_view(r);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
     if (found >= 0) gr_reply_integer(reply, found ? (int64_t)gr_list_length(list) : 0);
 }
 
@@ -170,10 +173,11 @@ static int64_t normalise_index(int64_t index, size_t length) {
 }
 
 void gr_cmd_lindex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_lindex_view_t req = gr_lindex_view(r);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
     if (found < 0) return;
-    int64_t index = found ? normalise_index(r->index, gr_list_length(list)) : -1;
+    int64_t index = found ? normalise_index(req.index, gr_list_length(list)) : -1;
     gr_value_t value;
     if (index < 0 || gr_list_get(list, (size_t)index, &value) != 0) { gr_reply_nil(reply); return; }
     reply_value(reply, value);
@@ -193,11 +197,12 @@ static int clamp_range(int64_t start, int64_t stop, size_t length, size_t *first
 }
 
 void gr_cmd_lrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_lrange_view_t req = gr_lrange_view(r);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
     if (found < 0) return;
     size_t first, last;
-    if (!found || !clamp_range(r->index, r->index2, gr_list_length(list), &first, &last)) {
+    if (!found || !clamp_range(req.start, req.stop, gr_list_length(list), &first, &last)) {
         gr_reply_array_begin(reply, 0);
         return;
     }
@@ -207,17 +212,18 @@ void gr_cmd_lrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 }
 
 void gr_cmd_lset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_lset_view_t req = gr_lset_view(r);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
     if (found < 0) return;
     if (!found) { gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key"); return; }
-    int64_t index = normalise_index(r->index, gr_list_length(list));
+    int64_t index = normalise_index(req.index, gr_list_length(list));
     if (index < 0) { gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, "ERR index out of range"); return; }
-    if (gr_list_set(list, (size_t)index, r->arg1.data, r->arg1.length) != 0) {
+    if (gr_list_set(list, (size_t)index, req.value.data, req.value.length) != 0) {
         gr_reply_oom(reply);
         return;
     }
-    gr_watch_touch_current(db, r->key);
+    gr_watch_touch_current(db, req.key);
     gr_db_count_changes(db, 1);
     gr_reply_ok(reply);
 }
@@ -227,8 +233,9 @@ static int value_equals(gr_value_t value, gr_bytes_t wanted) {
 }
 
 void gr_cmd_linsert(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_linsert_view_t req = gr_linsert_view(r);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
     if (found < 0) return;
     if (!found) { gr_reply_integer(reply, 0); return; }
     gr_list_iter_t iterator;
@@ -237,52 +244,55 @@ void gr_cmd_linsert(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     size_t index = 0;
     int matched = 0;
     while (gr_list_iter_next(&iterator, &value)) {
-        if (value_equals(value, r->arg1)) { matched = 1; break; }
+        if (value_equals(value, req.pivot)) { matched = 1; break; }
         index++;
     }
     if (!matched) { gr_reply_integer(reply, -1); return; }
-    size_t at = r->flag == 0 ? index : index + 1;   /* BEFORE : AFTER */
-    if (gr_list_insert(list, at, r->arg2.data, r->arg2.length) != 0) {
+    size_t at = req.position == 0 ? index : index + 1;   /* BEFORE : AFTER */
+    if (gr_list_insert(list, at, req.value.data, req.value.length) != 0) {
         gr_reply_oom(reply);
         return;
     }
-    gr_watch_touch_current(db, r->key);
+    gr_watch_touch_current(db, req.key);
     gr_db_count_changes(db, 1);
     gr_reply_integer(reply, (int64_t)gr_list_length(list));
 }
 
 void gr_cmd_lrem(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_lrem_view_t req = gr_lrem_view(r);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
     if (found < 0) return;
     if (!found) { gr_reply_integer(reply, 0); return; }
-    int64_t removed = gr_list_remove_matching(list, r->arg1.data, r->arg1.length, r->index);
-    delete_if_empty(db, r->key, list);
-    if (removed) gr_watch_touch_current(db, r->key);
+    int64_t removed = gr_list_remove_matching(list, req.value.data, req.value.length, req.count);
+    delete_if_empty(db, req.key, list);
+    if (removed) gr_watch_touch_current(db, req.key);
     gr_db_count_changes(db, removed);
     gr_reply_integer(reply, removed);
 }
 
 void gr_cmd_ltrim(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_ltrim_view_t req = gr_ltrim_view(r);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
     if (found < 0) return;
     if (found) {
         size_t first, last, before = gr_list_length(list);
-        if (!clamp_range(r->index, r->index2, before, &first, &last))
+        if (!clamp_range(req.start, req.stop, before, &first, &last))
             gr_list_delete_range(list, 0, before);
         else
             gr_list_trim(list, first, last);
         gr_db_count_changes(db, (int64_t)(before - gr_list_length(list)));   /* Redis: the values trimmed */
-        delete_if_empty(db, r->key, list);
-        gr_watch_touch_current(db, r->key);
+        delete_if_empty(db, req.key, list);
+        gr_watch_touch_current(db, req.key);
     }
     gr_reply_ok(reply);
 }
 
 /* LPOS key element [RANK rank] [COUNT num] [MAXLEN len] */
 void gr_cmd_lpos(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    int64_t rank = r->index;
+    const gr_lpos_view_t req = gr_lpos_view(r);
+    int64_t rank = req.rank;
     if (rank == 0) {
         gr_reply_error_text(reply, GR_ERR_GENERIC,
                             "ERR RANK can't be zero: use 1 to start from the first match, 2 from the "
@@ -295,17 +305,17 @@ void gr_cmd_lpos(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         return;
     }
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, r->key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
     if (found < 0) return;
     if (!found) {
-        if (r->flag) gr_reply_array_begin(reply, 0); else gr_reply_nil(reply);
+        if (req.has_count) gr_reply_array_begin(reply, 0); else gr_reply_nil(reply);
         return;
     }
     size_t length = gr_list_length(list);
     gr_list_end_t direction = rank > 0 ? GR_LIST_HEAD : GR_LIST_TAIL;
     uint64_t skip = (uint64_t)(rank > 0 ? rank : -rank) - 1;
-    uint64_t wanted = r->flag ? (r->count ? r->count : UINT64_MAX) : 1;
-    uint64_t limit = r->max_len ? r->max_len : UINT64_MAX;
+    uint64_t wanted = req.has_count ? (req.count ? req.count : UINT64_MAX) : 1;
+    uint64_t limit = req.max_len ? req.max_len : UINT64_MAX;
 
     /* Matches are collected first: an array reply must announce its count. */
     size_t capacity = 16, found_count = 0;
@@ -317,7 +327,7 @@ void gr_cmd_lpos(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     size_t index = direction == GR_LIST_HEAD ? 0 : length - 1;
     while (positions && found_count < wanted && compared < limit && gr_list_iter_next(&iterator, &value)) {
         compared++;
-        if (value_equals(value, r->arg1)) {
+        if (value_equals(value, req.element)) {
             if (skip) skip--;
             else {
                 if (found_count == capacity) {
@@ -335,7 +345,7 @@ void gr_cmd_lpos(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_reply_oom(reply);
         return;
     }
-    if (r->flag) {
+    if (req.has_count) {
         gr_reply_array_begin(reply, found_count);
         for (size_t i = 0; i < found_count; i++) gr_reply_integer(reply, positions[i]);
     } else if (found_count) {
@@ -356,15 +366,16 @@ static void notify_pop(gr_db_t *db, gr_bytes_t key, uint8_t end) {
 /* LMOVE's work once the source is known to hold a list: 1 when it replied. Returns 0 (and
  * replies nothing) when the source is absent, so BLMOVE can park instead. */
 static int lmove_or_absent(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_lmove_view_t req = gr_lmove_view(r);   /* BLMOVE's request has the same fields */
     gr_list_t *source = NULL, *destination = NULL;
-    int found = find_list_or_reply(db, r, r->key, &source, NULL, reply);
+    int found = find_list_or_reply(db, r, req.source, &source, NULL, reply);
     if (found < 0) return 1;
     if (!found) return 0;
-    int destination_found = find_list_or_reply(db, r, r->arg1, &destination, NULL, reply);
+    int destination_found = find_list_or_reply(db, r, req.destination, &destination, NULL, reply);
     if (destination_found < 0) return 1;
 
     gr_value_t value;
-    gr_list_peek(source, engine_end(r->end), &value);
+    gr_list_peek(source, engine_end(req.from), &value);
     /* The value lives in the source's storage, which the pop invalidates: copy it first. */
     uint8_t *copy = malloc(value.length ? value.length : 1);
     if (!copy) {
@@ -373,26 +384,26 @@ static int lmove_or_absent(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply
     }
     memcpy(copy, value.data, value.length);
     size_t copy_length = value.length;
-    if (!destination_found && !(destination = create_list_or_reply(db, r, r->arg1, reply))) {
+    if (!destination_found && !(destination = create_list_or_reply(db, r, req.destination, reply))) {
         free(copy);
         return 1;
     }
-    gr_list_pop(source, engine_end(r->end));
-    if (gr_list_push(destination, engine_end(r->to_end), copy, copy_length) != 0) {
-        gr_list_push(source, engine_end(r->end), copy, copy_length);   /* put it back: lose nothing */
+    gr_list_pop(source, engine_end(req.from));
+    if (gr_list_push(destination, engine_end(req.to), copy, copy_length) != 0) {
+        gr_list_push(source, engine_end(req.from), copy, copy_length);   /* put it back: lose nothing */
         free(copy);
-        delete_if_empty(db, r->arg1, destination);
+        delete_if_empty(db, req.destination, destination);
         gr_reply_oom(reply);
         return 1;
     }
     gr_reply_bulk(reply, copy, copy_length);
     free(copy);
-    delete_if_empty(db, r->key, source);
-    gr_watch_touch_current(db, r->key);
-    gr_watch_touch_current(db, r->arg1);
+    delete_if_empty(db, req.source, source);
+    gr_watch_touch_current(db, req.source);
+    gr_watch_touch_current(db, req.destination);
     /* Redis notifies the push to the destination first, then the pop from the source */
-    gr_call_notify(db, GR_NOTIFY_LIST, r->to_end == END_LEFT ? "lpush" : "rpush", r->arg1);
-    notify_pop(db, r->key, r->end);
+    gr_call_notify(db, GR_NOTIFY_LIST, req.to == END_LEFT ? "lpush" : "rpush", req.destination);
+    notify_pop(db, req.source, req.from);
     gr_db_count_changes(db, 1);
     return 1;
 }
@@ -403,22 +414,23 @@ void gr_cmd_lmove(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 /* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] */
 void gr_cmd_lmpop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    if (r->item_count == 0) {
+    const gr_lmpop_view_t req = gr_lmpop_view(r);
+    if (req.keys_count == 0) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR numkeys should be greater than 0");
         return;
     }
-    size_t count = r->count ? r->count : 1;
-    for (uint32_t i = 0; i < r->item_count; i++) {
+    size_t count = req.count ? req.count : 1;
+    for (uint32_t i = 0; i < req.keys_count; i++) {
         gr_list_t *list = NULL;
-        int found = find_list_or_reply(db, r, r->items[i], &list, NULL, reply);
+        int found = find_list_or_reply(db, r, req.keys[i], &list, NULL, reply);
         if (found < 0) return;
         if (!found) continue;
         size_t taken = count < gr_list_length(list) ? count : gr_list_length(list);
-        gr_reply_keyed_array_begin(reply, r->items[i].data, r->items[i].length, taken);
-        reply_and_remove_from_end(list, engine_end(r->end), taken, reply);
-        delete_if_empty(db, r->items[i], list);
-        gr_watch_touch_current(db, r->items[i]);
-        notify_pop(db, r->items[i], r->end);
+        gr_reply_keyed_array_begin(reply, req.keys[i].data, req.keys[i].length, taken);
+        reply_and_remove_from_end(list, engine_end(req.end), taken, reply);
+        delete_if_empty(db, req.keys[i], list);
+        gr_watch_touch_current(db, req.keys[i]);
+        notify_pop(db, req.keys[i], req.end);
         gr_db_count_changes(db, (int64_t)taken);
         return;
     }
@@ -430,28 +442,29 @@ void gr_cmd_lmpop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 /* The ready path of a blocking command: 1 when it replied (a value, or an error such as
  * WRONGTYPE), 0 when every key is empty. Keys are tried in argument order. */
 static int blocking_ready(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_blmpop_view_t req = gr_blmpop_view(r);   /* BLPOP/BRPOP's: the same, count 0 */
     if (r->template_id == GR_T_BLMOVE) return lmove_or_absent(db, r, reply);   /* one lookup of the source */
-    for (uint32_t i = 0; i < r->item_count; i++) {
+    for (uint32_t i = 0; i < req.keys_count; i++) {
         gr_list_t *list = NULL;
-        int found = find_list_or_reply(db, r, r->items[i], &list, NULL, reply);
+        int found = find_list_or_reply(db, r, req.keys[i], &list, NULL, reply);
         if (found < 0) return 1;
         if (!found) continue;
         if (r->template_id == GR_T_BPOP) {
             gr_value_t value;
-            gr_list_peek(list, engine_end(r->end), &value);
-            gr_reply_pair(reply, r->items[i].data, r->items[i].length, value.data, value.length);
-            gr_list_pop_peeked(list, engine_end(r->end), value);
+            gr_list_peek(list, engine_end(req.end), &value);
+            gr_reply_pair(reply, req.keys[i].data, req.keys[i].length, value.data, value.length);
+            gr_list_pop_peeked(list, engine_end(req.end), value);
             gr_db_count_changes(db, 1);
         } else {
-            size_t count = r->count ? r->count : 1;
+            size_t count = req.count ? req.count : 1;
             size_t taken = count < gr_list_length(list) ? count : gr_list_length(list);
-            gr_reply_keyed_array_begin(reply, r->items[i].data, r->items[i].length, taken);
-            reply_and_remove_from_end(list, engine_end(r->end), taken, reply);
+            gr_reply_keyed_array_begin(reply, req.keys[i].data, req.keys[i].length, taken);
+            reply_and_remove_from_end(list, engine_end(req.end), taken, reply);
             gr_db_count_changes(db, (int64_t)taken);
         }
-        delete_if_empty(db, r->items[i], list);
-        gr_watch_touch_current(db, r->items[i]);
-        notify_pop(db, r->items[i], r->end);
+        delete_if_empty(db, req.keys[i], list);
+        gr_watch_touch_current(db, req.keys[i]);
+        notify_pop(db, req.keys[i], req.end);
         return 1;
     }
     return 0;

@@ -335,14 +335,15 @@ void gr_cmd_function(gr_db_t *db, size_t argc, const uint8_t *const *argv, const
 /* ---- the small ones ---- */
 
 void gr_cmd_ping(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    const gr_ping_view_t req = gr_ping_view(request);
     const gr_connection_t *conn = db->current;
     if (conn && conn->protocol == 2 && conn->kind != GR_CONN_RING && gr_subscriber_total(&conn->subscriber)) {
         gr_reply_array_begin(reply, 2);      /* subscribed mode (RESP2): ["pong", message or ""] */
         gr_reply_bulk(reply, (const uint8_t *)"pong", 4);
-        gr_reply_bulk(reply, request->arg1.data, request->arg1.length);
+        gr_reply_bulk(reply, req.message.data, req.message.length);
         return;
     }
-    if (request->arg1.length) gr_reply_bulk(reply, request->arg1.data, request->arg1.length);
+    if (req.message.length) gr_reply_bulk(reply, req.message.data, req.message.length);
     else gr_reply_status(reply, "PONG", 4);
 }
 

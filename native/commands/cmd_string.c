@@ -77,19 +77,20 @@ static int store(gr_db_t *db, gr_ks_entry_t *entry, gr_bytes_t key, gr_string_t 
 }
 
 void gr_cmd_set(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_set_view_t req = gr_set_view(r);
     static const char *names[] = {"set", "setnx", "setex", "psetex"};
-    int variant = (int)r->count, condition = r->end, mode = r->to_end, get = r->flag;
+    int variant = (int)req.variant, condition = req.condition, mode = req.expire_mode, get = req.get;
     if (variant == VARIANT_SETNX) { condition = CONDITION_NX; mode = MODE_NONE; get = 0; }
     if (variant == VARIANT_SETEX) mode = MODE_EX;
     if (variant == VARIANT_PSETEX) mode = MODE_PX;
     if (mode == MODE_PERSIST) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
     int64_t expire_at = -1;
-    if (mode >= MODE_EX && mode <= MODE_PXAT && expire_time(db, mode, r->index, &expire_at) != 0) {
+    if (mode >= MODE_EX && mode <= MODE_PXAT && expire_time(db, mode, req.expire_value, &expire_at) != 0) {
         reply_invalid_expire(reply, names[variant]);
         return;
     }
-    if (r->arg1.length > GR_STRING_MAX_LENGTH) { reply_too_long(reply); return; }
-    gr_ks_entry_t *entry = get ? gr_db_lookup(db, r->key) : gr_db_find_live(db, r->key);
+    if (req.value.length > GR_STRING_MAX_LENGTH) { reply_too_long(reply); return; }
+    gr_ks_entry_t *entry = get ? gr_db_lookup(db, req.key) : gr_db_find_live(db, req.key);
     if (get && entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return; }
     int blocked = (condition == CONDITION_NX && entry) || (condition == CONDITION_XX && !entry);
     if (blocked) {
@@ -98,7 +99,7 @@ void gr_cmd_set(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         else gr_reply_nil(reply);
         return;
     }
-    gr_string_t *s = gr_string_new(r->arg1.data, r->arg1.length);
+    gr_string_t *s = gr_string_new(req.value.data, req.value.length);
     if (!s) { gr_reply_oom(reply); return; }
     if (entry) {
         /* Swap the value in, reply (GET: the old value), then free the old one. */
@@ -115,7 +116,7 @@ void gr_cmd_set(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         }
         gr_free_value(old_type, old_value, db);
     } else {
-        if (!gr_ks_add(db->keyspace, r->key.data, r->key.length, GR_TYPE_STRING, s)) {
+        if (!gr_ks_add(db->keyspace, req.key.data, req.key.length, GR_TYPE_STRING, s)) {
             gr_string_free(s);
             gr_reply_oom(reply);
             return;
@@ -125,14 +126,14 @@ void gr_cmd_set(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         else gr_reply_ok(reply);
     }
     if (expire_at >= 0) {
-        gr_ks_entry_t *stored = gr_ks_find(db->keyspace, r->key.data, r->key.length);
+        gr_ks_entry_t *stored = gr_ks_find(db->keyspace, req.key.data, req.key.length);
         /* An EXAT/PXAT in the past is stored as it is (Redis 7.0 does the same): the key is
          * gone for every reader, and DBSIZE counts it until expiry reclaims it. */
         gr_ks_set_expire(db->keyspace, stored, expire_at);
     }
-    gr_watch_touch_current(db, r->key);
-    gr_call_notify(db, GR_NOTIFY_STRING, "set", r->key);
-    if (expire_at >= 0) gr_call_notify(db, GR_NOTIFY_GENERIC, "expire", r->key);
+    gr_watch_touch_current(db, req.key);
+    gr_call_notify(db, GR_NOTIFY_STRING, "set", req.key);
+    if (expire_at >= 0) gr_call_notify(db, GR_NOTIFY_GENERIC, "expire", req.key);
     gr_db_count_changes(db, 1);
 }
 
@@ -160,26 +161,29 @@ static gr_ks_entry_t *readable_string(gr_db_t *db, gr_bytes_t key, gr_reply_t *r
 }
 
 void gr_cmd_get(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    gr_ks_entry_t *entry = readable_string(db, r->key, reply);
+    const gr_get_view_t req = gr_get_view(r);
+    gr_ks_entry_t *entry = readable_string(db, req.key, reply);
     if (entry) gr_reply_bulk(reply, string_bytes(entry).data, string_bytes(entry).length);
 }
 
 void gr_cmd_getdel(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    gr_ks_entry_t *entry = readable_string(db, r->key, reply);
+    const gr_getdel_view_t req = gr_getdel_view(r);
+    gr_ks_entry_t *entry = readable_string(db, req.key, reply);
     if (!entry) return;
     gr_reply_bulk(reply, string_bytes(entry).data, string_bytes(entry).length);
-    gr_ks_delete(db->keyspace, r->key.data, r->key.length);
-    gr_watch_touch_current(db, r->key);
+    gr_ks_delete(db->keyspace, req.key.data, req.key.length);
+    gr_watch_touch_current(db, req.key);
     gr_db_count_changes(db, 1);
 }
 
 void gr_cmd_getex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    int mode = r->to_end;
+    const gr_getex_view_t req = gr_getex_view(r);
+    int mode = req.expire_mode;
     if (mode == MODE_KEEPTTL) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
-    gr_ks_entry_t *entry = readable_string(db, r->key, reply);   /* Redis looks up before the expiry */
+    gr_ks_entry_t *entry = readable_string(db, req.key, reply);   /* Redis looks up before the expiry */
     if (!entry) return;
     int64_t expire_at = -1;
-    if (mode >= MODE_EX && mode <= MODE_PXAT && expire_time(db, mode, r->index, &expire_at) != 0) {
+    if (mode >= MODE_EX && mode <= MODE_PXAT && expire_time(db, mode, req.expire_value, &expire_at) != 0) {
         reply_invalid_expire(reply, "getex");
         return;
     }
@@ -190,33 +194,34 @@ void gr_cmd_getex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_ks_set_expire(db->keyspace, entry, -1);
         event = "persist";
     } else if (expire_at >= 0 && expire_at <= db->now_ms) {
-        gr_ks_delete(db->keyspace, r->key.data, r->key.length);
+        gr_ks_delete(db->keyspace, req.key.data, req.key.length);
         event = "del";
     } else if (expire_at >= 0) {
         gr_ks_set_expire(db->keyspace, entry, expire_at);
     }
     if (changed) {
-        gr_watch_touch_current(db, r->key);
-        gr_call_notify(db, GR_NOTIFY_GENERIC, event, r->key);
+        gr_watch_touch_current(db, req.key);
+        gr_call_notify(db, GR_NOTIFY_GENERIC, event, req.key);
         gr_db_count_changes(db, 1);
     }
 }
 
 void gr_cmd_mset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    const char *name = r->flag ? "msetnx" : "mset";
-    if (r->item_count == 0 || r->item_count % 2) { gr_reply_arity_error(reply, name); return; }
-    uint32_t pairs = r->item_count / 2;
-    if (r->flag) {
+    const gr_mset_view_t req = gr_mset_view(r);
+    const char *name = req.only_if_none_exist ? "msetnx" : "mset";
+    if (req.arguments_count == 0 || req.arguments_count % 2) { gr_reply_arity_error(reply, name); return; }
+    uint32_t pairs = req.arguments_count / 2;
+    if (req.only_if_none_exist) {
         for (uint32_t i = 0; i < pairs; i++)
-            if (gr_db_find_live(db, r->items[2 * i])) { gr_reply_integer(reply, 0); return; }
+            if (gr_db_find_live(db, req.arguments[2 * i])) { gr_reply_integer(reply, 0); return; }
     }
     for (uint32_t i = 0; i < pairs; i++)
-        if (r->items[2 * i + 1].length > GR_STRING_MAX_LENGTH) { reply_too_long(reply); return; }
+        if (req.arguments[2 * i + 1].length > GR_STRING_MAX_LENGTH) { reply_too_long(reply); return; }
     /* Allocate every value first, so OOM changes nothing. */
     gr_string_t **values = malloc(pairs * sizeof *values);
     if (!values) { gr_reply_oom(reply); return; }
     for (uint32_t i = 0; i < pairs; i++) {
-        values[i] = gr_string_new(r->items[2 * i + 1].data, r->items[2 * i + 1].length);
+        values[i] = gr_string_new(req.arguments[2 * i + 1].data, req.arguments[2 * i + 1].length);
         if (!values[i]) {
             while (i--) gr_string_free(values[i]);
             free(values);
@@ -227,20 +232,21 @@ void gr_cmd_mset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     int failed = 0;
     for (uint32_t i = 0; i < pairs; i++) {
         if (failed) { gr_string_free(values[i]); continue; }
-        gr_bytes_t key = r->items[2 * i];
+        gr_bytes_t key = req.arguments[2 * i];
         if (store(db, gr_db_find_live(db, key), key, values[i], 0) != 0) failed = 1;
         else gr_db_count_changes(db, 1);
     }
     free(values);
     if (failed) gr_reply_oom(reply);
-    else if (r->flag) gr_reply_integer(reply, 1);
+    else if (req.only_if_none_exist) gr_reply_integer(reply, 1);
     else gr_reply_ok(reply);
 }
 
 void gr_cmd_mget(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    gr_reply_array_begin(reply, r->item_count);
-    for (uint32_t i = 0; i < r->item_count; i++) {
-        gr_ks_entry_t *entry = gr_db_lookup(db, r->items[i]);
+    const gr_mget_view_t req = gr_mget_view(r);
+    gr_reply_array_begin(reply, req.keys_count);
+    for (uint32_t i = 0; i < req.keys_count; i++) {
+        gr_ks_entry_t *entry = gr_db_lookup(db, req.keys[i]);
         if (entry && entry->type == GR_TYPE_STRING) gr_reply_bulk(reply, string_bytes(entry).data, string_bytes(entry).length);
         else gr_reply_nil(reply);
     }
@@ -262,15 +268,16 @@ static int store_text_keep_ttl(gr_db_t *db, gr_ks_entry_t *entry, gr_bytes_t key
 }
 
 void gr_cmd_incrby(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    int64_t delta = r->index;
-    if (r->flag) {
+    const gr_incrby_view_t req = gr_incrby_view(r);
+    int64_t delta = req.delta;
+    if (req.is_decr_by) {
         if (delta == INT64_MIN) {
             gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, "ERR decrement would overflow");
             return;
         }
         delta = -delta;
     }
-    gr_ks_entry_t *entry = gr_db_find_live(db, r->key);
+    gr_ks_entry_t *entry = gr_db_find_live(db, req.key);
     if (entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return; }
     int64_t value = 0;
     if (entry) {
@@ -287,17 +294,18 @@ void gr_cmd_incrby(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     value += delta;
     char text[24];
     size_t length = gr_int64_to_text(value, text);
-    if (store_text_keep_ttl(db, entry, r->key, text, length) != 0) { gr_reply_oom(reply); return; }
+    if (store_text_keep_ttl(db, entry, req.key, text, length) != 0) { gr_reply_oom(reply); return; }
     gr_db_count_changes(db, 1);
     gr_reply_integer(reply, value);
 }
 
 void gr_cmd_incrbyfloat(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+    const gr_incrbyfloat_view_t req = gr_incrbyfloat_view(r);
     long double increment, value = 0;
-    gr_ks_entry_t *entry = gr_db_find_live(db, r->key);   /* Redis: type, then value, then increment */
+    gr_ks_entry_t *entry = gr_db_find_live(db, req.key);   /* Redis: type, then value, then increment */
     if (entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return; }
     if ((entry && gr_text_to_long_double(string_bytes(entry).data, string_bytes(entry).length, &value) != 0) ||
-        gr_text_to_long_double(r->arg1.data, r->arg1.length, &increment) != 0) {
+        gr_text_to_long_double(req.increment.data, req.increment.length, &increment) != 0) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR value is not a valid float");
         return;
     }
@@ -309,42 +317,45 @@ void gr_cmd_incrbyfloat(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     char text[GR_MAX_LONG_DOUBLE_CHARS];
     size_t length = gr_long_double_to_text(value, text, sizeof text);
     if (length == 0) { gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR increment would produce NaN or Infinity"); return; }
-    if (store_text_keep_ttl(db, entry, r->key, text, length) != 0) { gr_reply_oom(reply); return; }
+    if (store_text_keep_ttl(db, entry, req.key, text, length) != 0) { gr_reply_oom(reply); return; }
     gr_db_count_changes(db, 1);
     gr_reply_bulk(reply, (const uint8_t *)text, length);
 }
 
 void gr_cmd_append(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    gr_ks_entry_t *entry = gr_db_find_live(db, r->key);
+    const gr_append_view_t req = gr_append_view(r);
+    gr_ks_entry_t *entry = gr_db_find_live(db, req.key);
     if (entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return; }
     size_t old_length = entry ? ((gr_string_t *)entry->value)->length : 0;
-    if ((uint64_t)old_length + r->arg1.length > GR_STRING_MAX_LENGTH) { reply_too_long(reply); return; }
+    if ((uint64_t)old_length + req.value.length > GR_STRING_MAX_LENGTH) { reply_too_long(reply); return; }
     if (!entry) {
-        gr_string_t *s = gr_string_new(r->arg1.data, r->arg1.length);
-        if (!s || store(db, NULL, r->key, s, 0) != 0) { gr_reply_oom(reply); return; }
+        gr_string_t *s = gr_string_new(req.value.data, req.value.length);
+        if (!s || store(db, NULL, req.key, s, 0) != 0) { gr_reply_oom(reply); return; }
     } else {
-        gr_string_t *s = gr_string_resize(entry->value, old_length + r->arg1.length);
+        gr_string_t *s = gr_string_resize(entry->value, old_length + req.value.length);
         if (!s) { gr_reply_oom(reply); return; }
-        if (r->arg1.length) memcpy(s->data + old_length, r->arg1.data, r->arg1.length);
+        if (req.value.length) memcpy(s->data + old_length, req.value.data, req.value.length);
         entry->value = s;
-        gr_watch_touch_current(db, r->key);
+        gr_watch_touch_current(db, req.key);
     }
     gr_db_count_changes(db, 1);
-    gr_reply_integer(reply, (int64_t)(old_length + r->arg1.length));
+    gr_reply_integer(reply, (int64_t)(old_length + req.value.length));
 }
 
 void gr_cmd_strlen(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    gr_ks_entry_t *entry = gr_db_lookup(db, r->key);
+    const gr_strlen_view_t req = gr_strlen_view(r);
+    gr_ks_entry_t *entry = gr_db_lookup(db, req.key);
     if (entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return; }
     gr_reply_integer(reply, entry ? ((gr_string_t *)entry->value)->length : 0);
 }
 
 void gr_cmd_getrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    gr_ks_entry_t *entry = gr_db_lookup(db, r->key);
+    const gr_getrange_view_t req = gr_getrange_view(r);
+    gr_ks_entry_t *entry = gr_db_lookup(db, req.key);
     if (entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return; }
     if (!entry) { gr_reply_bulk(reply, (const uint8_t *)"", 0); return; }
     gr_bytes_t value = string_bytes(entry);
-    int64_t length = value.length, start = r->index, end = r->index2;
+    int64_t length = value.length, start = req.start, end = req.end;
     if (start < 0 && end < 0 && start > end) { gr_reply_bulk(reply, (const uint8_t *)"", 0); return; }
     if (start < 0) start += length;
     if (end < 0) end += length;
@@ -356,14 +367,15 @@ void gr_cmd_getrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 }
 
 void gr_cmd_setrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
-    int64_t offset = r->index;
+    const gr_setrange_view_t req = gr_setrange_view(r);
+    int64_t offset = req.byte_offset;
     if (offset < 0) { gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, "ERR offset is out of range"); return; }
-    gr_ks_entry_t *entry = gr_db_find_live(db, r->key);
+    gr_ks_entry_t *entry = gr_db_find_live(db, req.key);
     if (entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return; }
     size_t old_length = entry ? ((gr_string_t *)entry->value)->length : 0;
-    if (r->arg1.length == 0) { gr_reply_integer(reply, (int64_t)old_length); return; }
-    if ((uint64_t)offset + r->arg1.length > GR_STRING_MAX_LENGTH) { reply_too_long(reply); return; }
-    size_t needed = (size_t)offset + r->arg1.length;
+    if (req.value.length == 0) { gr_reply_integer(reply, (int64_t)old_length); return; }
+    if ((uint64_t)offset + req.value.length > GR_STRING_MAX_LENGTH) { reply_too_long(reply); return; }
+    size_t needed = (size_t)offset + req.value.length;
     size_t new_length = needed > old_length ? needed : old_length;
     gr_string_t *s;
     if (!entry) {
@@ -371,14 +383,14 @@ void gr_cmd_setrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_string_t *grown = s ? gr_string_resize(s, new_length) : NULL;
         if (!grown) { gr_string_free(s); gr_reply_oom(reply); return; }
         s = grown;
-        memcpy(s->data + offset, r->arg1.data, r->arg1.length);
-        if (store(db, NULL, r->key, s, 0) != 0) { gr_reply_oom(reply); return; }
+        memcpy(s->data + offset, req.value.data, req.value.length);
+        if (store(db, NULL, req.key, s, 0) != 0) { gr_reply_oom(reply); return; }
     } else {
         s = gr_string_resize(entry->value, new_length);
         if (!s) { gr_reply_oom(reply); return; }
-        memcpy(s->data + offset, r->arg1.data, r->arg1.length);
+        memcpy(s->data + offset, req.value.data, req.value.length);
         entry->value = s;
-        gr_watch_touch_current(db, r->key);
+        gr_watch_touch_current(db, req.key);
     }
     gr_db_count_changes(db, 1);
     gr_reply_integer(reply, (int64_t)new_length);

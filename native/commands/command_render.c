@@ -43,19 +43,22 @@ void gr_render_key_value(gr_db_t *db, const gr_request_t *r) {
 
 /* NAME key index (MOVE) */
 void gr_render_key_index(gr_db_t *db, const gr_request_t *r) {
+    const gr_move_view_t req = gr_move_view(r);
     gr_effect_begin(db, 3);
-    gr_effect_name(db), gr_effect_bytes(db, r->key), gr_effect_int(db, r->index);
+    gr_effect_name(db), gr_effect_bytes(db, req.key), gr_effect_int(db, req.db);
 }
 
 void gr_render_swapdb(gr_db_t *db, const gr_request_t *r) {
+    const gr_swapdb_view_t req = gr_swapdb_view(r);
     gr_effect_begin(db, 3);
-    gr_effect_name(db), gr_effect_int(db, r->index), gr_effect_int(db, r->index2);
+    gr_effect_name(db), gr_effect_int(db, req.first), gr_effect_int(db, req.second);
 }
 
 void gr_render_pop(gr_db_t *db, const gr_request_t *r) {
-    gr_effect_begin(db, 2 + (r->flag != 0));
-    gr_effect_name(db), gr_effect_bytes(db, r->key);
-    if (r->flag) gr_effect_int(db, r->count);
+    const gr_pop_view_t req = gr_pop_view(r);
+    gr_effect_begin(db, 2 + (req.has_count != 0));
+    gr_effect_name(db), gr_effect_bytes(db, req.key);
+    if (req.has_count) gr_effect_int(db, req.count);
 }
 
 /* NAME key index arg1 (LSET, LREM, SETRANGE) */
@@ -65,14 +68,16 @@ void gr_render_key_index_value(gr_db_t *db, const gr_request_t *r) {
 }
 
 void gr_render_linsert(gr_db_t *db, const gr_request_t *r) {
+    const gr_linsert_view_t req = gr_linsert_view(r);
     gr_effect_begin(db, 5);
-    gr_effect_name(db), gr_effect_bytes(db, r->key), gr_effect_word(db, r->flag ? "AFTER" : "BEFORE");
-    gr_effect_bytes(db, r->arg1), gr_effect_bytes(db, r->arg2);
+    gr_effect_name(db), gr_effect_bytes(db, req.key), gr_effect_word(db, req.position ? "AFTER" : "BEFORE");
+    gr_effect_bytes(db, req.pivot), gr_effect_bytes(db, req.value);
 }
 
 void gr_render_ltrim(gr_db_t *db, const gr_request_t *r) {
+    const gr_ltrim_view_t req = gr_ltrim_view(r);
     gr_effect_begin(db, 4);
-    gr_effect_name(db), gr_effect_bytes(db, r->key), gr_effect_int(db, r->index), gr_effect_int(db, r->index2);
+    gr_effect_name(db), gr_effect_bytes(db, req.key), gr_effect_int(db, req.start), gr_effect_int(db, req.stop);
 }
 
 /* LMOVE, RPOPLPUSH, BLMOVE and BRPOPLPUSH as LMOVE src dst FROM TO (their engine family's) */
@@ -103,19 +108,20 @@ enum { SET_VARIANT_SET = 0, SET_VARIANT_SETNX = 1, SET_VARIANT_SETEX = 2, SET_VA
 /* SET and its variants as SET key value [NX|XX] [PXAT at | KEEPTTL]; DEL when a time already
  * past left nothing. */
 void gr_render_set(gr_db_t *db, const gr_request_t *r) {
-    int variant = (int)r->count, condition = r->end, mode = r->to_end;
+    const gr_set_view_t req = gr_set_view(r);
+    int variant = (int)req.variant, condition = req.condition, mode = req.expire_mode;
     if (variant == SET_VARIANT_SETNX) condition = GR_SET_CONDITION_NX, mode = GR_EXPIRE_MODE_NONE;
     if (variant == SET_VARIANT_SETEX || variant == SET_VARIANT_PSETEX) mode = GR_EXPIRE_MODE_PX;
     int timed = mode >= GR_EXPIRE_MODE_EX && mode <= GR_EXPIRE_MODE_PXAT;
-    gr_ks_entry_t *entry = entry_after(db, r->key);
+    gr_ks_entry_t *entry = entry_after(db, req.key);
     if (timed && (!entry || entry->expire_at_ms < 0)) {   /* set and already gone */
-        gr_effect_del(db, r->key);
+        gr_effect_del(db, req.key);
         return;
     }
     gr_effect_begin(db, 3 + (condition != GR_SET_CONDITION_ALWAYS) + (timed ? 2 : 0) + (mode == GR_EXPIRE_MODE_KEEPTTL));
     gr_effect_word(db, "SET");
-    gr_effect_bytes(db, r->key);
-    gr_effect_bytes(db, r->arg1);
+    gr_effect_bytes(db, req.key);
+    gr_effect_bytes(db, req.value);
     if (condition == GR_SET_CONDITION_NX) gr_effect_word(db, "NX");
     else if (condition == GR_SET_CONDITION_XX) gr_effect_word(db, "XX");
     if (timed) gr_effect_word(db, "PXAT"), gr_effect_int(db, entry->expire_at_ms);
@@ -139,24 +145,27 @@ void gr_render_expiry(gr_db_t *db, const gr_request_t *r) {
 }
 
 void gr_render_persist(gr_db_t *db, const gr_request_t *r) {
+    const gr_persist_view_t req = gr_persist_view(r);
     gr_effect_begin(db, 2);
-    gr_effect_word(db, "PERSIST"), gr_effect_bytes(db, r->key);
+    gr_effect_word(db, "PERSIST"), gr_effect_bytes(db, req.key);
 }
 
 /* INCR, DECR (NAME key), INCRBY, DECRBY (NAME key amount): the row's arity tells them apart */
 void gr_render_incrby(gr_db_t *db, const gr_request_t *r) {
+    const gr_incrby_view_t req = gr_incrby_view(r);
     int with_amount = db->call && db->call->row && db->call->row->arity == 3;
     gr_effect_begin(db, 2 + (uint64_t)with_amount);
-    gr_effect_name(db), gr_effect_bytes(db, r->key);
-    if (with_amount) gr_effect_int(db, r->index);
+    gr_effect_name(db), gr_effect_bytes(db, req.key);
+    if (with_amount) gr_effect_int(db, req.delta);
 }
 
 /* INCRBYFLOAT as the value it made: SET key value KEEPTTL */
 void gr_render_incrbyfloat(gr_db_t *db, const gr_request_t *r) {
-    gr_ks_entry_t *entry = entry_after(db, r->key);
+    const gr_incrbyfloat_view_t req = gr_incrbyfloat_view(r);
+    gr_ks_entry_t *entry = entry_after(db, req.key);
     if (!entry || entry->type != GR_TYPE_STRING) { gr_effect_none(db); return; }
     const gr_string_t *s = entry->value;
     gr_effect_begin(db, 4);
-    gr_effect_word(db, "SET"), gr_effect_bytes(db, r->key), gr_effect_bulk(db, s->data, s->length);
+    gr_effect_word(db, "SET"), gr_effect_bytes(db, req.key), gr_effect_bulk(db, s->data, s->length);
     gr_effect_word(db, "KEEPTTL");
 }

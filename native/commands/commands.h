@@ -17,6 +17,7 @@
  * declarations_generated.h (schema/declarations.py), so a new command is its row and its
  * handler, with no list of names to extend here. */
 #include "commands/declarations_generated.h"
+#include "exec/request_views_generated.h"   /* gr_<template>_view(request): its fields by name */
 
 /* SORT's and SORT_RO's key finders (cmd_sort.c): the sorted key, and SORT's last STORE key. */
 size_t gr_sort_find_keys(size_t argc, const uint8_t *const *argv, const size_t *argv_length, size_t *positions,
