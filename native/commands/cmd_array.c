@@ -21,6 +21,7 @@
 #include "engines/array/array.h"
 #include "exec/blocking.h"
 #include "exec/db.h"
+#include "exec/lookup.h"
 #include "exec/transaction.h"
 
 /* The command's name as typed, lowercased (arity errors name it as Redis does). */
@@ -100,22 +101,18 @@ static void reply_wrong_engine(const array_call_t *c, const gr_array_t *array) {
 /* Find the key as an array: 1 found (*array set), 0 absent, -1 wrong type (replied).
  * for_write: Redis's lookupKeyWrite (no hit/miss counted). */
 int gr_acmd_find_array_or_reply(const array_call_t *c, int for_write, gr_array_t **array) {
-    gr_ks_entry_t *entry = for_write ? gr_db_find_live(c->db, c->key) : gr_db_lookup(c->db, c->key);
+    void *value;
+    int found = gr_db_find_typed(c->db, c->key, GR_TYPE_ARRAY, for_write, &value, c->reply);
     *array = NULL;
-    if (!entry) return 0;
-    if (entry->type != GR_TYPE_ARRAY) {
-        gr_reply_wrongtype(c->reply);
+    if (found <= 0) return found;
+    if (c->forced && ((gr_array_t *)value)->engine != c->forced) {   /* GOBLIN.<ENGINE>.AR* */
+        reply_wrong_engine(c, value);
         return -1;
     }
-    if (c->forced && ((gr_array_t *)entry->value)->engine != c->forced) {
-        reply_wrong_engine(c, entry->value);
-        return -1;
-    }
-    *array = entry->value;
+    *array = value;
     return 1;
 }
 
-static int32_t current_db_index(const gr_db_t *db) { return db->current ? db->current->db_index : 0; }
 
 /* The key's array, created empty (on the forced or the server's engine) when absent: the
  * array, or NULL with WRONGTYPE or OOM replied. *created says it is new (delete it if the
@@ -128,7 +125,7 @@ static gr_array_t *array_for_write_or_reply(const array_call_t *c, int *created)
     if (found) return array;
     uint8_t kind = c->forced ? c->forced->kind : c->db->array_engine;
     array = gr_array_new(kind);
-    if (!array || !gr_ks_add(c->db->keyspace, c->key.data, c->key.length, GR_TYPE_ARRAY, array)) {
+    if (!array || !gr_db_add_key(c->db, c->key, GR_TYPE_ARRAY, array)) {
         gr_array_free(array);
         gr_reply_oom(c->reply);
         return NULL;
@@ -137,16 +134,13 @@ static gr_array_t *array_for_write_or_reply(const array_call_t *c, int *created)
     return array;
 }
 
-/* After a write: WATCH, the dirty counter, an emptied key deleted, a new key signalled. */
+/* After a write: WATCH, the dirty counter, an emptied key deleted. */
 static void after_write(const array_call_t *c, gr_array_t *array, int created, int64_t changes) {
     if (gr_array_count(array) == 0 && !gr_array_keeps_empty(array)) {
         gr_ks_delete(c->db->keyspace, c->key.data, c->key.length);
-        if (created) return;   /* nothing was there, nothing is */
-    } else if (created) {
-        gr_blocking_signal(c->db, current_db_index(c->db), c->key.data, c->key.length);
+        if (created) return;   /* nothing was there, nothing is: no touch, no change */
     }
-    gr_watch_touch_current(c->db, c->key);
-    gr_db_count_changes(c->db, changes);
+    gr_db_mark_changed(c->db, c->key, changes);
 }
 
 static void reply_set_failure(gr_reply_t *reply, int code) {

@@ -53,7 +53,6 @@ static int find_set_or_reply(gr_db_t *db, gr_bytes_t key, int for_write, gr_set_
     return found;
 }
 
-static int32_t current_db_index(const gr_db_t *db) { return db->current ? db->current->db_index : 0; }
 
 /* Put a new set under key (replacing whatever is there, its TTL too): 0, or -1 on OOM with
  * the set freed. */
@@ -116,12 +115,11 @@ void gr_cmd_sadd(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
     gr_set_config_t config = set_config(db);
     if (!found) {
         set = gr_set_new_for(&config, argv[2], argv_length[2], argc - 2);
-        if (!set || !gr_ks_add(db->keyspace, key.data, key.length, GR_TYPE_SET, set)) {
+        if (!set || !gr_db_add_key(db, key, GR_TYPE_SET, set)) {
             gr_set_free(set);
             gr_reply_oom(reply);
             return;
         }
-        gr_blocking_signal(db, current_db_index(db), key.data, key.length);
     }
     int64_t added = 0;
     for (size_t i = 2; i < argc; i++) {
@@ -361,12 +359,11 @@ void gr_cmd_smove(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
         gr_call_notify(db, GR_NOTIFY_GENERIC, "del", source);
     gr_watch_touch_current(db, source);
     if (created) {
-        if (!gr_ks_add(db->keyspace, destination.data, destination.length, GR_TYPE_SET, created)) {
+        if (!gr_db_add_key(db, destination, GR_TYPE_SET, created)) {
             gr_set_free(created);
             gr_reply_oom(reply);
             return;
         }
-        gr_blocking_signal(db, current_db_index(db), destination.data, destination.length);
         to = created;
     }
     int added = gr_set_add(to, &config, member, member_length);

@@ -216,12 +216,11 @@ static void zadd_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
             return;
         }
         zset = gr_zset_new();
-        if (!zset || !gr_ks_add(db->keyspace, key.data, key.length, GR_TYPE_ZSET, zset)) {
+        if (!zset || !gr_db_add_key(db, key, GR_TYPE_ZSET, zset)) {
             gr_zset_free(zset);
             gr_reply_oom(reply);
             return;
         }
-        gr_blocking_signal(db, db->current ? db->current->db_index : 0, key.data, key.length);
     }
     gr_zset_limits_t limits = limits_of(db);
     int64_t added = 0, updated = 0, processed = 0;
