@@ -443,8 +443,11 @@ class ServingLoop:
         """Serve until Python has work; returns the GR_SERVE_* reasons."""
         return lib.gr_server_run(self.pointer, max_ns, spin_ns, int(busy))
 
-    def take_killed_session(self) -> int:
-        return lib.gr_server_take_killed_session(self.pointer)
+    def take_killed_session(self) -> "tuple[int, str]":
+        """A ring session the server must close and why, or (0, "")."""
+        why = ffi.new("char[]", 160)
+        session = lib.gr_server_take_killed_session(self.pointer, why, 160)
+        return session, ffi.string(why).decode(errors="replace")
 
     def take_log(self) -> list[str]:
         lines: list[str] = []

@@ -46,6 +46,7 @@ typedef struct gr_connection {
     uint8_t authenticated;    /* ring sessions always (their socket is owner-only) */
     uint8_t kill_requested;   /* CLIENT KILL: the transport closes it after this command */
     uint8_t kill_reported;
+    const char *kill_reason;  /* why the server closes it, for the log (a static text); NULL: CLIENT KILL */
     int32_t db_index;
     int64_t created_ms;
     int64_t last_command_ms;
@@ -173,6 +174,13 @@ typedef struct gr_persistence {
     uint8_t shutdown_requested;           /* SHUTDOWN: the server loop stops (persistence.c) */
     int64_t bgsave_started_s;             /* unix s the running BGSAVE child was forked */
     int32_t bgsave_child_pid;             /* its pid (its temp file is temp-<pid>.grdb) */
+    /* Redis's writeCommandsDeniedByDiskError: admission (db.c) answers -MISCONF to writes (and
+     * PING) while the last background save failed with stop-writes-on-bgsave-error and save
+     * rules set, or while the append-only log cannot be written or fsynced. */
+    uint8_t stop_writes_on_bgsave_error;  /* stop-writes-on-bgsave-error: yes */
+    int32_t aof_write_errno;              /* 0, or why the log's last write failed (aof_last_write_status:err) */
+    int32_t aof_fsync_errno;              /* 0, or why the log's last background fsync failed: written by
+                                             the fsync thread, read with __atomic loads */
 } gr_persistence_t;
 
 enum { GR_CLIENT_CLASS_NORMAL = 0, GR_CLIENT_CLASS_REPLICA = 1, GR_CLIENT_CLASS_PUBSUB = 2 };

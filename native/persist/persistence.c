@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "persist/aof.h"
 #include "persist/snapshot.h"
 
 #define BGSAVE_RETRY_DELAY_S 5   /* Redis's CONFIG_BGSAVE_RETRY_DELAY */
@@ -145,11 +146,8 @@ static int start_bgsave(gr_db_t *db, char *error, size_t error_size) {
     if (pid == 0) {
         char why[512];
         int ok = gr_snapshot_save(db, path, p->key_save_delay_us, NULL, why, sizeof why) == 0;
-        if (!ok) {
-            ssize_t ignored = write(STDERR_FILENO, why, strlen(why));
-            ignored = write(STDERR_FILENO, "\n", 1);
-            (void)ignored;
-        }
+        if (ok) gr_log_to_stderr("DB saved on disk");
+        else gr_log_to_stderr("Background saving failed: %s", why);
         gr_child_exit(ok);
     }
     if (pid < 0) {
@@ -224,6 +222,11 @@ double gr_persist_last_load_seconds(gr_db_t *db) { return (double)db->persistenc
 
 int gr_persist_prepare_shutdown(gr_db_t *db, int mode, char *error, size_t error_size) {
     if (gr_child_running(db) != GR_CHILD_NONE) gr_child_kill(db);   /* Redis kills the child too */
+    char why[600];
+    if (db->aof && gr_aof_flush_for_shutdown(db, why, sizeof why) != 0) {   /* acknowledged writes stay */
+        snprintf(error, error_size, "ERR %s", why);
+        return -1;
+    }
     if (mode == 1 || (mode == -1 && db->persistence.save_rule_count > 0)) return gr_persist_save(db, error, error_size);
     return 0;
 }
