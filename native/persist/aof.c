@@ -246,6 +246,7 @@ typedef struct dataset_writer {
     int failed;
     int64_t now_ms;
     int64_t keys;
+    int64_t key_delay_us;
 } dataset_writer_t;
 
 static void out_bytes(dataset_writer_t *w, const void *data, size_t length) {
@@ -279,6 +280,10 @@ static void out_int(dataset_writer_t *w, int64_t value) {
 static int write_key(void *context, gr_ks_entry_t *entry) {
     dataset_writer_t *w = context;
     if (entry->expire_at_ms >= 0 && entry->expire_at_ms <= w->now_ms) return 0;   /* expired: left out */
+    if (w->key_delay_us > 0) {             /* rdb-key-save-delay, as Redis's rewrite honours it (tests) */
+        struct timespec pause = {w->key_delay_us / 1000000, (w->key_delay_us % 1000000) * 1000};
+        nanosleep(&pause, NULL);
+    }
     const gr_value_type_t *row = gr_value_type(entry->type);
     if (!row || !row->save) { w->failed = 1; return 1; }
     gr_snapshot_writer_t payload;
@@ -299,11 +304,12 @@ static int write_key(void *context, gr_ks_entry_t *entry) {
     return w->failed;
 }
 
-/* Every database's live keys as SELECT + RESTOREs into fd; 0, or -1 (errno or an unsavable type). */
-static int write_dataset(gr_db_t *db, int fd) {
+/* Every database's live keys as SELECT + RESTOREs into fd, pausing key_delay_us per key; 0, or
+ * -1 (errno or an unsavable type). */
+static int write_dataset(gr_db_t *db, int fd, int64_t key_delay_us) {
     dataset_writer_t *w = calloc(1, sizeof *w);
     if (!w) return -1;
-    w->db = db, w->fd = fd, w->now_ms = wall_ms();
+    w->db = db, w->fd = fd, w->now_ms = wall_ms(), w->key_delay_us = key_delay_us;
     for (int i = 0; i < GR_DB_COUNT && !w->failed; i++) {
         if (gr_ks_size(db->keyspaces[i]) == 0) continue;
         char select[64];
@@ -333,7 +339,7 @@ static int write_dataset_file(gr_db_t *db, const char *path, char *message, size
         snprintf(message, message_size, "can't open the append only file %s for writing: %s", temp, strerror(errno));
         return -1;
     }
-    if (write_dataset(db, fd) != 0 || fsync(fd) != 0) {
+    if (write_dataset(db, fd, 0) != 0 || fsync(fd) != 0) {
         snprintf(message, message_size, "can't write the append only file %s: %s", temp,
                  errno ? strerror(errno) : "a value could not be saved");
         close(fd);
@@ -485,7 +491,8 @@ int gr_aof_rewrite_background(gr_db_t *db, char *message, size_t message_size) {
     }
     if (child == 0) {                      /* the child: the dataset as it was at the fork */
         int fd = open(aof->temp_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int ok = fd >= 0 && write_dataset(db, fd) == 0 && fsync(fd) == 0;
+        int ok = fd >= 0 && write_dataset(db, fd, db->persistence.key_save_delay_us) == 0 && fsync(fd) == 0;
+        if (!ok) gr_log_to_stderr("Background append only file rewriting failed: %s", strerror(errno));
         gr_child_exit(ok);
     }
     aof->child = child;
