@@ -12,6 +12,15 @@
 #include "exec/db.h"
 #include "exec/transaction.h"   /* MULTI, EXEC, DISCARD, WATCH, UNWATCH: their rows point there */
 
+/* SRANDMEMBER, HRANDFIELD and ZRANDMEMBER with a negative count (repetitions allowed) answer
+ * at most this many elements and refuse a larger count as out of range: past it Redis builds a
+ * reply no client could hold (at -2^63+1 it loops for ever), which would grow the server
+ * without bound. 2^24 short members are about 120 MiB of reply. */
+#define GR_RANDOM_REPEATS_MAX (1LL << 24)
+#define GR_RANDOM_REPEATS_ERROR "ERR value is out of range"
+#define GR_RANDOM_COUNT_RANGE_ERROR \
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+
 /* ---- builders: argv -> request (exec/command.h's gr_build_context_t) ---- */
 #define GR_BUILDERS(X) \
     X(push) X(pop) X(key) X(lindex) X(range) X(lset) X(linsert) X(lrem) X(lpos) X(lmove) X(destination) \
