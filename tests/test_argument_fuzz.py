@@ -48,6 +48,7 @@ KEY_BY_GROUP = {"list": "L", "hash": "H", "set": "S", "sorted_set": "Z", "sorted
 
 
 def seed(client, goblin: bool) -> None:
+    client.execute_command("SELECT", "0")         # a SELECT case may have moved the connection
     client.execute_command("FLUSHALL")
     client.execute_command("RPUSH", "L", "a", "b", "c")
     client.execute_command("HSET", "H", "f", "1", "g", "2")
@@ -62,12 +63,17 @@ def pairs(flat) -> dict:
     return {flat[i].decode() if isinstance(flat[i], bytes) else flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
 
 
-def build(arguments, key: str) -> list[tuple[str, bool]]:
-    """argv words for a documented argument list: (word, is a number)."""
+def build(arguments, key: str, choices: dict | None = None, path: str = "",
+          seen: dict | None = None) -> list[tuple[str, bool]]:
+    """argv words for a documented argument list: (word, is a number). A one-of takes the
+    branch choices[its path] names (by default its first valued branch); seen collects every
+    one-of met on the way, path -> its number of branches."""
+    choices = choices or {}
     words: list[tuple[str, bool]] = []
-    for raw in arguments:
+    for index, raw in enumerate(arguments):
         spec = pairs(raw)
         kind = spec["type"].decode()
+        here = f"{path}/{index}"
         if spec.get("token") is not None and kind != "pure-token":
             words.append((spec["token"].decode(), False))
         if kind == "key":
@@ -83,12 +89,44 @@ def build(arguments, key: str) -> list[tuple[str, bool]]:
         elif kind == "pure-token":
             words.append((spec["token"].decode(), False))
         elif kind == "block":
-            words += build(spec["arguments"], key)
+            words += build(spec["arguments"], key, choices, here, seen)
         elif kind == "oneof":
             options = spec["arguments"]
-            valued = [o for o in options if pairs(o)["type"].decode() != "pure-token"]
-            words += build([(valued or options)[0]], key)
+            if seen is not None:
+                seen[here] = len(options)
+            if here in choices:
+                chosen = options[choices[here]]
+            else:
+                valued = [o for o in options if pairs(o)["type"].decode() != "pure-token"]
+                chosen = (valued or options)[0]
+            words += build([chosen], key, choices, here, seen)
     return words
+
+
+def variants(arguments, key: str) -> list[list[tuple[str, bool]]]:
+    """The argument list as documented (each one-of's first valued branch), then once per
+    other branch of every one-of (nested ones too), so that every numeric argument any branch
+    carries is reached: SET's PX and EXAT as well as EX, BITFIELD's INCRBY as well as GET."""
+    seen: dict = {}
+    base = build(arguments, key, {}, "", seen)
+    out, tried, pending = [base], set(), [({}, seen)]
+    while pending:
+        chosen, met = pending.pop()
+        for where, count in met.items():
+            for branch in range(count):
+                choice = {**chosen, where: branch}
+                signature = tuple(sorted(choice.items()))
+                if signature in tried:
+                    continue
+                tried.add(signature)
+                found: dict = {}
+                words = build(arguments, key, choice, "", found)
+                if words not in out:
+                    out.append(words)
+                nested = {w: c for w, c in found.items() if w not in met and w not in chosen}
+                if nested and len(choice) < 3:
+                    pending.append((choice, nested))
+    return out
 
 
 def cases(docs: dict) -> list[tuple[str, list[str]]]:
@@ -106,15 +144,55 @@ def cases(docs: dict) -> list[tuple[str, list[str]]]:
                 continue
             group = command_doc.get("group", b"generic")
             key = KEY_BY_GROUP.get(group.decode() if isinstance(group, bytes) else group, "STR")
-            words = build(command_doc.get("arguments") or [], key)
-            numeric = [i for i, (_, is_number) in enumerate(words) if is_number]
-            out.append((label, prefix + [w for w, _ in words]))     # as documented, once
-            for position in numeric:
-                for edge in EDGES:
-                    argv = [w for w, _ in words]
-                    argv[position] = edge
-                    out.append((label, prefix + argv))
+            for words in variants(command_doc.get("arguments") or [], key):
+                numeric = [i for i, (_, is_number) in enumerate(words) if is_number]
+                out.append((label, prefix + [w for w, _ in words]))     # as documented, once
+                for position in numeric:
+                    for edge in EDGES:
+                        argv = [w for w, _ in words]
+                        argv[position] = edge
+                        out.append((label, prefix + argv))
     return out
+
+
+# Commands the table's walk leaves out (they change the connection, the server or other
+# clients) but whose numbers are as client-supplied as any: each edge in each position, the
+# connection put back by seed() (SELECT 0) or by restore() (a CONFIG SET's old value).
+# CLIENT KILL takes IDs only (edges name no live client); MAXAGE 0 would kill the tester.
+CONNECTION_CASES = [("select", ["SELECT", "{}"]), ("swapdb", ["SWAPDB", "{}", "0"]), ("swapdb", ["SWAPDB", "0", "{}"]),
+                    ("hello", ["HELLO", "{}"]), ("client|list", ["CLIENT", "LIST", "ID", "{}"]),
+                    ("client|unblock", ["CLIENT", "UNBLOCK", "{}"]), ("client|unblock", ["CLIENT", "UNBLOCK", "{}", "ERROR"]),
+                    ("client|kill", ["CLIENT", "KILL", "ID", "{}"]),
+                    ("client|kill", ["CLIENT", "KILL", "ID", "{}", "SKIPME", "yes"])]
+# Settings that are not the server's to lose in a test: where it listens and its databases.
+CONFIG_KEPT = {"port", "databases"}
+
+
+def numeric_settings(client) -> dict[str, str]:
+    flat = client.execute_command("CONFIG", "GET", "*")
+    settings = {}
+    for name, value in pairs(flat).items():
+        text = value.decode() if isinstance(value, bytes) else str(value)
+        if text.lstrip("-").isdigit() and name not in CONFIG_KEPT:
+            settings[name] = text
+    return settings
+
+
+def extra_cases(settings: dict[str, str]) -> list[tuple[str, list[str]]]:
+    out = []
+    for label, template in CONNECTION_CASES:
+        for edge in EDGES:
+            out.append((label, [edge if word == "{}" else word for word in template]))
+    for name in sorted(settings):
+        for edge in EDGES:
+            out.append(("config|set", ["CONFIG", "SET", name, edge]))
+    return out
+
+
+def restore(client, argv, result: str, settings: dict[str, str]) -> None:
+    """Put back what a CONFIG SET case changed."""
+    if result == "ok" and argv[:2] == ["CONFIG", "SET"] and argv[2] in settings:
+        client.execute_command("CONFIG", "SET", argv[2], settings[argv[2]])
 
 
 def outcome(client, argv) -> str:
@@ -136,6 +214,8 @@ def peak_rss_bytes(pid: int) -> int:
 # Redis itself would build an unbounded reply (or hang) for these, so they are not sent to it.
 def unbounded_in_redis(argv: list[str]) -> bool:
     name = argv[0].lower()
+    if argv[:3] == ["CONFIG", "SET", "maxclients"]:
+        return True                            # redis-server 7.0 loops on a huge maxclients
     if name in ("srandmember", "zrandmember", "hrandfield") and len(argv) >= 3:
         try:
             return int(argv[2]) < -1000000
@@ -176,17 +256,23 @@ def test_edge_numbers_in_every_numeric_argument_never_crash_never_grow_and_refus
         redis_docs = pairs(RespClient(port=redis_port, socket_timeout=5.0).execute_command("COMMAND", "DOCS"))
         redis_names = set(redis_docs)
         redis = RespClient(port=redis_port, socket_timeout=5.0)
+        settings = numeric_settings(goblin)
+        redis_settings = numeric_settings(redis)
+        all_cases += extra_cases(settings)
         ring = RingClient(server.name, runtime_dir=server.runtime_dir, timeout=20.0)
         ring_edges = set(EDGES if ALL_EDGES else QUICK_EDGES)
         for label, argv in all_cases:
             seed(goblin, True)
             try:
                 mine = outcome(goblin, argv)
+                restore(goblin, argv, mine, settings)
             except (ConnectionError, GoblinTimeout, OSError) as error:
                 pytest.fail(f"{' '.join(argv)}: the server did not answer ({error})\n{''.join(server.log)}")
-            if argv[0] in redis_names and not unbounded_in_redis(argv):
+            redis_has = argv[0].lower() in redis_names and (argv[:2] != ["CONFIG", "SET"] or argv[2] in redis_settings)
+            if redis_has and not unbounded_in_redis(argv):
                 seed(redis, False)
                 theirs = outcome(redis, argv)
+                restore(redis, argv, theirs, redis_settings)
                 if theirs != mine:
                     if theirs.startswith("error:") and mine == "ok" and \
                             any(text in theirs for text in NUMBER_REFUSALS):
@@ -197,6 +283,7 @@ def test_edge_numbers_in_every_numeric_argument_never_crash_never_grow_and_refus
                 seed(ring, True)
                 try:
                     on_ring = outcome(ring, argv)
+                    restore(ring, argv, on_ring, settings)
                 except (ConnectionError, GoblinTimeout, OSError) as error:
                     pytest.fail(f"{' '.join(argv)} over the ring: no answer ({error})\n{''.join(server.log)}")
                 assert on_ring == mine, f"{' '.join(argv)}: ring {on_ring} | resp {mine}"
