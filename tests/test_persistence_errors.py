@@ -75,7 +75,7 @@ DISK_FULL_SCRIPT = textwrap.dedent("""
     sys.path.insert(0, {tests!r})
     from servers import GoblinServer
     from goblin_ring import ConnectionError, RespClient, ResponseError, RingClient
-    disk, runtime, mode, transport = {disk!r}, {runtime!r}, {mode!r}, {transport!r}
+    disk, runtime, mode, transport, end = {disk!r}, {runtime!r}, {mode!r}, {transport!r}, {end!r}
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", disk], check=True)
     args = ("--appendonly", "yes", "--appendfsync", mode, "--dir", disk, "--aof-load-truncated", "no")
     def connect(server):
@@ -132,13 +132,27 @@ DISK_FULL_SCRIPT = textwrap.dedent("""
             seen["ping_while_full"] = "PONG"
         except ResponseError as error:
             seen["ping_while_full"] = str(error)
+    if end == "kill9-full":                    # killed while the disk is still full
+        server.process.kill()
+        seen["exit"] = server.process.wait()
+        server.log.append(server.process.stderr.read().decode(errors="replace"))
+        server.process.stderr.close()
+        server.process = None
+        seen["last_acked"] = list(acked)[-1]
     os.unlink(os.path.join(disk, "ballast"))       # the space comes back
-    if mode != "always":
+    if mode != "always" and end != "kill9-full":
         seen["recovered"] = wait(lambda: status(client) == "ok")
         client.set("after", "y" * 100)
         acked["after"] = "y" * 100
         client.close()
-        seen["exit"] = server.stop()
+        if end == "kill9":                     # no shutdown flush hides a partial command
+            server.process.kill()
+            seen["exit"] = server.process.wait()
+            server.log.append(server.process.stderr.read().decode(errors="replace"))
+            server.process.stderr.close()
+            server.process = None
+        else:
+            seen["exit"] = server.stop()
     seen["log"] = "".join(server.log)
     again = GoblinServer(runtime, *args, name=server.name).start()
     check = connect(again)
@@ -152,12 +166,16 @@ DISK_FULL_SCRIPT = textwrap.dedent("""
 
 @pytest.mark.skipif(not can_unshare("-m"), reason="needs unshare -m (root or user namespaces)")
 @pytest.mark.parametrize("transport", ["resp", "ring"])
-@pytest.mark.parametrize("mode", ["always", "everysec", "no"])
-def test_a_full_disk_never_acknowledges_a_write_the_log_lost_and_the_log_loads_after(tmp_path, mode, transport):
+@pytest.mark.parametrize("mode, end", [("always", "exit"), ("everysec", "sigterm"), ("everysec", "kill9"),
+                                       ("everysec", "kill9-full"), ("no", "sigterm"), ("no", "kill9")])
+def test_a_full_disk_never_acknowledges_a_write_the_log_lost_and_the_log_loads_after(tmp_path, mode, end, transport):
+    """The space comes back, one more write, then the server stops (SIGTERM) or is killed -9
+    (the issue's case: the log it left must load, with aof-load-truncated no); under always
+    the server has already ended itself. Every acknowledged write is in the restarted one."""
     disk = tmp_path / "disk"
     disk.mkdir()
     script = DISK_FULL_SCRIPT.format(tests=str(TESTS), disk=str(disk), runtime=str(tmp_path / "run"),
-                                     mode=mode, transport=transport)
+                                     mode=mode, transport=transport, end=end)
     done = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable, "-c", script],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -174,10 +192,19 @@ def test_a_full_disk_never_acknowledges_a_write_the_log_lost_and_the_log_loads_a
         assert seen["status_full"] == "err"
         assert seen["get_while_full"] == "x" * 100      # reads go on
         assert seen["ping_while_full"] == AOF_ERROR_ENOSPC   # as Redis: PING is refused too
-        assert seen["recovered"], "the log did not recover once the space came back"
-        assert seen["exit"] == 0
-        assert "AOF write error looks solved" in seen["log"]
-    assert seen["lost"] == []                  # zero acknowledged-but-lost writes
+        if end == "kill9-full":
+            assert seen["exit"] == -9
+        else:
+            assert seen["recovered"], "the log did not recover once the space came back"
+            assert seen["exit"] == (-9 if end == "kill9" else 0)
+            assert "AOF write error looks solved" in seen["log"]
+    if end == "kill9-full":
+        # everysec's promise, as Redis's: the write whose flush found the disk full was answered
+        # (its reply left with the batch) and lived only in memory when the process was killed.
+        # Nothing older is lost, and the file ends on a whole command (it was cut back).
+        assert seen["lost"] in ([], [seen["last_acked"]])
+    else:
+        assert seen["lost"] == []              # zero acknowledged-but-lost writes
     assert seen["exit_after"] == 0             # ... and the log loaded with aof-load-truncated no
 
 
@@ -192,8 +219,9 @@ FSYNC_SHIM = r"""
 #include <string.h>
 #include <unistd.h>
 
-/* fsync and fdatasync of a file whose name contains ".aof" fail with EIO while the file
- * named by GOBLIN_TEST_FSYNC_FAIL exists. */
+/* fsync and fdatasync of a file whose name contains ".aof" (or of exactly the path in
+ * GOBLIN_TEST_FSYNC_PATH, when it is set) fail with EIO while the file named by
+ * GOBLIN_TEST_FSYNC_FAIL exists. */
 static int failing(int fd) {
     const char *flag = getenv("GOBLIN_TEST_FSYNC_FAIL");
     if (!flag || access(flag, F_OK) != 0) return 0;
@@ -202,6 +230,8 @@ static int failing(int fd) {
     ssize_t n = readlink(link, target, sizeof target - 1);
     if (n <= 0) return 0;
     target[n] = 0;
+    const char *exact = getenv("GOBLIN_TEST_FSYNC_PATH");
+    if (exact) return strcmp(target, exact) == 0;
     return strstr(target, ".aof") != NULL;
 }
 
@@ -293,6 +323,32 @@ def test_an_fsync_error_under_always_ends_the_server_before_the_write_is_acknowl
         check = client_for(again, transport)
         assert check.get("a") == b"1"          # everything acknowledged is there
         check.close()
+
+
+def test_a_failed_fsync_of_the_directory_after_a_rename_is_logged_not_ignored(tmp_path, monkeypatch, fsync_shim):
+    """The file is whole and renamed, but the rename may not survive a power loss: as Redis's
+    fsyncFileDir, the server says so (the save itself stands)."""
+    flag = tmp_path / "fail-fsync"
+    data = tmp_path / "data"
+    data.mkdir()
+    monkeypatch.setenv("GOBLIN_TEST_FSYNC_PATH", str(data))
+    server = start_with_shim(monkeypatch, fsync_shim, flag, tmp_path / "run", "--dir", str(data),
+                             "--appendonly", "yes")
+    monkeypatch.delenv("GOBLIN_TEST_FSYNC_PATH")
+    try:
+        with RespClient(port=server.port, socket_timeout=10.0) as client:
+            client.set("k", "v")
+            flag.touch()
+            assert client.execute_command("SAVE") in (True, b"OK", "OK")
+            client.execute_command("BGREWRITEAOF")
+            wait_until(lambda: client.info("persistence")["aof_rewrites"] == 1
+                       and not client.info("persistence")["aof_rewrite_in_progress"], what="the rewrite")
+            assert client.get("k") == b"v"
+    finally:
+        assert server.stop() == 0
+    log = "".join(server.log)
+    assert f"Failed to fsync the directory of {data / 'dump.grdb'} after the rename: Input/output error" in log
+    assert f"Failed to fsync the directory of {data / 'appendonly.aof'} after the rewrite's rename" in log
 
 
 # ---- 3. a failed background save stops writes -------------------------------------------------

@@ -352,7 +352,8 @@ static int write_dataset_file(gr_db_t *db, const char *path, char *message, size
         unlink(temp);
         return -1;
     }
-    fsync_directory_of(path);
+    if (fsync_directory_of(path) != 0)
+        gr_log_to_stderr("Failed to fsync the directory of %s after the rename: %s", path, strerror(errno));
     return 0;
 }
 
@@ -520,7 +521,9 @@ static void finish_rewrite(gr_db_t *db, int ok) {
         ok = 0;
     }
     if (ok) {
-        fsync_directory_of(aof->path);
+        if (fsync_directory_of(aof->path) != 0)   /* the new file is whole; its rename may not last: logged */
+            gr_log_to_stderr("Failed to fsync the directory of %s after the rewrite's rename: %s", aof->path,
+                             strerror(errno));
         pthread_mutex_lock(&aof->lock);    /* the worker fsyncs dups: closing fd is safe */
         close(aof->fd);
         aof->fd = fd;
