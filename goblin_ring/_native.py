@@ -362,6 +362,13 @@ class Database:
         if lib.gr_persist_prepare_shutdown(self.pointer, mode, error, 1024) != 0:
             raise ValueError(ffi.string(error).decode(errors="replace"))
 
+    def shutdown_for_signal(self, is_sigint: bool) -> "tuple[int, str]":
+        """SIGTERM/SIGINT's shutdown as shutdown-on-sigterm/-sigint say: (0, "") stop; (-1, why)
+        it failed, keep serving; (1, why) it failed and the flags say force: stop anyway."""
+        error = ffi.new("char[]", 1024)
+        status = lib.gr_persist_shutdown_for_signal(self.pointer, int(is_sigint), error, 1024)
+        return status, ffi.string(error).decode(errors="replace") if status else ""
+
     def shutdown_requested(self) -> bool:
         """SHUTDOWN ran (and saved, if it had to): stop serving."""
         return bool(lib.gr_persist_shutdown_requested(self.pointer))

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from goblin_ring import ConnectionError, RespClient, ResponseError, RingClient
-from servers import GoblinServer, free_port, wait_for_line
+from servers import GoblinServer, RedisServer, free_port, wait_for_line
 
 TESTS = Path(__file__).parent
 AOF_ERROR_ENOSPC = "MISCONF Errors writing to the AOF file: No space left on device"
@@ -459,6 +459,92 @@ def test_sigterm_saves_like_shutdown_when_the_save_succeeds(tmp_path):
             client.set("k", "v")
     assert "Received SIGTERM scheduling shutdown" in "".join(server.log)
     assert (data / "dump.grdb").is_file()
+
+
+SHUTDOWN_FLAG_CASES = ["bogus", "save nosave", "", "default force", "nosave force", "NOW save", "default"]
+
+
+def config_answer(client, *argv):
+    try:
+        reply = client.execute_command(*argv)
+    except ResponseError as error:
+        return "error:" + str(error)
+    if isinstance(reply, list):
+        return [item.decode() if isinstance(item, bytes) else item for item in reply]
+    return "ok"
+
+
+@pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")
+@pytest.mark.parametrize("transport", ["resp", "ring"])
+def test_shutdown_on_sigterm_and_sigint_take_redis_words_and_texts(tmp_path, transport):
+    redis = RedisServer().start()
+    try:
+        with GoblinServer(tmp_path / "run").start() as server, RespClient(port=redis.port) as theirs:
+            mine = client_for(server, transport)
+            for name in ("shutdown-on-sigterm", "shutdown-on-sigint"):
+                for value in SHUTDOWN_FLAG_CASES:
+                    seen = [(config_answer(c, "CONFIG", "SET", name, value), config_answer(c, "CONFIG", "GET", name))
+                            for c in (mine, theirs)]
+                    assert seen[0] == seen[1], (name, value)
+            mine.close()
+    finally:
+        redis.stop()
+
+
+def test_sigterm_with_force_stops_even_when_the_shutdown_save_fails(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    server = GoblinServer(tmp_path / "run", "--dir", str(data), "--save", "3600 1",
+                          "--shutdown-on-sigterm", "force").start()
+    (data / "dump.grdb").mkdir()                # the shutdown save fails
+    with RespClient(port=server.port, socket_timeout=10.0) as client:
+        client.set("k", "v")
+        assert client.execute_command("CONFIG", "GET", "shutdown-on-sigterm") == [b"shutdown-on-sigterm", b"force"]
+    assert server.stop() == 0                   # as told: it stops, and says what it did not keep
+    log = "".join(server.log)
+    assert "Error trying to shut down" in log and "exiting anyway" in log
+
+
+@pytest.mark.parametrize("signum, flags, rules, saved", [
+    (signal.SIGTERM, "nosave", "3600 1", False),     # save rules set, but nosave: no save
+    (signal.SIGINT, "save", "", True),               # no save rules, but save: it saves
+    (signal.SIGINT, "default", "", False)])
+def test_the_signal_shutdown_saves_as_its_flags_say(tmp_path, signum, flags, rules, saved):
+    data = tmp_path / "data"
+    data.mkdir()
+    name = "--shutdown-on-sigterm" if signum == signal.SIGTERM else "--shutdown-on-sigint"
+    server = GoblinServer(tmp_path / "run", "--dir", str(data), "--save", rules, name, flags).start()
+    with RespClient(port=server.port, socket_timeout=10.0) as client:
+        client.set("k", "v")
+    server.process.send_signal(signum)
+    assert server.process.wait(timeout=10) == 0
+    server.stop()
+    assert (data / "dump.grdb").is_file() == saved
+    assert f"Received {signal.Signals(signum).name} scheduling shutdown" in "".join(server.log)
+
+
+@pytest.mark.parametrize("value", ["bogus", "save nosave", ""])
+def test_a_bad_shutdown_on_sigterm_flag_is_a_one_line_error(tmp_path, value):
+    done = subprocess.run([sys.executable, "-m", "goblin_ring.server", "--name", "t31flags", "--runtime-dir",
+                           str(tmp_path / "run"), "--port", "0", "--save", "", "--shutdown-on-sigterm", value],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("goblin-ring-server: --shutdown-on-sigterm")
+
+
+def test_stop_writes_on_bgsave_error_no_at_start_keeps_accepting_writes(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    with GoblinServer(tmp_path / "run", "--dir", str(data), "--save", "3600 1",
+                      "--stop-writes-on-bgsave-error", "no").start() as server:
+        (data / "dump.grdb").mkdir()
+        with RespClient(port=server.port, socket_timeout=10.0) as client:
+            client.set("x", "1")
+            client.execute_command("BGSAVE")
+            wait_until(lambda: client.info("persistence")["rdb_last_bgsave_status"] == "err"
+                       and not client.info("persistence")["rdb_bgsave_in_progress"], what="the BGSAVE to fail")
+            assert client.set("y", "2") is True
+            (data / "dump.grdb").rmdir()
 
 
 # ---- 5. a corrupt RESTORE payload in a rewritten log --------------------------------------------

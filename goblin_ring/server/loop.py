@@ -94,6 +94,9 @@ class Server:
                             ("timeout", config.timeout), ("maxmemory", config.maxmemory),
                             ("appendfsync", config.appendfsync), ("appendfilename", config.appendfilename),
                             ("aof-load-truncated", config.aof_load_truncated),
+                            ("stop-writes-on-bgsave-error", config.stop_writes_on_bgsave_error),
+                            ("shutdown-on-sigterm", config.shutdown_on_sigterm),
+                            ("shutdown-on-sigint", config.shutdown_on_sigint),
                             ("zset-implementation", config.zset_implementation)):
             self.database.configure(name, value)
         # The server saves by Redis's default rules unless told otherwise; a database made
@@ -349,18 +352,24 @@ class Server:
     def _stop_for_signal(self) -> bool:
         """SIGTERM/SIGINT behave as SHUTDOWN, as Redis's prepareForShutdown: a running child is
         killed, the append-only file written and fsynced, a snapshot saved when save rules are
-        set. When that fails nothing is lost: the server logs it and keeps serving. True: stop."""
+        set (or as shutdown-on-sigterm/-sigint say: save, nosave, force). When that fails
+        nothing is lost: the server logs it and keeps serving, unless the flags say force.
+        True: stop."""
         name = signal.Signals(self.stop_signal).name if self.stop_signal else "signal"
         log(f"Received {name} scheduling shutdown...")
+        is_sigint = self.stop_signal == signal.SIGINT
         self.stop_signal = 0
-        try:
-            self.database.prepare_shutdown(-1)
-        except ValueError as error:
-            log(f"Error trying to shut down: {error}")
-            log(f"{name} received but errors trying to shut down the server, check the logs for more information")
-            self.stopping = False
-            return False
-        return True
+        status, error = self.database.shutdown_for_signal(is_sigint)
+        if status == 0:
+            return True
+        log(f"Error trying to shut down: {error}")
+        if status == 1:
+            log(f"Errors trying to shut down the server; exiting anyway, as shutdown-on-"
+                f"{'sigint' if is_sigint else 'sigterm'} says force")
+            return True
+        log(f"{name} received but errors trying to shut down the server, check the logs for more information")
+        self.stopping = False
+        return False
 
     def shutdown(self, quiet: bool = False) -> None:
         for session in list(self.sessions.values()):

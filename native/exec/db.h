@@ -178,6 +178,8 @@ typedef struct gr_persistence {
      * PING) while the last background save failed with stop-writes-on-bgsave-error and save
      * rules set, or while the append-only log cannot be written or fsynced. */
     uint8_t stop_writes_on_bgsave_error;  /* stop-writes-on-bgsave-error: yes */
+    uint8_t shutdown_on_sigterm;          /* shutdown-on-sigterm / -sigint: GR_SHUTDOWN_* flags (persistence.h) */
+    uint8_t shutdown_on_sigint;
     int32_t aof_write_errno;              /* 0, or why the log's last write failed (aof_last_write_status:err) */
     int32_t aof_fsync_errno;              /* 0, or why the log's last background fsync failed: written by
                                              the fsync thread, read with __atomic loads */
