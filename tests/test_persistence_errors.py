@@ -428,6 +428,58 @@ def test_a_failed_bgsave_refuses_writes_with_misconf_as_redis_until_a_save_succe
         check.close()
 
 
+def transaction_across_a_failed_bgsave(client, admin, data: Path, dump: str) -> list:
+    """A transaction queued before a BGSAVE fails and EXECed after; one queued after it; one
+    of reads only. What each answered (errors as text)."""
+    def answer(*argv):
+        try:
+            reply = client.execute_command(*argv)
+        except ResponseError as error:
+            return "error:" + str(error)
+        return reply.decode() if isinstance(reply, bytes) else reply
+    seen = [answer("SET", "x", "1"), answer("MULTI"), answer("SET", "a", "1")]
+    (data / dump).mkdir()
+    admin.execute_command("BGSAVE")
+    wait_until(lambda: admin.info("persistence")["rdb_last_bgsave_status"] == "err"
+               and not admin.info("persistence")["rdb_bgsave_in_progress"], what="the BGSAVE to fail")
+    seen += [answer("EXEC"), answer("MULTI"), answer("SET", "b", "1"), answer("GET", "x"), answer("EXEC"),
+             answer("MULTI"), answer("GET", "x"), answer("EXEC"), answer("GET", "a")]
+    (data / dump).rmdir()
+    return [[item.decode() if isinstance(item, bytes) else item for item in value] if isinstance(value, list)
+            else value for value in seen]
+
+
+@pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")
+@pytest.mark.parametrize("transport", ["resp", "ring"])
+def test_exec_of_a_transaction_with_writes_after_a_failed_bgsave_is_discarded_whole_as_redis(tmp_path, transport):
+    redis_dir = tmp_path / "redis"
+    redis_dir.mkdir()
+    port = free_port()
+    process = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(redis_dir),
+                                "--save", "3600 1", "--appendonly", "no"],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_for_line(process, process.stdout, "Ready to accept connections")
+        with RespClient(port=port, socket_timeout=10.0) as redis, RespClient(port=port, socket_timeout=10.0) as admin:
+            theirs = transaction_across_a_failed_bgsave(redis, admin, redis_dir, "dump.rdb")
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+        process.stdout.close()
+    data = tmp_path / "data"
+    data.mkdir()
+    with GoblinServer(tmp_path / "run", "--dir", str(data), "--save", "3600 1").start() as server:
+        client = client_for(server, transport)
+        with RespClient(port=server.port, socket_timeout=10.0) as admin:
+            mine = transaction_across_a_failed_bgsave(client, admin, data, "dump.grdb")
+            admin.execute_command("BGSAVE")          # the disk is back: the shutdown may stop
+            wait_until(lambda: admin.info("persistence")["rdb_last_bgsave_status"] == "ok", what="the BGSAVE")
+        client.close()
+    assert mine == theirs
+    assert mine[3].startswith("error:EXECABORT Transaction discarded because of: MISCONF")
+    assert mine[-1] is None                          # the discarded transaction's write did not happen
+
+
 # ---- 4. SIGTERM is SHUTDOWN ---------------------------------------------------------------------
 
 def test_sigterm_with_a_failing_shutdown_save_keeps_serving_and_says_so(tmp_path):

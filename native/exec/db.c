@@ -510,7 +510,7 @@ static gr_command_stat_t *stat_of(gr_db_t *db, int index) {
 
 /* Redis's writeCommandsDeniedByDiskError and its texts: the refusal a write gets while the
  * data cannot be kept (persist/ sets the state), or NULL. */
-static const char *disk_error_refusal(const gr_db_t *db, char *text, size_t size) {
+const char *gr_db_disk_error_refusal(const gr_db_t *db, char *text, size_t size) {
     const gr_persistence_t *p = &db->persistence;
     if (p->stop_writes_on_bgsave_error && p->save_rule_count > 0 && !p->last_bgsave_ok)
         return "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. "
@@ -536,7 +536,7 @@ int gr_db_admit(gr_db_t *db, int index, int no_auth, gr_reply_t *reply) {
     } else if (db->config.maxmemory > 0 && gr_command_denies_oom(index) && gr_mem_used_total() > db->config.maxmemory) {
         refusal = "OOM command not allowed when used memory > 'maxmemory'.";
         code = GR_ERR_OUT_OF_MEMORY;
-    } else if ((refusal = disk_error_refusal(db, text, sizeof text)) != NULL) {
+    } else if ((refusal = gr_db_disk_error_refusal(db, text, sizeof text)) != NULL) {
         static int ping_index = -2;                  /* Redis refuses PING too, so a health check sees it */
         if (ping_index == -2) ping_index = gr_command_index((const uint8_t *)"ping", 4);
         if (!(flags & GR_CMD_FLAG_WRITE) && index != ping_index) refusal = NULL;

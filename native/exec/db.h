@@ -319,6 +319,9 @@ void gr_db_dispatch(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply)
 /* Admission (AUTH, maxmemory): 0 to go on, else the refusal is written and counted.
  * index is the command's table index (-1 unknown); no_auth: AUTH, HELLO, RESET. */
 int gr_db_admit(gr_db_t *db, int index, int no_auth, gr_reply_t *reply);
+/* The -MISCONF text writes get while the data cannot be kept (a failed BGSAVE, the log's
+ * write or fsync error), in text or static; NULL when writes are accepted. */
+const char *gr_db_disk_error_refusal(const gr_db_t *db, char *text, size_t size);
 /* Count a refused command (unknown, wrong arity) whose error is already written. */
 void gr_db_reject(gr_db_t *db, int index, gr_reply_t *reply);
 /* A transport about to run a batch of commands (a RESP read, a ring poll pass) reads the
