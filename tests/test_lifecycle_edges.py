@@ -85,11 +85,11 @@ def test_random_members_with_llong_min_answer_out_of_range_as_redis(goblin, redi
 # A DB index is an int in Redis (getIntFromObjectOrReply): past it, that function's text (or
 # SWAPDB's own); LPOS's COUNT and MAXLEN give their message for a non-integer too.
 INT_ARGUMENT_CASES = [("SELECT", "4294967296"), ("SELECT", "9223372036854775808"), ("SELECT", "16"),
-                      ("MOVE", "k", "4294967296"), ("MOVE", "k", "-2147483649"), ("MOVE", "k", "16"),
-                      ("COPY", "k", "k2", "DB", "4294967296"), ("COPY", "k", "k2", "DB", "nan"),
+                      ("MOVE", "idx-k", "4294967296"), ("MOVE", "idx-k", "-2147483649"), ("MOVE", "idx-k", "16"),
+                      ("COPY", "idx-k", "idx-k2", "DB", "4294967296"), ("COPY", "idx-k", "idx-k2", "DB", "nan"),
                       ("SWAPDB", "4294967296", "0"), ("SWAPDB", "0", "-4294967296"), ("SWAPDB", "0", "x"),
-                      ("LPOS", "l", "a", "COUNT", "x"), ("LPOS", "l", "a", "MAXLEN", "1e308"),
-                      ("LPOS", "l", "a", "COUNT", "-1")]
+                      ("LPOS", "idx-l", "a", "COUNT", "x"), ("LPOS", "idx-l", "a", "MAXLEN", "1e308"),
+                      ("LPOS", "idx-l", "a", "COUNT", "-1")]
 
 
 @pytest.mark.parametrize("transport", ["resp", "ring"])
@@ -97,11 +97,13 @@ def test_db_indexes_and_lpos_counts_out_of_range_answer_redis_texts(goblin, redi
     client = client_for(goblin, transport)
     with RespClient(port=redis_port, socket_timeout=10.0) as redis:
         for c in (client, redis):
-            c.execute_command("DEL", "k", "l")
-            c.execute_command("SET", "k", "v")
-            c.execute_command("RPUSH", "l", "a")
+            c.execute_command("DEL", "idx-k", "idx-l")
+            c.execute_command("SET", "idx-k", "v")
+            c.execute_command("RPUSH", "idx-l", "a")
         for case in INT_ARGUMENT_CASES:
             assert answer(client, *case) == answer(redis, *case), case
+        for c in (client, redis):
+            c.execute_command("DEL", "idx-k", "idx-l")
     assert client.execute_command("SELECT", "0") in (True, b"OK", "OK")
     client.close()
 
