@@ -12,6 +12,10 @@ timeout), its peak RSS stays under 1 GiB, and where Redis refuses a number as ou
 not an integer or not a float, goblin refuses it too. Error texts that differ otherwise are
 counted and printed, not failed. GOBLIN_FUZZ_EDGES=all runs every edge value (the default
 runs a quicker half of them on the ring pass).
+
+A second pass sends typed ring requests (what RingClient builds from argv) with each numeric
+field of gr_request_t set to its extremes: the server takes those fields as they come, with
+no builder of its own, so each handler must hold on its own.
 """
 
 from __future__ import annotations
@@ -300,3 +304,75 @@ def test_edge_numbers_in_every_numeric_argument_never_crash_never_grow_and_refus
         print("  ", line)
     assert peak < 1 << 30
     assert accepted_what_redis_refuses == [], "\n".join(accepted_what_redis_refuses)
+
+
+# ---- typed ring requests: the fields the server takes as they come --------------------------------
+
+# A ring client may send typed requests (SBE) whose numeric fields no builder checked: the
+# RingClient builds them with the same validation as RESP, but a hostile or buggy client can
+# set any field to anything the encoder takes. Every command with a typed form, each numeric
+# field of gr_request_t set to its extremes in turn.
+TYPED_EDGES = {"count": [2**32 - 1, 1 << 24, 0], "max_len": [2**32 - 1, 0],
+               "index": [-2**63, 2**63 - 1, 2**40], "index2": [-2**63, 2**63 - 1, -2**40],
+               "cursor": [2**64 - 1], "timeout": [float("nan"), float("inf"), -1.0, 1e308],
+               "flag": [1, 255], "end": [1, 255], "to_end": [1, 255], "engine": [1, 2, 255]}
+
+
+def typed_request(argv: list[str]):
+    """The typed request the ring client would send for argv, or None (no typed form)."""
+    from goblin_ring._native import ffi, lib
+    raw = [word.encode() for word in argv]
+    keep = [ffi.from_buffer(word) for word in raw]
+    pointers = ffi.new("const uint8_t *[]", [ffi.cast("const uint8_t *", k) for k in keep])
+    lengths = ffi.new("size_t[]", [len(word) for word in raw])
+    request = ffi.new("gr_request_t *")
+    items = ffi.new("gr_bytes_t[]", max(1, len(raw)))
+    error = ffi.new("gr_build_error_t *")
+    if lib.gr_request_from_argv(len(raw), pointers, lengths, request, items, len(raw), error) < 0 or \
+            request.template_id == lib.GR_T_COMMAND:
+        return None
+    return request, (raw, keep, pointers, lengths, items)
+
+
+def test_typed_ring_requests_with_extreme_fields_never_crash_never_grow(tmp_path):
+    from goblin_ring._native import ffi, lib
+    server = GoblinServer(tmp_path / "run", "--maxmemory", "256mb").start()
+    try:
+        resp = RespClient(port=server.port, socket_timeout=20.0)
+        docs = pairs(resp.execute_command("COMMAND", "DOCS"))
+        docs = {(k.decode() if isinstance(k, bytes) else k): pairs(v) for k, v in docs.items()}
+        ring = RingClient(server.name, runtime_dir=server.runtime_dir, timeout=20.0)
+        core = ring._live()
+        result = ffi.new("gr_result_t *")
+        forms, sent, commands = set(), 0, set()
+        for label, argv in cases(docs):
+            if any(edge in argv for edge in EDGES) or tuple(argv) in forms:
+                continue                           # the documented forms only: the fields vary here
+            forms.add(tuple(argv))
+            built = typed_request(argv)
+            if built is None:
+                continue
+            request, _keep = built
+            commands.add(label)
+            base = {field: getattr(request, field) for field in TYPED_EDGES}
+            for field, values in TYPED_EDGES.items():
+                for value in values:
+                    seed(resp, True)
+                    for name, original in base.items():
+                        setattr(request, name, original)
+                    setattr(request, field, value)
+                    status = lib.gr_client_call(core.pointer, request, result)
+                    if status == lib.GR_CLIENT_ENCODE:      # the encoder refuses it: never sent
+                        continue
+                    assert status == lib.GR_CLIENT_OK, \
+                        f"{' '.join(argv)} with {field}={value}: no answer ({status})\n{''.join(server.log)}"
+                    sent += 1
+        assert len(commands) > 50
+        assert ring.ping() is True and resp.ping() is True
+        peak = peak_rss_bytes(server.pid)
+        ring.close()
+        resp.close()
+    finally:
+        server.stop()
+    print(f"\n{sent} typed requests over {len(commands)} commands; peak RSS {peak / 2**20:.0f} MiB")
+    assert peak < 1 << 30
