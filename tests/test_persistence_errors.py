@@ -549,10 +549,14 @@ def test_sigterm_with_force_stops_even_when_the_shutdown_save_fails(tmp_path):
     server = GoblinServer(tmp_path / "run", "--dir", str(data), "--save", "3600 1",
                           "--shutdown-on-sigterm", "force").start()
     (data / "dump.grdb").mkdir()                # the shutdown save fails
-    with RespClient(port=server.port, socket_timeout=10.0) as client:
-        client.set("k", "v")
-        assert client.execute_command("CONFIG", "GET", "shutdown-on-sigterm") == [b"shutdown-on-sigterm", b"force"]
-    assert server.stop() == 0                   # as told: it stops, and says what it did not keep
+    try:
+        with RespClient(port=server.port, socket_timeout=10.0) as client:
+            client.set("k", "v")
+            assert client.execute_command("CONFIG", "GET", "shutdown-on-sigterm") == \
+                [b"shutdown-on-sigterm", b"force"]
+    finally:
+        code = server.stop()
+    assert code == 0                            # as told: it stops, and says what it did not keep
     log = "".join(server.log)
     assert "Error trying to shut down" in log and "exiting anyway" in log
 
@@ -566,11 +570,13 @@ def test_the_signal_shutdown_saves_as_its_flags_say(tmp_path, signum, flags, rul
     data.mkdir()
     name = "--shutdown-on-sigterm" if signum == signal.SIGTERM else "--shutdown-on-sigint"
     server = GoblinServer(tmp_path / "run", "--dir", str(data), "--save", rules, name, flags).start()
-    with RespClient(port=server.port, socket_timeout=10.0) as client:
-        client.set("k", "v")
-    server.process.send_signal(signum)
-    assert server.process.wait(timeout=10) == 0
-    server.stop()
+    try:
+        with RespClient(port=server.port, socket_timeout=10.0) as client:
+            client.set("k", "v")
+        server.process.send_signal(signum)
+        assert server.process.wait(timeout=10) == 0
+    finally:
+        server.stop()
     assert (data / "dump.grdb").is_file() == saved
     assert f"Received {signal.Signals(signum).name} scheduling shutdown" in "".join(server.log)
 
@@ -686,11 +692,13 @@ def test_a_server_killed_during_a_slow_child_leaves_nothing_holding_its_port_or_
             client.execute_command("BGREWRITEAOF")
         children = wait_until(lambda: children_of(server.pid), what="the child")
     child_pid = children[0]
-    # The child closes what it inherited before it opens its temporary file: once that file
-    # is open, what it holds is what it keeps for the rest of its run.
-    wait_until(lambda: writing_temp_file(child_pid), what="the child to open its temporary file")
-    assert socket_inodes(child_pid) == 0       # no listener, no control socket, no client
-    server.kill()
+    try:
+        # The child closes what it inherited before it opens its temporary file: once that
+        # file is open, what it holds is what it keeps for the rest of its run.
+        wait_until(lambda: writing_temp_file(child_pid), what="the child to open its temporary file")
+        assert socket_inodes(child_pid) == 0       # no listener, no control socket, no client
+    finally:
+        server.kill()                              # kill -9, also when the check failed
     wait_until(lambda: not Path(f"/proc/{child_pid}").exists() or
                (Path(f"/proc/{child_pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"),
                what="the child to die with its parent")
