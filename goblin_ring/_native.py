@@ -378,6 +378,13 @@ class Database:
         if lib.gr_persist_prepare_shutdown(self.pointer, mode, error, 1024) != 0:
             raise ValueError(ffi.string(error).decode(errors="replace"))
 
+    def shutdown_for_signal(self, is_sigint: bool) -> "tuple[int, str]":
+        """SIGTERM/SIGINT's shutdown as shutdown-on-sigterm/-sigint say: (0, "") stop; (-1, why)
+        it failed, keep serving; (1, why) it failed and the flags say force: stop anyway."""
+        error = ffi.new("char[]", 1024)
+        status = lib.gr_persist_shutdown_for_signal(self.pointer, int(is_sigint), error, 1024)
+        return status, ffi.string(error).decode(errors="replace") if status else ""
+
     def shutdown_requested(self) -> bool:
         """SHUTDOWN ran (and saved, if it had to): stop serving."""
         return bool(lib.gr_persist_shutdown_requested(self.pointer))
@@ -462,8 +469,11 @@ class ServingLoop:
         """Serve until Python has work; returns the GR_SERVE_* reasons."""
         return lib.gr_server_run(self.pointer, max_ns, spin_ns, int(busy))
 
-    def take_killed_session(self) -> int:
-        return lib.gr_server_take_killed_session(self.pointer)
+    def take_killed_session(self) -> "tuple[int, str]":
+        """A ring session the server must close and why, or (0, "")."""
+        why = ffi.new("char[]", 160)
+        session = lib.gr_server_take_killed_session(self.pointer, why, 160)
+        return session, ffi.string(why).decode(errors="replace")
 
     def take_log(self) -> list[str]:
         lines: list[str] = []

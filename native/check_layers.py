@@ -130,6 +130,8 @@ NOT_COMMANDS = {
     ("persist/aof.c", "multi"): "the effect stream's transaction framing, read back",
     ("persist/aof.c", "exec"): "the effect stream's transaction framing, read back",
     ("exec/propagate.c", "del"): "an expired key's propagated deletion, as Redis's propagateDeletion",
+    ("persist/aof.c", "restore"): "the rewrite's own record of a key: one that fails to load is a corrupt file",
+    ("persist/persistence.c", "save"): "a shutdown flag's word (SHUTDOWN SAVE, shutdown-on-sigterm save)",
 }
 
 

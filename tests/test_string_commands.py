@@ -659,9 +659,12 @@ def test_a_new_connection_starts_in_db_0(goblin, client):
 
 
 def test_select_refuses_indexes_out_of_range(client):
-    for index in (16, -1, 2 ** 40):
+    for index in (16, -1):
         with pytest.raises(ResponseError, match="^ERR DB index is out of range$"):
             client.select(index)
+    # past an int, Redis's getIntFromObjectOrReply answers first (redis-server 7.0's text)
+    with pytest.raises(ResponseError, match="^ERR value is out of range, value must between -2147483648 and 2147483647$"):
+        client.select(2 ** 40)
     with pytest.raises(ResponseError, match="value is not an integer or out of range"):
         client.execute_command("SELECT", "one")
     client.set("k", "still-db-0")

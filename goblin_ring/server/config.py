@@ -29,6 +29,9 @@ class ConfigError(ValueError):
     """A configuration the server refuses to start with; the message says why."""
 
 
+# shutdown-on-sigterm / shutdown-on-sigint's words (Redis 7's)
+SHUTDOWN_FLAGS = {"default", "save", "nosave", "now", "force"}
+
 # Redis's default save rules (redis.conf), what the server uses without --save.
 DEFAULT_SAVE_RULES = "3600 1 300 100 60 10000"
 
@@ -63,6 +66,11 @@ class ServerConfig:
     dbfilename: str = "dump.grdb"
     save: str | None = None
     start_empty_on_bad_snapshot: bool = False
+    # Redis's persistence-error settings: writes refused (-MISCONF) after a failed BGSAVE, and
+    # what SIGTERM / SIGINT's shutdown does ("default", or of "save nosave now force")
+    stop_writes_on_bgsave_error: bool = True
+    shutdown_on_sigterm: str = "default"
+    shutdown_on_sigint: str = "default"
     # arrays: the engine new arrays get (classic or rt), and mlockall of the whole server
     array_implementation: str = "classic"
     mlock: bool = False
@@ -72,6 +80,13 @@ class ServerConfig:
     zset_implementation: str = "standard"
 
     def validate(self) -> None:
+        for flag, value in (("--shutdown-on-sigterm", self.shutdown_on_sigterm),
+                            ("--shutdown-on-sigint", self.shutdown_on_sigint)):
+            words = value.lower().split()
+            if not words or not set(words) <= SHUTDOWN_FLAGS:
+                raise ConfigError(f"{flag} {value!r}: use default, or any of save, nosave, now, force")
+            if {"save", "nosave"} <= set(words):
+                raise ConfigError(f"{flag} {value!r}: save and nosave can't be used together")
         if not NAME_PATTERN.match(self.name):
             raise ConfigError(f"--name {self.name!r}: use 1-64 letters, digits, '_', '.' or '-'")
         if self.list_implementation not in LIST_IMPLEMENTATIONS:
@@ -203,6 +218,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--save", action="append", nargs="*", metavar="SECONDS CHANGES",
                         help='snapshot rules, Redis\'s syntax: --save "3600 1 300 100" (or --save 3600 1 '
                              '--save 300 100); --save "" never saves (default: 3600 1 300 100 60 10000)')
+    parser.add_argument("--stop-writes-on-bgsave-error", default="yes", choices=("yes", "no"),
+                        help="after a failed background save, refuse writes (-MISCONF) until a save "
+                             "succeeds, when save rules are set (default: yes)")
+    parser.add_argument("--shutdown-on-sigterm", default="default",
+                        help='what SIGTERM\'s shutdown does, Redis\'s words: "default" (save when save rules '
+                             'are set; keep serving if that fails), or any of "save nosave now force" '
+                             '(force: stop even when the save or the log\'s flush fails) (default: default)')
+    parser.add_argument("--shutdown-on-sigint", default="default",
+                        help="the same for SIGINT (default: default)")
     parser.add_argument("--start-empty-on-bad-snapshot", action="store_true",
                         help="a truncated or corrupt snapshot file is logged and skipped instead of "
                              "refusing to start")
@@ -235,6 +259,8 @@ def config_from_args(argv: list[str] | None = None) -> ServerConfig:
         dbfilename=arguments.dbfilename,
         save=None if arguments.save is None else " ".join(word for group in arguments.save for word in group).strip(),
         start_empty_on_bad_snapshot=arguments.start_empty_on_bad_snapshot,
+        stop_writes_on_bgsave_error=arguments.stop_writes_on_bgsave_error == "yes",
+        shutdown_on_sigterm=arguments.shutdown_on_sigterm, shutdown_on_sigint=arguments.shutdown_on_sigint,
         array_implementation=arguments.array_implementation, mlock=arguments.mlock,
         zset_implementation=arguments.zset_implementation)
     config.validate()

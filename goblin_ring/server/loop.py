@@ -27,6 +27,7 @@ import secrets
 import selectors
 import signal
 import socket
+import struct
 import sys
 import time
 from dataclasses import dataclass, field
@@ -60,7 +61,8 @@ class Session:
     buffer: bytearray = field(default_factory=bytearray)
     received_fds: list = field(default_factory=list)   # descriptors sent with control frames
     reply_doorbell: int = -1    # the client's eventfd, written when it sleeps for replies
-    client_pid: int = 0
+    client_pid: int = 0          # the kernel's word for it (SO_PEERCRED) when it has one, else the client's
+    peer_pid: int = 0
     client_name: str = ""
     requests: _native.Segment | None = None
     replies: _native.Segment | None = None
@@ -94,6 +96,9 @@ class Server:
                             ("timeout", config.timeout), ("maxmemory", config.maxmemory),
                             ("appendfsync", config.appendfsync), ("appendfilename", config.appendfilename),
                             ("aof-load-truncated", config.aof_load_truncated),
+                            ("stop-writes-on-bgsave-error", config.stop_writes_on_bgsave_error),
+                            ("shutdown-on-sigterm", config.shutdown_on_sigterm),
+                            ("shutdown-on-sigint", config.shutdown_on_sigint),
                             ("zset-implementation", config.zset_implementation)):
             self.database.configure(name, value)
         # The server saves by Redis's default rules unless told otherwise; a database made
@@ -117,6 +122,7 @@ class Server:
         self.unix_listening = False
         self.started = False
         self.shutdown_command = False       # stopped by SHUTDOWN (which saved), not by a signal
+        self.stop_signal = 0                # the signal that asked to stop, until it is handled
 
     # ---- lifecycle -----------------------------------------------------------------
 
@@ -124,6 +130,7 @@ class Server:
         if self.config.server_core is not None:
             os.sched_setaffinity(0, {self.config.server_core})
         self._fit_maxclients_to_descriptors()
+        self._remove_stale_temp_files()
         self._load_data()
         self._open_control_socket()
         self._sweep_segments()
@@ -159,6 +166,35 @@ class Server:
             f"poll={self.config.poll} ring_size={self.config.ring_size} max_ring_size={self.config.max_ring_size} "
             f"core={self.config.server_core if self.config.server_core is not None else 'any'}")
         self.started = True
+
+    def _remove_stale_temp_files(self) -> None:
+        """Temporary files a process killed mid-write left in dir (a rewrite's
+        <appendfilename>.temp-rewrite-<pid>, a dataset's <appendfilename>.temp-<pid>, a
+        snapshot's temp-<pid>.grdb): removed when the pid they name no longer runs, as
+        Redis removes its temporary rewrite files."""
+        directory = Path(self.config.dir or str(self.runtime_dir))
+        prefixes = (f"{self.config.appendfilename}.temp-rewrite-", f"{self.config.appendfilename}.temp-", "temp-")
+        try:
+            entries = list(directory.iterdir())
+        except OSError:
+            return
+        for entry in entries:
+            name = entry.name
+            for prefix in prefixes:
+                if not name.startswith(prefix):
+                    continue
+                digits = name[len(prefix):]
+                if prefix == "temp-":
+                    if not digits.endswith(".grdb"):
+                        break
+                    digits = digits[:-len(".grdb")]
+                if digits.isdigit() and not process_alive(int(digits)):
+                    try:
+                        entry.unlink()
+                        log(f"removed the temporary file {entry} a stopped process left")
+                    except OSError:
+                        pass
+                break
 
     def _load_data(self) -> None:
         """With --appendonly yes the append-only file is the data (as Redis: it wins over the
@@ -312,7 +348,30 @@ class Server:
         self.serving.add_listener(sock)
 
     def request_stop(self, signum: int, _frame) -> None:
+        self.stop_signal = signum
         self.stopping = True
+
+    def _stop_for_signal(self) -> bool:
+        """SIGTERM/SIGINT behave as SHUTDOWN, as Redis's prepareForShutdown: a running child is
+        killed, the append-only file written and fsynced, a snapshot saved when save rules are
+        set (or as shutdown-on-sigterm/-sigint say: save, nosave, force). When that fails
+        nothing is lost: the server logs it and keeps serving, unless the flags say force.
+        True: stop."""
+        name = signal.Signals(self.stop_signal).name if self.stop_signal else "signal"
+        log(f"Received {name} scheduling shutdown...")
+        is_sigint = self.stop_signal == signal.SIGINT
+        self.stop_signal = 0
+        status, error = self.database.shutdown_for_signal(is_sigint)
+        if status == 0:
+            return True
+        log(f"Error trying to shut down: {error}")
+        if status == 1:
+            log(f"Errors trying to shut down the server; exiting anyway, as shutdown-on-"
+                f"{'sigint' if is_sigint else 'sigterm'} says force")
+            return True
+        log(f"{name} received but errors trying to shut down the server, check the logs for more information")
+        self.stopping = False
+        return False
 
     def shutdown(self, quiet: bool = False) -> None:
         for session in list(self.sessions.values()):
@@ -348,7 +407,9 @@ class Server:
         busy = self.config.poll == "busy"
         serving = self.serving
         next_cron = time.monotonic() + CRON_INTERVAL_S
-        while not self.stopping:
+        while True:
+            if self.stopping and (self.shutdown_command or self._stop_for_signal()):
+                return
             if (now := time.monotonic()) >= next_cron:
                 self.database.cron(CRON_BUDGET_US)
                 next_cron = now + CRON_INTERVAL_S
@@ -357,8 +418,8 @@ class Server:
             reasons = serving.run(max(0, int((next_cron - now) * 1e9)), spin_ns, busy)
             if self.database.shutdown_requested():     # SHUTDOWN: it has saved if it had to
                 log("SHUTDOWN: stopping")
-                self.shutdown_command = True
-                break
+                self.shutdown_command = self.stopping = True
+                continue
             if reasons & serving.LOG:
                 for line in serving.take_log():
                     log(line)
@@ -375,9 +436,9 @@ class Server:
                         for created in self.segment_worker.completed():
                             self._finish_attach(created)
             if reasons & serving.SESSIONS:
-                while killed := serving.take_killed_session():
-                    if (session := self.sessions.get(killed)) is not None:
-                        self._close_session(session, "killed by CLIENT KILL")
+                while (killed := serving.take_killed_session())[0]:
+                    if (session := self.sessions.get(killed[0])) is not None:
+                        self._close_session(session, killed[1])
                 while (corrupt := self.rings.corrupt_session()) and corrupt in self.sessions:
                     self._close_session(self.sessions[corrupt], "corrupt ring (impossible record or reply-ring head)")
 
@@ -400,6 +461,7 @@ class Server:
                 return
             sock.setblocking(False)
             session = Session(self.serving.next_client_id(), sock)
+            session.peer_pid = peer_pid(sock)
             self.sessions[session.session_id] = session
             self.selector.register(sock, selectors.EVENT_READ, ("control", session))
 
@@ -441,7 +503,10 @@ class Server:
         """Check the ask, then have the worker create the segments; _finish_attach replies."""
         if session.received_fds:           # an event-loop client's eventfd, to wake it for replies
             session.reply_doorbell = session.received_fds.pop(0)
-        session.client_pid = attach["pid"]
+        # The pid as this server's PID namespace sees it: a client in another namespace
+        # reports its own namespace's number. Only for display (CLIENT LIST, the log):
+        # whether the client lives is its control socket's EOF.
+        session.client_pid = session.peer_pid or attach["pid"]
         session.client_name = attach["client_name"].decode(errors="replace")
         if attach["protocol_version"] != control.PROTOCOL_VERSION:
             self._refuse(session, 15, f"protocol version {attach['protocol_version']} is not "
@@ -604,6 +669,16 @@ def lock_all_memory() -> None:
                           "(ulimit -l, LimitMEMLOCK=) or grant CAP_IPC_LOCK")
 
 
+def peer_pid(sock: socket.socket) -> int:
+    """The connecting process's pid (SO_PEERCRED), translated by the kernel into our PID
+    namespace; 0 when it has none there."""
+    try:
+        credentials = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except OSError:
+        return 0
+    return struct.unpack("3i", credentials)[0]
+
+
 def process_alive(pid: int) -> bool:
     """Whether a process with this pid exists (ours or another user's)."""
     if pid <= 0:
@@ -625,13 +700,7 @@ def run(config: ServerConfig) -> int:
     signal.signal(signal.SIGINT, server.request_stop)
     try:
         server.start()
-        server.serve_forever()
-        if not server.shutdown_command:
-            # SIGTERM/SIGINT: as Redis, save first when save rules are set (and a child is killed)
-            try:
-                server.database.prepare_shutdown(-1)
-            except ValueError as error:
-                log(f"error saving the snapshot at shutdown: {error}")
+        server.serve_forever()      # until SHUTDOWN, or a signal whose shutdown saved what it had to
     finally:
         server.shutdown(quiet=not server.started)
     return 0

@@ -40,7 +40,8 @@ typedef enum {
     P_ZSET_MAX_LISTPACK_ENTRIES, P_ZSET_MAX_LISTPACK_VALUE, P_ZSET_IMPLEMENTATION,
     P_NOTIFY_KEYSPACE_EVENTS,
     P_APPENDFSYNC, P_APPENDFILENAME, P_AOF_LOAD_TRUNCATED, P_AUTO_AOF_REWRITE_PERCENTAGE, P_AUTO_AOF_REWRITE_MIN_SIZE,
-    P_DBFILENAME, P_RDB_KEY_SAVE_DELAY,   /* persistence (persist/) */
+    P_DBFILENAME, P_RDB_KEY_SAVE_DELAY, P_STOP_WRITES_ON_BGSAVE_ERROR,   /* persistence (persist/) */
+    P_SHUTDOWN_ON_SIGTERM, P_SHUTDOWN_ON_SIGINT,
     P_SLOWLOG_LOG_SLOWER_THAN, P_SLOWLOG_MAX_LEN,   /* the slow log (exec/slowlog.h) */
     P_COUNT
 } param_id_t;
@@ -101,6 +102,11 @@ static const param_t params[P_COUNT] = {
      * slows a save down by this many microseconds per key. */
     [P_DBFILENAME] = {"dbfilename", KIND_TEXT, 1, 0, 0},
     [P_RDB_KEY_SAVE_DELAY] = {"rdb-key-save-delay", KIND_INT, 1, INT32_MIN, INT32_MAX},
+    /* writes answer -MISCONF while the last background save failed and save rules are set */
+    [P_STOP_WRITES_ON_BGSAVE_ERROR] = {"stop-writes-on-bgsave-error", KIND_BOOL, 1, 0, 1},
+    /* what SIGTERM / SIGINT's shutdown does (persistence.h's GR_SHUTDOWN_* flags, Redis's words) */
+    [P_SHUTDOWN_ON_SIGTERM] = {"shutdown-on-sigterm", KIND_TEXT, 1, 0, 0},
+    [P_SHUTDOWN_ON_SIGINT] = {"shutdown-on-sigint", KIND_TEXT, 1, 0, 0},
     /* SLOWLOG (exec/slowlog.h): microseconds (0 logs every command, -1 none) and entries kept */
     [P_SLOWLOG_LOG_SLOWER_THAN] = {"slowlog-log-slower-than", KIND_INT, 1, -1, INT64_MAX},
     [P_SLOWLOG_MAX_LEN] = {"slowlog-max-len", KIND_INT, 1, 0, INT64_MAX},
@@ -180,6 +186,11 @@ static void param_value(const gr_db_t *db, int id, char *out, size_t size) {
     case P_AUTO_AOF_REWRITE_MIN_SIZE: snprintf(out, size, "%lld", (long long)db->config.auto_aof_rewrite_min_size); break;
     case P_DBFILENAME: snprintf(out, size, "%s", db->persistence.dbfilename); break;
     case P_RDB_KEY_SAVE_DELAY: snprintf(out, size, "%lld", (long long)db->persistence.key_save_delay_us); break;
+    case P_STOP_WRITES_ON_BGSAVE_ERROR:
+        snprintf(out, size, "%s", db->persistence.stop_writes_on_bgsave_error ? "yes" : "no");
+        break;
+    case P_SHUTDOWN_ON_SIGTERM: gr_persist_shutdown_flags_text(db->persistence.shutdown_on_sigterm, out, size); break;
+    case P_SHUTDOWN_ON_SIGINT: gr_persist_shutdown_flags_text(db->persistence.shutdown_on_sigint, out, size); break;
     case P_SLOWLOG_LOG_SLOWER_THAN: snprintf(out, size, "%lld", (long long)db->slowlog.log_slower_than_us); break;
     case P_SLOWLOG_MAX_LEN: snprintf(out, size, "%lld", (long long)db->slowlog.max_len); break;
     case P_COUNT: out[0] = '\0'; break;
@@ -341,6 +352,11 @@ static int validate(int id, const char *value, parsed_value_t *parsed, char *why
         }
         parsed->number = strcasecmp(value, "packed") == 0;
     }
+    if (id == P_SHUTDOWN_ON_SIGTERM || id == P_SHUTDOWN_ON_SIGINT) {
+        uint8_t flags;
+        if (gr_persist_parse_shutdown_flags(value, &flags, why, why_size) != 0) return -1;
+        parsed->number = flags;
+    }
     if (id == P_APPENDFSYNC) {
         int found = -1;
         for (int i = 0; i < 3; i++)
@@ -377,6 +393,9 @@ static void apply(gr_db_t *db, int id, const parsed_value_t *parsed) {
         break;
     case P_DBFILENAME: snprintf(db->persistence.dbfilename, sizeof db->persistence.dbfilename, "%s", parsed->text); break;
     case P_RDB_KEY_SAVE_DELAY: db->persistence.key_save_delay_us = parsed->number; break;
+    case P_STOP_WRITES_ON_BGSAVE_ERROR: db->persistence.stop_writes_on_bgsave_error = (uint8_t)parsed->number; break;
+    case P_SHUTDOWN_ON_SIGTERM: db->persistence.shutdown_on_sigterm = (uint8_t)parsed->number; break;
+    case P_SHUTDOWN_ON_SIGINT: db->persistence.shutdown_on_sigint = (uint8_t)parsed->number; break;
     case P_SLOWLOG_LOG_SLOWER_THAN: gr_db_set_slowlog_threshold(db, parsed->number); break;
     case P_SLOWLOG_MAX_LEN: db->slowlog.max_len = parsed->number; break;
     case P_REQUIREPASS: snprintf(db->requirepass, sizeof db->requirepass, "%s", parsed->text); break;

@@ -14,8 +14,19 @@ static void reply_out_of_range(gr_reply_t *reply) {
 
 static int valid_index(int64_t index) { return index >= 0 && index < GR_DB_COUNT; }
 
+/* Redis reads a DB index as an int (getIntFromObjectOrReply): an integer outside it gets that
+ * function's text, which names the int's range; the message a caller passes instead (SWAPDB's
+ * "invalid first DB index") replaces it. 1 when index fits an int. */
+static int fits_int(int64_t index, const char *message, gr_reply_t *reply) {
+    if (index >= INT32_MIN && index <= INT32_MAX) return 1;
+    gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE,
+                        message ? message : "ERR value is out of range, value must between -2147483648 and 2147483647");
+    return 0;
+}
+
 void gr_cmd_select(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_select_view_t req = gr_select_view(r);
+    if (!fits_int(req.db, NULL, reply)) return;
     if (!valid_index(req.db)) { reply_out_of_range(reply); return; }
     if (db->current) db->current->db_index = (int32_t)req.db;
     db->keyspace = db->keyspaces[req.db];
@@ -25,6 +36,7 @@ void gr_cmd_select(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 void gr_cmd_move(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_move_view_t req = gr_move_view(r);
+    if (!fits_int(req.db, NULL, reply)) return;
     if (!valid_index(req.db)) { reply_out_of_range(reply); return; }
     gr_keyspace_t *target = db->keyspaces[req.db];
     if (target == db->keyspace) {
@@ -56,6 +68,8 @@ void gr_cmd_move(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 void gr_cmd_swapdb(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_swapdb_view_t req = gr_swapdb_view(r);
+    if (!fits_int(req.first, "ERR invalid first DB index", reply) ||
+        !fits_int(req.second, "ERR invalid second DB index", reply)) return;
     if (!valid_index(req.first) || !valid_index(req.second)) { reply_out_of_range(reply); return; }
     if (req.first != req.second) {      /* watchers of either database see their keys change */
         gr_watch_touch_db(db, (int32_t)req.first, (int32_t)req.second);

@@ -414,7 +414,7 @@ void gr_cmd_hrandfield(gr_db_t *db, size_t argc, const uint8_t *const *argv, con
     if (with_count) {
         if (gr_bytes_to_int64(argv[2], argv_length[2], &count) != 0) { reply_not_integer(reply); return; }
         if (count == INT64_MIN) {
-            reply_error(reply, "ERR value is out of range, must be between -9223372036854775807 and 9223372036854775807");
+            reply_error(reply, GR_RANDOM_COUNT_RANGE_ERROR);
             return;
         }
         if (argc > 4 || (argc == 4 && !gr_word_is(argv[3], argv_length[3], "withvalues"))) { reply_syntax(reply); return; }
@@ -439,6 +439,7 @@ void gr_cmd_hrandfield(gr_db_t *db, size_t argc, const uint8_t *const *argv, con
     }
     int resp3 = protocol_of(db) >= 3;
     size_t per_entry = withvalues && !resp3 ? 2 : 1;
+    if (count < -GR_RANDOM_REPEATS_MAX) { reply_error(reply, GR_RANDOM_REPEATS_ERROR); return; }
     if (count < 0) {   /* with repeats */
         uint64_t wanted = (uint64_t)(-count);
         gr_reply_array_begin(reply, (size_t)wanted * per_entry);

@@ -266,9 +266,13 @@ void gr_cmd_copy(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
         if (gr_word_is(argv[i], argv_length[i], "replace")) {
             replace = 1;
         } else if (gr_word_is(argv[i], argv_length[i], "db") && i + 1 < argc) {
-            if (gr_bytes_to_int64(argv[i + 1], argv_length[i + 1], &target_index) != 0 || target_index < INT32_MIN ||
-                target_index > INT32_MAX) {
+            if (gr_bytes_to_int64(argv[i + 1], argv_length[i + 1], &target_index) != 0) {
                 gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
+                return;
+            }
+            if (target_index < INT32_MIN || target_index > INT32_MAX) {   /* Redis's getIntFromObjectOrReply */
+                gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE,
+                                    "ERR value is out of range, value must between -2147483648 and 2147483647");
                 return;
             }
             if (target_index < 0 || target_index >= GR_DB_COUNT) {

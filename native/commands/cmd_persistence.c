@@ -9,6 +9,7 @@
 
 #include "commands/commands.h"
 #include "core/digest.h"
+#include "exec/child.h"
 #include "exec/server_text.h"
 #include "persist/persistence.h"
 #include "persist/snapshot.h"
@@ -74,9 +75,13 @@ void gr_cmd_shutdown(gr_db_t *db, size_t argc, const uint8_t *const *argv, const
         return;
     }
     char error[600];
-    if (gr_persist_prepare_shutdown(db, save ? 1 : nosave ? 0 : -1, error, sizeof error) != 0 && !force) {
-        reply_error_message(reply, "ERR Errors trying to SHUTDOWN. Check logs.");
-        return;
+    if (gr_persist_prepare_shutdown(db, save ? 1 : nosave ? 0 : -1, error, sizeof error) != 0) {
+        gr_log_to_stderr("Error trying to shut down: %s", error);   /* the "logs" the reply points at */
+        if (!force) {
+            reply_error_message(reply, "ERR Errors trying to SHUTDOWN. Check logs.");
+            return;
+        }
+        gr_log_to_stderr("Errors trying to shut down the server; exiting anyway (SHUTDOWN FORCE)");
     }
     db->persistence.shutdown_requested = 1;
 }

@@ -290,6 +290,12 @@ void gr_cmd_memory(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
             else gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
             return;
         }
+        int64_t samples;   /* checked as Redis checks it; every value is measured whole */
+        if (argc == 5 && gr_bytes_to_int64(argv[4], argv_length[4], &samples) != 0) {
+            gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
+            return;
+        }
+        if (argc == 5 && samples < 0) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
         gr_request_t request = {0};
         request.template_id = GR_T_MEMORYUSAGE;
         request.key.data = argv[2];

@@ -288,6 +288,10 @@ void gr_cmd_srandmember(gr_db_t *db, size_t argc, const uint8_t *const *argv, co
     }
     if (!found || count == 0) { gr_reply_array_begin(reply, 0); return; }
     size_t size = gr_set_count(set);
+    if (count < -GR_RANDOM_REPEATS_MAX) {
+        gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, GR_RANDOM_REPEATS_ERROR);
+        return;
+    }
     if (count < 0) {   /* repetitions allowed */
         uint64_t n = (uint64_t)(-count);
         gr_reply_array_begin(reply, (size_t)n);

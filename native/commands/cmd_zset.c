@@ -356,12 +356,16 @@ static uint64_t next_random(void) {   /* xorshift64*: spread, not secrecy */
 void gr_cmd_zrandmember(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     int64_t count = 0;
     int withscores = 0;
-    if (argc > 4) { reply_syntax(reply); return; }
     if (argc >= 3 && gr_bytes_to_int64(argv[2], argv_length[2], &count) != 0) { reply_not_integer(reply); return; }
+    if (argc >= 3 && count == INT64_MIN) {   /* Redis's range: -LONG_MAX .. LONG_MAX, checked before the syntax */
+        gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, GR_RANDOM_COUNT_RANGE_ERROR);
+        return;
+    }
+    if (argc > 4) { reply_syntax(reply); return; }
     if (argc == 4) {
         if (!gr_word_is(argv[3], argv_length[3], "withscores")) { reply_syntax(reply); return; }
         withscores = 1;
-        if (count < -INT64_MAX / 2) {
+        if (count < -INT64_MAX / 2 || count > INT64_MAX / 2) {
             gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, "ERR value is out of range");
             return;
         }
@@ -379,6 +383,10 @@ void gr_cmd_zrandmember(gr_db_t *db, size_t argc, const uint8_t *const *argv, co
     if (!found || count == 0) { gr_reply_array_begin(reply, 0); return; }
     size_t size = gr_zset_count(zset);
     gr_zset_entry_t e;
+    if (count < -GR_RANDOM_REPEATS_MAX) {
+        gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, GR_RANDOM_REPEATS_ERROR);
+        return;
+    }
     if (count < 0) {   /* repetitions allowed */
         size_t n = (size_t)(-count);
         reply_list_begin(db, reply, n, withscores);

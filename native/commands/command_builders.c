@@ -148,13 +148,12 @@ int gr_build_lpos(parse_context_t *ctx) {
             }
             r->index = value;
         } else if (arg_is(ctx, i, "count") && has_value) {
-            if (int64_or_reply(ctx, i + 1, &value) != 0) return -1;
-            if (value < 0) { fail(ctx, GR_ERR_GENERIC, "ERR COUNT can't be negative"); return -1; }
+            /* Redis's getPositiveLongFromObjectOrReply: its message for a non-integer too */
+            if (range_or_reply(ctx, i + 1, 0, INT64_MAX, &value, "ERR COUNT can't be negative") != 0) return -1;
             r->flag = 1;
             r->count = clamp_u32(value);
         } else if (arg_is(ctx, i, "maxlen") && has_value) {
-            if (int64_or_reply(ctx, i + 1, &value) != 0) return -1;
-            if (value < 0) { fail(ctx, GR_ERR_GENERIC, "ERR MAXLEN can't be negative"); return -1; }
+            if (range_or_reply(ctx, i + 1, 0, INT64_MAX, &value, "ERR MAXLEN can't be negative") != 0) return -1;
             r->max_len = clamp_u32(value);
         } else {
             return syntax_error(ctx);

@@ -19,6 +19,15 @@
 #include "commands/declarations_generated.h"
 #include "exec/request_views_generated.h"   /* gr_<template>_view(request): its fields by name */
 
+/* SRANDMEMBER, HRANDFIELD and ZRANDMEMBER with a negative count (repetitions allowed) answer
+ * at most this many elements and refuse a larger count as out of range: past it Redis builds a
+ * reply no client could hold (at -2^63+1 it loops for ever), which would grow the server
+ * without bound. 2^24 short members are about 120 MiB of reply. */
+#define GR_RANDOM_REPEATS_MAX (1LL << 24)
+#define GR_RANDOM_REPEATS_ERROR "ERR value is out of range"
+#define GR_RANDOM_COUNT_RANGE_ERROR \
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+
 /* SORT's and SORT_RO's key finders (cmd_sort.c): the sorted key, and SORT's last STORE key. */
 size_t gr_sort_find_keys(size_t argc, const uint8_t *const *argv, const size_t *argv_length, size_t *positions,
                          const char **flags, size_t capacity);

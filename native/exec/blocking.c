@@ -223,11 +223,11 @@ void gr_blocking_forget(gr_db_t *db, gr_connection_t *conn) {
     if (conn->woken) { conn->woken = 0; db->woken_pending--; }
 }
 
-/* The client behind conn can still receive a reply: its socket has not reached EOF and,
- * for the ring, its process exists. */
+/* The client behind conn can still receive a reply: its socket (a ring session's control
+ * socket) has not reached EOF. Never a pid the client reported: in another PID namespace it
+ * names another process, or none. */
 static int client_alive(const gr_connection_t *conn) {
     if (conn->kill_requested) return 0;
-    if (conn->kind == GR_CONN_RING && conn->pid > 0 && kill(conn->pid, 0) != 0 && errno == ESRCH) return 0;
     if (conn->fd >= 0) {
         char byte;
         ssize_t n = recv(conn->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -289,7 +289,11 @@ static void serve_key(gr_db_t *db, blocked_key_t *k) {
         gr_connection_t *conn = w->conn;
         if (!client_alive(conn)) {       /* nothing is taken for a client that is gone */
             unlink_waiter(db, w);
-            if (!conn->kill_requested) { conn->kill_requested = 1; db->kills_pending++; }
+            if (!conn->kill_requested) {
+                conn->kill_requested = 1;
+                conn->kill_reason = "its client is gone (found waiting on a key)";
+                db->kills_pending++;
+            }
             continue;
         }
         /* Re-run the command on this key alone, as its own connection. */

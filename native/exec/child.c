@@ -5,6 +5,11 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -25,12 +30,22 @@ static int64_t unix_ms(void) {
     return (int64_t)now.tv_sec * 1000 + now.tv_usec / 1000;
 }
 
+static void close_descriptors_from(int first) {
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)first, ~0u, 0) == 0) return;
+#endif
+    long last = sysconf(_SC_OPEN_MAX);
+    if (last < 0 || last > 1 << 20) last = 1 << 20;
+    for (int fd = first; fd < last; fd++) close(fd);
+}
+
 int32_t gr_child_fork(gr_db_t *db, gr_child_kind_t kind, gr_child_done_t done, void *context) {
     if (db->child.pid > 0) {
         errno = EBUSY;
         return -1;
     }
     int64_t start = monotonic_usec();
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
@@ -38,6 +53,16 @@ int32_t gr_child_fork(gr_db_t *db, gr_child_kind_t kind, gr_child_done_t done, v
         signal(SIGTERM, SIG_DFL);
         signal(SIGINT, SIG_DFL);
         signal(SIGUSR1, SIG_DFL);
+        /* It dies with the parent: a parent killed by kill -9 must not leave a child writing
+         * on (and, before the descriptors are closed below, holding its sockets). The check
+         * after the prctl covers a parent that died between the fork and it. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(1);
+        /* It holds nothing of the parent's but memory: the listening sockets, the control
+         * socket, client connections, the log's descriptor and the rings' doorbells are
+         * closed, so a restarted server can bind them and no client waits on the child.
+         * Every file the child writes it opens itself; 0, 1 and 2 stay for its log lines. */
+        close_descriptors_from(3);
         return 0;
     }
     db->child = (gr_child_t){.pid = pid, .kind = (uint8_t)kind, .started_ms = unix_ms(),
@@ -46,6 +71,25 @@ int32_t gr_child_fork(gr_db_t *db, gr_child_kind_t kind, gr_child_done_t done, v
 }
 
 _Noreturn void gr_child_exit(int ok) { _exit(ok ? 0 : 1); }
+
+void gr_log_to_stderr(const char *format, ...) {
+    char line[1024];
+    time_t now = time(NULL);
+    struct tm local;
+    localtime_r(&now, &local);
+    int n = snprintf(line, sizeof line, "goblin-ring[%d] ", (int)getpid());
+    n += (int)strftime(line + n, sizeof line - (size_t)n, "%Y-%m-%d %H:%M:%S ", &local);
+    va_list args;
+    va_start(args, format);
+    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, format, args);
+    va_end(args);
+    if (m < 0) return;
+    n += m;
+    if (n > (int)sizeof line - 2) n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    ssize_t ignored = write(STDERR_FILENO, line, (size_t)n);   /* one write: lines from two processes do not interleave */
+    (void)ignored;
+}
 
 gr_child_kind_t gr_child_running(const gr_db_t *db) { return db->child.pid > 0 ? (gr_child_kind_t)db->child.kind : GR_CHILD_NONE; }
 

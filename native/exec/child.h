@@ -18,7 +18,10 @@
  * (SHUTDOWN, tests) or after gr_child_kill (FLUSHALL-like callers, shutdown without saving),
  * with ok = exited with status 0 and, for a child killed by a signal, the signal number.
  * The child keeps only the forking thread; it must not call into Python, and it resets
- * SIGTERM/SIGINT to their default action so that `kill` ends it.
+ * SIGTERM/SIGINT to their default action so that `kill` ends it. It dies with its parent
+ * (PR_SET_PDEATHSIG) and closes every descriptor above stderr at the fork, so it never holds
+ * a listening socket, the control socket or a client's connection; what it writes it opens.
+ * Its log lines go to stderr with the server's prefix and its own pid (gr_log_to_stderr).
  */
 #ifndef GR_CHILD_H
 #define GR_CHILD_H
@@ -54,6 +57,11 @@ typedef struct gr_child {
 int32_t gr_child_fork(struct gr_db *db, gr_child_kind_t kind, gr_child_done_t done, void *context);
 /* End the child: status 0 when ok, 1 otherwise (no atexit handlers, no stdio flush). */
 _Noreturn void gr_child_exit(int ok);
+/* One log line on stderr, "goblin-ring[<pid>] <date> <time> <message>", as the server's own
+ * lines are written: the child's lines, and the parent's from where no reply may leave and
+ * Python cannot run first (persist/aof.c's last words before appendfsync always exits, and
+ * its fsync thread). */
+void gr_log_to_stderr(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /* Queries */
 gr_child_kind_t gr_child_running(const struct gr_db *db);   /* GR_CHILD_NONE when none */

@@ -83,6 +83,7 @@ gr_db_t *gr_db_new(uint64_t seed) {
     db->persistence.save_rule_count = 0;
     db->persistence.lastsave_s = db->stats.start_time_ms / 1000;
     db->persistence.last_bgsave_ok = 1;
+    db->persistence.stop_writes_on_bgsave_error = 1;
     db->persistence.last_bgsave_seconds = -1;
     strcpy(db->info.list_implementation, "segmented");
     strcpy(db->info.mode, "adaptive");
@@ -484,14 +485,37 @@ static gr_command_stat_t *stat_of(gr_db_t *db, int index) {
     return index >= 0 && index < GR_COMMAND_STAT_SLOTS ? &db->command_stats[index] : NULL;
 }
 
+/* Redis's writeCommandsDeniedByDiskError and its texts: the refusal a write gets while the
+ * data cannot be kept (persist/ sets the state), or NULL. */
+const char *gr_db_disk_error_refusal(const gr_db_t *db, char *text, size_t size) {
+    const gr_persistence_t *p = &db->persistence;
+    if (p->stop_writes_on_bgsave_error && p->save_rule_count > 0 && !p->last_bgsave_ok)
+        return "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. "
+               "Commands that may modify the data set are disabled, because this instance is configured to report "
+               "errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check "
+               "the Redis logs for details about the RDB error.";
+    if (!db->aof) return NULL;
+    int error = p->aof_write_errno ? p->aof_write_errno : __atomic_load_n(&p->aof_fsync_errno, __ATOMIC_RELAXED);
+    if (!error) return NULL;
+    snprintf(text, size, "MISCONF Errors writing to the AOF file: %s", strerror(error));
+    return text;
+}
+
 int gr_db_admit(gr_db_t *db, int index, int no_auth, gr_reply_t *reply) {
     const char *refusal = NULL;
     gr_error_code_t code = GR_ERR_GENERIC;
+    uint32_t flags = gr_command_flags(index);
+    char text[160];
     if (db->current && !db->current->authenticated && !no_auth) {
         refusal = "NOAUTH Authentication required.";
+    } else if (db->current && db->current->in_multi && (flags & GR_CMD_FLAG_NO_MULTI)) {
+        refusal = "ERR Command not allowed inside a transaction";
     } else if (db->config.maxmemory > 0 && gr_command_denies_oom(index) && gr_mem_used_total() > db->config.maxmemory) {
         refusal = "OOM command not allowed when used memory > 'maxmemory'.";
         code = GR_ERR_OUT_OF_MEMORY;
+    } else if ((refusal = gr_db_disk_error_refusal(db, text, sizeof text)) != NULL) {
+        const gr_command_t *row = gr_command_at((size_t)index);   /* writes, and reads whose row says so */
+        if (!(flags & GR_CMD_FLAG_WRITE) && !(row && (row->runs & GR_RUNS_NOT_ON_DISK_ERROR))) refusal = NULL;
     }
     if (!refusal) return 0;
     gr_reply_error_text(reply, code, refusal);

@@ -47,6 +47,7 @@ typedef struct gr_connection {
     uint8_t authenticated;    /* ring sessions always (their socket is owner-only) */
     uint8_t kill_requested;   /* CLIENT KILL: the transport closes it after this command */
     uint8_t kill_reported;
+    const char *kill_reason;  /* why the server closes it, for the log (a static text); NULL: CLIENT KILL */
     int32_t db_index;
     int64_t created_ms;
     int64_t last_command_ms;
@@ -174,6 +175,15 @@ typedef struct gr_persistence {
     uint8_t shutdown_requested;           /* SHUTDOWN: the server loop stops (persistence.c) */
     int64_t bgsave_started_s;             /* unix s the running BGSAVE child was forked */
     int32_t bgsave_child_pid;             /* its pid (its temp file is temp-<pid>.grdb) */
+    /* Redis's writeCommandsDeniedByDiskError: admission (db.c) answers -MISCONF to writes (and
+     * PING) while the last background save failed with stop-writes-on-bgsave-error and save
+     * rules set, or while the append-only log cannot be written or fsynced. */
+    uint8_t stop_writes_on_bgsave_error;  /* stop-writes-on-bgsave-error: yes */
+    uint8_t shutdown_on_sigterm;          /* shutdown-on-sigterm / -sigint: GR_SHUTDOWN_* flags (persistence.h) */
+    uint8_t shutdown_on_sigint;
+    int32_t aof_write_errno;              /* 0, or why the log's last write failed (aof_last_write_status:err) */
+    int32_t aof_fsync_errno;              /* 0, or why the log's last background fsync failed: written by
+                                             the fsync thread, read with __atomic loads */
 } gr_persistence_t;
 
 enum { GR_CLIENT_CLASS_NORMAL = 0, GR_CLIENT_CLASS_REPLICA = 1, GR_CLIENT_CLASS_PUBSUB = 2 };
@@ -308,6 +318,9 @@ void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
 /* Admission (AUTH, maxmemory): 0 to go on, else the refusal is written and counted.
  * index is the command's table index (-1 unknown); no_auth: AUTH, HELLO, RESET. */
 int gr_db_admit(gr_db_t *db, int index, int no_auth, gr_reply_t *reply);
+/* The -MISCONF text writes get while the data cannot be kept (a failed BGSAVE, the log's
+ * write or fsync error), in text or static; NULL when writes are accepted. */
+const char *gr_db_disk_error_refusal(const gr_db_t *db, char *text, size_t size);
 /* Count a refused command (unknown, wrong arity) whose error is already written. */
 void gr_db_reject(gr_db_t *db, int index, gr_reply_t *reply);
 /* A transport about to run a batch of commands (a RESP read, a ring poll pass) reads the

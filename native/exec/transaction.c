@@ -8,6 +8,7 @@
  */
 #include "exec/transaction.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -314,6 +315,28 @@ static void run_queued(gr_db_t *db, const gr_request_t *request, gr_reply_t *rep
     free(lengths);
 }
 
+/* Redis refuses EXEC itself, before anything runs, when the transaction holds a write and
+ * writes are refused for a disk error (its processCommand sees the queued commands' flags):
+ * the whole transaction is discarded, not only its writes. 1 when refused (reply written). */
+static int refused_for_disk_error(gr_db_t *db, const gr_transaction_t *tx, gr_reply_t *reply) {
+    char text[200];
+    const char *refusal = gr_db_disk_error_refusal(db, text, sizeof text);
+    if (!refusal) return 0;
+    int writes = 0;
+    for (uint32_t i = 0; i < tx->queued && !writes; i++) {
+        const gr_request_t *queued = tx->queue[i];
+        int index = queued->template_id != GR_T_COMMAND ? gr_command_index_of_request(queued)
+                    : queued->item_count ? gr_command_index(queued->items[0].data, queued->items[0].length) : -1;
+        writes = index >= 0 && (gr_command_flags(index) & GR_CMD_FLAG_WRITE) != 0;
+    }
+    if (!writes) return 0;
+    char message[640];
+    snprintf(message, sizeof message, "EXECABORT Transaction discarded because of: %s", refusal);
+    gr_reply_error_text(reply, GR_ERR_GENERIC, message);
+    gr_db_reject(db, db->call ? db->call->index : -1, reply);   /* EXEC's own call */
+    return 1;
+}
+
 void gr_transaction_exec(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                          gr_reply_t *reply) {
     (void)argc, (void)argv, (void)argv_length;
@@ -321,6 +344,10 @@ void gr_transaction_exec(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
     gr_transaction_t *tx = conn->transaction;
     if (!conn->in_multi || !tx) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR EXEC without MULTI");
+        return;
+    }
+    if (refused_for_disk_error(db, tx, reply)) {
+        end_multi(db, conn);
         return;
     }
     if (tx->failed) {

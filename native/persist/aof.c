@@ -26,6 +26,7 @@
 
 struct gr_aof {
     int fd;
+    int retry_failed_write;        /* set by the cron, shutdown and stop: where a failed write is retried */
     char path[1024];
     int64_t current_size;          /* bytes in the file */
     int64_t base_size;             /* its size after the last rewrite (or at start) */
@@ -43,6 +44,7 @@ struct gr_aof {
     int fsync_running;
     int stop;
     int64_t delayed_fsync;         /* asked while the previous one still ran (aof_delayed_fsync) */
+    int32_t *fsync_errno;          /* db->persistence.aof_fsync_errno: 0 after a good fsync, else its errno */
     /* BGREWRITEAOF */
     pid_t child;
     char temp_path[1100];
@@ -107,8 +109,13 @@ static void *fsync_worker(void *argument) {
         aof->fsync_fd = -1;
         aof->fsync_running = 1;
         pthread_mutex_unlock(&aof->lock);
-        fdatasync(fd);
+        /* As Redis's bio: a failed fsync is an error state admission sees (-MISCONF to writes)
+         * until one succeeds; the cron asks again each second while it lasts. */
+        int status = fdatasync(fd) == 0 ? 0 : errno;
         close(fd);                         /* the dup made for this fsync */
+        int before = __atomic_exchange_n(aof->fsync_errno, status, __ATOMIC_RELAXED);
+        if (status && !before) gr_log_to_stderr("Fail to fsync the AOF file: %s", strerror(status));
+        else if (!status && before) gr_log_to_stderr("AOF fsync error looks solved, writes are accepted again.");
         pthread_mutex_lock(&aof->lock);
         aof->fsync_running = 0;
     }
@@ -150,6 +157,35 @@ static void rewrite_buffer_append(gr_aof_t *aof, const uint8_t *data, size_t len
     aof->rewrite_length += length;
 }
 
+/* write() as much as it takes; the bytes that reached the file (a short count: errno says why). */
+static size_t write_some(int fd, const uint8_t *data, size_t length) {
+    size_t done = 0;
+    while (done < length) {
+        ssize_t n = write(fd, data + done, length - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            if (n == 0) errno = ENOSPC;
+            break;
+        }
+        done += (size_t)n;
+    }
+    return done;
+}
+
+/* appendfsync always promised that no reply leaves before its write is on disk, and replies
+ * of this batch are already staged in both transports: as Redis, the process ends here,
+ * before any of them can leave (nothing acknowledged is lost; the client sees the connection
+ * close). */
+static _Noreturn void exit_for_always(const char *what, int error) {
+    gr_log_to_stderr("Can't persist the append only file to disk with appendfsync always (%s: %s). Exiting...",
+                     what, strerror(error));
+    _exit(1);
+}
+
+/* The pending stream to the file, as Redis 7's flushAppendOnlyFile: a short write is cut back
+ * off the file with ftruncate, so the file always ends on a whole command; a failed write
+ * keeps the bytes for the next flush (the cron retries) and sets the error state admission
+ * answers -MISCONF from, until a write succeeds; under appendfsync always it ends the process. */
 static void aof_sink(void *context, gr_db_t *db) {
     gr_aof_t *aof = context;
     gr_propagation_t *p = &db->propagation;
@@ -159,10 +195,33 @@ static void aof_sink(void *context, gr_db_t *db) {
         p->failed = 0;
     }
     if (!p->length) return;
-    if (write_all(aof->fd, p->data, p->length) != 0) {
-        aof->last_write_ok = 0;            /* keep the bytes: the next flush retries them */
-        aof->last_write_errno = errno;
+    /* After a failed write the cron retries it (ten times a second; shutdown and stop too), not every batch: a busy-polled
+     * ring would otherwise write and cut back a partial command in a loop, and a kill -9 between
+     * the two would leave it in the file. */
+    if (db->persistence.aof_write_errno && !aof->retry_failed_write) return;
+    size_t written = write_some(aof->fd, p->data, p->length);
+    if (written < p->length) {
+        int error = errno;
+        if (written > 0 && ftruncate(aof->fd, (off_t)aof->current_size) == 0) written = 0;   /* nothing partial stays */
+        if (db->config.appendfsync == GR_APPENDFSYNC_ALWAYS) exit_for_always("write", error);
+        if (!db->persistence.aof_write_errno)
+            gr_log_to_stderr(written ? "Short write while writing to the AOF file, and it could not be removed: %s"
+                                     : "Error writing to the AOF file: %s", strerror(error));
+        db->persistence.aof_write_errno = error;
+        aof->last_write_errno = error;
+        aof->last_write_ok = 0;
+        if (written > 0) {                 /* it could not be cut back: it stays, and is not written twice */
+            if (aof->child > 0) rewrite_buffer_append(aof, p->data, written);
+            aof->current_size += (int64_t)written;
+            aof->unsynced += (int64_t)written;
+            memmove(p->data, p->data + written, p->length - written);
+            p->length -= written;
+        }
         return;
+    }
+    if (db->persistence.aof_write_errno) {
+        gr_log_to_stderr("AOF write error looks solved, writes are accepted again.");
+        db->persistence.aof_write_errno = 0;
     }
     if (aof->child > 0) rewrite_buffer_append(aof, p->data, p->length);
     aof->current_size += (int64_t)p->length;
@@ -172,11 +231,12 @@ static void aof_sink(void *context, gr_db_t *db) {
     if (db->config.appendfsync == GR_APPENDFSYNC_ALWAYS) p->sync_pending = 1;   /* aof_sync, before the replies */
 }
 
-/* appendfsync always: what the batches since the last call wrote reaches the disk. */
+/* appendfsync always: what the batches since the last call wrote reaches the disk, or the
+ * process ends before their replies leave. */
 static void aof_sync(void *context, gr_db_t *db) {
     gr_aof_t *aof = context;
     (void)db;
-    fdatasync(aof->fd);
+    if (fdatasync(aof->fd) != 0) exit_for_always("fsync", errno);
     aof->unsynced = 0;
     aof->last_fsync_ms = monotonic_ms();
 }
@@ -191,6 +251,7 @@ typedef struct dataset_writer {
     int failed;
     int64_t now_ms;
     int64_t keys;
+    int64_t key_delay_us;
 } dataset_writer_t;
 
 static void out_bytes(dataset_writer_t *w, const void *data, size_t length) {
@@ -224,6 +285,10 @@ static void out_int(dataset_writer_t *w, int64_t value) {
 static int write_key(void *context, gr_ks_entry_t *entry) {
     dataset_writer_t *w = context;
     if (entry->expire_at_ms >= 0 && entry->expire_at_ms <= w->now_ms) return 0;   /* expired: left out */
+    if (w->key_delay_us > 0) {             /* rdb-key-save-delay, as Redis's rewrite honours it (tests) */
+        struct timespec pause = {w->key_delay_us / 1000000, (w->key_delay_us % 1000000) * 1000};
+        nanosleep(&pause, NULL);
+    }
     const gr_value_type_t *row = gr_value_type(entry->type);
     if (!row || !row->save) { w->failed = 1; return 1; }
     gr_snapshot_writer_t payload;
@@ -244,11 +309,12 @@ static int write_key(void *context, gr_ks_entry_t *entry) {
     return w->failed;
 }
 
-/* Every database's live keys as SELECT + RESTOREs into fd; 0, or -1 (errno or an unsavable type). */
-static int write_dataset(gr_db_t *db, int fd) {
+/* Every database's live keys as SELECT + RESTOREs into fd, pausing key_delay_us per key; 0, or
+ * -1 (errno or an unsavable type). */
+static int write_dataset(gr_db_t *db, int fd, int64_t key_delay_us) {
     dataset_writer_t *w = calloc(1, sizeof *w);
     if (!w) return -1;
-    w->db = db, w->fd = fd, w->now_ms = wall_ms();
+    w->db = db, w->fd = fd, w->now_ms = wall_ms(), w->key_delay_us = key_delay_us;
     for (int i = 0; i < GR_DB_COUNT && !w->failed; i++) {
         if (gr_ks_size(db->keyspaces[i]) == 0) continue;
         char select[64];
@@ -278,7 +344,7 @@ static int write_dataset_file(gr_db_t *db, const char *path, char *message, size
         snprintf(message, message_size, "can't open the append only file %s for writing: %s", temp, strerror(errno));
         return -1;
     }
-    if (write_dataset(db, fd) != 0 || fsync(fd) != 0) {
+    if (write_dataset(db, fd, 0) != 0 || fsync(fd) != 0) {
         snprintf(message, message_size, "can't write the append only file %s: %s", temp,
                  errno ? strerror(errno) : "a value could not be saved");
         close(fd);
@@ -291,7 +357,8 @@ static int write_dataset_file(gr_db_t *db, const char *path, char *message, size
         unlink(temp);
         return -1;
     }
-    fsync_directory_of(path);
+    if (fsync_directory_of(path) != 0)
+        gr_log_to_stderr("Failed to fsync the directory of %s after the rename: %s", path, strerror(errno));
     return 0;
 }
 
@@ -315,6 +382,9 @@ int gr_aof_start(gr_db_t *db, int write_dataset_first, char *message, size_t mes
     if (fstat(aof->fd, &info) == 0) aof->current_size = aof->base_size = (int64_t)info.st_size;
     aof->last_write_ok = aof->last_rewrite_ok = 1;
     aof->last_rewrite_seconds = -1;
+    aof->fsync_errno = &db->persistence.aof_fsync_errno;
+    db->persistence.aof_write_errno = 0;
+    __atomic_store_n(&db->persistence.aof_fsync_errno, 0, __ATOMIC_RELAXED);
     aof->fsync_fd = -1;
     aof->last_fsync_ms = monotonic_ms();
     pthread_mutex_init(&aof->lock, NULL);
@@ -340,9 +410,30 @@ static void abandon_rewrite(gr_db_t *db, gr_aof_t *aof) {
     aof->rewrite_buffer_failed = 0;
 }
 
+int gr_aof_flush_for_shutdown(gr_db_t *db, char *message, size_t message_size) {
+    gr_aof_t *aof = db->aof;
+    if (!aof) return 0;
+    aof->retry_failed_write = 1;
+    gr_propagate_flush(db);
+    aof->retry_failed_write = 0;
+    if (db->propagation.length) {
+        snprintf(message, message_size, "can't write the append only file %s: %s", aof->path,
+                 strerror(db->persistence.aof_write_errno ? db->persistence.aof_write_errno : EIO));
+        return -1;
+    }
+    if (fdatasync(aof->fd) != 0) {
+        snprintf(message, message_size, "can't fsync the append only file %s: %s", aof->path, strerror(errno));
+        return -1;
+    }
+    db->propagation.sync_pending = 0;
+    aof->unsynced = 0;
+    return 0;
+}
+
 void gr_aof_stop(gr_db_t *db) {
     gr_aof_t *aof = db->aof;
     if (!aof) return;
+    aof->retry_failed_write = 1;
     gr_propagate_sync(db);
     db->propagation.sink = NULL;
     db->propagation.sync = NULL;
@@ -358,8 +449,10 @@ void gr_aof_stop(gr_db_t *db) {
         pthread_join(aof->worker, NULL);
     }
     if (aof->fsync_fd >= 0) close(aof->fsync_fd);
-    fdatasync(aof->fd);
+    if (fdatasync(aof->fd) != 0) gr_log_to_stderr("Fail to fsync the AOF file %s: %s", aof->path, strerror(errno));
     close(aof->fd);
+    db->persistence.aof_write_errno = 0;
+    __atomic_store_n(&db->persistence.aof_fsync_errno, 0, __ATOMIC_RELAXED);
     pthread_mutex_destroy(&aof->lock);
     pthread_cond_destroy(&aof->wake);
     free(aof);
@@ -407,7 +500,8 @@ int gr_aof_rewrite_background(gr_db_t *db, char *message, size_t message_size) {
     }
     if (child == 0) {                      /* the child: the dataset as it was at the fork */
         int fd = open(aof->temp_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int ok = fd >= 0 && write_dataset(db, fd) == 0 && fsync(fd) == 0;
+        int ok = fd >= 0 && write_dataset(db, fd, db->persistence.key_save_delay_us) == 0 && fsync(fd) == 0;
+        if (!ok) gr_log_to_stderr("Background append only file rewriting failed: %s", strerror(errno));
         gr_child_exit(ok);
     }
     aof->child = child;
@@ -435,7 +529,9 @@ static void finish_rewrite(gr_db_t *db, int ok) {
         ok = 0;
     }
     if (ok) {
-        fsync_directory_of(aof->path);
+        if (fsync_directory_of(aof->path) != 0)   /* the new file is whole; its rename may not last: logged */
+            gr_log_to_stderr("Failed to fsync the directory of %s after the rewrite's rename: %s", aof->path,
+                             strerror(errno));
         pthread_mutex_lock(&aof->lock);    /* the worker fsyncs dups: closing fd is safe */
         close(aof->fd);
         aof->fd = fd;
@@ -460,7 +556,9 @@ static void finish_rewrite(gr_db_t *db, int ok) {
 void gr_aof_cron(gr_db_t *db) {
     gr_aof_t *aof = db->aof;
     if (!aof) return;
+    aof->retry_failed_write = 1;
     gr_propagate_sync(db);
+    aof->retry_failed_write = 0;
     if (aof->child <= 0 && aof->rewrite_scheduled && gr_child_running(db) == GR_CHILD_NONE) {
         char ignored[256];
         gr_aof_rewrite_background(db, ignored, sizeof ignored);
@@ -471,9 +569,10 @@ void gr_aof_cron(gr_db_t *db) {
         char ignored[256];
         gr_aof_rewrite_background(db, ignored, sizeof ignored);
     }
-    if (db->config.appendfsync == GR_APPENDFSYNC_EVERYSEC && aof->unsynced > 0 &&
+    if (db->config.appendfsync == GR_APPENDFSYNC_EVERYSEC &&
+        (aof->unsynced > 0 || __atomic_load_n(aof->fsync_errno, __ATOMIC_RELAXED)) &&
         monotonic_ms() - aof->last_fsync_ms >= 1000)
-        request_background_fsync(aof);
+        request_background_fsync(aof);    /* a failed fsync is retried each second until one succeeds */
 }
 
 void gr_aof_info(gr_db_t *db, gr_text_t *text) {
@@ -486,7 +585,8 @@ void gr_aof_info(gr_db_t *db, gr_text_t *text) {
         aof != NULL, aof && aof->child > 0, aof && aof->rewrite_scheduled,
         (long long)(aof ? aof->last_rewrite_seconds : -1), (long long)current,
         !aof || aof->last_rewrite_ok ? "ok" : "err", (long long)(aof ? aof->rewrites : 0),
-        (long long)(aof ? aof->consecutive_failures : 0), !aof || aof->last_write_ok ? "ok" : "err");
+        (long long)(aof ? aof->consecutive_failures : 0),
+        !aof || (aof->last_write_ok && !__atomic_load_n(aof->fsync_errno, __ATOMIC_RELAXED)) ? "ok" : "err");
     if (!aof) return;
     int pending;
     pthread_mutex_lock(&aof->lock);
@@ -506,7 +606,18 @@ static void discard_integer(gr_reply_t *r, int64_t v) { (void)r, (void)v; }
 static void discard_bulk(gr_reply_t *r, const uint8_t *d, size_t n) { (void)r, (void)d, (void)n; }
 static void discard_nil(gr_reply_t *r) { (void)r; }
 static void discard_status(gr_reply_t *r, const char *t, size_t n) { (void)r, (void)t, (void)n; }
-static void discard_error(gr_reply_t *r, gr_error_code_t c, const char *t, size_t n) { (void)r, (void)c, (void)t, (void)n; }
+/* The replay's reply writer: every reply dropped, but the last error's text kept, so that a
+ * RESTORE the file carries is checked (its payload's checksum, its body). */
+typedef struct loader_reply {
+    gr_reply_t base;
+    char last_error[200];
+} loader_reply_t;
+
+static void keep_error(gr_reply_t *r, gr_error_code_t c, const char *t, size_t n) {
+    (void)c;
+    loader_reply_t *reply = (loader_reply_t *)r;
+    snprintf(reply->last_error, sizeof reply->last_error, "%.*s", (int)(n < 199 ? n : 199), t);
+}
 static void discard_count(gr_reply_t *r, size_t n) { (void)r, (void)n; }
 static void discard_keyed(gr_reply_t *r, const uint8_t *k, size_t kn, size_t n) { (void)r, (void)k, (void)kn, (void)n; }
 static void discard_pair(gr_reply_t *r, const uint8_t *k, size_t kn, const uint8_t *v, size_t vn) {
@@ -516,7 +627,7 @@ static void discard_double(gr_reply_t *r, double v) { (void)r, (void)v; }
 
 static const gr_reply_ops_t discard_ops = {
     .integer = discard_integer, .bulk = discard_bulk, .nil = discard_nil, .nil_array = discard_nil,
-    .status = discard_status, .error = discard_error, .array_begin = discard_count, .keyed_array_begin = discard_keyed,
+    .status = discard_status, .error = keep_error, .array_begin = discard_count, .keyed_array_begin = discard_keyed,
     .pair = discard_pair, .map_begin = discard_count, .verbatim = discard_bulk, .double_value = discard_double,
     .set_begin = discard_count, .push_begin = discard_count};
 
@@ -601,15 +712,16 @@ int gr_aof_load(gr_db_t *db, const char *path, int allow_truncated, int64_t *com
         madvise((void *)data, size, MADV_SEQUENTIAL);
     }
     gr_connection_t *conn = calloc(1, sizeof *conn);
-    gr_reply_t reply = {&discard_ops, 0, 0, {0}};
+    loader_reply_t loader_reply = {{&discard_ops, 0, 0, {0}}, {0}};
+    gr_reply_t *reply = &loader_reply.base;
     if (!conn) { snprintf(message, message_size, "out of memory"); if (data) munmap((void *)data, size); close(fd); return -1; }
     gr_connection_register(db, conn, -1, GR_CONN_UNIX);
     conn->authenticated = 1;
     snprintf(conn->name, sizeof conn->name, "aof-loader");
-    conn->reply = &reply;
+    conn->reply = reply;
     const uint8_t **argv = NULL;
     size_t *lengths = NULL, capacity = 0, argc = 0, offset = 0, valid_end = 0, multi_start = 0;
-    int in_multi = 0, status = 0;
+    int in_multi = 0, restore_in_block = 0, status = 0;
     int64_t count = 0;
     for (;;) {
         size_t start = offset;
@@ -648,9 +760,20 @@ int gr_aof_load(gr_db_t *db, const char *path, int allow_truncated, int64_t *com
             status = -1;
             break;
         }
-        if (word_is(argv[0], lengths[0], "multi")) in_multi = 1, multi_start = start;
-        else if (word_is(argv[0], lengths[0], "exec")) in_multi = 0;
-        gr_db_execute_argv(db, conn, argc, argv, lengths, &reply);
+        int is_restore = word_is(argv[0], lengths[0], "restore");
+        int is_exec = word_is(argv[0], lengths[0], "exec");
+        if (word_is(argv[0], lengths[0], "multi")) in_multi = 1, multi_start = start, restore_in_block = 0;
+        else if (is_exec) in_multi = 0;
+        else if (in_multi && is_restore) restore_in_block = 1;
+        uint32_t errors_before = reply->errors;
+        gr_db_execute_argv(db, conn, argc, argv, lengths, reply);
+        if (reply->errors != errors_before && ((is_restore && !in_multi) || (is_exec && restore_in_block))) {
+            /* a payload that fails its checksum (or does not load) is data the file lost: refuse */
+            snprintf(message, message_size, "Bad RESTORE payload reading the append only file %s at offset %zu (%s)",
+                     path, is_exec ? multi_start : start, loader_reply.last_error);
+            status = -1;
+            break;
+        }
         count++;
         valid_end = offset;
     }

@@ -55,6 +55,9 @@ int gr_aof_rewrite_background(gr_db_t *db, char *message, size_t message_size);
 int gr_aof_rewrite_in_progress(gr_db_t *db);
 /* cffi-cdef-end */
 
+/* SHUTDOWN and SIGTERM: write what is pending and fdatasync; 0, or -1 with message when the
+ * log cannot hold it (the shutdown is refused, as a failing save refuses it). */
+int gr_aof_flush_for_shutdown(gr_db_t *db, char *message, size_t message_size);
 /* INFO persistence's aof_* lines. */
 void gr_aof_info(gr_db_t *db, gr_text_t *text);
 /* WAITAOF's local acknowledgement: 1 when every write propagated so far is on disk by the time

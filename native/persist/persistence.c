@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "persist/aof.h"
 #include "persist/snapshot.h"
 
 #define BGSAVE_RETRY_DELAY_S 5   /* Redis's CONFIG_BGSAVE_RETRY_DELAY */
@@ -145,11 +147,8 @@ static int start_bgsave(gr_db_t *db, char *error, size_t error_size) {
     if (pid == 0) {
         char why[512];
         int ok = gr_snapshot_save(db, path, p->key_save_delay_us, NULL, why, sizeof why) == 0;
-        if (!ok) {
-            ssize_t ignored = write(STDERR_FILENO, why, strlen(why));
-            ignored = write(STDERR_FILENO, "\n", 1);
-            (void)ignored;
-        }
+        if (ok) gr_log_to_stderr("DB saved on disk");
+        else gr_log_to_stderr("Background saving failed: %s", why);
         gr_child_exit(ok);
     }
     if (pid < 0) {
@@ -224,6 +223,11 @@ double gr_persist_last_load_seconds(gr_db_t *db) { return (double)db->persistenc
 
 int gr_persist_prepare_shutdown(gr_db_t *db, int mode, char *error, size_t error_size) {
     if (gr_child_running(db) != GR_CHILD_NONE) gr_child_kill(db);   /* Redis kills the child too */
+    char why[600];
+    if (db->aof && gr_aof_flush_for_shutdown(db, why, sizeof why) != 0) {   /* acknowledged writes stay */
+        snprintf(error, error_size, "ERR %s", why);
+        return -1;
+    }
     if (mode == 1 || (mode == -1 && db->persistence.save_rule_count > 0)) return gr_persist_save(db, error, error_size);
     return 0;
 }
@@ -235,3 +239,51 @@ void gr_persist_after_flushall(gr_db_t *db) {
 }
 
 int gr_persist_shutdown_requested(gr_db_t *db) { return db->persistence.shutdown_requested; }
+
+static const struct { const char *name; uint8_t flag; } shutdown_flag_names[] = {
+    {"save", GR_SHUTDOWN_SAVE}, {"nosave", GR_SHUTDOWN_NOSAVE}, {"now", GR_SHUTDOWN_NOW}, {"force", GR_SHUTDOWN_FORCE}};
+
+int gr_persist_parse_shutdown_flags(const char *text, uint8_t *flags, char *why, size_t why_size) {
+    uint8_t value = 0;
+    for (const char *at = text; *at;) {
+        while (*at == ' ') at++;
+        size_t length = strcspn(at, " ");
+        if (!length) break;
+        int found = strlen("default") == length && !strncasecmp(at, "default", length);
+        for (size_t i = 0; !found && i < sizeof shutdown_flag_names / sizeof *shutdown_flag_names; i++)
+            if (strlen(shutdown_flag_names[i].name) == length && !strncasecmp(at, shutdown_flag_names[i].name, length)) {
+                value |= shutdown_flag_names[i].flag;
+                found = 1;
+            }
+        if (!found) break;
+        at += length;
+        if (!*at) {
+            if ((value & GR_SHUTDOWN_SAVE) && (value & GR_SHUTDOWN_NOSAVE)) {
+                snprintf(why, why_size, "shutdown options SAVE and NOSAVE can't be used simultaneously");
+                return -1;
+            }
+            *flags = value;
+            return 0;
+        }
+    }
+    snprintf(why, why_size, "argument(s) must be one of the following: default, save, nosave, now, force");
+    return -1;
+}
+
+void gr_persist_shutdown_flags_text(uint8_t flags, char *out, size_t size) {
+    if (!flags) { snprintf(out, size, "default"); return; }
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof shutdown_flag_names / sizeof *shutdown_flag_names; i++)
+        if (flags & shutdown_flag_names[i].flag && used < size) {
+            int n = snprintf(out + used, size - used, "%s%s", used ? " " : "", shutdown_flag_names[i].name);
+            if (n > 0) used += (size_t)n;
+        }
+}
+
+int gr_persist_shutdown_for_signal(gr_db_t *db, int is_sigint, char *error, size_t error_size) {
+    uint8_t flags = is_sigint ? db->persistence.shutdown_on_sigint : db->persistence.shutdown_on_sigterm;
+    int mode = flags & GR_SHUTDOWN_SAVE ? 1 : flags & GR_SHUTDOWN_NOSAVE ? 0 : -1;
+    if (gr_persist_prepare_shutdown(db, mode, error, error_size) == 0) return 0;
+    return flags & GR_SHUTDOWN_FORCE ? 1 : -1;
+}

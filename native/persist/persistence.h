@@ -34,7 +34,20 @@ int gr_persist_bgsave(gr_db_t *db, int schedule, char *error, size_t error_size)
  * image is of the data just removed) and, when save rules are set, the empty keyspace saved. */
 void gr_persist_after_flushall(gr_db_t *db);
 
+/* shutdown-on-sigterm / shutdown-on-sigint, Redis 7's flags: what a signal's shutdown does
+ * (0 is "default": save when save rules are set, refuse to stop when that fails). */
+enum { GR_SHUTDOWN_SAVE = 1, GR_SHUTDOWN_NOSAVE = 2, GR_SHUTDOWN_NOW = 4, GR_SHUTDOWN_FORCE = 8 };
+/* Parse "default" / any of "save nosave now force" (space-separated) as Redis's CONFIG SET
+ * does; 0, or -1 with Redis's reason in why. */
+int gr_persist_parse_shutdown_flags(const char *text, uint8_t *flags, char *why, size_t why_size);
+/* The flags as CONFIG GET shows them ("default", "nosave force", ...). */
+void gr_persist_shutdown_flags_text(uint8_t flags, char *out, size_t size);
+
 /* cffi-cdef-begin */
+/* SIGTERM (is_sigint 0) or SIGINT: prepare the shutdown as its shutdown-on-* flags say, as
+ * Redis's prepareForShutdown. 0: stop; -1: it failed, keep serving (error says why); 1: it
+ * failed but the flags say force, stop anyway (error says what was not kept). */
+int gr_persist_shutdown_for_signal(gr_db_t *db, int is_sigint, char *error, size_t error_size);
 /* The server's start: load dir/dbfilename. 1 loaded, 0 no file, -1 refused (error names the
  * file and the offset; nothing is loaded). */
 int gr_persist_load_at_start(gr_db_t *db, char *error, size_t error_size);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/snapshot_io.h"
+#include "exec/child.h"
 
 #ifndef GR_PACKAGE_VERSION
 #define GR_PACKAGE_VERSION "dev"
@@ -228,7 +229,8 @@ int gr_snapshot_save(gr_db_t *db, const char *path, int64_t key_delay_us, gr_sna
         unlink(temp);
         result = -2;
     }
-    if (result == 0) fsync_directory_of(path);   /* best effort, as Redis (fsyncFileDir logs only) */
+    if (result == 0 && fsync_directory_of(path) != 0)   /* the file is whole; its rename may not last: as Redis, logged */
+        gr_log_to_stderr("Failed to fsync the directory of %s after the rename: %s", path, strerror(errno));
     if (result == -1) {
         if (pass.failure)
             snprintf(error, error_size, "Error saving DB: values of type %s cannot be saved", pass.failure);

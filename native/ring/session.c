@@ -221,6 +221,7 @@ static int deliver_push(gr_subscriber_t *subscriber, gr_pubsub_kind_t kind, gr_b
     if (staged == 0 && !over_pubsub_output_limit(session, db)) return GR_PUBSUB_ACCEPTED;
     /* Redis: "scheduled to be closed ASAP for overcoming of output buffer limits". */
     session->state.kill_requested = 1;
+    session->state.kill_reason = "closed for overcoming of output buffer limits";
     db->kills_pending++;
     return GR_PUBSUB_OVER_LIMIT;
 }

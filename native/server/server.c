@@ -64,6 +64,7 @@ struct gr_server {
     int64_t accept_failures;            /* in this pause episode */
     int accept_errno;
     uint64_t *killed_sessions;
+    const char **killed_reasons;        /* beside each id: why (gr_connection_t.kill_reason) */
     size_t killed_count, killed_capacity;
     /* RESP connections whose replies wait for the append-only log's fdatasync (appendfsync
      * always): one fsync after the loop iteration's reads, then they are written */
@@ -149,6 +150,7 @@ void gr_server_free(gr_server_t *s) {
     close(s->epoll_fd);
     free(s->slots);
     free(s->killed_sessions);
+    free(s->killed_reasons);
     free(s->synced_fds);
     free(s);
 }
@@ -169,10 +171,14 @@ int64_t gr_server_next_client_id(gr_server_t *s) { return s->next_client_id++; }
 
 size_t gr_server_resp_clients(const gr_server_t *s) { return s->resp_clients; }
 
-uint64_t gr_server_take_killed_session(gr_server_t *s) {
+uint64_t gr_server_take_killed_session(gr_server_t *s, char *why, size_t why_size) {
     if (s->killed_count == 0) return 0;
     uint64_t id = s->killed_sessions[0];
-    memmove(s->killed_sessions, s->killed_sessions + 1, --s->killed_count * sizeof *s->killed_sessions);
+    const char *reason = s->killed_reasons[0];
+    if (why_size) snprintf(why, why_size, "%s", reason ? reason : "killed by CLIENT KILL");
+    --s->killed_count;
+    memmove(s->killed_sessions, s->killed_sessions + 1, s->killed_count * sizeof *s->killed_sessions);
+    memmove(s->killed_reasons, s->killed_reasons + 1, s->killed_count * sizeof *s->killed_reasons);
     return id;
 }
 
@@ -442,9 +448,15 @@ static int serve_killed(gr_server_t *s) {
                 if (s->killed_count == s->killed_capacity) {
                     size_t capacity = s->killed_capacity ? s->killed_capacity * 2 : 16;
                     uint64_t *grown = realloc(s->killed_sessions, capacity * sizeof *grown);
-                    if (grown) { s->killed_sessions = grown; s->killed_capacity = capacity; }
+                    if (grown) s->killed_sessions = grown;
+                    const char **grown_reasons = realloc(s->killed_reasons, capacity * sizeof *grown_reasons);
+                    if (grown_reasons) s->killed_reasons = grown_reasons;
+                    if (grown && grown_reasons) s->killed_capacity = capacity;
                 }
-                if (s->killed_count < s->killed_capacity) s->killed_sessions[s->killed_count++] = (uint64_t)state->id;
+                if (s->killed_count < s->killed_capacity) {
+                    s->killed_reasons[s->killed_count] = state->kill_reason;
+                    s->killed_sessions[s->killed_count++] = (uint64_t)state->id;
+                }
                 sessions = 1;
             } else {
                 gr_resp_conn_t *conn = resp_of(s, state);

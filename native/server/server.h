@@ -51,8 +51,9 @@ int64_t gr_server_next_client_id(gr_server_t *server);
  * rings spin for spin_ns after their last message, then the loop sleeps in epoll (sockets and
  * doorbells wake it); busy: never sleep, the rings and the sockets are polled in turn. */
 int gr_server_run(gr_server_t *server, int64_t max_ns, int64_t spin_ns, int busy);
-/* A ring session CLIENT KILL named: its id (each once), or 0. Python closes it. */
-uint64_t gr_server_take_killed_session(gr_server_t *server);
+/* A ring session the server must close (CLIENT KILL, its output buffer limit, ...): its id
+ * (each once) and why, for the log, in why; or 0. Python closes it. */
+uint64_t gr_server_take_killed_session(gr_server_t *server, char *why, size_t why_size);
 /* Copy queued log lines (each ending in '\n') into out; returns the bytes copied. */
 size_t gr_server_take_log(gr_server_t *server, char *out, size_t size);
 size_t gr_server_resp_clients(const gr_server_t *server);
