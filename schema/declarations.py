@@ -14,11 +14,11 @@ import re
 from pathlib import Path
 
 FIELDS = {
-    "handler": "void {name}(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);",
-    "argv_handler": "void {name}(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,\n"
+    "handler": "void {name}(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);",
+    "argv_handler": "void {name}(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,\n"
                     "    gr_reply_t *reply);",
     "build": "int {name}(gr_build_context_t *ctx);",
-    "render": "void {name}(gr_db_t *db, const gr_request_t *request);",
+    "render": "void {name}(gr_server_t *db, const gr_request_t *request);",
     "blocking": "extern const gr_block_spec_t {name};",
 }
 FIELD = re.compile(r"\.(handler|argv_handler|build|render|blocking)\s*=\s*&?\s*(gr_\w+)")

@@ -9,7 +9,7 @@
 #include "exec/db.h"
 #include "persist/aof.h"
 
-void gr_cmd_bgrewriteaof(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bgrewriteaof(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                          gr_reply_t *reply) {
     (void)argc, (void)argv, (void)argv_length;
     char message[300];
@@ -35,7 +35,7 @@ static void waitaof_reply(const gr_request_t *request, gr_reply_t *reply) {
     gr_reply_integer(reply, 0);
 }
 static int never_ready(const gr_ks_entry_t *entry) { (void)entry; return 0; }
-static int never_served(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+static int never_served(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply) {
     (void)db, (void)request, (void)reply;
     return 0;
 }
@@ -44,7 +44,7 @@ static int never_served(gr_db_t *db, const gr_request_t *request, gr_reply_t *re
 const gr_block_spec_t gr_waitaof_block = {"waitaof", GR_BLOCK_KEYS_IN_ITEMS, never_ready, never_served, waitaof_reply,
                                           3, 1};
 
-void gr_cmd_waitaof(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_waitaof(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply) {
     (void)argc;
     int64_t numlocal, numreplicas, timeout_ms;

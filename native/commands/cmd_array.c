@@ -76,7 +76,7 @@ int gr_acmd_parse_int64_or_reply(const array_call_t *c, size_t i, int64_t *value
     return -1;
 }
 
-array_call_t gr_acmd_call_of(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+array_call_t gr_acmd_call_of(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                             gr_reply_t *reply) {
     array_call_t c = {.db = db, .argc = argc, .argv = argv, .argv_length = argv_length, .reply = reply};
     c.key.data = argv[1];
@@ -203,7 +203,7 @@ static void reply_value(gr_reply_t *reply, const gr_array_t *array, uint64_t ind
 
 /* ---- ARSET / ARMSET / ARGET / ARMGET ---- */
 
-void gr_cmd_arset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_arset(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     uint64_t start;
     if (gr_acmd_parse_index_or_reply(&c, 2, &start) != 0) return;
@@ -224,7 +224,7 @@ void gr_cmd_arset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     else gr_reply_integer(reply, added);
 }
 
-void gr_cmd_armset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_armset(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     if ((argc - 2) % 2 != 0) { gr_acmd_reply_arity(&c); return; }
     uint64_t index;
@@ -242,7 +242,7 @@ void gr_cmd_armset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     else gr_reply_integer(reply, added);
 }
 
-void gr_cmd_arget(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_arget(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     (void)argc;
     gr_array_t *array;
@@ -252,7 +252,7 @@ void gr_cmd_arget(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     reply_value(reply, array, index);
 }
 
-void gr_cmd_armget(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_armget(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     gr_array_t *array;
     if (gr_acmd_find_array_or_reply(&c, 0, &array) < 0) return;
@@ -268,7 +268,7 @@ void gr_cmd_armget(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
 
 /* ---- ARGETRANGE / ARLEN / ARCOUNT ---- */
 
-void gr_cmd_argetrange(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_argetrange(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     (void)argc;
     uint64_t start, end;
@@ -317,7 +317,7 @@ void gr_cmd_argetrange(gr_db_t *db, size_t argc, const uint8_t *const *argv, con
     }
 }
 
-void gr_cmd_arlen(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_arlen(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     (void)argc;
     gr_array_t *array;
@@ -325,7 +325,7 @@ void gr_cmd_arlen(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     reply_unsigned(reply, array ? gr_array_length(array) : 0);
 }
 
-void gr_cmd_arcount(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_arcount(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     (void)argc;
     gr_array_t *array;
@@ -335,7 +335,7 @@ void gr_cmd_arcount(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
 
 /* ---- ARDEL / ARDELRANGE ---- */
 
-void gr_cmd_ardel(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_ardel(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     uint64_t index;
     for (size_t i = 2; i < argc; i++)
@@ -352,7 +352,7 @@ void gr_cmd_ardel(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     gr_reply_integer(reply, deleted);
 }
 
-void gr_cmd_ardelrange(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_ardelrange(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     if ((argc - 2) % 2 != 0) { gr_acmd_reply_arity(&c); return; }
     uint64_t a, b;
@@ -392,7 +392,7 @@ static int scan_emit(void *context, uint64_t index, const uint8_t *data, size_t 
     return --s->remaining == 0;
 }
 
-void gr_cmd_arscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_arscan(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     uint64_t start, end, limit = UINT64_MAX;
     if (gr_acmd_parse_index_or_reply(&c, 2, &start) != 0 || gr_acmd_parse_index_or_reply(&c, 3, &end) != 0) return;
@@ -420,7 +420,7 @@ void gr_cmd_arscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
 
 /* ---- ARINSERT / ARRING / ARSEEK / ARNEXT / ARLASTITEMS ---- */
 
-void gr_cmd_arinsert(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_arinsert(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     int created;
     gr_array_t *array = array_for_write_or_reply(&c, &created);
@@ -478,7 +478,7 @@ static gr_array_t *ring_repack(const gr_array_t *array, uint64_t span, uint64_t 
     return fresh;
 }
 
-void gr_cmd_arring(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_arring(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     int64_t size;
     if (gr_acmd_parse_int64_or_reply(&c, 2, &size, "ERR invalid size") != 0) return;
@@ -520,7 +520,7 @@ void gr_cmd_arring(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     reply_unsigned(reply, cursor);
 }
 
-void gr_cmd_arseek(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_arseek(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     (void)argc;
     uint64_t index;
@@ -535,7 +535,7 @@ void gr_cmd_arseek(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     gr_reply_integer(reply, 1);
 }
 
-void gr_cmd_arnext(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_arnext(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     (void)argc;
     gr_array_t *array;
@@ -546,7 +546,7 @@ void gr_cmd_arnext(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     else reply_unsigned(reply, array->cursor + 1);
 }
 
-void gr_cmd_arlastitems(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_arlastitems(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     int64_t count;
     if (gr_acmd_parse_int64_or_reply(&c, 2, &count, "ERR invalid COUNT") != 0) return;
@@ -586,7 +586,7 @@ void gr_cmd_arlastitems(gr_db_t *db, size_t argc, const uint8_t *const *argv, co
 
 /* ---- ARINFO ---- */
 
-void gr_cmd_arinfo(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_arinfo(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     int full = 0;
     if (argc > 2) {

@@ -121,7 +121,7 @@ static int has_backreference(const uint8_t *p, size_t n) {
     return 0;
 }
 
-void gr_cmd_argrep(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_argrep(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     int start_kind, end_kind;
     uint64_t start, end;
@@ -251,7 +251,7 @@ static int op_visit(void *context, uint64_t index, const uint8_t *data, size_t l
     return 0;
 }
 
-void gr_cmd_arop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_arop(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     CALL;
     uint64_t start, end;
     if (gr_acmd_parse_index_or_reply(&c, 2, &start) != 0 || gr_acmd_parse_index_or_reply(&c, 3, &end) != 0) return;

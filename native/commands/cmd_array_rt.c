@@ -55,7 +55,7 @@ static void reply_lock_refused(gr_reply_t *reply) {
     gr_reply_error_text(reply, GR_ERR_GENERIC, text);
 }
 
-void gr_cmd_rt_arreserve(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_rt_arreserve(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                          gr_reply_t *reply) {
     if (argc != 4 && argc != 5) {
         gr_reply_arity_error(reply, "goblin.rt.arreserve");

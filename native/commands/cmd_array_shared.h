@@ -14,7 +14,7 @@
 #include "exec/db.h"
 
 typedef struct array_call {
-    gr_db_t *db;
+    gr_server_t *db;
     size_t argc;
     const uint8_t *const *argv;
     const size_t *argv_length;
@@ -37,7 +37,7 @@ static inline int arg_is(const array_call_t *c, size_t i, const char *word) {
 }
 
 /* One handler's call: its arguments, the key, and the engine a GOBLIN.<ENGINE>. name forces. */
-array_call_t gr_acmd_call_of(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+array_call_t gr_acmd_call_of(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                              gr_reply_t *reply);
 #define CALL array_call_t c = gr_acmd_call_of(db, argc, argv, argv_length, reply)
 

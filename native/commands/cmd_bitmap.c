@@ -41,14 +41,14 @@ static int int64_or_reply(const uint8_t *arg, size_t length, int64_t *out, gr_re
 static void reply_syntax_error(gr_reply_t *reply) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); }
 
 /* The largest string a bit command may address, in bytes. */
-static uint64_t byte_limit(const gr_db_t *db) {
+static uint64_t byte_limit(const gr_server_t *db) {
     uint64_t limit = db->config.proto_max_bulk_len > 0 ? (uint64_t)db->config.proto_max_bulk_len : GR_STRING_MAX_LENGTH;
     return limit < GR_STRING_MAX_LENGTH ? limit : GR_STRING_MAX_LENGTH;
 }
 
 /* Redis's getBitOffsetFromArgument: a non-negative integer whose byte lies below the limit;
  * with bits > 0, "#N" means N * bits (BITFIELD). 0, or -1 after replying. */
-static int bit_offset_or_reply(const gr_db_t *db, const uint8_t *arg, size_t length, unsigned bits, uint64_t *offset,
+static int bit_offset_or_reply(const gr_server_t *db, const uint8_t *arg, size_t length, unsigned bits, uint64_t *offset,
                                gr_reply_t *reply) {
     int multiply = bits > 0 && length > 0 && arg[0] == '#';
     int64_t value;
@@ -66,7 +66,7 @@ static int bit_offset_or_reply(const gr_db_t *db, const uint8_t *arg, size_t len
 }
 
 /* A string value to read: 1 with *value, 0 when the key is missing, -1 after WRONGTYPE. */
-static int readable_bits(gr_db_t *db, gr_bytes_t key, gr_bytes_t *value, gr_reply_t *reply) {
+static int readable_bits(gr_server_t *db, gr_bytes_t key, gr_bytes_t *value, gr_reply_t *reply) {
     gr_ks_entry_t *entry = gr_db_lookup(db, key);
     value->data = NULL;
     value->length = 0;
@@ -81,7 +81,7 @@ static int readable_bits(gr_db_t *db, gr_bytes_t key, gr_bytes_t *value, gr_repl
 /* Redis's lookupStringForBitCommand: the string at key, created or zero-extended so that bit
  * max_bit exists. *grown says how many bytes were added (a new key counts all of them).
  * NULL after replying WRONGTYPE or OOM (nothing changed then). */
-static gr_string_t *writable_bits(gr_db_t *db, gr_bytes_t key, uint64_t max_bit, size_t *grown, gr_reply_t *reply) {
+static gr_string_t *writable_bits(gr_server_t *db, gr_bytes_t key, uint64_t max_bit, size_t *grown, gr_reply_t *reply) {
     size_t needed = (size_t)(max_bit >> 3) + 1;
     gr_ks_entry_t *entry = gr_db_find_live(db, key);
     if (entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return NULL; }
@@ -109,7 +109,7 @@ static gr_string_t *writable_bits(gr_db_t *db, gr_bytes_t key, uint64_t max_bit,
 
 /* ---- SETBIT, GETBIT ---- */
 
-void gr_cmd_setbit(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_setbit(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                    gr_reply_t *reply) {
     (void)argc;   /* the row's arity fixes it */
     uint64_t offset;
@@ -134,7 +134,7 @@ void gr_cmd_setbit(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     gr_reply_integer(reply, old);
 }
 
-void gr_cmd_getbit(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_getbit(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                    gr_reply_t *reply) {
     (void)argc;   /* the row's arity fixes it */
     uint64_t offset;
@@ -183,7 +183,7 @@ static void resolve_range(int64_t start, int64_t end, int is_bit, size_t length,
     range->end = end;
 }
 
-void gr_cmd_bitcount(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bitcount(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                      gr_reply_t *reply) {
     gr_bytes_t value;
     int found = readable_bits(db, arg_bytes(argv, argv_length, 1), &value, reply);
@@ -213,7 +213,7 @@ void gr_cmd_bitcount(gr_db_t *db, size_t argc, const uint8_t *const *argv, const
     gr_reply_integer(reply, (int64_t)count);
 }
 
-void gr_cmd_bitpos(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bitpos(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                    gr_reply_t *reply) {
     int64_t bit;
     if (int64_or_reply(argv[2], argv_length[2], &bit, reply) != 0) return;
@@ -280,7 +280,7 @@ found:
 
 /* ---- BITOP ---- */
 
-void gr_cmd_bitop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bitop(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                   gr_reply_t *reply) {
     gr_bits_op_t op;
     if (gr_word_is(argv[1], argv_length[1], "and")) op = GR_BITS_AND;
@@ -392,7 +392,7 @@ static int apply_field_write(const field_op_t *op, gr_string_t *s, size_t grown,
     return grown || old != stored;
 }
 
-static void bitfield(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+static void bitfield(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                      gr_reply_t *reply, int read_only_command) {
     /* Parse every operation first (Redis replies a parse error before touching the key). */
     field_op_t *ops = malloc((argc / 3 + 1) * sizeof *ops);
@@ -475,12 +475,12 @@ done:
     free(ops);
 }
 
-void gr_cmd_bitfield(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bitfield(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                      gr_reply_t *reply) {
     bitfield(db, argc, argv, argv_length, reply, 0);
 }
 
-void gr_cmd_bitfield_ro(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bitfield_ro(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                         gr_reply_t *reply) {
     bitfield(db, argc, argv, argv_length, reply, 1);
 }

@@ -133,7 +133,7 @@ static int find_param(const char *name) {
     return -1;
 }
 
-static void param_value(const gr_db_t *db, int id, char *out, size_t size) {
+static void param_value(const gr_server_t *db, int id, char *out, size_t size) {
     switch ((param_id_t)id) {
     case P_PORT: snprintf(out, size, "%lld", (long long)db->info.tcp_port); break;
     case P_BIND: snprintf(out, size, "%s", db->config.bind); break;
@@ -341,7 +341,7 @@ static int validate(int id, const char *value, parsed_value_t *parsed, char *why
         int32_t count;
         if (gr_persist_parse_save_rules(value, rules, &count, why, why_size) != 0) return -1;
     }
-    if (id == P_DBFILENAME && (strchr(value, '/') || !value[0] || strlen(value) >= sizeof ((gr_db_t *)0)->persistence.dbfilename)) {
+    if (id == P_DBFILENAME && (strchr(value, '/') || !value[0] || strlen(value) >= sizeof ((gr_server_t *)0)->persistence.dbfilename)) {
         snprintf(why, why_size, value[0] ? "dbfilename can't be a path, just a filename" : "dbfilename can't be empty");
         return -1;
     }
@@ -370,20 +370,20 @@ static int validate(int id, const char *value, parsed_value_t *parsed, char *why
     }
     if (id == P_DIR) {
         struct stat info;
-        if (strlen(value) >= sizeof ((gr_db_t *)0)->config.dir) { snprintf(why, why_size, "argument is too long"); return -1; }
+        if (strlen(value) >= sizeof ((gr_server_t *)0)->config.dir) { snprintf(why, why_size, "argument is too long"); return -1; }
         if (stat(value, &info) != 0 || !S_ISDIR(info.st_mode)) {
             snprintf(why, why_size, "No such file or directory");
             return -1;
         }
     }
-    if (id == P_REQUIREPASS && strlen(value) >= sizeof ((gr_db_t *)0)->requirepass) {
+    if (id == P_REQUIREPASS && strlen(value) >= sizeof ((gr_server_t *)0)->requirepass) {
         snprintf(why, why_size, "argument is too long");
         return -1;
     }
     return 0;
 }
 
-static void apply(gr_db_t *db, int id, const parsed_value_t *parsed) {
+static void apply(gr_server_t *db, int id, const parsed_value_t *parsed) {
     switch ((param_id_t)id) {
     case P_BIND: snprintf(db->config.bind, sizeof db->config.bind, "%s", parsed->text); break;
     case P_UNIXSOCKET: snprintf(db->config.unixsocket, sizeof db->config.unixsocket, "%s", parsed->text); break;
@@ -445,7 +445,7 @@ static void apply(gr_db_t *db, int id, const parsed_value_t *parsed) {
     }
 }
 
-int gr_db_config_set(gr_db_t *db, const char *name, const char *value, char *error, size_t error_size) {
+int gr_db_config_set(gr_server_t *db, const char *name, const char *value, char *error, size_t error_size) {
     int id = find_param(name);
     if (id < 0) { snprintf(error, error_size, "unknown parameter '%s'", name); return -1; }
     parsed_value_t parsed;
@@ -454,7 +454,7 @@ int gr_db_config_set(gr_db_t *db, const char *name, const char *value, char *err
     return 0;
 }
 
-int64_t gr_db_config_number(gr_db_t *db, const char *name) {
+int64_t gr_db_config_number(gr_server_t *db, const char *name) {
     if (!strcmp(name, "protected-mode")) return db->config.protected_mode;
     if (!strcmp(name, "maxclients")) return db->config.maxclients;
     if (!strcmp(name, "timeout")) return db->config.timeout_s;
@@ -466,7 +466,7 @@ int64_t gr_db_config_number(gr_db_t *db, const char *name) {
 
 /* ---- the commands ---- */
 
-static void config_get(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+static void config_get(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                        gr_reply_t *reply) {
     /* As Redis, a pattern matches a parameter's name and its old name separately, and the
      * reply names each one matched (CONFIG GET *ziplist* lists the old names). */
@@ -500,7 +500,7 @@ static void config_set_failed(gr_reply_t *reply, const char *name, const char *w
     gr_reply_error_text(reply, GR_ERR_GENERIC, text);
 }
 
-static void config_set(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+static void config_set(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                        gr_reply_t *reply) {
     enum { MAX_PAIRS = 2 * P_COUNT };   /* every parameter once, by its name and its old name */
     if (argc < 4 || (argc - 2) % 2 != 0) { gr_reply_arity_error(reply, "config|set"); return; }
@@ -548,7 +548,7 @@ static void config_set(gr_db_t *db, size_t argc, const uint8_t *const *argv, con
     gr_reply_ok(reply);
 }
 
-void gr_cmd_config(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_config(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                    gr_reply_t *reply) {
     const uint8_t *sub = argv[1];
     size_t sub_length = argv_length[1];

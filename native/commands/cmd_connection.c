@@ -23,7 +23,7 @@
 static const char *const KIND_NAMES[] = {"tcp", "unix", "ring"};
 
 /* Password comparison whose time does not depend on where the bytes differ. */
-static int password_matches(const gr_db_t *db, const uint8_t *given, size_t length) {
+static int password_matches(const gr_server_t *db, const uint8_t *given, size_t length) {
     size_t expected = strlen(db->requirepass);
     unsigned difference = (unsigned)(expected ^ length);
     for (size_t i = 0; i < length; i++)
@@ -33,7 +33,7 @@ static int password_matches(const gr_db_t *db, const uint8_t *given, size_t leng
 
 /* AUTH's rule, shared with HELLO ... AUTH: 0 when the pair is right (the connection is then
  * authenticated), else the error is written. */
-static int authenticate(gr_db_t *db, const uint8_t *user, size_t user_length, const uint8_t *password,
+static int authenticate(gr_server_t *db, const uint8_t *user, size_t user_length, const uint8_t *password,
                         size_t password_length, gr_reply_t *reply) {
     int default_user = user == NULL || gr_word_is(user, user_length, "default");
     if (db->requirepass[0] == '\0' && user == NULL) {
@@ -74,7 +74,7 @@ static int set_name(gr_connection_t *conn, const uint8_t *name, size_t length, g
 
 /* ---- HELLO, AUTH, RESET ---- */
 
-static void hello_reply(gr_db_t *db, gr_reply_t *reply) {
+static void hello_reply(gr_server_t *db, gr_reply_t *reply) {
     gr_reply_map_begin(reply, 7);
     gr_reply_bulk(reply, (const uint8_t *)"server", 6);
     gr_reply_bulk(reply, (const uint8_t *)"redis", 5);
@@ -92,7 +92,7 @@ static void hello_reply(gr_db_t *db, gr_reply_t *reply) {
     gr_reply_array_begin(reply, 0);
 }
 
-static void hello(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+static void hello(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     gr_connection_t *conn = db->current;
     int64_t protocol = conn->protocol;
     if (argc >= 2) {
@@ -139,7 +139,7 @@ static void hello(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     hello_reply(db, reply);
 }
 
-static void auth(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+static void auth(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     if (argc > 3) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
     gr_call_redact_argument(db, 1);   /* the password, or the user and the password */
     if (argc == 3) gr_call_redact_argument(db, 2);
@@ -148,7 +148,7 @@ static void auth(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
     if (rc == 0) gr_reply_ok(reply);
 }
 
-static void reset(gr_db_t *db, gr_reply_t *reply) {
+static void reset(gr_server_t *db, gr_reply_t *reply) {
     gr_connection_t *conn = db->current;
     gr_transaction_forget(db, conn);   /* DISCARD and UNWATCH */
     gr_pubsub_forget(db->pubsub, &conn->subscriber);   /* every subscription, unconfirmed */
@@ -163,7 +163,7 @@ static void reset(gr_db_t *db, gr_reply_t *reply) {
 
 /* ---- CLIENT ---- */
 
-static void describe(const gr_db_t *db, const gr_connection_t *conn, gr_text_t *text) {
+static void describe(const gr_server_t *db, const gr_connection_t *conn, gr_text_t *text) {
     int64_t age = (db->now_ms - conn->created_ms) / 1000, idle = (db->now_ms - conn->last_command_ms) / 1000;
     gr_text_append(text,
         "id=%lld addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%u psub=%u ssub=%u multi=-1 "
@@ -188,7 +188,7 @@ static int parse_id(const uint8_t *arg, size_t length, int64_t *id) {
     return gr_bytes_to_int64(arg, length, id) == 0 && *id > 0 ? 0 : -1;
 }
 
-static void client_list(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+static void client_list(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                         gr_reply_t *reply) {
     int only_normal = 1, type_given = 0, pubsub_only = 0;   /* a client with subscriptions is of type pubsub */
     size_t ids_from = 0;
@@ -238,7 +238,7 @@ static void client_list(gr_db_t *db, size_t argc, const uint8_t *const *argv, co
     reply_text(&text, reply);
 }
 
-static void kill_connection(gr_db_t *db, gr_connection_t *conn) {
+static void kill_connection(gr_server_t *db, gr_connection_t *conn) {
     if (conn->kill_requested) return;
     conn->kill_requested = 1;
     db->kills_pending++;
@@ -248,7 +248,7 @@ static int text_is(const char *text, const uint8_t *arg, size_t length) {
     return strlen(text) == length && memcmp(text, arg, length) == 0;
 }
 
-static void client_kill(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+static void client_kill(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                         gr_reply_t *reply) {
     if (argc == 3) {   /* the old form: CLIENT KILL addr:port */
         for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
@@ -356,7 +356,7 @@ static void client_setinfo(gr_connection_t *conn, size_t argc, const uint8_t *co
 
 /* CLIENT UNBLOCK id [TIMEOUT|ERROR]: Redis's checks in Redis's order (the reason, then the id);
  * 1 when a connection of that id, over either transport, was blocked and is now answered. */
-static void client_unblock(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+static void client_unblock(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                            gr_reply_t *reply) {
     if (argc < 3) { gr_reply_arity_error(reply, "client|unblock"); return; }
     if (argc > 4) {   /* Redis's addReplySubcommandSyntaxError, naming the subcommand as sent */
@@ -387,7 +387,7 @@ static void client_unblock(gr_db_t *db, size_t argc, const uint8_t *const *argv,
     gr_reply_integer(reply, 0);
 }
 
-static void client(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     gr_connection_t *conn = db->current;
     const uint8_t *sub = argv[1];
     size_t length = argv_length[1];
@@ -445,23 +445,23 @@ static void client(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
         return;                                                                                 \
     }
 
-void gr_cmd_hello(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hello(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     WITH_CONNECTION(db, reply)
     hello(db, argc, argv, argv_length, reply);
 }
 
-void gr_cmd_auth(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_auth(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     WITH_CONNECTION(db, reply)
     auth(db, argc, argv, argv_length, reply);
 }
 
-void gr_cmd_reset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_reset(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc, (void)argv, (void)argv_length;
     WITH_CONNECTION(db, reply)
     reset(db, reply);
 }
 
-void gr_cmd_client(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_client(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     WITH_CONNECTION(db, reply)
     client(db, argc, argv, argv_length, reply);
 }

@@ -24,7 +24,7 @@ static int fits_int(int64_t index, const char *message, gr_reply_t *reply) {
     return 0;
 }
 
-void gr_cmd_select(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_select(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_select_view_t req = gr_select_view(r);
     if (!fits_int(req.db, NULL, reply)) return;
     if (!valid_index(req.db)) { reply_out_of_range(reply); return; }
@@ -34,7 +34,7 @@ void gr_cmd_select(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_ok(reply);
 }
 
-void gr_cmd_move(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_move(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_move_view_t req = gr_move_view(r);
     if (!fits_int(req.db, NULL, reply)) return;
     if (!valid_index(req.db)) { reply_out_of_range(reply); return; }
@@ -66,7 +66,7 @@ void gr_cmd_move(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_integer(reply, 1);
 }
 
-void gr_cmd_swapdb(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_swapdb(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_swapdb_view_t req = gr_swapdb_view(r);
     if (!fits_int(req.first, "ERR invalid first DB index", reply) ||
         !fits_int(req.second, "ERR invalid second DB index", reply)) return;

@@ -16,7 +16,7 @@ enum { CONDITION_ALWAYS = 0, CONDITION_NX = 1, CONDITION_XX = 2, CONDITION_GT = 
        CONDITION_XX_LT = 5 };
 enum { TTL_SECONDS = 0, TTL_MILLISECONDS = 1, EXPIRETIME_SECONDS = 2, EXPIRETIME_MILLISECONDS = 3 };
 
-void gr_cmd_expire(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_expire(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_expire_view_t req = gr_expire_view(r);
     static const char *names[2][2] = {{"expire", "expireat"}, {"pexpire", "pexpireat"}};
     int milliseconds = req.unit, absolute = req.absolute;
@@ -56,7 +56,7 @@ void gr_cmd_expire(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_integer(reply, 1);
 }
 
-void gr_cmd_ttl(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_ttl(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_ttl_view_t req = gr_ttl_view(r);
     gr_ks_entry_t *entry = gr_db_lookup(db, req.key);
     if (!entry) { gr_reply_integer(reply, -2); return; }
@@ -72,7 +72,7 @@ void gr_cmd_ttl(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     }
 }
 
-void gr_cmd_persist(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_persist(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_persist_view_t req = gr_persist_view(r);
     gr_ks_entry_t *entry = gr_db_find_live(db, req.key);
     if (!entry || entry->expire_at_ms < 0) { gr_reply_integer(reply, 0); return; }

@@ -32,7 +32,7 @@ static gr_bytes_t arg(const uint8_t *const *argv, const size_t *argv_length, siz
     return (gr_bytes_t){argv[i], (uint32_t)argv_length[i]};
 }
 
-static gr_hash_limits_t limits_of(const gr_db_t *db) {
+static gr_hash_limits_t limits_of(const gr_server_t *db) {
     return (gr_hash_limits_t){db->config.hash_max_listpack_entries, db->config.hash_max_listpack_value};
 }
 
@@ -42,10 +42,10 @@ static void reply_not_integer(gr_reply_t *reply) {
 }
 static void reply_syntax(gr_reply_t *reply) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); }
 
-static void mark_changed(gr_db_t *db, gr_bytes_t key, int64_t changes) { gr_db_mark_changed(db, key, changes); }
+static void mark_changed(gr_server_t *db, gr_bytes_t key, int64_t changes) { gr_db_mark_changed(db, key, changes); }
 
 /* Lazy field expiry on a hash found under key: 1 when that emptied it (the key is deleted). */
-static int expire_fields(gr_db_t *db, gr_bytes_t key, gr_hash_t *hash) {
+static int expire_fields(gr_server_t *db, gr_bytes_t key, gr_hash_t *hash) {
     size_t expired = gr_hash_expire_due(hash, db->now_ms);
     if (!expired) return 0;
     gr_db_count_changes(db, (int64_t)expired);
@@ -57,7 +57,7 @@ static int expire_fields(gr_db_t *db, gr_bytes_t key, gr_hash_t *hash) {
 
 /* The hash at key: 1 found (*hash), 0 absent, -1 another type (WRONGTYPE replied). A read
  * counts a keyspace hit or miss, as Redis's lookupKeyRead does. */
-static int find_hash_or_reply(gr_db_t *db, gr_bytes_t key, gr_hash_t **hash, int for_write, gr_reply_t *reply) {
+static int find_hash_or_reply(gr_server_t *db, gr_bytes_t key, gr_hash_t **hash, int for_write, gr_reply_t *reply) {
     void *value;
     int found = gr_db_find_typed(db, key, GR_TYPE_HASH, for_write, &value, reply);
     if (found <= 0) return found;
@@ -66,7 +66,7 @@ static int find_hash_or_reply(gr_db_t *db, gr_bytes_t key, gr_hash_t **hash, int
     return 1;
 }
 
-static gr_hash_t *create_hash_or_reply(gr_db_t *db, gr_bytes_t key, gr_reply_t *reply) {
+static gr_hash_t *create_hash_or_reply(gr_server_t *db, gr_bytes_t key, gr_reply_t *reply) {
     gr_hash_t *hash = gr_hash_new();
     if (hash && gr_db_add_key(db, key, GR_TYPE_HASH, hash)) return hash;
     gr_hash_free(hash);
@@ -75,26 +75,26 @@ static gr_hash_t *create_hash_or_reply(gr_db_t *db, gr_bytes_t key, gr_reply_t *
 }
 
 /* Found or created: NULL when a reply (WRONGTYPE, OOM) is written. */
-static gr_hash_t *hash_for_write_or_reply(gr_db_t *db, gr_bytes_t key, gr_reply_t *reply) {
+static gr_hash_t *hash_for_write_or_reply(gr_server_t *db, gr_bytes_t key, gr_reply_t *reply) {
     gr_hash_t *hash = NULL;
     int found = find_hash_or_reply(db, key, &hash, 1, reply);
     if (found < 0) return NULL;
     return found ? hash : create_hash_or_reply(db, key, reply);
 }
 
-static void delete_if_empty(gr_db_t *db, gr_bytes_t key, gr_hash_t *hash) {
+static void delete_if_empty(gr_server_t *db, gr_bytes_t key, gr_hash_t *hash) {
     if (gr_hash_count(hash) == 0) gr_db_delete_key(db, key);
 }
 
 /* A field-TTL command's "del" after its own events, when it emptied the hash (Redis 7.4, Valkey). */
-static void notify_if_deleted(gr_db_t *db, gr_bytes_t key) {
+static void notify_if_deleted(gr_server_t *db, gr_bytes_t key) {
     if (db->notify_flags && !gr_ks_find(db->keyspace, key.data, key.length))
         gr_call_notify(db, GR_NOTIFY_GENERIC, "del", key);
 }
 
 /* HPEXPIREAT key at-ms <the arguments from `rest` on>: the absolute form HEXPIRE, HPEXPIRE and
  * HEXPIREAT propagate as; HSETEX and HGETEX with EX/PX/EXAT as the same command with PXAT. */
-static void effect_with_absolute_time(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+static void effect_with_absolute_time(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                                       size_t time_at, int64_t at_ms, int as_pxat) {
     gr_effect_begin(db, argc);
     for (size_t i = 0; i < argc; i++) {
@@ -109,11 +109,11 @@ static void reply_entry_value(gr_reply_t *reply, const gr_hash_entry_t *entry) {
     gr_reply_bulk(reply, entry->value, entry->value_length);
 }
 
-static int protocol_of(const gr_db_t *db) { return db->current ? db->current->protocol : 2; }
+static int protocol_of(const gr_server_t *db) { return db->current ? db->current->protocol : 2; }
 
 /* ---- HSET, HMSET, HSETNX ---- */
 
-static void hset_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+static void hset_generic(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                          gr_reply_t *reply, const char *name, int reply_ok) {
     if (argc % 2 == 1) {
         gr_reply_arity_error(reply, name);
@@ -138,15 +138,15 @@ static void hset_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
     if (reply_ok) gr_reply_ok(reply); else gr_reply_integer(reply, added);
 }
 
-void gr_cmd_hset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hset(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     hset_generic(db, argc, argv, argv_length, reply, "hset", 0);
 }
 
-void gr_cmd_hmset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hmset(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     hset_generic(db, argc, argv, argv_length, reply, "hmset", 1);
 }
 
-void gr_cmd_hsetnx(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hsetnx(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     gr_bytes_t key = arg(argv, argv_length, 1);
     gr_hash_t *hash = NULL;
@@ -169,7 +169,7 @@ void gr_cmd_hsetnx(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
 
 /* ---- reads ---- */
 
-void gr_cmd_hget(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hget(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     gr_hash_t *hash = NULL;
     int found = find_hash_or_reply(db, arg(argv, argv_length, 1), &hash, 0, reply);
@@ -179,7 +179,7 @@ void gr_cmd_hget(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
     else gr_reply_nil(reply);
 }
 
-void gr_cmd_hmget(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hmget(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     gr_hash_t *hash = NULL;
     int found = find_hash_or_reply(db, arg(argv, argv_length, 1), &hash, 0, reply);
     if (found < 0) return;
@@ -191,21 +191,21 @@ void gr_cmd_hmget(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
     }
 }
 
-void gr_cmd_hlen(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hlen(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     gr_hash_t *hash = NULL;
     int found = find_hash_or_reply(db, arg(argv, argv_length, 1), &hash, 0, reply);
     if (found >= 0) gr_reply_integer(reply, found ? (int64_t)gr_hash_count(hash) : 0);
 }
 
-void gr_cmd_hexists(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hexists(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     gr_hash_t *hash = NULL;
     int found = find_hash_or_reply(db, arg(argv, argv_length, 1), &hash, 0, reply);
     if (found >= 0) gr_reply_integer(reply, found && gr_hash_get(hash, argv[2], argv_length[2], NULL));
 }
 
-void gr_cmd_hstrlen(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hstrlen(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     gr_hash_t *hash = NULL;
     int found = find_hash_or_reply(db, arg(argv, argv_length, 1), &hash, 0, reply);
@@ -216,7 +216,7 @@ void gr_cmd_hstrlen(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
 
 enum { WANT_FIELDS = 1, WANT_VALUES = 2 };
 
-static void reply_all(gr_db_t *db, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply, int want) {
+static void reply_all(gr_server_t *db, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply, int want) {
     gr_hash_t *hash = NULL;
     int found = find_hash_or_reply(db, arg(argv, argv_length, 1), &hash, 0, reply);
     if (found < 0) return;
@@ -242,24 +242,24 @@ static void reply_all(gr_db_t *db, const uint8_t *const *argv, const size_t *arg
     if (n) gr_reply_bulks(reply, run, n);
 }
 
-void gr_cmd_hgetall(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hgetall(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     reply_all(db, argv, argv_length, reply, WANT_FIELDS | WANT_VALUES);
 }
 
-void gr_cmd_hkeys(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hkeys(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     reply_all(db, argv, argv_length, reply, WANT_FIELDS);
 }
 
-void gr_cmd_hvals(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hvals(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     reply_all(db, argv, argv_length, reply, WANT_VALUES);
 }
 
 /* ---- HDEL ---- */
 
-void gr_cmd_hdel(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hdel(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     gr_bytes_t key = arg(argv, argv_length, 1);
     gr_hash_t *hash = NULL;
     int found = find_hash_or_reply(db, key, &hash, 1, reply);
@@ -275,7 +275,7 @@ void gr_cmd_hdel(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
 
 /* ---- HINCRBY, HINCRBYFLOAT ---- */
 
-void gr_cmd_hincrby(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hincrby(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     int64_t increment, value = 0;
     if (gr_bytes_to_int64(argv[3], argv_length[3], &increment) != 0) { reply_not_integer(reply); return; }
@@ -308,7 +308,7 @@ void gr_cmd_hincrby(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
     gr_reply_integer(reply, value);
 }
 
-void gr_cmd_hincrbyfloat(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hincrbyfloat(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                          gr_reply_t *reply) {
     (void)argc;
     long double increment, value = 0;
@@ -361,7 +361,7 @@ static void scan_collect(void *context, const gr_hash_entry_t *entry) {
 
 /* Redis's order: the cursor, then the key (a missing key answers an empty scan without
  * looking at the options, a wrong type WRONGTYPE), then the options. */
-void gr_cmd_hscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hscan(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     uint64_t cursor;
     if (gr_parse_scan_cursor(argv[2], argv_length[2], &cursor) != 0) {
         reply_error(reply, "ERR invalid cursor");
@@ -407,7 +407,7 @@ static void reply_random_entry(gr_reply_t *reply, const gr_hash_entry_t *entry, 
     if (withvalues) gr_reply_bulk(reply, entry->value, entry->value_length);
 }
 
-void gr_cmd_hrandfield(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hrandfield(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                        gr_reply_t *reply) {
     int64_t count = 0;
     int withvalues = 0, with_count = argc >= 3;
@@ -532,7 +532,7 @@ static void reply_invalid_expire(gr_reply_t *reply, const char *name) {
 }
 
 /* An expiry argument to absolute unix ms: 0, or -1 with the error replied. */
-static int parse_expire_or_reply(const gr_db_t *db, const uint8_t *data, size_t length, int unit_ms, int absolute,
+static int parse_expire_or_reply(const gr_server_t *db, const uint8_t *data, size_t length, int unit_ms, int absolute,
                                  const char *name, int64_t *at_ms, gr_reply_t *reply) {
     int64_t when;
     if (gr_bytes_to_int64(data, length, &when) != 0) { reply_not_integer(reply); return -1; }
@@ -551,7 +551,7 @@ static int parse_expire_or_reply(const gr_db_t *db, const uint8_t *data, size_t 
 
 /* Give a field (which exists) an expiry, or delete it when the time has passed: 1 set,
  * 2 deleted, -1 out of memory. */
-static int apply_field_expire(gr_db_t *db, gr_hash_t *hash, const uint8_t *field, size_t field_length, int64_t at_ms) {
+static int apply_field_expire(gr_server_t *db, gr_hash_t *hash, const uint8_t *field, size_t field_length, int64_t at_ms) {
     if (at_ms <= db->now_ms) {
         gr_hash_delete(hash, field, field_length);
         return 2;
@@ -562,7 +562,7 @@ static int apply_field_expire(gr_db_t *db, gr_hash_t *hash, const uint8_t *field
 
 enum { COND_NX = 1, COND_XX = 2, COND_GT = 4, COND_LT = 8 };
 
-static void hexpire_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+static void hexpire_generic(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                             gr_reply_t *reply, const char *name, int unit_ms, int absolute) {
     int64_t at_ms;
     if (parse_expire_or_reply(db, argv[2], argv_length[2], unit_ms, absolute, name, &at_ms, reply)) return;
@@ -614,23 +614,23 @@ static void hexpire_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv
     }
 }
 
-void gr_cmd_hexpire(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hexpire(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     hexpire_generic(db, argc, argv, argv_length, reply, "hexpire", 0, 0);
 }
-void gr_cmd_hpexpire(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hpexpire(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     hexpire_generic(db, argc, argv, argv_length, reply, "hpexpire", 1, 0);
 }
-void gr_cmd_hexpireat(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hexpireat(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     hexpire_generic(db, argc, argv, argv_length, reply, "hexpireat", 0, 1);
 }
-void gr_cmd_hpexpireat(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hpexpireat(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                        gr_reply_t *reply) {
     hexpire_generic(db, argc, argv, argv_length, reply, "hpexpireat", 1, 1);
 }
 
 enum { TTL_SECONDS, TTL_MS, EXPIRETIME_SECONDS, EXPIRETIME_MS, PERSIST };
 
-static void httl_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+static void httl_generic(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                          gr_reply_t *reply, int what) {
     size_t first, count;
     if (parse_fields_or_reply(argc, argv, argv_length, 2, 1, FIELDS_READ, &first, &count, reply)) return;
@@ -659,26 +659,26 @@ static void httl_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
     }
 }
 
-void gr_cmd_httl(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_httl(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     httl_generic(db, argc, argv, argv_length, reply, TTL_SECONDS);
 }
-void gr_cmd_hpttl(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hpttl(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     httl_generic(db, argc, argv, argv_length, reply, TTL_MS);
 }
-void gr_cmd_hexpiretime(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hexpiretime(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                         gr_reply_t *reply) {
     httl_generic(db, argc, argv, argv_length, reply, EXPIRETIME_SECONDS);
 }
-void gr_cmd_hpexpiretime(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hpexpiretime(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                          gr_reply_t *reply) {
     httl_generic(db, argc, argv, argv_length, reply, EXPIRETIME_MS);
 }
-void gr_cmd_hpersist(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hpersist(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                      gr_reply_t *reply) {
     httl_generic(db, argc, argv, argv_length, reply, PERSIST);
 }
 
-void gr_cmd_hgetdel(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hgetdel(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply) {
     size_t first, count;
     if (parse_fields_or_reply(argc, argv, argv_length, 2, 1, FIELDS_GET, &first, &count, reply)) return;
@@ -710,7 +710,7 @@ enum { EXPIRY_NONE = 0, EXPIRY_AT, EXPIRY_PERSIST, EXPIRY_KEEPTTL };
 
 /* One expiry option at argv[*at]: 1 consumed (and *at moved past it), 0 not an expiry word,
  * -1 error replied. */
-static int parse_expiry_option_or_reply(const gr_db_t *db, size_t argc, const uint8_t *const *argv,
+static int parse_expiry_option_or_reply(const gr_server_t *db, size_t argc, const uint8_t *const *argv,
                                         const size_t *argv_length, size_t *at, const char *name, int allow_persist,
                                         int *kind, int64_t *at_ms, gr_reply_t *reply) {
     static const struct { const char *word; int unit_ms, absolute; } words[] = {
@@ -737,7 +737,7 @@ static int parse_expiry_option_or_reply(const gr_db_t *db, size_t argc, const ui
     return 0;
 }
 
-void gr_cmd_hgetex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hgetex(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     size_t at = 2, time_at = 0;
     int kind = EXPIRY_NONE;
     int64_t at_ms = 0;
@@ -777,7 +777,7 @@ void gr_cmd_hgetex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     }
 }
 
-void gr_cmd_hsetex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_hsetex(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     size_t at = 2, time_at = 0;
     int kind = EXPIRY_NONE, only_new = 0, only_existing = 0;
     int64_t at_ms = 0;

@@ -26,7 +26,7 @@
 #include "core/glob.h"
 #include "exec/server_text.h"
 
-void gr_cmd_del(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_del(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_del_view_t req = gr_del_view(r);
     int64_t deleted = 0;
     for (uint32_t i = 0; i < req.keys_count; i++)
@@ -39,14 +39,14 @@ void gr_cmd_del(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_integer(reply, deleted);
 }
 
-void gr_cmd_exists(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_exists(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_exists_view_t req = gr_exists_view(r);
     int64_t count = 0;
     for (uint32_t i = 0; i < req.keys_count; i++) count += gr_db_lookup(db, req.keys[i]) != NULL;
     gr_reply_integer(reply, count);
 }
 
-void gr_cmd_type(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_type(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_type_view_t req = gr_type_view(r);
     gr_ks_entry_t *entry = gr_db_lookup(db, req.key);
     const char *name = entry ? gr_value_type_name(entry->type) : "none";
@@ -55,7 +55,7 @@ void gr_cmd_type(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 /* Entries collected for a reply whose count must be known before the first element. */
 typedef struct collected_keys {
-    const gr_db_t *db;       /* for the clock: expired keys are skipped */
+    const gr_server_t *db;       /* for the clock: expired keys are skipped */
     gr_ks_entry_t **entries;
     size_t count, capacity;
     int failed;
@@ -87,7 +87,7 @@ static int collect_visit(void *context, gr_ks_entry_t *entry) {
 
 static void collect_scan_visit(void *context, gr_ks_entry_t *entry) { collect(context, entry); }
 
-void gr_cmd_keys(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_keys(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_keys_view_t req = gr_keys_view(r);
     collected_keys_t keys = {0};
     keys.db = db;
@@ -108,7 +108,7 @@ static int type_from_name(gr_bytes_t name) {
     return row ? row->id : -1;
 }
 
-void gr_cmd_scan(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_scan(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_scan_view_t req = gr_scan_view(r);
     collected_keys_t keys = {0};
     keys.db = db;
@@ -140,13 +140,13 @@ void gr_cmd_scan(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 /* RENAME and RENAMENX's events, as Redis's: the destination is added anew ("new"), then
  * rename_from on the source and rename_to on the destination. */
-static void notify_renamed(gr_db_t *db, gr_bytes_t from, gr_bytes_t to) {
+static void notify_renamed(gr_server_t *db, gr_bytes_t from, gr_bytes_t to) {
     gr_call_notify(db, GR_NOTIFY_NEW, "new", to);
     gr_call_notify(db, GR_NOTIFY_GENERIC, "rename_from", from);
     gr_call_notify(db, GR_NOTIFY_GENERIC, "rename_to", to);
 }
 
-void gr_cmd_rename(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_rename(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_rename_view_t req = gr_rename_view(r);
     if (!gr_db_find_live(db, req.key)) {   /* an expired source is no such key; the target is not looked at */
         gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key");
@@ -171,20 +171,20 @@ void gr_cmd_rename(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     }
 }
 
-void gr_cmd_memory_usage(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_memory_usage(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_memoryusage_view_t req = gr_memoryusage_view(r);
     gr_ks_entry_t *entry = gr_db_lookup(db, req.key);
     if (!entry) { gr_reply_nil(reply); return; }
     gr_reply_integer(reply, (int64_t)(gr_ks_entry_bytes(entry) + gr_value_allocated_bytes(entry->type, entry->value)));
 }
 
-void gr_cmd_dbsize(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_dbsize(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     (void)r;
     gr_reply_integer(reply, (int64_t)gr_ks_size(db->keyspace));
 }
 
 /* FLUSHDB, and FLUSHALL (flag) */
-void gr_cmd_flushdb(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_flushdb(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_flushdb_view_t req = gr_flushdb_view(r);
     for (int i = 0; i < GR_DB_COUNT; i++) {   /* FLUSHALL: every database; FLUSHDB: the current one */
         if (!req.all && db->keyspaces[i] != db->keyspace) continue;
@@ -199,7 +199,7 @@ void gr_cmd_flushdb(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 /* ---- OBJECT (argv only: no typed message) ---- */
 
-void gr_cmd_object(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_object(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                    gr_reply_t *reply) {
     const uint8_t *sub = argv[1];
     size_t length = argv_length[1];
@@ -247,7 +247,7 @@ void gr_cmd_object(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
 
 /* ---- COPY source destination [DB destination-db] [REPLACE] (argv only) ---- */
 
-static int32_t current_db_index(const gr_db_t *db) {
+static int32_t current_db_index(const gr_server_t *db) {
     if (db->current) return db->current->db_index;
     for (int32_t i = 0; i < GR_DB_COUNT; i++) if (db->keyspaces[i] == db->keyspace) return i;
     return 0;
@@ -256,7 +256,7 @@ static int32_t current_db_index(const gr_db_t *db) {
 /* Redis's copyCommand: options in order (an unusable DB stops at it), then the same-key
  * check, 0 for a missing source or an existing destination without REPLACE, else 1. The
  * copy keeps the source's expiry, and a list copied under a key wakes its waiters. */
-void gr_cmd_copy(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_copy(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                  gr_reply_t *reply) {
     gr_bytes_t source = {argv[1], (uint32_t)argv_length[1]};
     gr_bytes_t destination = {argv[2], (uint32_t)argv_length[2]};
@@ -323,7 +323,7 @@ void gr_cmd_copy(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
 
 /* Redis's renameGenericCommand with nx: a missing source is an error even when both names
  * are the same; the same name answers 0; an existing target answers 0. */
-void gr_cmd_renamenx(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_renamenx(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                      gr_reply_t *reply) {
     (void)argc;
     gr_bytes_t from = {argv[1], (uint32_t)argv_length[1]};
@@ -352,7 +352,7 @@ void gr_cmd_renamenx(gr_db_t *db, size_t argc, const uint8_t *const *argv, const
 
 /* ---- TOUCH key [key ...] (argv only): the keys that exist, each stamped as accessed ---- */
 
-void gr_cmd_touch(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_touch(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                   gr_reply_t *reply) {
     int64_t touched = 0;
     for (size_t i = 1; i < argc; i++) {
@@ -366,7 +366,7 @@ void gr_cmd_touch(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
 
 /* A random live key, or nil. A sampled key whose expiry has passed is deleted (as any lookup
  * would) and another is drawn, so the loop ends: every round removes a key or answers. */
-void gr_cmd_randomkey(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_randomkey(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                       gr_reply_t *reply) {
     (void)argc, (void)argv, (void)argv_length;
     for (;;) {
@@ -390,7 +390,7 @@ void gr_cmd_randomkey(gr_db_t *db, size_t argc, const uint8_t *const *argv, cons
 
 /* The sealed envelope's version is value_type.h's GR_DUMP_VERSION. */
 
-void gr_cmd_dump(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_dump(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                  gr_reply_t *reply) {
     (void)argc;
     gr_bytes_t key = {argv[1], (uint32_t)argv_length[1]};
@@ -415,7 +415,7 @@ void gr_cmd_dump(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
 
 /* A payload's value, loaded: the value and *type, or NULL with *bad_format set (a well-sealed
  * payload whose body is not a value) or clear (out of memory). */
-static void *load_dump_payload(gr_db_t *db, gr_snapshot_reader_t *body, uint8_t *type, int *bad_format) {
+static void *load_dump_payload(gr_server_t *db, gr_snapshot_reader_t *body, uint8_t *type, int *bad_format) {
     *bad_format = 1;
     uint8_t id;
     if (gr_snapshot_read_u8(body, &id) != 0) return NULL;
@@ -438,7 +438,7 @@ static void *load_dump_payload(gr_db_t *db, gr_snapshot_reader_t *body, uint8_t 
  * stands), then BUSYKEY, the TTL, the payload's version and checksum, the value. A TTL already
  * in the past deletes a REPLACEd key and stores nothing, answering OK. Goblin keeps no LFU
  * counter: FREQ is checked and otherwise ignored (OBJECT FREQ answers its policy error). */
-void gr_cmd_restore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_restore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply) {
     gr_bytes_t key = {argv[1], (uint32_t)argv_length[1]};
     int replace = 0, absttl = 0;

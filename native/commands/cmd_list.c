@@ -26,12 +26,12 @@ static gr_list_end_t engine_end(uint8_t end) { return end == END_LEFT ? GR_LIST_
 
 /* The engine a request's new lists target: its GOBLIN.PMA./GOBLIN.SEG. qualifier, else
  * the server's --list-implementation. */
-static gr_list_encoding_t wanted_engine(const gr_db_t *db, const gr_request_t *r) {
+static gr_list_encoding_t wanted_engine(const gr_server_t *db, const gr_request_t *r) {
     return r->engine == 1 ? GR_LIST_SEGMENTED : r->engine == 2 ? GR_LIST_PMA : db->list_target;
 }
 
 /* A qualified command on a list of the other engine: WRONGTYPE, naming both engines. */
-static void reply_wrong_engine(const gr_db_t *db, const gr_request_t *r, const gr_list_t *list, gr_reply_t *reply) {
+static void reply_wrong_engine(const gr_server_t *db, const gr_request_t *r, const gr_list_t *list, gr_reply_t *reply) {
     /* RESP knows the very name (GOBLIN.PMA.RPOPLPUSH); a typed request only its template's */
     const char *name = gr_request_command_name(r);
     const char *last = db->current ? db->current->last_command : NULL;
@@ -48,7 +48,7 @@ static void reply_wrong_engine(const gr_db_t *db, const gr_request_t *r, const g
 
 /* find_list_or_reply's refusal, out of the inlined path: WRONGTYPE for another type, or for a
  * list of the other engine. Returns -1. */
-static __attribute__((noinline)) int reply_not_this_list(gr_db_t *db, const gr_request_t *r, const gr_ks_entry_t *found,
+static __attribute__((noinline)) int reply_not_this_list(gr_server_t *db, const gr_request_t *r, const gr_ks_entry_t *found,
                                                          gr_reply_t *reply) {
     if (found->type != GR_TYPE_LIST) gr_reply_wrongtype(reply);
     else reply_wrong_engine(db, r, found->value, reply);
@@ -58,7 +58,7 @@ static __attribute__((noinline)) int reply_not_this_list(gr_db_t *db, const gr_r
 /* Find key as a list: 1 found (*list set), 0 absent, -1 wrong type (WRONGTYPE replied): not
  * a list, or, for a qualified request, a list of the other engine. Inline: every list command
  * and each key BLPOP or LMPOP tries starts here. */
-static inline int find_list_or_reply(gr_db_t *db, const gr_request_t *r, gr_bytes_t key, gr_list_t **list,
+static inline int find_list_or_reply(gr_server_t *db, const gr_request_t *r, gr_bytes_t key, gr_list_t **list,
                                      gr_ks_entry_t **entry, gr_reply_t *reply) {
     gr_ks_entry_t *found = gr_db_lookup(db, key);
     if (!found) return 0;
@@ -69,11 +69,11 @@ static inline int find_list_or_reply(gr_db_t *db, const gr_request_t *r, gr_byte
     return 1;
 }
 
-static void delete_if_empty(gr_db_t *db, gr_bytes_t key, gr_list_t *list) {
+static void delete_if_empty(gr_server_t *db, gr_bytes_t key, gr_list_t *list) {
     if (gr_list_length(list) == 0) gr_db_delete_key(db, key);
 }
 
-static gr_list_t *create_list_or_reply(gr_db_t *db, const gr_request_t *r, gr_bytes_t key, gr_reply_t *reply) {
+static gr_list_t *create_list_or_reply(gr_server_t *db, const gr_request_t *r, gr_bytes_t key, gr_reply_t *reply) {
     gr_list_t *list = gr_list_new_for(&db->list_config, wanted_engine(db, r));
     if (list && gr_db_add_key(db, key, GR_TYPE_LIST, list)) return list;   /* waiters told (served after) */
     if (list) gr_list_free(list);
@@ -84,7 +84,7 @@ static gr_list_t *create_list_or_reply(gr_db_t *db, const gr_request_t *r, gr_by
 static void reply_value(gr_reply_t *reply, gr_value_t value) { gr_reply_bulk(reply, value.data, value.length); }
 
 /* LPUSH, RPUSH, LPUSHX, RPUSHX */
-void gr_cmd_push(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_push(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_push_view_t req = gr_push_view(r);
     static const char *names[2][2] = {{"lpush", "rpush"}, {"lpushx", "rpushx"}};
     if (req.values_count == 0) {
@@ -131,7 +131,7 @@ static void reply_and_remove_from_end(gr_list_t *list, gr_list_end_t end, size_t
 }
 
 /* LPOP, RPOP, with an optional count */
-void gr_cmd_pop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_pop(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_pop_view_t req = gr_pop_view(r);
     gr_list_t *list = NULL;
     int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
@@ -158,7 +158,7 @@ void gr_cmd_pop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_watch_touch_current(db, req.key);
 }
 
-void gr_cmd_llen(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_llen(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_llen_view_t req = gr_llen_view(r);
     gr_list_t *list = NULL;
     int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
@@ -172,7 +172,7 @@ static int64_t normalise_index(int64_t index, size_t length) {
     return index;
 }
 
-void gr_cmd_lindex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_lindex(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_lindex_view_t req = gr_lindex_view(r);
     gr_list_t *list = NULL;
     int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
@@ -196,7 +196,7 @@ static int clamp_range(int64_t start, int64_t stop, size_t length, size_t *first
     return 1;
 }
 
-void gr_cmd_lrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_lrange(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_lrange_view_t req = gr_lrange_view(r);
     gr_list_t *list = NULL;
     int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
@@ -211,7 +211,7 @@ void gr_cmd_lrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_list_each(list, first, count, reply_values, reply);
 }
 
-void gr_cmd_lset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_lset(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_lset_view_t req = gr_lset_view(r);
     gr_list_t *list = NULL;
     int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
@@ -232,7 +232,7 @@ static int value_equals(gr_value_t value, gr_bytes_t wanted) {
     return value.length == wanted.length && (wanted.length == 0 || memcmp(value.data, wanted.data, wanted.length) == 0);
 }
 
-void gr_cmd_linsert(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_linsert(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_linsert_view_t req = gr_linsert_view(r);
     gr_list_t *list = NULL;
     int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
@@ -258,7 +258,7 @@ void gr_cmd_linsert(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_integer(reply, (int64_t)gr_list_length(list));
 }
 
-void gr_cmd_lrem(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_lrem(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_lrem_view_t req = gr_lrem_view(r);
     gr_list_t *list = NULL;
     int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
@@ -271,7 +271,7 @@ void gr_cmd_lrem(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_integer(reply, removed);
 }
 
-void gr_cmd_ltrim(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_ltrim(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_ltrim_view_t req = gr_ltrim_view(r);
     gr_list_t *list = NULL;
     int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
@@ -290,7 +290,7 @@ void gr_cmd_ltrim(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 }
 
 /* LPOS key element [RANK rank] [COUNT num] [MAXLEN len] */
-void gr_cmd_lpos(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_lpos(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_lpos_view_t req = gr_lpos_view(r);
     int64_t rank = req.rank;
     if (rank == 0) {
@@ -357,7 +357,7 @@ void gr_cmd_lpos(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 }
 
 /* A pop's keyspace events, as Redis's: lpop or rpop, then "del" when it emptied the list. */
-static void notify_pop(gr_db_t *db, gr_bytes_t key, uint8_t end) {
+static void notify_pop(gr_server_t *db, gr_bytes_t key, uint8_t end) {
     gr_call_notify(db, GR_NOTIFY_LIST, end == END_LEFT ? "lpop" : "rpop", key);
     if (db->notify_flags && !gr_ks_find(db->keyspace, key.data, key.length)) gr_call_notify(db, GR_NOTIFY_GENERIC, "del", key);
 }
@@ -365,7 +365,7 @@ static void notify_pop(gr_db_t *db, gr_bytes_t key, uint8_t end) {
 /* LMOVE source destination LEFT|RIGHT LEFT|RIGHT (and RPOPLPUSH) */
 /* LMOVE's work once the source is known to hold a list: 1 when it replied. Returns 0 (and
  * replies nothing) when the source is absent, so BLMOVE can park instead. */
-static int lmove_or_absent(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+static int lmove_or_absent(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_lmove_view_t req = gr_lmove_view(r);   /* BLMOVE's request has the same fields */
     gr_list_t *source = NULL, *destination = NULL;
     int found = find_list_or_reply(db, r, req.source, &source, NULL, reply);
@@ -408,12 +408,12 @@ static int lmove_or_absent(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply
     return 1;
 }
 
-void gr_cmd_lmove(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_lmove(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (!lmove_or_absent(db, r, reply)) gr_reply_nil(reply);
 }
 
 /* LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count] */
-void gr_cmd_lmpop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_lmpop(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_lmpop_view_t req = gr_lmpop_view(r);
     if (req.keys_count == 0) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR numkeys should be greater than 0");
@@ -441,7 +441,7 @@ void gr_cmd_lmpop(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 /* The ready path of a blocking command: 1 when it replied (a value, or an error such as
  * WRONGTYPE), 0 when every key is empty. Keys are tried in argument order. */
-static int blocking_ready(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+static int blocking_ready(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_blmpop_view_t req = gr_blmpop_view(r);   /* BLPOP/BRPOP's: the same, count 0 */
     if (r->template_id == GR_T_BLMOVE) return lmove_or_absent(db, r, reply);   /* one lookup of the source */
     for (uint32_t i = 0; i < req.keys_count; i++) {
@@ -488,7 +488,7 @@ static const gr_block_spec_t *block_spec_of(uint16_t template_id) {
 }
 
 /* BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP: their rows' handler. */
-void gr_cmd_list_blocking(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_list_blocking(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (r->template_id != GR_T_BLMOVE && r->item_count == 0 && !gr_blocking_timeout_error(r->timeout)) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, r->template_id == GR_T_BLMPOP ? "ERR numkeys should be greater than 0"
                                                                                  : "ERR wrong number of arguments");
@@ -499,7 +499,7 @@ void gr_cmd_list_blocking(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply)
 
 /* GOBLIN.LIST.INTERNALS key: how the list is laid out, as a map (RESP3) or flat array
  * (RESP2); nil for a missing key, WRONGTYPE for another type. */
-void gr_cmd_list_internals(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_list_internals(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                            gr_reply_t *reply) {
     if (argc != 2) { gr_reply_arity_error(reply, "goblin.list.internals"); return; }
     gr_bytes_t key = {argv[1], (uint32_t)argv_length[1]};

@@ -18,14 +18,14 @@ static void reply_error_message(gr_reply_t *reply, const char *text) { gr_reply_
 
 static void reply_status_text(gr_reply_t *reply, const char *text) { gr_reply_status(reply, text, strlen(text)); }
 
-void gr_cmd_save(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_save(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc, (void)argv, (void)argv_length;
     char error[600];
     if (gr_persist_save(db, error, sizeof error) != 0) reply_error_message(reply, error);
     else gr_reply_ok(reply);
 }
 
-void gr_cmd_bgsave(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bgsave(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                    gr_reply_t *reply) {
     int schedule = 0;
     if (argc > 1) {
@@ -43,7 +43,7 @@ void gr_cmd_bgsave(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     else reply_error_message(reply, error);
 }
 
-void gr_cmd_lastsave(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_lastsave(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                      gr_reply_t *reply) {
     (void)argc, (void)argv, (void)argv_length;
     gr_reply_integer(reply, db->persistence.lastsave_s);
@@ -52,7 +52,7 @@ void gr_cmd_lastsave(gr_db_t *db, size_t argc, const uint8_t *const *argv, const
 /* SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]. On success nothing is replied: the server
  * stops (its loop sees gr_persist_shutdown_requested) and the client sees the connection
  * close, as with Redis. NOW has nothing to skip here (no replicas to wait for). */
-void gr_cmd_shutdown(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_shutdown(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                      gr_reply_t *reply) {
     int nosave = 0, save = 0, force = 0, abort_ = 0;
     for (size_t i = 1; i < argc; i++) {
@@ -98,7 +98,7 @@ static void key_digest(const gr_ks_entry_t *entry, int with_name, uint8_t out[GR
 }
 
 typedef struct dataset_pass {
-    const gr_db_t *db;
+    const gr_server_t *db;
     uint8_t digest[GR_DIGEST_BYTES];
 } dataset_pass_t;
 
@@ -111,7 +111,7 @@ static int digest_key(void *context, gr_ks_entry_t *entry) {
     return 0;
 }
 
-static void dataset_digest(gr_db_t *db, uint8_t out[GR_DIGEST_BYTES]) {
+static void dataset_digest(gr_server_t *db, uint8_t out[GR_DIGEST_BYTES]) {
     dataset_pass_t pass = {.db = db};
     for (int i = 0; i < GR_DB_COUNT; i++) {
         if (gr_ks_size(db->keyspaces[i]) == 0) continue;
@@ -122,7 +122,7 @@ static void dataset_digest(gr_db_t *db, uint8_t out[GR_DIGEST_BYTES]) {
     memcpy(out, pass.digest, GR_DIGEST_BYTES);
 }
 
-static void debug_reload(gr_db_t *db, gr_reply_t *reply) {
+static void debug_reload(gr_server_t *db, gr_reply_t *reply) {
     char error[600], path[4096];
     if (gr_persist_save(db, error, sizeof error) != 0) {
         reply_error_message(reply, error);
@@ -143,7 +143,7 @@ static void debug_reload(gr_db_t *db, gr_reply_t *reply) {
     gr_reply_ok(reply);
 }
 
-void gr_cmd_debug(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_debug(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                   gr_reply_t *reply) {
     const uint8_t *sub = argv[1];
     size_t length = argv_length[1];

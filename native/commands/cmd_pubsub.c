@@ -43,7 +43,7 @@ static void confirm(const confirm_t *c, const gr_bytes_t *name) {
 
 static void confirm_each(void *context, gr_bytes_t name) { confirm(context, &name); }
 
-static gr_subscriber_t *subscriber_or_reply(gr_db_t *db, gr_reply_t *reply) {
+static gr_subscriber_t *subscriber_or_reply(gr_server_t *db, gr_reply_t *reply) {
     gr_connection_t *conn = db->current;
     if (!conn || !conn->subscriber.deliver) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR this connection's transport cannot subscribe");
@@ -52,7 +52,7 @@ static gr_subscriber_t *subscriber_or_reply(gr_db_t *db, gr_reply_t *reply) {
     return &conn->subscriber;
 }
 
-static void subscribe(gr_db_t *db, gr_pubsub_space_t space, const char *kind, size_t argc, const uint8_t *const *argv,
+static void subscribe(gr_server_t *db, gr_pubsub_space_t space, const char *kind, size_t argc, const uint8_t *const *argv,
                       const size_t *argv_length, gr_reply_t *reply) {
     gr_subscriber_t *subscriber = subscriber_or_reply(db, reply);
     if (!subscriber) return;
@@ -67,7 +67,7 @@ static void subscribe(gr_db_t *db, gr_pubsub_space_t space, const char *kind, si
     }
 }
 
-static void unsubscribe(gr_db_t *db, gr_pubsub_space_t space, const char *kind, size_t argc, const uint8_t *const *argv,
+static void unsubscribe(gr_server_t *db, gr_pubsub_space_t space, const char *kind, size_t argc, const uint8_t *const *argv,
                         const size_t *argv_length, gr_reply_t *reply) {
     gr_subscriber_t *subscriber = subscriber_or_reply(db, reply);
     if (!subscriber) return;
@@ -84,38 +84,38 @@ static void unsubscribe(gr_db_t *db, gr_pubsub_space_t space, const char *kind, 
     }
 }
 
-void gr_cmd_subscribe(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_subscribe(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     subscribe(db, GR_PUBSUB_CHANNELS, "subscribe", argc, argv, argv_length, reply);
 }
 
-void gr_cmd_psubscribe(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_psubscribe(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     subscribe(db, GR_PUBSUB_PATTERNS, "psubscribe", argc, argv, argv_length, reply);
 }
 
-void gr_cmd_ssubscribe(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_ssubscribe(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     subscribe(db, GR_PUBSUB_SHARD_CHANNELS, "ssubscribe", argc, argv, argv_length, reply);
 }
 
-void gr_cmd_unsubscribe(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_unsubscribe(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     unsubscribe(db, GR_PUBSUB_CHANNELS, "unsubscribe", argc, argv, argv_length, reply);
 }
 
-void gr_cmd_punsubscribe(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_punsubscribe(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                          gr_reply_t *reply) {
     unsubscribe(db, GR_PUBSUB_PATTERNS, "punsubscribe", argc, argv, argv_length, reply);
 }
 
-void gr_cmd_sunsubscribe(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sunsubscribe(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                          gr_reply_t *reply) {
     unsubscribe(db, GR_PUBSUB_SHARD_CHANNELS, "sunsubscribe", argc, argv, argv_length, reply);
 }
 
-void gr_cmd_publish(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_publish(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     gr_reply_integer(reply, gr_pubsub_publish(db->pubsub, arg(argv, argv_length, 1), arg(argv, argv_length, 2)));
 }
 
-void gr_cmd_spublish(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_spublish(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     gr_reply_integer(reply, gr_pubsub_spublish(db->pubsub, arg(argv, argv_length, 1), arg(argv, argv_length, 2)));
 }
@@ -142,7 +142,7 @@ static void collect_name(void *context, gr_bytes_t name) {
 }
 
 /* CHANNELS / SHARDCHANNELS [pattern] */
-static void reply_names(gr_db_t *db, gr_pubsub_space_t space, size_t argc, const uint8_t *const *argv,
+static void reply_names(gr_server_t *db, gr_pubsub_space_t space, size_t argc, const uint8_t *const *argv,
                         const size_t *argv_length, gr_reply_t *reply) {
     gr_bytes_t pattern = argc == 3 ? arg(argv, argv_length, 2) : (gr_bytes_t){NULL, 0};
     name_list_t list = {0};
@@ -157,7 +157,7 @@ static void reply_names(gr_db_t *db, gr_pubsub_space_t space, size_t argc, const
 }
 
 /* NUMSUB / SHARDNUMSUB [name ...]: a flat array name, count, ... (an array in RESP3 too, as Redis 7.0) */
-static void reply_numsub(gr_db_t *db, gr_pubsub_space_t space, size_t argc, const uint8_t *const *argv,
+static void reply_numsub(gr_server_t *db, gr_pubsub_space_t space, size_t argc, const uint8_t *const *argv,
                          const size_t *argv_length, gr_reply_t *reply) {
     gr_reply_array_begin(reply, (argc - 2) * 2);
     for (size_t i = 2; i < argc; i++) {
@@ -175,7 +175,7 @@ static void subcommand_syntax_error(gr_reply_t *reply, const uint8_t *sub, size_
     gr_reply_error(reply, GR_ERR_GENERIC, text, (size_t)n);
 }
 
-void gr_cmd_pubsub(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_pubsub(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     const uint8_t *sub = argv[1];
     size_t sub_length = argv_length[1];
     if (gr_word_is(sub, sub_length, "channels")) {

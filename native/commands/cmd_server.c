@@ -67,7 +67,7 @@ static int section_wanted(const section_request_t *asked, const char *section, i
     return 0;
 }
 
-static void info_server(gr_db_t *db, gr_text_t *text) {
+static void info_server(gr_server_t *db, gr_text_t *text) {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
@@ -95,7 +95,7 @@ static void info_server(gr_db_t *db, gr_text_t *text) {
         db->info.name, db->info.mode, db->info.list_implementation, (long long)db->info.ring_capacity);
 }
 
-static void info_clients(gr_db_t *db, gr_text_t *text) {
+static void info_clients(gr_server_t *db, gr_text_t *text) {
     gr_text_append(text,
         "connected_clients:%lld\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
         "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:%lld\r\n"
@@ -104,7 +104,7 @@ static void info_clients(gr_db_t *db, gr_text_t *text) {
         (long long)db->config.maxclients, (long long)db->blocked_count, (long long)db->stats.connected_ring_sessions);
 }
 
-static void info_memory(gr_db_t *db, gr_text_t *text) {
+static void info_memory(gr_server_t *db, gr_text_t *text) {
     char used_human[32], rss_human[32], peak_human[32], system_human[32], max_human[32];
     int64_t used = gr_mem_used_total(), rss = rss_bytes();
     if (used > db->stats.peak_memory) db->stats.peak_memory = used;
@@ -145,7 +145,7 @@ static void info_memory(gr_db_t *db, gr_text_t *text) {
 /* Redis's persistence fields. The rdb_* ones are the snapshots' (persist/persistence.c and
  * db->persistence, db->child); the aof_* ones the append-only file's (persist/aof.c,
  * gr_aof_info). rdb_changes_since_last_save is the dirty counter (db.h's gr_db_count_changes). */
-static void info_persistence(gr_db_t *db, gr_text_t *text) {
+static void info_persistence(gr_server_t *db, gr_text_t *text) {
     const gr_persistence_t *p = &db->persistence;
     const int bgsave = gr_child_running(db) == GR_CHILD_SNAPSHOT;
     const int64_t now_s = db->now_ms / 1000;
@@ -165,7 +165,7 @@ static void info_persistence(gr_db_t *db, gr_text_t *text) {
         (long long)p->last_file_bytes, (double)p->loading_seconds_us / 1e6);
 }
 
-static void info_stats(gr_db_t *db, gr_text_t *text) {
+static void info_stats(gr_server_t *db, gr_text_t *text) {
     gr_text_append(text,
         "total_connections_received:%lld\r\ntotal_commands_processed:%lld\r\ninstantaneous_ops_per_sec:%lld\r\n"
         "total_net_input_bytes:%lld\r\ntotal_net_output_bytes:%lld\r\nrejected_connections:%lld\r\n"
@@ -182,7 +182,7 @@ static void info_stats(gr_db_t *db, gr_text_t *text) {
         (long long)db->stats.ring_messages, (long long)db->stats.ring_malformed);
 }
 
-static void info_replication(gr_db_t *db, gr_text_t *text) {
+static void info_replication(gr_server_t *db, gr_text_t *text) {
     gr_text_append(text,
         "role:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:%s\r\n"
         "master_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\n"
@@ -202,7 +202,7 @@ static void info_cpu(gr_text_t *text) {
                    seconds_of(children.ru_utime));
 }
 
-static void info_commandstats(gr_db_t *db, gr_text_t *text) {
+static void info_commandstats(gr_server_t *db, gr_text_t *text) {
     for (size_t i = 0; i < gr_command_count() && i < GR_COMMAND_STAT_SLOTS; i++) {
         const gr_command_stat_t *stat = &db->command_stats[i];
         if (!stat->calls && !stat->rejected_calls) continue;
@@ -214,13 +214,13 @@ static void info_commandstats(gr_db_t *db, gr_text_t *text) {
     }
 }
 
-static void info_errorstats(gr_db_t *db, gr_text_t *text) {
+static void info_errorstats(gr_server_t *db, gr_text_t *text) {
     for (int i = 0; i < GR_ERROR_STAT_SLOTS && db->error_stats[i].prefix[0]; i++)
         gr_text_append(text, "errorstat_%s:count=%lld\r\n", db->error_stats[i].prefix,
                        (long long)db->error_stats[i].count);
 }
 
-static void info_keyspace(gr_db_t *db, gr_text_t *text) {
+static void info_keyspace(gr_server_t *db, gr_text_t *text) {
     for (int i = 0; i < GR_DB_COUNT; i++) {
         size_t keys = gr_ks_size(db->keyspaces[i]);
         if (keys)
@@ -229,7 +229,7 @@ static void info_keyspace(gr_db_t *db, gr_text_t *text) {
     }
 }
 
-void gr_cmd_info(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_info(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     gr_text_t text;
     if (gr_text_init(&text, 4096) != 0) { gr_reply_oom(reply); return; }
     section_request_t asked = {argc - 1, argv + 1, argv_length + 1};
@@ -259,7 +259,7 @@ void gr_cmd_info(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
 
 /* GOBLIN.MEMORY: total, allocations, keyspace, one row per value type (the registry's, in
  * id order: string, list, ...), session, other. */
-void gr_cmd_goblin_memory(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_goblin_memory(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                           gr_reply_t *reply) {
     (void)db, (void)argc, (void)argv, (void)argv_length;
     size_t types = 0;
@@ -282,7 +282,7 @@ void gr_cmd_goblin_memory(gr_db_t *db, size_t argc, const uint8_t *const *argv, 
     gr_reply_integer(reply, gr_mem_used_by(GR_MEM_OTHER));
 }
 
-void gr_cmd_memory(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_memory(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                    gr_reply_t *reply) {
     if (gr_word_is(argv[1], argv_length[1], "usage")) {
         if (argc != 3 && !(argc == 5 && gr_word_is(argv[3], argv_length[3], "samples"))) {
@@ -315,7 +315,7 @@ void gr_cmd_memory(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
 
 /* ---- FUNCTION: there are no functions; FLUSH and LIST answer as an empty library set ---- */
 
-void gr_cmd_function(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_function(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                      gr_reply_t *reply) {
     if (gr_word_is(argv[1], argv_length[1], "flush")) {
         if (argc > 3 || (argc == 3 && !gr_word_is(argv[2], argv_length[2], "async") && !gr_word_is(argv[2], argv_length[2], "sync"))) {
@@ -340,7 +340,7 @@ void gr_cmd_function(gr_db_t *db, size_t argc, const uint8_t *const *argv, const
 
 /* ---- the small ones ---- */
 
-void gr_cmd_ping(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+void gr_cmd_ping(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply) {
     const gr_ping_view_t req = gr_ping_view(request);
     const gr_connection_t *conn = db->current;
     if (conn && conn->protocol == 2 && conn->kind != GR_CONN_RING && gr_subscriber_total(&conn->subscriber)) {
@@ -353,12 +353,12 @@ void gr_cmd_ping(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
     else gr_reply_status(reply, "PONG", 4);
 }
 
-void gr_cmd_echo(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_echo(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)db, (void)argc;
     gr_reply_bulk(reply, argv[1], argv_length[1]);
 }
 
-void gr_cmd_time(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_time(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)db, (void)argc, (void)argv, (void)argv_length;
     struct timeval now;
     gettimeofday(&now, NULL);
@@ -369,7 +369,7 @@ void gr_cmd_time(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
     gr_reply_bulk(reply, (const uint8_t *)micros, u);
 }
 
-void gr_cmd_quit(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_quit(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)db, (void)argc, (void)argv, (void)argv_length;
     gr_reply_ok(reply);   /* over RESP resp_conn.c closes the connection; a ring session stays */
 }

@@ -20,7 +20,7 @@
 
 /* ---- shared helpers ---- */
 
-static gr_set_config_t set_config(const gr_db_t *db) {
+static gr_set_config_t set_config(const gr_server_t *db) {
     gr_set_config_t config = {
         .max_intset_entries = db->config.set_max_intset_entries < 0 ? 0 : (size_t)db->config.set_max_intset_entries,
         .max_compact_entries = db->config.set_max_listpack_entries < 0 ? 0 : (size_t)db->config.set_max_listpack_entries,
@@ -46,7 +46,7 @@ static uint64_t next_random(void) {
 
 /* Find key as a set: 1 found (*set set), 0 absent, -1 wrong type (WRONGTYPE replied).
  * for_write: Redis's lookupKeyWrite (no keyspace hit/miss); else lookupKeyRead. */
-static int find_set_or_reply(gr_db_t *db, gr_bytes_t key, int for_write, gr_set_t **set, gr_reply_t *reply) {
+static int find_set_or_reply(gr_server_t *db, gr_bytes_t key, int for_write, gr_set_t **set, gr_reply_t *reply) {
     void *value;
     int found = gr_db_find_typed(db, key, GR_TYPE_SET, for_write, &value, reply);
     *set = value;
@@ -56,13 +56,13 @@ static int find_set_or_reply(gr_db_t *db, gr_bytes_t key, int for_write, gr_set_
 
 /* Put a new set under key (replacing whatever is there, its TTL too): 0, or -1 on OOM with
  * the set freed. */
-static int store_set(gr_db_t *db, gr_bytes_t key, gr_set_t *set) {
+static int store_set(gr_server_t *db, gr_bytes_t key, gr_set_t *set) {
     if (gr_db_set_key(db, key, GR_TYPE_SET, set) == 0) return 0;
     gr_set_free(set);
     return -1;
 }
 
-static void delete_if_empty(gr_db_t *db, gr_bytes_t key, gr_set_t *set) {
+static void delete_if_empty(gr_server_t *db, gr_bytes_t key, gr_set_t *set) {
     if (gr_set_count(set) == 0) gr_db_delete_key(db, key);
 }
 
@@ -107,7 +107,7 @@ static int parse_int64(const uint8_t *data, size_t length, int64_t *value) {
 
 /* ---- single-key commands ---- */
 
-void gr_cmd_sadd(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_sadd(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     gr_bytes_t key = arg_bytes(argv, argv_length, 1);
     gr_set_t *set;
     int found = find_set_or_reply(db, key, 1, &set, reply);
@@ -139,7 +139,7 @@ void gr_cmd_sadd(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
     gr_reply_integer(reply, added);
 }
 
-void gr_cmd_srem(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_srem(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     gr_bytes_t key = arg_bytes(argv, argv_length, 1);
     gr_set_t *set;
     int found = find_set_or_reply(db, key, 1, &set, reply);
@@ -156,14 +156,14 @@ void gr_cmd_srem(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
     gr_reply_integer(reply, removed);
 }
 
-void gr_cmd_smembers(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_smembers(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     gr_set_t *set;
     if (find_set_or_reply(db, arg_bytes(argv, argv_length, 1), 0, &set, reply) < 0) return;
     reply_members(reply, set);
 }
 
-void gr_cmd_sismember(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_sismember(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     gr_set_t *set;
     int found = find_set_or_reply(db, arg_bytes(argv, argv_length, 1), 0, &set, reply);
@@ -171,7 +171,7 @@ void gr_cmd_sismember(gr_db_t *db, size_t argc, const uint8_t *const *argv, cons
     gr_reply_integer(reply, found && gr_set_contains(set, argv[2], argv_length[2]));
 }
 
-void gr_cmd_smismember(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_smismember(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     gr_set_t *set;
     int found = find_set_or_reply(db, arg_bytes(argv, argv_length, 1), 0, &set, reply);
     if (found < 0) return;
@@ -179,7 +179,7 @@ void gr_cmd_smismember(gr_db_t *db, size_t argc, const uint8_t *const *argv, con
     for (size_t i = 2; i < argc; i++) gr_reply_integer(reply, found && gr_set_contains(set, argv[i], argv_length[i]));
 }
 
-void gr_cmd_scard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_scard(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     gr_set_t *set;
     int found = find_set_or_reply(db, arg_bytes(argv, argv_length, 1), 0, &set, reply);
@@ -189,7 +189,7 @@ void gr_cmd_scard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
 
 /* Remove one random member and reply it as a bulk; the log records it as SREM's argument
  * (SPOP is propagated as SREM key member..., so replay removes the same members). */
-static int pop_one_and_reply(gr_db_t *db, gr_set_t *set, gr_reply_t *reply) {
+static int pop_one_and_reply(gr_server_t *db, gr_set_t *set, gr_reply_t *reply) {
     gr_set_member_t member;
     gr_set_random(set, next_random(), &member);
     member_copy_t copy;
@@ -202,7 +202,7 @@ static int pop_one_and_reply(gr_db_t *db, gr_set_t *set, gr_reply_t *reply) {
 }
 
 /* SPOP key [count] */
-void gr_cmd_spop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_spop(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     gr_bytes_t key = arg_bytes(argv, argv_length, 1);
     if (argc > 3) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
     int64_t count = 1;
@@ -261,7 +261,7 @@ void gr_cmd_spop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const siz
 }
 
 /* SRANDMEMBER key [count] */
-void gr_cmd_srandmember(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_srandmember(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                         gr_reply_t *reply) {
     if (argc > 3) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
     int64_t count = 0;
@@ -334,7 +334,7 @@ void gr_cmd_srandmember(gr_db_t *db, size_t argc, const uint8_t *const *argv, co
 }
 
 /* SMOVE source destination member */
-void gr_cmd_smove(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_smove(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     gr_bytes_t source = arg_bytes(argv, argv_length, 1), destination = arg_bytes(argv, argv_length, 2);
     const uint8_t *member = argv[3];
@@ -420,7 +420,7 @@ static void collect_member(void *context, const uint8_t *data, size_t length) {
 
 /* SSCAN key cursor [MATCH pattern] [COUNT count]: the options and the reply's head as HSCAN's
  * and ZSCAN's (member_scan.h), the members collected as bytes (collect_member). */
-void gr_cmd_sscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_sscan(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     uint64_t cursor;
     int valid = gr_parse_scan_cursor(argv[2], argv_length[2], &cursor) == 0;
     if (!valid) { gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR invalid cursor"); return; }
@@ -446,7 +446,7 @@ enum { OP_INTER, OP_UNION, OP_DIFF };
 
 /* The sets named by keys[0..n): NULL for a missing key. 0, or -1 with WRONGTYPE replied (every
  * key is checked, as Redis 7 does). */
-static int lookup_sets_or_reply(gr_db_t *db, const uint8_t *const *keys, const size_t *lengths, size_t n,
+static int lookup_sets_or_reply(gr_server_t *db, const uint8_t *const *keys, const size_t *lengths, size_t n,
                                 gr_set_t **sets, gr_reply_t *reply) {
     for (size_t i = 0; i < n; i++) {
         gr_bytes_t key = {keys[i], (uint32_t)lengths[i]};
@@ -463,7 +463,7 @@ static int by_size(const void *a, const void *b) {
 
 /* The result of op over sets[0..n) as a new set, built as SADD would build it (from an
  * intset on, Redis's dstset), or NULL on OOM. sets may hold NULLs (empty). */
-static gr_set_t *combine(gr_db_t *db, int op, gr_set_t **sets, size_t n) {
+static gr_set_t *combine(gr_server_t *db, int op, gr_set_t **sets, size_t n) {
     gr_set_config_t config = set_config(db);
     gr_set_t *result = gr_set_new(GR_SET_INTSET);
     if (!result) return NULL;
@@ -499,7 +499,7 @@ oom:
     return NULL;
 }
 
-static void algebra(gr_db_t *db, int op, const uint8_t *const *keys, const size_t *lengths, size_t n,
+static void algebra(gr_server_t *db, int op, const uint8_t *const *keys, const size_t *lengths, size_t n,
                     const gr_bytes_t *destination, gr_reply_t *reply) {
     gr_set_t *stack[16];
     gr_set_t **sets = n <= 16 ? stack : malloc(n * sizeof *sets);
@@ -526,33 +526,33 @@ done:
     if (sets != stack) free(sets);
 }
 
-void gr_cmd_sinter(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_sinter(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     algebra(db, OP_INTER, argv + 1, argv_length + 1, argc - 1, NULL, reply);
 }
-void gr_cmd_sunion(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_sunion(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     algebra(db, OP_UNION, argv + 1, argv_length + 1, argc - 1, NULL, reply);
 }
-void gr_cmd_sdiff(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_sdiff(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     algebra(db, OP_DIFF, argv + 1, argv_length + 1, argc - 1, NULL, reply);
 }
-void gr_cmd_sinterstore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sinterstore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                         gr_reply_t *reply) {
     gr_bytes_t destination = arg_bytes(argv, argv_length, 1);
     algebra(db, OP_INTER, argv + 2, argv_length + 2, argc - 2, &destination, reply);
 }
-void gr_cmd_sunionstore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sunionstore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                         gr_reply_t *reply) {
     gr_bytes_t destination = arg_bytes(argv, argv_length, 1);
     algebra(db, OP_UNION, argv + 2, argv_length + 2, argc - 2, &destination, reply);
 }
-void gr_cmd_sdiffstore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sdiffstore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                        gr_reply_t *reply) {
     gr_bytes_t destination = arg_bytes(argv, argv_length, 1);
     algebra(db, OP_DIFF, argv + 2, argv_length + 2, argc - 2, &destination, reply);
 }
 
 /* SINTERCARD numkeys key [key ...] [LIMIT limit] */
-void gr_cmd_sintercard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sintercard(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                        gr_reply_t *reply) {
     int64_t numkeys, limit = 0;
     if (parse_int64(argv[1], argv_length[1], &numkeys) != 0 || numkeys < 1) {

@@ -20,7 +20,7 @@ static void reply_entry(gr_reply_t *reply, const gr_slowlog_entry_t *entry) {
 }
 
 /* SLOWLOG GET [count]: count entries, newest first (10 by default; -1 for all). */
-static void slowlog_get(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+static void slowlog_get(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                         gr_reply_t *reply) {
     int64_t count = 10;
     if (argc == 3) {
@@ -36,7 +36,7 @@ static void slowlog_get(gr_db_t *db, size_t argc, const uint8_t *const *argv, co
     for (int64_t i = 0; i < count && entry; i++, entry = entry->older) reply_entry(reply, entry);
 }
 
-void gr_cmd_slowlog(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_slowlog(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply) {
     const uint8_t *sub = argv[1];
     size_t length = argv_length[1];

@@ -162,7 +162,7 @@ static const uint8_t *find_arrow(const uint8_t *from, const uint8_t *end) {
 /* A hash field's value, for a "key->field" pattern: 1 with *value, or 0 when the key is no hash
  * or has no such field. A field whose TTL has passed counts as absent; it is left for the hash
  * commands' lazy expiry or the cron to reclaim (SORT only reads). */
-static int hash_field_of(const gr_db_t *db, const gr_ks_entry_t *entry, gr_bytes_t field, gr_bytes_t *value) {
+static int hash_field_of(const gr_server_t *db, const gr_ks_entry_t *entry, gr_bytes_t field, gr_bytes_t *value) {
     if (entry->type != GR_TYPE_HASH) return 0;
     gr_hash_entry_t found;
     if (!gr_hash_get(entry->value, field.data, field.length, &found)) return 0;
@@ -175,7 +175,7 @@ static int hash_field_of(const gr_db_t *db, const gr_ks_entry_t *entry, gr_bytes
 /* Redis's lookupKeyByPattern: "#" is the element itself; otherwise the first '*' is replaced
  * by the element and the key read (a string; or, after "->", a hash's field). 1 with *value,
  * or 0 when there is no '*', no key, or a key of another type. */
-static int lookup_by_pattern(gr_db_t *db, gr_bytes_t pattern, gr_bytes_t element, gr_bytes_t *value,
+static int lookup_by_pattern(gr_server_t *db, gr_bytes_t pattern, gr_bytes_t element, gr_bytes_t *value,
                              uint8_t **scratch, size_t *scratch_capacity) {
     const size_t visible = c_length(pattern);
     if (visible == 1 && pattern.data[0] == '#') {
@@ -412,7 +412,7 @@ static int parse_options(size_t argc, const uint8_t *const *argv, const size_t *
 }
 
 /* Replace (or, for an empty result, delete) the STORE key with the list of values. */
-static void store_result(gr_db_t *db, const sort_options_t *o, gr_list_t *result, int64_t stored, gr_reply_t *reply) {
+static void store_result(gr_server_t *db, const sort_options_t *o, gr_list_t *result, int64_t stored, gr_reply_t *reply) {
     if (stored > 0) {
         if (gr_db_set_key(db, o->store, GR_TYPE_LIST, result) != 0) {
             gr_list_free(result);
@@ -427,7 +427,7 @@ static void store_result(gr_db_t *db, const sort_options_t *o, gr_list_t *result
     gr_reply_integer(reply, stored);
 }
 
-static void sort_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+static void sort_generic(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                          gr_reply_t *reply, int readonly) {
     sort_options_t o;
     if (parse_options(argc, argv, argv_length, readonly, &o, reply) != 0) {
@@ -564,11 +564,11 @@ static void sort_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
     vector_release(&v);
 }
 
-void gr_cmd_sort(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_sort(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     sort_generic(db, argc, argv, argv_length, reply, 0);
 }
 
-void gr_cmd_sort_ro(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sort_ro(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply) {
     sort_generic(db, argc, argv, argv_length, reply, 1);
 }

@@ -37,7 +37,7 @@ static void reply_too_long(gr_reply_t *reply) {
 
 /* An EX/PX/EXAT/PXAT value to a unix-ms time, with Redis's checks (the value must be
  * positive and the result must not overflow). 0 ok, -1 invalid. */
-static int expire_time(const gr_db_t *db, int mode, int64_t value, int64_t *at) {
+static int expire_time(const gr_server_t *db, int mode, int64_t value, int64_t *at) {
     if (value <= 0) return -1;
     if (mode == MODE_EX || mode == MODE_EXAT) {
         if (value > INT64_MAX / 1000) return -1;
@@ -59,7 +59,7 @@ static gr_bytes_t string_bytes(const gr_ks_entry_t *entry) {
 
 /* Replaces an existing entry's value with s (freeing the old one) or adds the key. 0 ok,
  * -1 OOM (s is freed, nothing changed). The expiry is dropped unless keep_ttl. */
-static int store(gr_db_t *db, gr_ks_entry_t *entry, gr_bytes_t key, gr_string_t *s, int keep_ttl) {
+static int store(gr_server_t *db, gr_ks_entry_t *entry, gr_bytes_t key, gr_string_t *s, int keep_ttl) {
     if (entry) {
         gr_free_value(entry->type, entry->value, db);
         entry->type = GR_TYPE_STRING;
@@ -76,7 +76,7 @@ static int store(gr_db_t *db, gr_ks_entry_t *entry, gr_bytes_t key, gr_string_t 
     return 0;
 }
 
-void gr_cmd_set(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_set(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_set_view_t req = gr_set_view(r);
     static const char *names[] = {"set", "setnx", "setex", "psetex"};
     int variant = (int)req.variant, condition = req.condition, mode = req.expire_mode, get = req.get;
@@ -139,7 +139,7 @@ void gr_cmd_set(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 /* GETSET key value: Redis's getsetCommand is SET key value GET (the old value or nil,
  * WRONGTYPE for another type, any expiry dropped), so it runs as that request. */
-void gr_cmd_getset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_getset(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                    gr_reply_t *reply) {
     (void)argc;   /* the row's arity fixes it */
     gr_request_t request;
@@ -153,20 +153,20 @@ void gr_cmd_getset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
 }
 
 /* GET, GETDEL, GETEX: the entry if it is a string (NULL after replying nil or WRONGTYPE). */
-static gr_ks_entry_t *readable_string(gr_db_t *db, gr_bytes_t key, gr_reply_t *reply) {
+static gr_ks_entry_t *readable_string(gr_server_t *db, gr_bytes_t key, gr_reply_t *reply) {
     gr_ks_entry_t *entry = gr_db_lookup(db, key);
     if (!entry) { gr_reply_nil(reply); return NULL; }
     if (entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return NULL; }
     return entry;
 }
 
-void gr_cmd_get(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_get(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_get_view_t req = gr_get_view(r);
     gr_ks_entry_t *entry = readable_string(db, req.key, reply);
     if (entry) gr_reply_bulk(reply, string_bytes(entry).data, string_bytes(entry).length);
 }
 
-void gr_cmd_getdel(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_getdel(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_getdel_view_t req = gr_getdel_view(r);
     gr_ks_entry_t *entry = readable_string(db, req.key, reply);
     if (!entry) return;
@@ -176,7 +176,7 @@ void gr_cmd_getdel(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_db_count_changes(db, 1);
 }
 
-void gr_cmd_getex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_getex(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_getex_view_t req = gr_getex_view(r);
     int mode = req.expire_mode;
     if (mode == MODE_KEEPTTL) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
@@ -206,7 +206,7 @@ void gr_cmd_getex(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     }
 }
 
-void gr_cmd_mset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_mset(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_mset_view_t req = gr_mset_view(r);
     const char *name = req.only_if_none_exist ? "msetnx" : "mset";
     if (req.arguments_count == 0 || req.arguments_count % 2) { gr_reply_arity_error(reply, name); return; }
@@ -242,7 +242,7 @@ void gr_cmd_mset(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     else gr_reply_ok(reply);
 }
 
-void gr_cmd_mget(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_mget(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_mget_view_t req = gr_mget_view(r);
     gr_reply_array_begin(reply, req.keys_count);
     for (uint32_t i = 0; i < req.keys_count; i++) {
@@ -253,7 +253,7 @@ void gr_cmd_mget(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
 }
 
 /* Sets key to text, keeping its expiry (INCR, APPEND and friends do). */
-static int store_text_keep_ttl(gr_db_t *db, gr_ks_entry_t *entry, gr_bytes_t key, const char *text, size_t length) {
+static int store_text_keep_ttl(gr_server_t *db, gr_ks_entry_t *entry, gr_bytes_t key, const char *text, size_t length) {
     if (entry) {
         gr_string_t *s = gr_string_resize(entry->value, length);
         if (!s) return -1;
@@ -267,7 +267,7 @@ static int store_text_keep_ttl(gr_db_t *db, gr_ks_entry_t *entry, gr_bytes_t key
     return store(db, NULL, key, s, 0);
 }
 
-void gr_cmd_incrby(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_incrby(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_incrby_view_t req = gr_incrby_view(r);
     int64_t delta = req.delta;
     if (req.is_decr_by) {
@@ -299,7 +299,7 @@ void gr_cmd_incrby(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_integer(reply, value);
 }
 
-void gr_cmd_incrbyfloat(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_incrbyfloat(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_incrbyfloat_view_t req = gr_incrbyfloat_view(r);
     long double increment, value = 0;
     gr_ks_entry_t *entry = gr_db_find_live(db, req.key);   /* Redis: type, then value, then increment */
@@ -322,7 +322,7 @@ void gr_cmd_incrbyfloat(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_bulk(reply, (const uint8_t *)text, length);
 }
 
-void gr_cmd_append(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_append(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_append_view_t req = gr_append_view(r);
     gr_ks_entry_t *entry = gr_db_find_live(db, req.key);
     if (entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return; }
@@ -342,14 +342,14 @@ void gr_cmd_append(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_integer(reply, (int64_t)(old_length + req.value.length));
 }
 
-void gr_cmd_strlen(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_strlen(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_strlen_view_t req = gr_strlen_view(r);
     gr_ks_entry_t *entry = gr_db_lookup(db, req.key);
     if (entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return; }
     gr_reply_integer(reply, entry ? ((gr_string_t *)entry->value)->length : 0);
 }
 
-void gr_cmd_getrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_getrange(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_getrange_view_t req = gr_getrange_view(r);
     gr_ks_entry_t *entry = gr_db_lookup(db, req.key);
     if (entry && entry->type != GR_TYPE_STRING) { gr_reply_wrongtype(reply); return; }
@@ -366,7 +366,7 @@ void gr_cmd_getrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_reply_bulk(reply, value.data + start, (size_t)(end - start + 1));
 }
 
-void gr_cmd_setrange(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+void gr_cmd_setrange(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_setrange_view_t req = gr_setrange_view(r);
     int64_t offset = req.byte_offset;
     if (offset < 0) { gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, "ERR offset is out of range"); return; }
@@ -407,7 +407,7 @@ typedef struct lcs_match {
  * (a (|a|+1) x (|b|+1) table of uint32 lengths, refused past proto-max-bulk-len bytes), then
  * one walk back from the end that builds the subsequence and, for IDX, the matching ranges
  * from the last to the first. A missing key is an empty string. */
-void gr_cmd_lcs(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_lcs(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                 gr_reply_t *reply) {
     gr_bytes_t key_a = {argv[1], (uint32_t)argv_length[1]}, key_b = {argv[2], (uint32_t)argv_length[2]};
     gr_ks_entry_t *entry_a = gr_db_lookup(db, key_a);

@@ -28,14 +28,14 @@
 
 static void reply_not_float(gr_reply_t *reply) { reply_error(reply, "ERR value is not a valid float"); }
 
-void gr_zcmd_mark_changed(gr_db_t *db, gr_bytes_t key, int64_t changes) { gr_db_mark_changed(db, key, changes); }
+void gr_zcmd_mark_changed(gr_server_t *db, gr_bytes_t key, int64_t changes) { gr_db_mark_changed(db, key, changes); }
 
-void gr_zcmd_delete_if_empty(gr_db_t *db, gr_bytes_t key, gr_zset_t *zset) {
+void gr_zcmd_delete_if_empty(gr_server_t *db, gr_bytes_t key, gr_zset_t *zset) {
     if (gr_zset_count(zset) == 0) gr_db_delete_key(db, key);
 }
 
 /* The sorted set at key: 1 found (*zset), 0 absent, -1 another type (WRONGTYPE replied). */
-int gr_zcmd_find_or_reply(gr_db_t *db, gr_bytes_t key, gr_zset_t **zset, int for_write, gr_reply_t *reply) {
+int gr_zcmd_find_or_reply(gr_server_t *db, gr_bytes_t key, gr_zset_t **zset, int for_write, gr_reply_t *reply) {
     void *value;
     int found = gr_db_find_typed(db, key, GR_TYPE_ZSET, for_write, &value, reply);
     if (found > 0) *zset = value;
@@ -44,7 +44,7 @@ int gr_zcmd_find_or_reply(gr_db_t *db, gr_bytes_t key, gr_zset_t **zset, int for
 
 /* Put a new set under key (replacing what was there when replace); it signals waiters. 0, or
  * -1 with OOM replied (the set freed). */
-static int store_zset_or_reply(gr_db_t *db, gr_bytes_t key, gr_zset_t *zset, gr_reply_t *reply) {
+static int store_zset_or_reply(gr_server_t *db, gr_bytes_t key, gr_zset_t *zset, gr_reply_t *reply) {
     if (gr_db_set_key(db, key, GR_TYPE_ZSET, zset) != 0) {
         gr_zset_free(zset);
         gr_reply_oom(reply);
@@ -74,7 +74,7 @@ int gr_zcmd_parse_double(const uint8_t *data, size_t length, double *out) {
 /* Redis 7.0's addReplyDouble text: "%.17g", "inf" and "-inf" (core/number's). */
 static size_t format_score(double score, char *out, size_t size) { return gr_double_to_text(score, out, size); }
 
-void gr_zcmd_reply_score(gr_db_t *db, gr_reply_t *reply, double score) {
+void gr_zcmd_reply_score(gr_server_t *db, gr_reply_t *reply, double score) {
     if (protocol_of(db) >= 3) {
         gr_reply_double(reply, score);
         return;
@@ -88,18 +88,18 @@ void gr_zcmd_reply_score(gr_db_t *db, gr_reply_t *reply, double score) {
 
 /* Begin a list of n members, with scores when withscores: flat over RESP2 and the ring,
  * [member, score] pairs over RESP3. */
-static void reply_list_begin(gr_db_t *db, gr_reply_t *reply, size_t n, int withscores) {
+static void reply_list_begin(gr_server_t *db, gr_reply_t *reply, size_t n, int withscores) {
     gr_reply_array_begin(reply, withscores && protocol_of(db) < 3 ? n * 2 : n);
 }
 
-static void reply_list_entry(gr_db_t *db, gr_reply_t *reply, const gr_zset_entry_t *e, int withscores) {
+static void reply_list_entry(gr_server_t *db, gr_reply_t *reply, const gr_zset_entry_t *e, int withscores) {
     if (withscores && protocol_of(db) >= 3) gr_reply_array_begin(reply, 2);
     gr_reply_bulk(reply, e->member, e->member_length);
     if (withscores) gr_zcmd_reply_score(db, reply, e->score);
 }
 
 /* Reply ranks [first, first + n) (forward) or first, first - 1, ... (reverse). */
-void gr_zcmd_reply_ranks(gr_db_t *db, gr_reply_t *reply, const gr_zset_t *zset, size_t first, size_t n, int reverse,
+void gr_zcmd_reply_ranks(gr_server_t *db, gr_reply_t *reply, const gr_zset_t *zset, size_t first, size_t n, int reverse,
                         int withscores) {
     reply_list_begin(db, reply, n, withscores);
     gr_zset_entry_t e;
@@ -130,7 +130,7 @@ void gr_zcmd_sink_add(entry_sink_t *sink, const gr_zset_entry_t *e) {
 }
 
 /* Store set under dst, or delete dst when it is empty; reply its size. */
-void gr_zcmd_store_result(gr_db_t *db, gr_bytes_t dst, gr_zset_t *result, gr_reply_t *reply) {
+void gr_zcmd_store_result(gr_server_t *db, gr_bytes_t dst, gr_zset_t *result, gr_reply_t *reply) {
     size_t count = gr_zset_count(result);
     if (count == 0) {
         gr_zset_free(result);
@@ -173,7 +173,7 @@ static int zadd_one(gr_zset_t *zset, const uint8_t *m, size_t ml, double score, 
     return 1;
 }
 
-static void zadd_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+static void zadd_generic(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                          gr_reply_t *reply, int flags) {
     size_t i = 2;
     for (; i < argc; i++) {
@@ -250,11 +250,11 @@ static void zadd_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
     }
 }
 
-void gr_cmd_zadd(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zadd(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     zadd_generic(db, argc, argv, argv_length, reply, 0);
 }
 
-void gr_cmd_zincrby(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zincrby(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     const uint8_t *args[5] = {argv[0], argv[1], (const uint8_t *)"incr", argv[2], argv[3]};
     size_t lengths[5] = {argv_length[0], argv_length[1], 4, argv_length[2], argv_length[3]};
@@ -263,7 +263,7 @@ void gr_cmd_zincrby(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
 
 /* ---- single-key reads ---- */
 
-void gr_cmd_zscore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zscore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     gr_zset_t *zset = NULL;
     int found = gr_zcmd_find_or_reply(db, arg(argv, argv_length, 1), &zset, 0, reply);
@@ -273,7 +273,7 @@ void gr_cmd_zscore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     else gr_reply_nil(reply);
 }
 
-void gr_cmd_zmscore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zmscore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     gr_zset_t *zset = NULL;
     int found = gr_zcmd_find_or_reply(db, arg(argv, argv_length, 1), &zset, 0, reply);
     if (found < 0) return;
@@ -285,14 +285,14 @@ void gr_cmd_zmscore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const 
     }
 }
 
-void gr_cmd_zcard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zcard(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     gr_zset_t *zset = NULL;
     int found = gr_zcmd_find_or_reply(db, arg(argv, argv_length, 1), &zset, 0, reply);
     if (found >= 0) gr_reply_integer(reply, found ? (int64_t)gr_zset_count(zset) : 0);
 }
 
-static void zrank_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+static void zrank_generic(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                           gr_reply_t *reply, int reverse) {
     int withscore = 0;
     if (argc > 4) { reply_syntax(reply); return; }
@@ -316,17 +316,17 @@ static void zrank_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, 
     gr_zcmd_reply_score(db, reply, score);
 }
 
-void gr_cmd_zrank(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zrank(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     zrank_generic(db, argc, argv, argv_length, reply, 0);
 }
 
-void gr_cmd_zrevrank(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zrevrank(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     zrank_generic(db, argc, argv, argv_length, reply, 1);
 }
 
 /* ---- ZREM and the ZREMRANGEBY* family ---- */
 
-void gr_cmd_zrem(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zrem(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     gr_bytes_t key = arg(argv, argv_length, 1);
     gr_zset_t *zset = NULL;
     int found = gr_zcmd_find_or_reply(db, key, &zset, 1, reply);
@@ -353,7 +353,7 @@ static uint64_t next_random(void) {   /* xorshift64*: spread, not secrecy */
     return x * 0x2545F4914F6CDD1Dull;
 }
 
-void gr_cmd_zrandmember(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zrandmember(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     int64_t count = 0;
     int withscores = 0;
     if (argc >= 3 && gr_bytes_to_int64(argv[2], argv_length[2], &count) != 0) { reply_not_integer(reply); return; }
@@ -429,7 +429,7 @@ static void scan_collect(void *context, const gr_zset_entry_t *entry) {
     if (slot) *slot = *entry;
 }
 
-void gr_cmd_zscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zscan(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     uint64_t cursor;
     if (gr_parse_scan_cursor(argv[2], argv_length[2], &cursor) != 0) { reply_error(reply, "ERR invalid cursor"); return; }
     gr_zset_t *zset = NULL;
@@ -461,7 +461,7 @@ void gr_cmd_zscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
 
 /* GOBLIN.ZSET.INTERNALS key: the set's layout as a map (RESP3) or flat array (RESP2), as
  * GOBLIN.LIST.INTERNALS; nil for a missing key, WRONGTYPE for another type. */
-void gr_cmd_zset_internals(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zset_internals(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                            gr_reply_t *reply) {
     (void)argc;
     gr_zset_t *zset;
@@ -492,7 +492,7 @@ void gr_cmd_zset_internals(gr_db_t *db, size_t argc, const uint8_t *const *argv,
 /* GOBLIN.OPTIMIZE key: compacts a sorted set (gr_zset_optimize) and replies how many allocated
  * bytes that released; 0 for a missing key, WRONGTYPE for another type. Its members and
  * scores do not change, so it touches neither WATCH nor the dirty counter. */
-void gr_cmd_goblin_optimize(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_goblin_optimize(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                             gr_reply_t *reply) {
     (void)argc;
     gr_zset_t *zset;
@@ -510,7 +510,7 @@ void gr_cmd_goblin_optimize(gr_db_t *db, size_t argc, const uint8_t *const *argv
  * replies OK; an error for a missing key, or when a member or score does not fit packed (the set
  * is then unchanged). A compact set converts too. Members and scores do not change, so, like
  * GOBLIN.OPTIMIZE, it touches neither WATCH nor the dirty counter. */
-void gr_cmd_zset_convert(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zset_convert(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                          gr_reply_t *reply) {
     (void)argc;
     int to_packed;

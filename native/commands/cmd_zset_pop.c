@@ -18,7 +18,7 @@ static size_t pop_count(const gr_zset_t *zset, size_t count) {
     return count < n ? count : n;
 }
 
-static void pop_and_reply(gr_db_t *db, gr_reply_t *reply, gr_bytes_t key, gr_zset_t *zset, size_t n, int max, int pairs) {
+static void pop_and_reply(gr_server_t *db, gr_reply_t *reply, gr_bytes_t key, gr_zset_t *zset, size_t n, int max, int pairs) {
     for (size_t i = 0; i < n; i++) {
         gr_zset_entry_t e;
         gr_zset_at(zset, max ? gr_zset_count(zset) - 1 : 0, &e);
@@ -44,7 +44,7 @@ static void pop_and_reply(gr_db_t *db, gr_reply_t *reply, gr_bytes_t key, gr_zse
     }
 }
 
-static void zpop_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply,
+static void zpop_generic(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply,
                          int max) {
     if (argc > 3) { reply_syntax(reply); return; }
     int64_t count = 1;
@@ -63,15 +63,15 @@ static void zpop_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, c
     pop_and_reply(db, reply, key, zset, n, max, nested);
 }
 
-void gr_cmd_zpopmin(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zpopmin(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     zpop_generic(db, argc, argv, argv_length, reply, 0);
 }
-void gr_cmd_zpopmax(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zpopmax(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     zpop_generic(db, argc, argv, argv_length, reply, 1);
 }
 
 /* [key, [[member, score]...]]: ZMPOP's and BZMPOP's reply, popping up to count from key's set. */
-static void pop_and_reply_keyed(gr_db_t *db, gr_reply_t *reply, gr_bytes_t key, gr_zset_t *zset, size_t count, int max) {
+static void pop_and_reply_keyed(gr_server_t *db, gr_reply_t *reply, gr_bytes_t key, gr_zset_t *zset, size_t count, int max) {
     size_t n = pop_count(zset, count);
     gr_reply_array_begin(reply, 2);
     gr_reply_bulk(reply, key.data, key.length);
@@ -113,7 +113,7 @@ static int parse_mpop_or_reply(size_t argc, const uint8_t *const *argv, const si
     return 0;
 }
 
-void gr_cmd_zmpop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zmpop(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     size_t key_count;
     int max;
     int64_t count;
@@ -138,7 +138,7 @@ void gr_cmd_zmpop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const si
 
 static int holds_zset(const gr_ks_entry_t *entry) { return entry->type == GR_TYPE_ZSET; }
 
-static int zset_block_serve(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+static int zset_block_serve(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     for (uint32_t k = 0; k < r->item_count; k++) {
         gr_bytes_t key = r->items[k];
         gr_zset_t *zset = NULL;
@@ -192,7 +192,7 @@ static int parse_timeout_or_reply(const uint8_t *data, size_t length, double *se
 
 /* Park (or serve at once) a blocking pop of the keys argv[first_key ..] (key_count of them):
  * flag and count as gr_zset_block_pop reads them. */
-static void run_blocking_pop(gr_db_t *db, const uint8_t *const *argv, const size_t *argv_length, size_t first_key,
+static void run_blocking_pop(gr_server_t *db, const uint8_t *const *argv, const size_t *argv_length, size_t first_key,
                              size_t key_count, double timeout, int max, int flag, uint32_t count, gr_reply_t *reply) {
     gr_bytes_t keys_on_stack[16];
     gr_bytes_t *keys = key_count <= 16 ? keys_on_stack : gr_mem_alloc(key_count * sizeof *keys, GR_MEM_OTHER);
@@ -211,22 +211,22 @@ static void run_blocking_pop(gr_db_t *db, const uint8_t *const *argv, const size
     if (keys != keys_on_stack) gr_mem_free(keys, GR_MEM_OTHER);
 }
 
-static void bzpop_generic(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+static void bzpop_generic(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                           gr_reply_t *reply, int max) {
     double timeout;
     if (parse_timeout_or_reply(argv[argc - 1], argv_length[argc - 1], &timeout, reply) != 0) return;
     run_blocking_pop(db, argv, argv_length, 1, argc - 2, timeout, max, 0, 1, reply);
 }
 
-void gr_cmd_bzpopmin(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_bzpopmin(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     bzpop_generic(db, argc, argv, argv_length, reply, 0);
 }
-void gr_cmd_bzpopmax(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_bzpopmax(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     bzpop_generic(db, argc, argv, argv_length, reply, 1);
 }
 
 /* BZMPOP timeout numkeys key... MIN|MAX [COUNT count]: ZMPOP's checks after the timeout's. */
-void gr_cmd_bzmpop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_bzmpop(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     double timeout;
     if (parse_timeout_or_reply(argv[1], argv_length[1], &timeout, reply) != 0) return;
     size_t key_count;

@@ -105,7 +105,7 @@ static void index_rank_span(size_t count, int64_t start, int64_t stop, size_t *f
     *end = (size_t)stop + 1;
 }
 
-void gr_cmd_zcount(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zcount(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     score_range_t range;
     if (parse_score_range_or_reply(arg(argv, argv_length, 2), arg(argv, argv_length, 3), &range, reply) != 0) return;
@@ -117,7 +117,7 @@ void gr_cmd_zcount(gr_db_t *db, size_t argc, const uint8_t *const *argv, const s
     gr_reply_integer(reply, (int64_t)(end - first));
 }
 
-void gr_cmd_zlexcount(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zlexcount(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     lex_bound_t lo, hi;
     if (parse_lex_range_or_reply(arg(argv, argv_length, 2), arg(argv, argv_length, 3), &lo, &hi, reply) != 0) return;
@@ -217,7 +217,7 @@ static int range_ranks_or_reply(const range_request_t *r, gr_zset_t *zset, size_
     return 0;
 }
 
-static void zrange_reply(gr_db_t *db, gr_reply_t *reply, gr_bytes_t key, range_request_t *r) {
+static void zrange_reply(gr_server_t *db, gr_reply_t *reply, gr_bytes_t key, range_request_t *r) {
     gr_zset_t *zset = NULL;
     /* Redis parses the bounds before it looks at the key */
     size_t start, n;
@@ -229,36 +229,36 @@ static void zrange_reply(gr_db_t *db, gr_reply_t *reply, gr_bytes_t key, range_r
     gr_zcmd_reply_ranks(db, reply, zset, start, n, r->reverse, r->withscores);
 }
 
-void gr_cmd_zrange(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zrange(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     range_request_t r = {.min = arg(argv, argv_length, 2), .max = arg(argv, argv_length, 3)};
     if (parse_range_options_or_reply(argc, argv, argv_length, 4, &r, 1, 1, reply) != 0) return;
     zrange_reply(db, reply, arg(argv, argv_length, 1), &r);
 }
 
-static void old_range(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply,
+static void old_range(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply,
                       int by, int reverse) {
     range_request_t r = {.by = by, .reverse = reverse, .min = arg(argv, argv_length, 2), .max = arg(argv, argv_length, 3)};
     if (parse_range_options_or_reply(argc, argv, argv_length, 4, &r, 0, by != BY_LEX, reply) != 0) return;
     zrange_reply(db, reply, arg(argv, argv_length, 1), &r);
 }
 
-void gr_cmd_zrevrange(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zrevrange(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     old_range(db, argc, argv, argv_length, reply, BY_RANK, 1);
 }
-void gr_cmd_zrangebyscore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zrangebyscore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     old_range(db, argc, argv, argv_length, reply, BY_SCORE, 0);
 }
-void gr_cmd_zrevrangebyscore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zrevrangebyscore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     old_range(db, argc, argv, argv_length, reply, BY_SCORE, 1);
 }
-void gr_cmd_zrangebylex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zrangebylex(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     old_range(db, argc, argv, argv_length, reply, BY_LEX, 0);
 }
-void gr_cmd_zrevrangebylex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zrevrangebylex(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     old_range(db, argc, argv, argv_length, reply, BY_LEX, 1);
 }
 
-void gr_cmd_zrangestore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zrangestore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     range_request_t r = {.min = arg(argv, argv_length, 3), .max = arg(argv, argv_length, 4)};
     if (parse_range_options_or_reply(argc, argv, argv_length, 5, &r, 1, 0, reply) != 0) return;
     size_t start, n;
@@ -293,7 +293,7 @@ static int remove_ranks(gr_zset_t *zset, size_t first, size_t n) {
     return 0;
 }
 
-static void zremrange(gr_db_t *db, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply, int by) {
+static void zremrange(gr_server_t *db, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply, int by) {
     range_request_t r = {.by = by, .min = arg(argv, argv_length, 2), .max = arg(argv, argv_length, 3)};
     size_t start, n;
     if (range_ranks_or_reply(&r, NULL, &start, &n, reply) != 0) return;
@@ -312,15 +312,15 @@ static void zremrange(gr_db_t *db, const uint8_t *const *argv, const size_t *arg
     if (failed) gr_reply_oom(reply); else gr_reply_integer(reply, removed);
 }
 
-void gr_cmd_zremrangebyrank(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zremrangebyrank(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     zremrange(db, argv, argv_length, reply, BY_RANK);
 }
-void gr_cmd_zremrangebyscore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zremrangebyscore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     zremrange(db, argv, argv_length, reply, BY_SCORE);
 }
-void gr_cmd_zremrangebylex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zremrangebylex(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
     zremrange(db, argv, argv_length, reply, BY_LEX);
 }

@@ -25,7 +25,7 @@ static inline gr_bytes_t arg(const uint8_t *const *argv, const size_t *argv_leng
 
 /* zset-max-listpack-* and zset-implementation (packed: a set leaving compact becomes packed
  * when its members and scores fit, engines/zset/zset.h). */
-static inline gr_zset_limits_t limits_of(const gr_db_t *db) {
+static inline gr_zset_limits_t limits_of(const gr_server_t *db) {
     return (gr_zset_limits_t){db->config.zset_max_listpack_entries, db->config.zset_max_listpack_value,
                               db->config.zset_packed};
 }
@@ -36,29 +36,29 @@ static inline void reply_not_integer(gr_reply_t *reply) {
 }
 static inline void reply_syntax(gr_reply_t *reply) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); }
 
-static inline int protocol_of(const gr_db_t *db) { return db->current ? db->current->protocol : 2; }
+static inline int protocol_of(const gr_server_t *db) { return db->current ? db->current->protocol : 2; }
 
 /* ---- the keyspace ---- */
 
 /* The sorted set at key: 1 found (*zset), 0 absent, -1 another type (WRONGTYPE replied). */
-int gr_zcmd_find_or_reply(gr_db_t *db, gr_bytes_t key, gr_zset_t **zset, int for_write, gr_reply_t *reply);
+int gr_zcmd_find_or_reply(gr_server_t *db, gr_bytes_t key, gr_zset_t **zset, int for_write, gr_reply_t *reply);
 /* Count changes for the dirty counter and touch WATCH on key. */
-void gr_zcmd_mark_changed(gr_db_t *db, gr_bytes_t key, int64_t changes);
+void gr_zcmd_mark_changed(gr_server_t *db, gr_bytes_t key, int64_t changes);
 /* A sorted set left empty by a command is deleted, as in Redis. */
-void gr_zcmd_delete_if_empty(gr_db_t *db, gr_bytes_t key, gr_zset_t *zset);
+void gr_zcmd_delete_if_empty(gr_server_t *db, gr_bytes_t key, gr_zset_t *zset);
 
 /* ---- scores ---- */
 
 /* Redis's getDoubleFromObject: strtod over the whole text, no leading space, not NaN. 0 or -1. */
 int gr_zcmd_parse_double(const uint8_t *data, size_t length, double *out);
 /* A score as Redis 7.0 replies it: a bulk ("%.17g", "inf", "-inf"), a RESP3 double over RESP3. */
-void gr_zcmd_reply_score(gr_db_t *db, gr_reply_t *reply, double score);
+void gr_zcmd_reply_score(gr_server_t *db, gr_reply_t *reply, double score);
 
 /* ---- replying and storing member lists ---- */
 
 /* Reply ranks [first, first + n) (forward) or first, first - 1, ... (reverse), with scores
  * when withscores: flat over RESP2 and the ring, [member, score] pairs over RESP3. */
-void gr_zcmd_reply_ranks(gr_db_t *db, gr_reply_t *reply, const gr_zset_t *zset, size_t first, size_t n, int reverse,
+void gr_zcmd_reply_ranks(gr_server_t *db, gr_reply_t *reply, const gr_zset_t *zset, size_t first, size_t n, int reverse,
                          int withscores);
 
 /* A new set from entries given in any order, with the server's thresholds (so a small
@@ -71,6 +71,6 @@ typedef struct entry_sink {
 
 void gr_zcmd_sink_add(entry_sink_t *sink, const gr_zset_entry_t *e);
 /* Store result under dst (it takes result), or delete dst when result is empty; reply its size. */
-void gr_zcmd_store_result(gr_db_t *db, gr_bytes_t dst, gr_zset_t *result, gr_reply_t *reply);
+void gr_zcmd_store_result(gr_server_t *db, gr_bytes_t dst, gr_zset_t *result, gr_reply_t *reply);
 
 #endif

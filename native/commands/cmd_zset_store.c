@@ -128,7 +128,7 @@ oom:
 }
 
 /* The inputs' keys: sorted sets or sets, a missing key empty; -1 with WRONGTYPE replied. */
-static int find_sources_or_reply(gr_db_t *db, const uint8_t *const *argv, const size_t *argv_length, size_t first,
+static int find_sources_or_reply(gr_server_t *db, const uint8_t *const *argv, const size_t *argv_length, size_t first,
                                  size_t n, set_source_t *sources, int for_write, gr_reply_t *reply) {
     for (size_t i = 0; i < n; i++) {
         gr_bytes_t key = arg(argv, argv_length, first + i);
@@ -146,7 +146,7 @@ static int find_sources_or_reply(gr_db_t *db, const uint8_t *const *argv, const 
  * STORE forms (dst given, numkeys at argv[2]) and ZINTERCARD numkeys key... [LIMIT n]
  * (cardinality); Redis's zunionInterDiffGenericCommand, in its order: numkeys, then the keys'
  * types (WRONGTYPE wins over a bad option), then the options. */
-static void set_operation_command(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+static void set_operation_command(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                                   gr_reply_t *reply, int op, int store, int cardinality, const char *name) {
     size_t numkeys_index = store ? 2 : 1;
     int64_t numkeys;
@@ -223,25 +223,25 @@ static void set_operation_command(gr_db_t *db, size_t argc, const uint8_t *const
     gr_zcmd_store_result(db, arg(argv, argv_length, 1), sink.zset, reply);
 }
 
-void gr_cmd_zunion(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zunion(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     set_operation_command(db, argc, argv, argv_length, reply, OP_UNION, 0, 0, "zunion");
 }
-void gr_cmd_zinter(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zinter(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     set_operation_command(db, argc, argv, argv_length, reply, OP_INTER, 0, 0, "zinter");
 }
-void gr_cmd_zdiff(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zdiff(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     set_operation_command(db, argc, argv, argv_length, reply, OP_DIFF, 0, 0, "zdiff");
 }
-void gr_cmd_zunionstore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zunionstore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     set_operation_command(db, argc, argv, argv_length, reply, OP_UNION, 1, 0, "zunionstore");
 }
-void gr_cmd_zinterstore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zinterstore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     set_operation_command(db, argc, argv, argv_length, reply, OP_INTER, 1, 0, "zinterstore");
 }
-void gr_cmd_zdiffstore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zdiffstore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     set_operation_command(db, argc, argv, argv_length, reply, OP_DIFF, 1, 0, "zdiffstore");
 }
 
-void gr_cmd_zintercard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+void gr_cmd_zintercard(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     set_operation_command(db, argc, argv, argv_length, reply, OP_INTER, 0, 1, "zintercard");
 }

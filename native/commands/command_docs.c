@@ -775,7 +775,7 @@ static void command_help(gr_reply_t *reply) {
     for (size_t i = 0; i < count; i++) gr_reply_status(reply, lines[i], strlen(lines[i]));
 }
 
-void gr_cmd_command(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_command(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply) {
     (void)db;
     if (argc == 1) {

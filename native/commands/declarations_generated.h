@@ -12,360 +12,360 @@
 #include "exec/db.h"
 
 /* .handler */
-void gr_cmd_append(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_dbsize(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_del(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_exists(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_expire(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_flushdb(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_get(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_getdel(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_getex(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_getrange(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_incrby(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_incrbyfloat(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_keys(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_lindex(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_linsert(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_list_blocking(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_llen(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_lmove(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_lmpop(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_lpos(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_lrange(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_lrem(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_lset(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_ltrim(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_memory_usage(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_mget(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_move(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_mset(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_persist(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_ping(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_pop(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_push(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_rename(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_scan(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_select(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_set(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_setrange(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_strlen(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_swapdb(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_ttl(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_cmd_type(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_append(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_dbsize(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_del(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_exists(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_expire(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_flushdb(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_get(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_getdel(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_getex(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_getrange(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_incrby(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_incrbyfloat(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_keys(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_lindex(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_linsert(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_list_blocking(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_llen(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_lmove(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_lmpop(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_lpos(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_lrange(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_lrem(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_lset(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_ltrim(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_memory_usage(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_mget(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_move(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_mset(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_persist(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_ping(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_pop(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_push(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_rename(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_scan(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_select(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_set(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_setrange(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_strlen(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_swapdb(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_ttl(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_type(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
 
 /* .argv_handler */
-void gr_cmd_arcount(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_arcount(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_ardel(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_ardel(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_ardelrange(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_ardelrange(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_arget(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_arget(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_argetrange(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_argetrange(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_argrep(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_argrep(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_arinfo(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_arinfo(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_arinsert(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_arinsert(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_arlastitems(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_arlastitems(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_arlen(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_arlen(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_armget(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_armget(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_armset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_armset(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_arnext(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_arnext(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_arop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_arop(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_arring(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_arring(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_arscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_arscan(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_arseek(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_arseek(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_arset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_arset(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_auth(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_auth(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_bgrewriteaof(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bgrewriteaof(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_bgsave(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bgsave(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_bitcount(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bitcount(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_bitfield(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bitfield(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_bitfield_ro(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bitfield_ro(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_bitop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bitop(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_bitpos(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bitpos(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_bzmpop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bzmpop(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_bzpopmax(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bzpopmax(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_bzpopmin(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_bzpopmin(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_client(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_client(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_command(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_command(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_config(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_config(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_copy(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_copy(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_debug(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_debug(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_dump(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_dump(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_echo(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_echo(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_function(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_function(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_getbit(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_getbit(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_getset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_getset(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_goblin_memory(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_goblin_memory(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_goblin_optimize(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_goblin_optimize(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hdel(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hdel(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hello(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hello(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hexists(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hexists(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hexpire(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hexpire(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hexpireat(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hexpireat(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hexpiretime(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hexpiretime(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hget(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hget(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hgetall(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hgetall(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hgetdel(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hgetdel(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hgetex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hgetex(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hincrby(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hincrby(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hincrbyfloat(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hincrbyfloat(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hkeys(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hkeys(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hlen(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hlen(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hmget(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hmget(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hmset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hmset(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hpersist(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hpersist(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hpexpire(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hpexpire(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hpexpireat(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hpexpireat(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hpexpiretime(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hpexpiretime(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hpttl(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hpttl(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hrandfield(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hrandfield(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hscan(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hset(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hsetex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hsetex(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hsetnx(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hsetnx(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hstrlen(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hstrlen(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_httl(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_httl(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_hvals(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_hvals(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_info(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_info(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_lastsave(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_lastsave(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_lcs(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_lcs(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_list_internals(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_list_internals(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_memory(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_memory(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_object(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_object(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_psubscribe(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_psubscribe(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_publish(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_publish(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_pubsub(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_pubsub(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_punsubscribe(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_punsubscribe(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_quit(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_quit(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_randomkey(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_randomkey(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_renamenx(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_renamenx(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_reset(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_reset(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_restore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_restore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_rt_arreserve(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_rt_arreserve(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_sadd(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sadd(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_save(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_save(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_scard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_scard(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_sdiff(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sdiff(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_sdiffstore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sdiffstore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_setbit(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_setbit(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_shutdown(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_shutdown(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_sinter(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sinter(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_sintercard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sintercard(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_sinterstore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sinterstore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_sismember(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sismember(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_slowlog(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_slowlog(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_smembers(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_smembers(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_smismember(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_smismember(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_smove(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_smove(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_sort(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sort(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_sort_ro(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sort_ro(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_spop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_spop(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_spublish(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_spublish(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_srandmember(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_srandmember(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_srem(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_srem(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_sscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sscan(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_ssubscribe(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_ssubscribe(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_subscribe(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_subscribe(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_sunion(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sunion(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_sunionstore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sunionstore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_sunsubscribe(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_sunsubscribe(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_time(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_time(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_touch(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_touch(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_unsubscribe(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_unsubscribe(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_waitaof(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_waitaof(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zadd(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zadd(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zcard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zcard(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zcount(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zcount(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zdiff(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zdiff(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zdiffstore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zdiffstore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zincrby(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zincrby(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zinter(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zinter(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zintercard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zintercard(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zinterstore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zinterstore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zlexcount(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zlexcount(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zmpop(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zmpop(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zmscore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zmscore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zpopmax(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zpopmax(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zpopmin(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zpopmin(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zrandmember(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zrandmember(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zrange(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zrange(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zrangebylex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zrangebylex(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zrangebyscore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zrangebyscore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zrangestore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zrangestore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zrank(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zrank(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zrem(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zrem(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zremrangebylex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zremrangebylex(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zremrangebyrank(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zremrangebyrank(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zremrangebyscore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zremrangebyscore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zrevrange(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zrevrange(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zrevrangebylex(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zrevrangebylex(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zrevrangebyscore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zrevrangebyscore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zrevrank(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zrevrank(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zscan(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zscan(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zscore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zscore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zset_convert(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zset_convert(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zset_internals(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zset_internals(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zunion(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zunion(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_zunionstore(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_cmd_zunionstore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_transaction_discard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_transaction_discard(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_transaction_exec(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_transaction_exec(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_transaction_multi(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_transaction_multi(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_transaction_unwatch(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_transaction_unwatch(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_transaction_watch(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_transaction_watch(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 
 /* .build */
@@ -405,26 +405,26 @@ int gr_build_swapdb(gr_build_context_t *ctx);
 int gr_build_value(gr_build_context_t *ctx);
 
 /* .render */
-void gr_render_bpop(gr_db_t *db, const gr_request_t *request);
-void gr_render_del(gr_db_t *db, const gr_request_t *request);
-void gr_render_expiry(gr_db_t *db, const gr_request_t *request);
-void gr_render_flushdb(gr_db_t *db, const gr_request_t *request);
-void gr_render_getdel(gr_db_t *db, const gr_request_t *request);
-void gr_render_incrby(gr_db_t *db, const gr_request_t *request);
-void gr_render_incrbyfloat(gr_db_t *db, const gr_request_t *request);
-void gr_render_key_index(gr_db_t *db, const gr_request_t *request);
-void gr_render_key_index_value(gr_db_t *db, const gr_request_t *request);
-void gr_render_key_value(gr_db_t *db, const gr_request_t *request);
-void gr_render_linsert(gr_db_t *db, const gr_request_t *request);
-void gr_render_lmove(gr_db_t *db, const gr_request_t *request);
-void gr_render_lmpop(gr_db_t *db, const gr_request_t *request);
-void gr_render_ltrim(gr_db_t *db, const gr_request_t *request);
-void gr_render_mset(gr_db_t *db, const gr_request_t *request);
-void gr_render_persist(gr_db_t *db, const gr_request_t *request);
-void gr_render_pop(gr_db_t *db, const gr_request_t *request);
-void gr_render_push(gr_db_t *db, const gr_request_t *request);
-void gr_render_set(gr_db_t *db, const gr_request_t *request);
-void gr_render_swapdb(gr_db_t *db, const gr_request_t *request);
+void gr_render_bpop(gr_server_t *db, const gr_request_t *request);
+void gr_render_del(gr_server_t *db, const gr_request_t *request);
+void gr_render_expiry(gr_server_t *db, const gr_request_t *request);
+void gr_render_flushdb(gr_server_t *db, const gr_request_t *request);
+void gr_render_getdel(gr_server_t *db, const gr_request_t *request);
+void gr_render_incrby(gr_server_t *db, const gr_request_t *request);
+void gr_render_incrbyfloat(gr_server_t *db, const gr_request_t *request);
+void gr_render_key_index(gr_server_t *db, const gr_request_t *request);
+void gr_render_key_index_value(gr_server_t *db, const gr_request_t *request);
+void gr_render_key_value(gr_server_t *db, const gr_request_t *request);
+void gr_render_linsert(gr_server_t *db, const gr_request_t *request);
+void gr_render_lmove(gr_server_t *db, const gr_request_t *request);
+void gr_render_lmpop(gr_server_t *db, const gr_request_t *request);
+void gr_render_ltrim(gr_server_t *db, const gr_request_t *request);
+void gr_render_mset(gr_server_t *db, const gr_request_t *request);
+void gr_render_persist(gr_server_t *db, const gr_request_t *request);
+void gr_render_pop(gr_server_t *db, const gr_request_t *request);
+void gr_render_push(gr_server_t *db, const gr_request_t *request);
+void gr_render_set(gr_server_t *db, const gr_request_t *request);
+void gr_render_swapdb(gr_server_t *db, const gr_request_t *request);
 
 /* .blocking */
 extern const gr_block_spec_t gr_list_block_move;

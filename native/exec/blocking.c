@@ -77,7 +77,7 @@ static void free_key_if_unused(gr_blocking_t *b, blocked_key_t *k) {
     free(k);
 }
 
-static void recompute_deadline(gr_db_t *db) {
+static void recompute_deadline(gr_server_t *db) {
     int64_t earliest = INT64_MAX;
     for (gr_waiter_t *w = db->blocking ? db->blocking->first : NULL; w; w = w->next)
         if (w->deadline_ms < earliest) earliest = w->deadline_ms;
@@ -102,7 +102,7 @@ static gr_bytes_t key_at(const gr_block_spec_t *spec, const gr_request_t *r, uin
     return spec->keys == GR_BLOCK_KEY_IN_KEY ? r->key : r->items[i];
 }
 
-int gr_blocking_park(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_t *r, double timeout_s) {
+int gr_blocking_park(gr_server_t *db, const gr_block_spec_t *spec, const gr_request_t *r, double timeout_s) {
     gr_connection_t *conn = db->current;
     if (!conn || !conn->reply) return -1;
     if (!db->blocking) {
@@ -174,7 +174,7 @@ int gr_blocking_park(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_
 }
 
 /* gr_blocking_run's rest: the timeout refused, or spec->serve found nothing. */
-void gr_blocking_run_unserved(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_t *request, gr_reply_t *reply) {
+void gr_blocking_run_unserved(gr_server_t *db, const gr_block_spec_t *spec, const gr_request_t *request, gr_reply_t *reply) {
     const char *why = gr_blocking_timeout_error(request->timeout);   /* the ring's typed path too */
     if (why) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, why);
@@ -190,7 +190,7 @@ void gr_blocking_run_unserved(gr_db_t *db, const gr_block_spec_t *spec, const gr
 
 /* ---- unpark ---- */
 
-static void unlink_waiter(gr_db_t *db, gr_waiter_t *w) {
+static void unlink_waiter(gr_server_t *db, gr_waiter_t *w) {
     gr_blocking_t *b = db->blocking;
     for (uint32_t i = 0; i < w->link_count; i++) {
         waiter_link_t *link = &w->links[i];
@@ -209,13 +209,13 @@ static void unlink_waiter(gr_db_t *db, gr_waiter_t *w) {
     free(w);
 }
 
-static void mark_woken(gr_db_t *db, gr_connection_t *conn) {
+static void mark_woken(gr_server_t *db, gr_connection_t *conn) {
     if (conn->kind == GR_CONN_RING || conn->woken) return;   /* a ring session resumes by itself */
     conn->woken = 1;
     db->woken_pending++;
 }
 
-void gr_blocking_forget(gr_db_t *db, gr_connection_t *conn) {
+void gr_blocking_forget(gr_server_t *db, gr_connection_t *conn) {
     if (conn->waiter) {
         unlink_waiter(db, conn->waiter);
         recompute_deadline(db);
@@ -243,7 +243,7 @@ static gr_reply_t *writer_for(gr_waiter_t *w) {
     return w->conn->reply;
 }
 
-int gr_blocking_unblock(gr_db_t *db, gr_connection_t *conn, int with_error) {
+int gr_blocking_unblock(gr_server_t *db, gr_connection_t *conn, int with_error) {
     gr_waiter_t *w = conn->waiter;
     if (!w) return 0;
     gr_reply_t *reply = writer_for(w);
@@ -257,7 +257,7 @@ int gr_blocking_unblock(gr_db_t *db, gr_connection_t *conn, int with_error) {
 
 /* ---- signal and serve ---- */
 
-void gr_blocking_signal(gr_db_t *db, int32_t db_index, const uint8_t *key, size_t key_length) {
+void gr_blocking_signal(gr_server_t *db, int32_t db_index, const uint8_t *key, size_t key_length) {
     if (db->blocked_count == 0) return;
     gr_blocking_t *b = db->blocking;
     blocked_key_t *k = find_key(b, db_index, key, key_length, key_hash(db_index, key, key_length));
@@ -268,7 +268,7 @@ void gr_blocking_signal(gr_db_t *db, int32_t db_index, const uint8_t *key, size_
     b->ready_tail = k;
 }
 
-void gr_blocking_signal_db(gr_db_t *db, int32_t db_index) {
+void gr_blocking_signal_db(gr_server_t *db, int32_t db_index) {
     if (db->blocked_count == 0) return;
     gr_blocking_t *b = db->blocking;
     for (size_t i = 0; i < BUCKETS; i++)
@@ -277,13 +277,13 @@ void gr_blocking_signal_db(gr_db_t *db, int32_t db_index) {
 }
 
 /* 1 if key holds, in database db_index, a live value the waiter's command can take. */
-static int key_ready_for(gr_db_t *db, const blocked_key_t *k, const gr_waiter_t *w) {
+static int key_ready_for(gr_server_t *db, const blocked_key_t *k, const gr_waiter_t *w) {
     gr_ks_entry_t *entry = gr_ks_find(db->keyspaces[k->db_index], k->key, k->key_length);
     if (!entry || gr_db_is_expired(db, entry)) return 0;
     return w->spec->ready(entry);
 }
 
-static void serve_key(gr_db_t *db, blocked_key_t *k) {
+static void serve_key(gr_server_t *db, blocked_key_t *k) {
     while (k->head && key_ready_for(db, k, k->head->waiter)) {
         gr_waiter_t *w = k->head->waiter;
         gr_connection_t *conn = w->conn;
@@ -317,7 +317,7 @@ static void serve_key(gr_db_t *db, blocked_key_t *k) {
     }
 }
 
-void gr_blocking_serve(gr_db_t *db) {
+void gr_blocking_serve(gr_server_t *db) {
     gr_blocking_t *b = db->blocking;
     if (!b || !b->ready_head || db->serve_deferred) return;
     gr_connection_t *current = db->current;
@@ -336,7 +336,7 @@ void gr_blocking_serve(gr_db_t *db) {
 
 /* ---- timeouts and the server's view ---- */
 
-int64_t gr_db_expire_blocked(gr_db_t *db) {
+int64_t gr_db_expire_blocked(gr_server_t *db) {
     if (db->blocked_count == 0) return 0;
     int64_t now = gr_monotonic_ms(), expired = 0;
     if (now < db->next_block_deadline_ms) return 0;
@@ -356,13 +356,13 @@ int64_t gr_db_expire_blocked(gr_db_t *db) {
     return expired;
 }
 
-int64_t gr_db_next_block_timeout_ms(gr_db_t *db) {
+int64_t gr_db_next_block_timeout_ms(gr_server_t *db) {
     if (db->blocked_count == 0 || db->next_block_deadline_ms == INT64_MAX) return -1;
     int64_t left = db->next_block_deadline_ms - gr_monotonic_ms();
     return left > 0 ? left : 0;
 }
 
-int64_t gr_db_take_woken(gr_db_t *db) {
+int64_t gr_db_take_woken(gr_server_t *db) {
     if (db->woken_pending == 0) return 0;
     for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
         if (conn->woken) {
@@ -375,7 +375,7 @@ int64_t gr_db_take_woken(gr_db_t *db) {
     return 0;
 }
 
-int gr_blocking_check(const gr_db_t *db) {
+int gr_blocking_check(const gr_server_t *db) {
     const gr_blocking_t *b = db->blocking;
     int64_t waiters = 0;
     for (const gr_waiter_t *w = b ? b->first : NULL; w; w = w->next) {
@@ -394,7 +394,7 @@ int gr_blocking_check(const gr_db_t *db) {
     return 0;
 }
 
-void gr_blocking_free_all(gr_db_t *db) {
+void gr_blocking_free_all(gr_server_t *db) {
     gr_blocking_t *b = db->blocking;
     if (!b) return;
     while (b->first) unlink_waiter(db, b->first);

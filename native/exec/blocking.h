@@ -53,7 +53,7 @@ typedef struct gr_block_spec {
     int (*ready)(const gr_ks_entry_t *entry);
     /* The command's ready path on request (keys tried in order): 1 when it replied (a value,
      * or an error such as WRONGTYPE), 0 when no key had anything. Never parks. */
-    int (*serve)(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
+    int (*serve)(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
     /* The reply when the timeout passes, or when the command cannot block (inside EXEC). */
     void (*timeout_reply)(const gr_request_t *request, gr_reply_t *reply);
     /* Where the command's argv holds its timeout: an index, or from the end (-1: the last
@@ -68,9 +68,9 @@ typedef struct gr_block_spec {
  * connection to park, it answers spec->timeout_reply at once. */
 /* Inline up to the ready path, which is where BLPOP on a list with values ends; the rest is
  * gr_blocking_run_unserved. */
-void gr_blocking_run_unserved(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_t *request, gr_reply_t *reply);
+void gr_blocking_run_unserved(gr_server_t *db, const gr_block_spec_t *spec, const gr_request_t *request, gr_reply_t *reply);
 #define GR_BLOCK_TIMEOUT_MAX_S 9.2e15   /* milliseconds past INT64_MAX beyond it */
-static inline void gr_blocking_run(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_t *request,
+static inline void gr_blocking_run(gr_server_t *db, const gr_block_spec_t *spec, const gr_request_t *request,
                                    gr_reply_t *reply) {
     double timeout = request->timeout;   /* usable: gr_blocking_timeout_error's test (NaN fails both) */
     if (timeout >= 0 && timeout <= GR_BLOCK_TIMEOUT_MAX_S && spec->serve(db, request, reply)) return;
@@ -82,22 +82,22 @@ static inline void gr_blocking_run(gr_db_t *db, const gr_block_spec_t *spec, con
 const char *gr_blocking_timeout_error(double seconds);
 /* Park the current connection on request's keys; 0, or -1 on OOM (then nothing is parked
  * and the caller replies OOM). timeout_s == 0: forever. gr_blocking_run calls it. */
-int gr_blocking_park(gr_db_t *db, const gr_block_spec_t *spec, const gr_request_t *request, double timeout_s);
+int gr_blocking_park(gr_server_t *db, const gr_block_spec_t *spec, const gr_request_t *request, double timeout_s);
 /* A value now exists under key in database db_index (or may: RENAME, MOVE). */
-void gr_blocking_signal(gr_db_t *db, int32_t db_index, const uint8_t *key, size_t key_length);
+void gr_blocking_signal(gr_server_t *db, int32_t db_index, const uint8_t *key, size_t key_length);
 /* Every blocked key of database db_index (SWAPDB). */
-void gr_blocking_signal_db(gr_db_t *db, int32_t db_index);
+void gr_blocking_signal_db(gr_server_t *db, int32_t db_index);
 /* Serve the ready keys; called after each top-level command. */
-void gr_blocking_serve(gr_db_t *db);
+void gr_blocking_serve(gr_server_t *db);
 /* CLIENT UNBLOCK: if conn is parked, answer its blocked command now — as its timeout would
  * (spec->timeout_reply), or with_error: "-UNBLOCKED client unblocked via CLIENT UNBLOCK" — and
  * wake it, as a served waiter is woken. 1 if it was parked, 0 if not. */
-int gr_blocking_unblock(gr_db_t *db, gr_connection_t *conn, int with_error);
+int gr_blocking_unblock(gr_server_t *db, gr_connection_t *conn, int with_error);
 /* Remove conn's waiter, if any, without replying (the connection is going away). */
-void gr_blocking_forget(gr_db_t *db, gr_connection_t *conn);
-void gr_blocking_free_all(gr_db_t *db);
+void gr_blocking_forget(gr_server_t *db, gr_connection_t *conn);
+void gr_blocking_free_all(gr_server_t *db);
 /* Tests: 0 when the bookkeeping agrees with itself (every waiter linked on each of its keys,
  * its connection pointing back, the count right), else -1. */
-int gr_blocking_check(const gr_db_t *db);
+int gr_blocking_check(const gr_server_t *db);
 
 #endif

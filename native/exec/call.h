@@ -33,7 +33,7 @@
 #include "exec/reply.h"
 #include "exec/request.h"
 
-struct gr_db;
+struct gr_server;
 struct gr_connection;
 struct gr_command;
 
@@ -62,20 +62,20 @@ typedef struct gr_call {
 /* A call begins and ends around its row's handler (db.c's execute paths, blocking.c's served
  * waiter): begin makes it db->call; end publishes its events, writes its effect and makes its
  * outer call current again. */
-void gr_call_begin(struct gr_db *db, gr_call_t *call, const struct gr_command *row, int index,
+void gr_call_begin(struct gr_server *db, gr_call_t *call, const struct gr_command *row, int index,
                    const gr_request_t *request, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                    gr_reply_t *reply);
-void gr_call_end(struct gr_db *db, gr_call_t *call);
+void gr_call_end(struct gr_server *db, gr_call_t *call);
 
 /* Keyspace event `event` of class type (GR_NOTIFY_*) for key in database dbid (-1: the running
  * call's): kept in order and published when the call ends. db.h's gr_call_notify and
  * gr_call_notify_db are the inline entries (one branch while notifications are off). */
-void gr_call_notify_db_slow(struct gr_db *db, int32_t dbid, int type, const char *event, gr_bytes_t key);
+void gr_call_notify_db_slow(struct gr_server *db, int32_t dbid, int type, const char *event, gr_bytes_t key);
 /* The row's default event does not apply: the handler notifies its events itself, or has
  * none to notify for what it did (a no-op). */
-void gr_call_events_stated(struct gr_db *db);
+void gr_call_events_stated(struct gr_server *db);
 /* Argument j of the running call is a secret (AUTH's password): the slow log shows
  * "(redacted)" in its place, as Redis's redactClientCommandArgument. */
-void gr_call_redact_argument(struct gr_db *db, size_t j);
+void gr_call_redact_argument(struct gr_server *db, size_t j);
 
 #endif

@@ -39,7 +39,7 @@ static void close_descriptors_from(int first) {
     for (int fd = first; fd < last; fd++) close(fd);
 }
 
-int32_t gr_child_fork(gr_db_t *db, gr_child_kind_t kind, gr_child_done_t done, void *context) {
+int32_t gr_child_fork(gr_server_t *db, gr_child_kind_t kind, gr_child_done_t done, void *context) {
     if (db->child.pid > 0) {
         errno = EBUSY;
         return -1;
@@ -91,10 +91,10 @@ void gr_log_to_stderr(const char *format, ...) {
     (void)ignored;
 }
 
-gr_child_kind_t gr_child_running(const gr_db_t *db) { return db->child.pid > 0 ? (gr_child_kind_t)db->child.kind : GR_CHILD_NONE; }
+gr_child_kind_t gr_child_running(const gr_server_t *db) { return db->child.pid > 0 ? (gr_child_kind_t)db->child.kind : GR_CHILD_NONE; }
 
 /* The child ended with this wait status: forget it, then tell its owner. */
-static void finish(gr_db_t *db, int status) {
+static void finish(gr_server_t *db, int status) {
     gr_child_t child = db->child;
     db->child = (gr_child_t){0};
     int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
@@ -102,7 +102,7 @@ static void finish(gr_db_t *db, int status) {
     if (child.done) child.done(db, (gr_child_kind_t)child.kind, ok, sig, child.killing, child.context);
 }
 
-static int reap(gr_db_t *db, int options) {
+static int reap(gr_server_t *db, int options) {
     if (db->child.pid <= 0) return 0;
     int status = 0;
     pid_t got;
@@ -114,11 +114,11 @@ static int reap(gr_db_t *db, int options) {
     return 1;
 }
 
-int gr_child_reap(gr_db_t *db) { return reap(db, WNOHANG); }
+int gr_child_reap(gr_server_t *db) { return reap(db, WNOHANG); }
 
-void gr_child_wait(gr_db_t *db) { reap(db, 0); }
+void gr_child_wait(gr_server_t *db) { reap(db, 0); }
 
-void gr_child_kill(gr_db_t *db) {
+void gr_child_kill(gr_server_t *db) {
     if (db->child.pid <= 0) return;
     db->child.killing = 1;
     kill(db->child.pid, SIGKILL);

@@ -28,7 +28,7 @@
 
 #include <stdint.h>
 
-struct gr_db;
+struct gr_server;
 
 typedef enum gr_child_kind {
     GR_CHILD_NONE = 0,
@@ -38,7 +38,7 @@ typedef enum gr_child_kind {
 
 /* In the parent, when the child has ended: ok = it exited with status 0; signal = the
  * signal that killed it (0: it exited); by_parent = gr_child_kill ended it. */
-typedef void (*gr_child_done_t)(struct gr_db *db, gr_child_kind_t kind, int ok, int signal, int by_parent,
+typedef void (*gr_child_done_t)(struct gr_server *db, gr_child_kind_t kind, int ok, int signal, int by_parent,
                                 void *context);
 
 typedef struct gr_child {
@@ -54,7 +54,7 @@ typedef struct gr_child {
 /* Lifecycle */
 /* Fork a child of this kind. Parent: its pid (> 0). Child: 0 (end it with gr_child_exit).
  * -1 with errno set: EBUSY when a child runs, else fork's errno. */
-int32_t gr_child_fork(struct gr_db *db, gr_child_kind_t kind, gr_child_done_t done, void *context);
+int32_t gr_child_fork(struct gr_server *db, gr_child_kind_t kind, gr_child_done_t done, void *context);
 /* End the child: status 0 when ok, 1 otherwise (no atexit handlers, no stdio flush). */
 _Noreturn void gr_child_exit(int ok);
 /* One log line on stderr, "goblin-ring[<pid>] <date> <time> <message>", as the server's own
@@ -64,14 +64,14 @@ _Noreturn void gr_child_exit(int ok);
 void gr_log_to_stderr(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /* Queries */
-gr_child_kind_t gr_child_running(const struct gr_db *db);   /* GR_CHILD_NONE when none */
+gr_child_kind_t gr_child_running(const struct gr_server *db);   /* GR_CHILD_NONE when none */
 
 /* Reaping (parent) */
 /* Reap the child if it has ended, without waiting: 1 when one was reaped (its done has run). */
-int gr_child_reap(struct gr_db *db);
+int gr_child_reap(struct gr_server *db);
 /* Wait for the running child to end and reap it (no-op without one). */
-void gr_child_wait(struct gr_db *db);
+void gr_child_wait(struct gr_server *db);
 /* Kill the running child (SIGKILL), wait for it and reap it: done runs with by_parent = 1. */
-void gr_child_kill(struct gr_db *db);
+void gr_child_kill(struct gr_server *db);
 
 #endif

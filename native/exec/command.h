@@ -83,7 +83,7 @@ int gr_request_may_block(const gr_request_t *request, double *timeout);
     "skip_monitor", "skip_slowlog", "asking", "fast", "no_auth", "may_replicate", "no_mandatory_keys",       \
     "no_async_loading", "no_multi", "movablekeys", "allow_busy"
 
-struct gr_db;
+struct gr_server;
 struct gr_block_spec;   /* exec/blocking.h */
 
 /* One Redis 7 key spec with an "index" begin_search. find_keys is either
@@ -125,8 +125,8 @@ typedef struct gr_build_context {
 
 /* 0 with ctx->request filled, or -1 with ctx->error filled. */
 typedef int (*gr_request_builder_t)(gr_build_context_t *ctx);
-typedef void (*gr_command_handler_t)(struct gr_db *db, const gr_request_t *request, gr_reply_t *reply);
-typedef void (*gr_argv_handler_t)(struct gr_db *db, size_t argc, const uint8_t *const *argv,
+typedef void (*gr_command_handler_t)(struct gr_server *db, const gr_request_t *request, gr_reply_t *reply);
+typedef void (*gr_argv_handler_t)(struct gr_server *db, size_t argc, const uint8_t *const *argv,
                                   const size_t *argv_length, gr_reply_t *reply);
 
 /* What a row's default keyspace event does for a key the command left missing: nothing more,
@@ -168,7 +168,7 @@ typedef struct gr_command {
     struct { int type; const char *event; int gone; } notify;
     /* A typed request back to argv, written with propagate.h's gr_effect_* calls: the effect a
      * typed write propagates when its handler states none. NULL for argv-only rows. */
-    void (*render)(struct gr_db *db, const gr_request_t *request);
+    void (*render)(struct gr_server *db, const gr_request_t *request);
     /* Keys its key specs cannot describe (SORT's STORE destination), as Redis's getkeys_proc:
      * fills positions (argv indexes) and flags (key-spec flag words) of every key, at most
      * capacity, and returns the count. NULL for most rows; a row with one is "movablekeys" and

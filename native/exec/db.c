@@ -28,10 +28,10 @@ static int64_t now_ms(void) {
     return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
-static void calibrate_cycles(gr_db_t *db);
+static void calibrate_cycles(gr_server_t *db);
 
-gr_db_t *gr_db_new(uint64_t seed) {
-    gr_db_t *db = calloc(1, sizeof *db);
+gr_server_t *gr_db_new(uint64_t seed) {
+    gr_server_t *db = calloc(1, sizeof *db);
     if (!db) return NULL;
     for (int i = 0; i < GR_DB_COUNT; i++) {
         db->keyspaces[i] = gr_ks_new(gr_free_value, db, seed + (uint64_t)i);
@@ -90,7 +90,7 @@ gr_db_t *gr_db_new(uint64_t seed) {
     return db;
 }
 
-void gr_db_free(gr_db_t *db) {
+void gr_db_free(gr_server_t *db) {
     if (!db) return;
     gr_blocking_free_all(db);
     gr_transaction_free_all(db);
@@ -105,7 +105,7 @@ void gr_db_free(gr_db_t *db) {
     free(db);
 }
 
-int gr_db_reserve_items(gr_db_t *db, size_t count) {
+int gr_db_reserve_items(gr_server_t *db, size_t count) {
     if (count <= db->scratch_capacity) return 0;
     gr_bytes_t *items = realloc(db->scratch_items, count * sizeof *items);
     if (!items) return -1;
@@ -114,7 +114,7 @@ int gr_db_reserve_items(gr_db_t *db, size_t count) {
     return 0;
 }
 
-int gr_db_set_list_implementation(gr_db_t *db, const char *name) {
+int gr_db_set_list_implementation(gr_server_t *db, const char *name) {
     if (strcmp(name, "segmented") == 0) db->list_target = GR_LIST_SEGMENTED;
     else if (strcmp(name, "pma") == 0) db->list_target = GR_LIST_PMA;
     else return -1;
@@ -122,7 +122,7 @@ int gr_db_set_list_implementation(gr_db_t *db, const char *name) {
     return 0;
 }
 
-int gr_db_set_array_implementation(gr_db_t *db, const char *name) {
+int gr_db_set_array_implementation(gr_server_t *db, const char *name) {
     const gr_array_engine_t *engine = gr_array_engine_named(name, strlen(name));
     if (!engine) return -1;
     db->array_engine = engine->kind;
@@ -134,7 +134,7 @@ static void copy_text(char *target, size_t size, const char *value) {
     target[size - 1] = '\0';
 }
 
-void gr_db_set_info_text(gr_db_t *db, const char *field, const char *value) {
+void gr_db_set_info_text(gr_server_t *db, const char *field, const char *value) {
     if (!strcmp(field, "version")) copy_text(db->info.version, sizeof db->info.version, value);
     else if (!strcmp(field, "name")) copy_text(db->info.name, sizeof db->info.name, value);
     else if (!strcmp(field, "mode")) copy_text(db->info.mode, sizeof db->info.mode, value);
@@ -143,7 +143,7 @@ void gr_db_set_info_text(gr_db_t *db, const char *field, const char *value) {
     else if (!strcmp(field, "run_id")) copy_text(db->info.run_id, sizeof db->info.run_id, value);
 }
 
-void gr_db_set_info_number(gr_db_t *db, const char *field, int64_t value) {
+void gr_db_set_info_number(gr_server_t *db, const char *field, int64_t value) {
     if (!strcmp(field, "tcp_port")) db->info.tcp_port = value;
     else if (!strcmp(field, "process_id")) db->info.process_id = value;
     else if (!strcmp(field, "ring_capacity")) db->info.ring_capacity = value;
@@ -153,16 +153,16 @@ void gr_db_set_info_number(gr_db_t *db, const char *field, int64_t value) {
 
 }
 
-int gr_db_accepts_peer(gr_db_t *db, int is_loopback) {
+int gr_db_accepts_peer(gr_server_t *db, int is_loopback) {
     return is_loopback || !db->config.protected_mode || db->requirepass[0] != '\0';
 }
 
-void gr_db_count_connection(gr_db_t *db, int rejected) {
+void gr_db_count_connection(gr_server_t *db, int rejected) {
     db->stats.connections_received++;
     if (rejected) db->stats.rejected_connections++;
 }
 
-int64_t gr_db_key_count(gr_db_t *db) {
+int64_t gr_db_key_count(gr_server_t *db) {
     int64_t keys = 0;
     for (int i = 0; i < GR_DB_COUNT; i++) keys += (int64_t)gr_ks_size(db->keyspaces[i]);
     return keys;
@@ -170,7 +170,7 @@ int64_t gr_db_key_count(gr_db_t *db) {
 
 /* ---- connections ---- */
 
-void gr_connection_register(gr_db_t *db, gr_connection_t *conn, int64_t id, gr_connection_kind_t kind) {
+void gr_connection_register(gr_server_t *db, gr_connection_t *conn, int64_t id, gr_connection_kind_t kind) {
     conn->id = id;
     conn->kind = (uint8_t)kind;
     conn->protocol = 2;
@@ -183,7 +183,7 @@ void gr_connection_register(gr_db_t *db, gr_connection_t *conn, int64_t id, gr_c
     db->connections = conn;
 }
 
-void gr_connection_unregister(gr_db_t *db, gr_connection_t *conn) {
+void gr_connection_unregister(gr_server_t *db, gr_connection_t *conn) {
     gr_blocking_forget(db, conn);
     gr_transaction_forget(db, conn);
     gr_pubsub_forget(db->pubsub, &conn->subscriber);
@@ -203,19 +203,19 @@ void gr_connection_unregister(gr_db_t *db, gr_connection_t *conn) {
 /* Keyspace notifications' "new": Redis fires it when a key is added (dbAdd), before the
  * command's own event; recorded with the command's changes so the order is kept. */
 static void notify_new_key(void *context, gr_keyspace_t *ks, const uint8_t *key, size_t length) {
-    gr_db_t *db = context;
+    gr_server_t *db = context;
     int32_t dbid = 0;
     while (dbid < GR_DB_COUNT - 1 && db->keyspaces[dbid] != ks) dbid++;
     gr_notify_record_new(db, dbid, (gr_bytes_t){key, (uint32_t)length});   /* in order with the command's changes */
 }
 
-void gr_db_set_notify_flags(gr_db_t *db, int flags) {
+void gr_db_set_notify_flags(gr_server_t *db, int flags) {
     db->notify_flags = flags;
     for (int i = 0; i < GR_DB_COUNT; i++)
         gr_ks_set_add_observer(db->keyspaces[i], (flags & GR_NOTIFY_NEW) ? notify_new_key : NULL);
 }
 
-void gr_db_note_pending_output(gr_db_t *db, gr_connection_t *conn) {
+void gr_db_note_pending_output(gr_server_t *db, gr_connection_t *conn) {
     if (conn->output_pending) return;
     if (db->pending_output_count == db->pending_output_capacity) {
         size_t capacity = db->pending_output_capacity ? db->pending_output_capacity * 2 : 16;
@@ -228,7 +228,7 @@ void gr_db_note_pending_output(gr_db_t *db, gr_connection_t *conn) {
     conn->output_pending = 1;
 }
 
-gr_connection_t *gr_db_take_pending_output(gr_db_t *db) {
+gr_connection_t *gr_db_take_pending_output(gr_server_t *db) {
     while (db->pending_output_count > 0) {
         gr_connection_t *conn = db->pending_output[--db->pending_output_count];
         if (conn) {
@@ -240,23 +240,23 @@ gr_connection_t *gr_db_take_pending_output(gr_db_t *db) {
 }
 
 /* Make conn the context of the command about to run. */
-void gr_db_begin_batch(gr_db_t *db) {
+void gr_db_begin_batch(gr_server_t *db) {
     if (db->batch_depth++ == 0) db->batch_clock_read = 0;   /* read lazily, by the first command */
 }
 
-void gr_db_end_batch(gr_db_t *db) {
+void gr_db_end_batch(gr_server_t *db) {
     if (db->batch_depth > 0) db->batch_depth--;
     if (db->batch_depth == 0) gr_propagate_flush(db);   /* the log has the batch (gr_propagate_sync: durable) */
 }
 
 /* The index of db->keyspace (a command may look into another database: MOVE, COPY DB). */
-static int32_t keyspace_index(const gr_db_t *db) {
+static int32_t keyspace_index(const gr_server_t *db) {
     for (int32_t i = 0; i < GR_DB_COUNT; i++)
         if (db->keyspaces[i] == db->keyspace) return i;
     return 0;
 }
 
-static void enter(gr_db_t *db, gr_connection_t *conn) {
+static void enter(gr_server_t *db, gr_connection_t *conn) {
     db->current = conn;
     db->keyspace = db->keyspaces[conn->db_index];
     if (db->batch_depth == 0 || !db->batch_clock_read) {   /* once per batch, not per command */
@@ -267,11 +267,11 @@ static void enter(gr_db_t *db, gr_connection_t *conn) {
     gr_ks_set_clock(db->keyspace, (uint64_t)db->now_ms);
 }
 
-int gr_db_is_expired(const gr_db_t *db, const gr_ks_entry_t *entry) {
+int gr_db_is_expired(const gr_server_t *db, const gr_ks_entry_t *entry) {
     return entry->expire_at_ms >= 0 && entry->expire_at_ms <= db->now_ms;
 }
 
-gr_ks_entry_t *gr_db_find_live(gr_db_t *db, gr_bytes_t key) {
+gr_ks_entry_t *gr_db_find_live(gr_server_t *db, gr_bytes_t key) {
     gr_ks_entry_t *entry = gr_ks_find(db->keyspace, key.data, key.length);
     if (entry && gr_db_is_expired(db, entry)) {
         if (db->propagation.sink) gr_propagate_del(db, keyspace_index(db), key.data, key.length);
@@ -286,7 +286,7 @@ gr_ks_entry_t *gr_db_find_live(gr_db_t *db, gr_bytes_t key) {
     return entry;
 }
 
-gr_ks_entry_t *gr_db_lookup(gr_db_t *db, gr_bytes_t key) {
+gr_ks_entry_t *gr_db_lookup(gr_server_t *db, gr_bytes_t key) {
     gr_ks_entry_t *entry = gr_db_find_live(db, key);
     if (entry) {
         db->stats.keyspace_hits++;
@@ -302,7 +302,7 @@ gr_ks_entry_t *gr_db_lookup(gr_db_t *db, gr_bytes_t key) {
 #define EXPIRE_BATCH 64
 
 typedef struct expire_scan {
-    const gr_db_t *db;
+    const gr_server_t *db;
     gr_ks_entry_t *expired[EXPIRE_BATCH];
     size_t count;
 } expire_scan_t;
@@ -317,7 +317,7 @@ static void collect_expired(void *context, gr_ks_entry_t *entry) {
  * deletes what has expired: every expired key is found within one full pass, whatever the
  * share of volatile keys, and lazy expiry covers the keys in between. */
 /* instantaneous_ops_per_sec over the last cron interval, and the memory peak */
-static void sample_stats(gr_db_t *db) {
+static void sample_stats(gr_server_t *db) {
     int64_t elapsed = db->now_ms - db->stats.ops_sample_ms;
     if (elapsed >= 100) {
         if (db->stats.ops_sample_ms)
@@ -330,7 +330,7 @@ static void sample_stats(gr_db_t *db) {
 }
 
 /* CONFIG timeout: RESP clients idle longer are closed (a ring session ends at its control socket's EOF). */
-static void close_idle_clients(gr_db_t *db) {
+static void close_idle_clients(gr_server_t *db) {
     if (db->config.timeout_s <= 0) return;
     for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
         if (conn->kind == GR_CONN_RING || conn->kill_requested || conn->blocked) continue;   /* as Redis */
@@ -347,7 +347,7 @@ static void close_idle_clients(gr_db_t *db) {
 #define PART_EXPIRE_BATCH 64
 
 typedef struct part_scan {
-    const gr_db_t *db;
+    const gr_server_t *db;
     gr_ks_entry_t *emptied[PART_EXPIRE_BATCH];
     size_t count;
     int64_t removed;
@@ -368,7 +368,7 @@ static int any_expiring_parts(void) {
     return 0;
 }
 
-static void expire_parts(gr_db_t *db, int64_t start, int64_t budget_us) {
+static void expire_parts(gr_server_t *db, int64_t start, int64_t budget_us) {
     for (int i = 0; i < GR_DB_COUNT && any_expiring_parts(); i++) {
         gr_keyspace_t *ks = db->keyspaces[i];
         if (gr_ks_size(ks) == 0) continue;
@@ -390,7 +390,7 @@ static void expire_parts(gr_db_t *db, int64_t start, int64_t budget_us) {
     }
 }
 
-int64_t gr_db_cron(gr_db_t *db, int64_t budget_us) {
+int64_t gr_db_cron(gr_server_t *db, int64_t budget_us) {
     int64_t start = monotonic_us(), expired = 0;
     db->now_ms = now_ms();
     calibrate_cycles(db);
@@ -430,7 +430,7 @@ int64_t gr_db_cron(gr_db_t *db, int64_t budget_us) {
 /* ---- execution: every command is one call through its row's handler ---- */
 
 /* The ring's CommandRequest: its items are argv. */
-static void execute_command_envelope(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+static void execute_command_envelope(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply) {
     if (request->item_count == 0) {
         gr_reply_error_text(reply, GR_ERR_MALFORMED, "ERR empty command");
         return;
@@ -453,7 +453,7 @@ static void execute_command_envelope(gr_db_t *db, const gr_request_t *request, g
     free(argv_length);
 }
 
-void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply) {
+void gr_db_execute(gr_server_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply) {
     enter(db, conn);
     if (conn->in_multi && gr_transaction_queue_request(db, conn, request, reply)) return;   /* queued */
     gr_db_run(db, request, reply);
@@ -461,7 +461,7 @@ void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *reque
     if (db->batch_depth == 0) gr_propagate_sync(db);
 }
 
-void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
+void gr_db_execute_argv(gr_server_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
                         const size_t *argv_length, gr_reply_t *reply) {
     enter(db, conn);
     if (conn->in_multi && gr_transaction_queue_argv(db, conn, argc, argv, argv_length, reply)) return;   /* queued */
@@ -472,7 +472,7 @@ void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const u
 
 /* ---- admission and accounting (INFO commandstats, errorstats) ---- */
 
-static void count_error(gr_db_t *db, const char *prefix) {
+static void count_error(gr_server_t *db, const char *prefix) {
     db->total_error_replies++;
     for (int i = 0; i < GR_ERROR_STAT_SLOTS; i++) {
         gr_error_stat_t *stat = &db->error_stats[i];
@@ -481,13 +481,13 @@ static void count_error(gr_db_t *db, const char *prefix) {
     }
 }
 
-static gr_command_stat_t *stat_of(gr_db_t *db, int index) {
+static gr_command_stat_t *stat_of(gr_server_t *db, int index) {
     return index >= 0 && index < GR_COMMAND_STAT_SLOTS ? &db->command_stats[index] : NULL;
 }
 
 /* Redis's writeCommandsDeniedByDiskError and its texts: the refusal a write gets while the
  * data cannot be kept (persist/ sets the state), or NULL. */
-const char *gr_db_disk_error_refusal(const gr_db_t *db, char *text, size_t size) {
+const char *gr_db_disk_error_refusal(const gr_server_t *db, char *text, size_t size) {
     const gr_persistence_t *p = &db->persistence;
     if (p->stop_writes_on_bgsave_error && p->save_rule_count > 0 && !p->last_bgsave_ok)
         return "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. "
@@ -501,7 +501,7 @@ const char *gr_db_disk_error_refusal(const gr_db_t *db, char *text, size_t size)
     return text;
 }
 
-int gr_db_admit(gr_db_t *db, int index, int no_auth, gr_reply_t *reply) {
+int gr_db_admit(gr_server_t *db, int index, int no_auth, gr_reply_t *reply) {
     const char *refusal = NULL;
     gr_error_code_t code = GR_ERR_GENERIC;
     uint32_t flags = gr_command_flags(index);
@@ -523,7 +523,7 @@ int gr_db_admit(gr_db_t *db, int index, int no_auth, gr_reply_t *reply) {
     return -1;
 }
 
-void gr_db_reject(gr_db_t *db, int index, gr_reply_t *reply) {
+void gr_db_reject(gr_server_t *db, int index, gr_reply_t *reply) {
     gr_command_stat_t *stat = stat_of(db, index);
     if (stat) stat->rejected_calls++;
     count_error(db, reply->last_error_prefix);
@@ -538,7 +538,7 @@ static uint64_t cycles(void) { return __builtin_ia32_rdtsc(); }
 static uint64_t cycles(void) { return (uint64_t)gr_monotonic_ns(); }
 #endif
 
-static void calibrate_cycles(gr_db_t *db) {
+static void calibrate_cycles(gr_server_t *db) {
     uint64_t c = cycles();
     int64_t t = gr_monotonic_ns();
     if (!db->calibration_ns) {                       /* first call: a 1 ms window */
@@ -551,13 +551,13 @@ static void calibrate_cycles(gr_db_t *db) {
     gr_slowlog_set_threshold(&db->slowlog, db->slowlog.log_slower_than_us, db->cycles_per_ns);
 }
 
-void gr_db_set_slowlog_threshold(gr_db_t *db, int64_t log_slower_than_us) {
+void gr_db_set_slowlog_threshold(gr_server_t *db, int64_t log_slower_than_us) {
     gr_slowlog_set_threshold(&db->slowlog, log_slower_than_us, db->cycles_per_ns);
 }
 
 int64_t gr_db_account_start(void) { return (int64_t)cycles(); }
 
-uint64_t gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start) {
+uint64_t gr_db_account(gr_server_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start) {
     uint64_t elapsed = cycles() - (uint64_t)start;
     db->stats.commands_processed++;
     gr_command_stat_t *stat = stat_of(db, index);
@@ -575,7 +575,7 @@ uint64_t gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t error
  * a blocked command when it is served; goblin does not log it then). argv NULL: a typed ring
  * request, logged as its row's name and the strings it carries (key, arg1, arg2, items in
  * that order); numbers it carries as typed fields (LRANGE's start and stop, ...) are not shown. */
-static void log_if_slow(gr_db_t *db, int index, uint64_t elapsed, size_t argc, const uint8_t *const *argv,
+static void log_if_slow(gr_server_t *db, int index, uint64_t elapsed, size_t argc, const uint8_t *const *argv,
                         const size_t *argv_length, const gr_request_t *request, uint64_t redacted) {
     if (gr_command_flags(index) & GR_CMD_FLAG_SKIP_SLOWLOG) return;
     gr_connection_t *conn = db->current;
@@ -606,11 +606,11 @@ static void log_if_slow(gr_db_t *db, int index, uint64_t elapsed, size_t argc, c
     free(lengths);
 }
 
-int64_t gr_db_command_usec(const gr_db_t *db, const gr_command_stat_t *stat) {
+int64_t gr_db_command_usec(const gr_server_t *db, const gr_command_stat_t *stat) {
     return db->cycles_per_ns > 0 ? (int64_t)((double)stat->cycles / db->cycles_per_ns / 1000.0 + 0.5) : 0;
 }
 
-void gr_db_reset_stats(gr_db_t *db) {
+void gr_db_reset_stats(gr_server_t *db) {
     memset(db->command_stats, 0, sizeof db->command_stats);
     memset(db->error_stats, 0, sizeof db->error_stats);
     db->total_error_replies = 0;
@@ -628,7 +628,7 @@ void gr_db_reset_stats(gr_db_t *db) {
  * (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PING, QUIT and RESET. RESP3 has no such limit, and neither
  * has a ring session (its messages are typed pushes beside its replies). 0 to go on, else the
  * refusal is written and counted. fullname names a subcommand as Redis does ("client|list"). */
-static int refused_in_subscribed_mode(gr_db_t *db, int index, size_t argc, const uint8_t *const *argv,
+static int refused_in_subscribed_mode(gr_server_t *db, int index, size_t argc, const uint8_t *const *argv,
                                       const size_t *argv_length, gr_reply_t *reply) {
     gr_connection_t *conn = db->current;
     if (!conn || conn->protocol != 2 || conn->kind == GR_CONN_RING || !gr_subscriber_total(&conn->subscriber))
@@ -664,7 +664,7 @@ static int refused_in_subscribed_mode(gr_db_t *db, int index, size_t argc, const
 
 /* ---- a command's call (exec/call.h) ---- */
 
-void gr_call_begin(gr_db_t *db, gr_call_t *call, const gr_command_t *row, int index, const gr_request_t *request,
+void gr_call_begin(gr_server_t *db, gr_call_t *call, const gr_command_t *row, int index, const gr_request_t *request,
                    size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     call->outer = db->call;
     call->conn = db->current;
@@ -687,18 +687,18 @@ void gr_call_begin(gr_db_t *db, gr_call_t *call, const gr_command_t *row, int in
     db->call = call;
 }
 
-void gr_call_redact_argument(gr_db_t *db, size_t j) {
+void gr_call_redact_argument(gr_server_t *db, size_t j) {
     if (db->call && j < 64) db->call->redacted |= (uint64_t)1 << j;
 }
 
-void gr_call_end(gr_db_t *db, gr_call_t *call) {
+void gr_call_end(gr_server_t *db, gr_call_t *call) {
     if (db->notify_records_length > call->records_start) gr_notify_call_end(db, call);
     gr_propagate_call_end(db);
     db->call = call->outer;
 }
 
 /* The handler has run: events, effect, then commandstats and the slow log. */
-static void finish(gr_db_t *db, gr_call_t *call) {
+static void finish(gr_server_t *db, gr_call_t *call) {
     gr_call_end(db, call);
     uint64_t elapsed = gr_db_account(db, call->index, call->reply, call->errors_before, call->start);
     if (elapsed >= db->slowlog.threshold_cycles)
@@ -707,7 +707,7 @@ static void finish(gr_db_t *db, gr_call_t *call) {
 }
 
 /* A typed request from the ring: admitted, executed, counted under its Redis command. */
-void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+void gr_db_run(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply) {
     if (request->template_id == GR_T_COMMAND) {   /* accounted by the argv path inside */
         execute_command_envelope(db, request, reply);
         return;
@@ -730,7 +730,7 @@ void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
 /* The argv path (RESP, the ring's CommandRequest): unknown commands and wrong arities are
  * refused before admission, as Redis refuses them; argument errors count as the command's
  * failed calls. */
-void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_db_run_argv(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply) {
     if (argc == 0) return;
     gr_build_error_t error;

@@ -1,7 +1,7 @@
 /* db.h — the server's databases, its connections, and the execution context every
  * command runs in.
  *
- * A gr_db_t owns the 16 keyspaces (keyspace.c) SELECT chooses between, the list engine
+ * A gr_server_t owns the 16 keyspaces (keyspace.c) SELECT chooses between, the list engine
  * configuration, the server-wide counters that INFO reports, and the registry of
  * connections (gr_connection_t: one per RESP connection and per ring session) that CLIENT
  * LIST and CLIENT KILL walk. Every command runs on behalf of one connection: the two
@@ -203,7 +203,11 @@ typedef struct gr_error_stat {
     int64_t count;
 } gr_error_stat_t;
 
-typedef struct gr_db {
+/* The server: its 16 databases, its connections, its configuration, statistics, persistence,
+ * Pub/Sub, blocked clients and the running call. Every handler takes it (named `db` by habit,
+ * and its functions, in exec/db.c, are gr_db_*); server/server.c's serving loop around it is
+ * gr_serve_loop_t. */
+typedef struct gr_server {
     gr_keyspace_t *keyspace;                  /* the current connection's selected database */
     gr_keyspace_t *keyspaces[GR_DB_COUNT];
     gr_connection_t *current;                 /* the connection the running command came from */
@@ -257,95 +261,95 @@ typedef struct gr_db {
     gr_propagation_t propagation;
     struct gr_aof *aof;
     gr_slowlog_t slowlog;                     /* SLOWLOG (slowlog.h): fed by gr_db_account's callers */
-} gr_db_t;
+} gr_server_t;
 
 /* cffi-cdef-begin */
-typedef struct gr_db gr_db_t;
-gr_db_t *gr_db_new(uint64_t seed);
-void gr_db_free(gr_db_t *db);
+typedef struct gr_server gr_server_t;
+gr_server_t *gr_db_new(uint64_t seed);
+void gr_db_free(gr_server_t *db);
 /* Configuration, before serving: 0 or -1 for an unknown implementation name. */
-int gr_db_set_list_implementation(gr_db_t *db, const char *name);
+int gr_db_set_list_implementation(gr_server_t *db, const char *name);
 /* The engine new arrays get ("classic", "rt"; engines/array/array.h): 0, or -1 when none is so named. */
-int gr_db_set_array_implementation(gr_db_t *db, const char *name);
-void gr_db_set_info_text(gr_db_t *db, const char *field, const char *value);
-void gr_db_set_info_number(gr_db_t *db, const char *field, int64_t value);
-int64_t gr_db_key_count(gr_db_t *db);   /* keys in every database */
+int gr_db_set_array_implementation(gr_server_t *db, const char *name);
+void gr_db_set_info_text(gr_server_t *db, const char *field, const char *value);
+void gr_db_set_info_number(gr_server_t *db, const char *field, int64_t value);
+int64_t gr_db_key_count(gr_server_t *db);   /* keys in every database */
 /* A RESP client was accepted (rejected = 0) or refused at once (maxclients, protected mode). */
-void gr_db_count_connection(gr_db_t *db, int rejected);
+void gr_db_count_connection(gr_server_t *db, int rejected);
 /* A RESP connection a blocking command just answered (served or timed out): its id, each
  * reported once, or 0. The server flushes it and parses the input it held back. */
-int64_t gr_db_take_woken(gr_db_t *db);
+int64_t gr_db_take_woken(gr_server_t *db);
 /* Answer blocked clients whose timeout has passed; returns how many. */
-int64_t gr_db_expire_blocked(gr_db_t *db);
+int64_t gr_db_expire_blocked(gr_server_t *db);
 /* Milliseconds until the earliest blocked client's timeout, or -1 when none is waiting. */
-int64_t gr_db_next_block_timeout_ms(gr_db_t *db);
+int64_t gr_db_next_block_timeout_ms(gr_server_t *db);
 /* The server's periodic work (call it ~10 times a second, like Redis's serverCron):
  * active expiry, a scan of each database with expiring keys for at most budget_us
  * microseconds in all, and a step of any table resize. Returns the keys expired. */
-int64_t gr_db_cron(gr_db_t *db, int64_t budget_us);
+int64_t gr_db_cron(gr_server_t *db, int64_t budget_us);
 /* CONFIG values the server reads or sets (cmd_config.c): "requirepass", "protected-mode",
  * "maxclients", "bind", ... Text in, as CONFIG SET takes it; 0 on success, else -1 and a
  * Redis-style message in error. */
-int gr_db_config_set(gr_db_t *db, const char *name, const char *value, char *error, size_t error_size);
-int64_t gr_db_config_number(gr_db_t *db, const char *name);
+int gr_db_config_set(gr_server_t *db, const char *name, const char *value, char *error, size_t error_size);
+int64_t gr_db_config_number(gr_server_t *db, const char *name);
 /* Whether a new RESP client from this peer may be served (protected mode). */
-int gr_db_accepts_peer(gr_db_t *db, int is_loopback);
+int gr_db_accepts_peer(gr_server_t *db, int is_loopback);
 /* cffi-cdef-end */
 
 /* Grow the argv path's scratch items to hold count arguments; 0, or -1 when out of memory. */
-int gr_db_reserve_items(gr_db_t *db, size_t count);
+int gr_db_reserve_items(gr_server_t *db, size_t count);
 
 /* Connections: the transport zeroes the struct, sets id and kind, then registers it. */
-void gr_connection_register(gr_db_t *db, gr_connection_t *conn, int64_t id, gr_connection_kind_t kind);
-void gr_connection_unregister(gr_db_t *db, gr_connection_t *conn);
+void gr_connection_register(gr_server_t *db, gr_connection_t *conn, int64_t id, gr_connection_kind_t kind);
+void gr_connection_unregister(gr_server_t *db, gr_connection_t *conn);
 
 /* Pub/Sub delivery wrote output to conn that its transport must flush (pubsub.h): the
  * transport's deliver callback notes it; the server takes each noted connection once, after
  * the command that published, and flushes it. Unregistering forgets a pending connection. */
-void gr_db_note_pending_output(gr_db_t *db, gr_connection_t *conn);
-gr_connection_t *gr_db_take_pending_output(gr_db_t *db);
+void gr_db_note_pending_output(gr_server_t *db, gr_connection_t *conn);
+gr_connection_t *gr_db_take_pending_output(gr_server_t *db);
 
 /* Execute one typed request (from either transport) for conn and write its reply. */
-void gr_db_execute(gr_db_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply);
+void gr_db_execute(gr_server_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply);
 /* Execute one command given as argv (RESP, or the ring's CommandRequest) for conn. */
-void gr_db_execute_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
+void gr_db_execute_argv(gr_server_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
                         const size_t *argv_length, gr_reply_t *reply);
 /* The same, inside a command already running (MEMORY USAGE, the CommandRequest envelope):
  * the context is already set. */
-void gr_db_run(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply);
-void gr_db_run_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_db_run(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_db_run_argv(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply);
 /* Admission (AUTH, maxmemory): 0 to go on, else the refusal is written and counted.
  * index is the command's table index (-1 unknown); no_auth: AUTH, HELLO, RESET. */
-int gr_db_admit(gr_db_t *db, int index, int no_auth, gr_reply_t *reply);
+int gr_db_admit(gr_server_t *db, int index, int no_auth, gr_reply_t *reply);
 /* The -MISCONF text writes get while the data cannot be kept (a failed BGSAVE, the log's
  * write or fsync error), in text or static; NULL when writes are accepted. */
-const char *gr_db_disk_error_refusal(const gr_db_t *db, char *text, size_t size);
+const char *gr_db_disk_error_refusal(const gr_server_t *db, char *text, size_t size);
 /* Count a refused command (unknown, wrong arity) whose error is already written. */
-void gr_db_reject(gr_db_t *db, int index, gr_reply_t *reply);
+void gr_db_reject(gr_server_t *db, int index, gr_reply_t *reply);
 /* A transport about to run a batch of commands (a RESP read, a ring poll pass) reads the
  * clock once for all of them; nested calls are counted. */
-void gr_db_begin_batch(gr_db_t *db);
-void gr_db_end_batch(gr_db_t *db);
+void gr_db_begin_batch(gr_server_t *db);
+void gr_db_end_batch(gr_server_t *db);
 /* Microseconds a command's counters add up to. */
-int64_t gr_db_command_usec(const gr_db_t *db, const gr_command_stat_t *stat);
+int64_t gr_db_command_usec(const gr_server_t *db, const gr_command_stat_t *stat);
 /* Count an executed command: calls, time since start (from gr_db_account_start, in its
  * clock), failed if it replied an error. Returns the time it took, in that clock (what the
  * slow log compares with its threshold). */
 int64_t gr_db_account_start(void);
-uint64_t gr_db_account(gr_db_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start);
+uint64_t gr_db_account(gr_server_t *db, int index, gr_reply_t *reply, uint32_t errors_before, int64_t start);
 /* slowlog-log-slower-than changed (cmd_config.c): the threshold in the accounting clock. */
-void gr_db_set_slowlog_threshold(gr_db_t *db, int64_t log_slower_than_us);
+void gr_db_set_slowlog_threshold(gr_server_t *db, int64_t log_slower_than_us);
 
 /* The entry for key in the current database, or NULL. An entry whose expiry has passed is
  * deleted first (lazy expiry) and counts as absent. gr_db_lookup also counts a keyspace
  * hit or miss and stamps the access time; gr_db_find_live does neither (OBJECT, writes). */
-gr_ks_entry_t *gr_db_lookup(gr_db_t *db, gr_bytes_t key);
-gr_ks_entry_t *gr_db_find_live(gr_db_t *db, gr_bytes_t key);
+gr_ks_entry_t *gr_db_lookup(gr_server_t *db, gr_bytes_t key);
+gr_ks_entry_t *gr_db_find_live(gr_server_t *db, gr_bytes_t key);
 /* 1 if the entry's expiry has passed (KEYS and SCAN skip such entries). */
-int gr_db_is_expired(const gr_db_t *db, const gr_ks_entry_t *entry);
+int gr_db_is_expired(const gr_server_t *db, const gr_ks_entry_t *entry);
 /* Current time in unix ms, as read at the start of the running command. */
-static inline int64_t gr_db_now_ms(const gr_db_t *db) { return db->now_ms; }
+static inline int64_t gr_db_now_ms(const gr_server_t *db) { return db->now_ms; }
 
 /* The dirty counter, Redis's server.dirty (INFO persistence: rdb_changes_since_last_save).
  * Every handler that changes data calls this once it has made its changes, with how many it
@@ -354,28 +358,28 @@ static inline int64_t gr_db_now_ms(const gr_db_t *db) { return db->now_ms; }
  * member or field added, removed or overwritten (SADD of 3 new members: 3); the keys a flush
  * removed; 0 (or no call) for a write that changed nothing (SET NX on an existing key, LREM
  * with no match, an error). Keys removed by expiry, lazy or active, do not count. */
-static inline void gr_db_count_changes(gr_db_t *db, int64_t changes) { db->dirty += changes; }
+static inline void gr_db_count_changes(gr_server_t *db, int64_t changes) { db->dirty += changes; }
 
 /* notify-keyspace-events as flags (CONFIG SET): also watches key creation while "n" is on. */
-void gr_db_set_notify_flags(gr_db_t *db, int flags);
+void gr_db_set_notify_flags(gr_server_t *db, int flags);
 
 /* Keyspace notifications (exec/notify.h): called where Redis calls notifyKeyspaceEvent, in the
  * current connection's database; one branch while notify-keyspace-events is off. */
-static inline void gr_notify(gr_db_t *db, int type, const char *event, gr_bytes_t key) {
+static inline void gr_notify(gr_server_t *db, int type, const char *event, gr_bytes_t key) {
     if (db->notify_flags & type) gr_notify_publish(db, type, event, key, db->current ? db->current->db_index : 0);
 }
 
 /* A handler's keyspace event (exec/call.h): recorded in order, published when the call ends;
  * stating one means the row's default event does not apply. One branch while off. */
-static inline void gr_call_notify(gr_db_t *db, int type, const char *event, gr_bytes_t key) {
+static inline void gr_call_notify(gr_server_t *db, int type, const char *event, gr_bytes_t key) {
     if (db->notify_flags) gr_call_notify_db_slow(db, -1, type, event, key);
 }
 /* The same in another database (MOVE's move_to, COPY DB's copy_to). */
-static inline void gr_call_notify_db(gr_db_t *db, int32_t dbid, int type, const char *event, gr_bytes_t key) {
+static inline void gr_call_notify_db(gr_server_t *db, int32_t dbid, int type, const char *event, gr_bytes_t key) {
     if (db->notify_flags) gr_call_notify_db_slow(db, dbid, type, event, key);
 }
 
 /* Reset the counters CONFIG RESETSTAT clears */
-void gr_db_reset_stats(gr_db_t *db);
+void gr_db_reset_stats(gr_server_t *db);
 
 #endif

@@ -4,9 +4,9 @@
 #include "exec/blocking.h"
 #include "exec/transaction.h"
 
-static int32_t running_db_index(const gr_db_t *db) { return db->current ? db->current->db_index : 0; }
+static int32_t running_db_index(const gr_server_t *db) { return db->current ? db->current->db_index : 0; }
 
-int gr_db_find_typed(gr_db_t *db, gr_bytes_t key, uint8_t type, int for_write, void **value, gr_reply_t *reply) {
+int gr_db_find_typed(gr_server_t *db, gr_bytes_t key, uint8_t type, int for_write, void **value, gr_reply_t *reply) {
     gr_ks_entry_t *entry = for_write ? gr_db_find_live(db, key) : gr_db_lookup(db, key);
     *value = NULL;
     if (!entry) return 0;
@@ -18,13 +18,13 @@ int gr_db_find_typed(gr_db_t *db, gr_bytes_t key, uint8_t type, int for_write, v
     return 1;
 }
 
-gr_ks_entry_t *gr_db_add_key(gr_db_t *db, gr_bytes_t key, uint8_t type, void *value) {
+gr_ks_entry_t *gr_db_add_key(gr_server_t *db, gr_bytes_t key, uint8_t type, void *value) {
     gr_ks_entry_t *entry = gr_ks_add(db->keyspace, key.data, key.length, type, value);
     if (entry) gr_blocking_signal(db, running_db_index(db), key.data, key.length);
     return entry;
 }
 
-int gr_db_set_key(gr_db_t *db, gr_bytes_t key, uint8_t type, void *value) {
+int gr_db_set_key(gr_server_t *db, gr_bytes_t key, uint8_t type, void *value) {
     gr_ks_entry_t *entry = gr_db_find_live(db, key);
     if (entry) {
         gr_ks_replace_value(db->keyspace, entry, type, value);
@@ -36,13 +36,13 @@ int gr_db_set_key(gr_db_t *db, gr_bytes_t key, uint8_t type, void *value) {
     return 0;
 }
 
-int gr_db_delete_key(gr_db_t *db, gr_bytes_t key) {
+int gr_db_delete_key(gr_server_t *db, gr_bytes_t key) {
     if (!gr_ks_delete(db->keyspace, key.data, key.length)) return 0;
     gr_watch_touch_current(db, key);
     return 1;
 }
 
-void gr_db_mark_changed(gr_db_t *db, gr_bytes_t key, int64_t changes) {
+void gr_db_mark_changed(gr_server_t *db, gr_bytes_t key, int64_t changes) {
     gr_db_count_changes(db, changes);
     gr_watch_touch_current(db, key);
 }

@@ -47,7 +47,7 @@ void gr_notify_flags_text(int flags, char *out, size_t size) {
     out[n] = '\0';
 }
 
-void gr_notify_publish(gr_db_t *db, int type, const char *event, gr_bytes_t key, int dbid) {
+void gr_notify_publish(gr_server_t *db, int type, const char *event, gr_bytes_t key, int dbid) {
     int flags = db->notify_flags;
     if (!(flags & type)) return;
     size_t event_length = strlen(event);
@@ -88,7 +88,7 @@ typedef struct record_head {
     uint32_t length;
 } record_head_t;
 
-static void record(gr_db_t *db, int32_t dbid, int type, const char *event, gr_bytes_t key) {
+static void record(gr_server_t *db, int32_t dbid, int type, const char *event, gr_bytes_t key) {
     size_t need = db->notify_records_length + sizeof(record_head_t) + key.length;
     if (need > db->notify_records_capacity) {
         size_t capacity = db->notify_records_capacity ? db->notify_records_capacity * 2 : 256;
@@ -104,16 +104,16 @@ static void record(gr_db_t *db, int32_t dbid, int type, const char *event, gr_by
     db->notify_records_length = need;
 }
 
-void gr_notify_record_touch(gr_db_t *db, gr_bytes_t key) {
+void gr_notify_record_touch(gr_server_t *db, gr_bytes_t key) {
     if (db->call) record(db, -1, 0, NULL, key);
 }
 
-void gr_notify_record_new(gr_db_t *db, int32_t dbid, gr_bytes_t key) {
+void gr_notify_record_new(gr_server_t *db, int32_t dbid, gr_bytes_t key) {
     if (db->call) record(db, dbid, GR_NOTIFY_NEW, "new", key);
     else gr_notify_publish(db, GR_NOTIFY_NEW, "new", key, dbid);
 }
 
-void gr_call_notify_db_slow(gr_db_t *db, int32_t dbid, int type, const char *event, gr_bytes_t key) {
+void gr_call_notify_db_slow(gr_server_t *db, int32_t dbid, int type, const char *event, gr_bytes_t key) {
     if (!db->call) {
         gr_notify_publish(db, type, event, key, dbid >= 0 ? dbid : db->current ? db->current->db_index : 0);
         return;
@@ -122,11 +122,11 @@ void gr_call_notify_db_slow(gr_db_t *db, int32_t dbid, int type, const char *eve
     if (db->notify_flags & type) record(db, dbid, type, event, key);
 }
 
-void gr_call_events_stated(gr_db_t *db) {
+void gr_call_events_stated(gr_server_t *db) {
     if (db->call) db->call->events_stated = 1;
 }
 
-void gr_notify_call_end(gr_db_t *db, gr_call_t *call) {
+void gr_notify_call_end(gr_server_t *db, gr_call_t *call) {
     size_t start = call->records_start, end = db->notify_records_length;
     if (end <= start) return;
     const gr_command_t *row = call->row;

@@ -16,7 +16,7 @@
 
 #include "core/bytes.h"
 
-struct gr_db;
+struct gr_server;
 
 enum {
     GR_NOTIFY_KEYSPACE = 1 << 0,   /* K */
@@ -48,15 +48,15 @@ struct gr_call;
 
 /* The running command changed key (gr_watch_touch_current while notifications are on): the
  * row's default event applies to it, unless the handler states its own. */
-void gr_notify_record_touch(struct gr_db *db, gr_bytes_t key);
+void gr_notify_record_touch(struct gr_server *db, gr_bytes_t key);
 /* A key was added to database dbid during the running command (the keyspace's add observer,
  * while "n" is on). */
-void gr_notify_record_new(struct gr_db *db, int32_t dbid, gr_bytes_t key);
+void gr_notify_record_new(struct gr_server *db, int32_t dbid, gr_bytes_t key);
 /* The call ends (exec/db.c, blocking.c): publish the events it recorded, in order, and drop
  * them. */
-void gr_notify_call_end(struct gr_db *db, struct gr_call *call);
+void gr_notify_call_end(struct gr_server *db, struct gr_call *call);
 
 /* Publish the event for key in database dbid (the slow half of gr_notify). */
-void gr_notify_publish(struct gr_db *db, int type, const char *event, gr_bytes_t key, int dbid);
+void gr_notify_publish(struct gr_server *db, int type, const char *event, gr_bytes_t key, int dbid);
 
 #endif

@@ -82,7 +82,7 @@ static void put_name(gr_propagation_t *p, const char *name) {
 
 /* Every entry starts here: MULTI once inside EXEC, SELECT when the database changes, then
  * the array header of argc arguments. */
-static void begin_entry(gr_db_t *db, int32_t db_index, uint64_t argc) {
+static void begin_entry(gr_server_t *db, int32_t db_index, uint64_t argc) {
     gr_propagation_t *p = &db->propagation;
     p->skipping = 0;
     p->entry_start = p->length;
@@ -99,14 +99,14 @@ static void begin_entry(gr_db_t *db, int32_t db_index, uint64_t argc) {
     put_header(p, '*', argc);
 }
 
-void gr_propagate_argv(gr_db_t *db, int32_t db_index, size_t argc, const uint8_t *const *argv,
+void gr_propagate_argv(gr_server_t *db, int32_t db_index, size_t argc, const uint8_t *const *argv,
                        const size_t *argv_length) {
     if (!db->propagation.sink) return;
     begin_entry(db, db_index, argc);
     for (size_t i = 0; i < argc; i++) put_bulk(&db->propagation, argv[i], argv_length[i]);
 }
 
-void gr_propagate_del(gr_db_t *db, int32_t db_index, const uint8_t *key, size_t key_length) {
+void gr_propagate_del(gr_server_t *db, int32_t db_index, const uint8_t *key, size_t key_length) {
     if (!db->propagation.sink) return;
     begin_entry(db, db_index, 2);
     put_word(&db->propagation, "DEL");
@@ -115,48 +115,48 @@ void gr_propagate_del(gr_db_t *db, int32_t db_index, const uint8_t *key, size_t 
 
 /* ---- a handler's effect ---- */
 
-void gr_effect_always(gr_db_t *db) {
+void gr_effect_always(gr_server_t *db) {
     if (db->call) db->call->effect_forced = 1;
 }
 
 /* The running call, when its effect goes to the stream; else NULL (and the handler's
  * statement is noted all the same, so no default follows). */
-static gr_call_t *stating_call(gr_db_t *db) {
+static gr_call_t *stating_call(gr_server_t *db) {
     gr_call_t *call = db->call;
     if (!call) return NULL;
     call->effect_stated = 1;
     return call->propagates && db->propagation.sink ? call : NULL;
 }
 
-static int writing(gr_db_t *db) {
+static int writing(gr_server_t *db) {
     gr_call_t *call = db->call;
     return call && call->propagates && db->propagation.sink;
 }
 
-void gr_effect_begin(gr_db_t *db, uint64_t argc) {
+void gr_effect_begin(gr_server_t *db, uint64_t argc) {
     gr_call_t *call = stating_call(db);
     if (call) begin_entry(db, call->db_index, argc);
 }
 
-void gr_effect_word(gr_db_t *db, const char *word) {
+void gr_effect_word(gr_server_t *db, const char *word) {
     if (writing(db)) put_word(&db->propagation, word);
 }
 
-void gr_effect_bulk(gr_db_t *db, const uint8_t *data, size_t length) {
+void gr_effect_bulk(gr_server_t *db, const uint8_t *data, size_t length) {
     if (writing(db)) put_bulk(&db->propagation, data, length);
 }
 
-void gr_effect_bytes(gr_db_t *db, gr_bytes_t bytes) { gr_effect_bulk(db, bytes.data, bytes.length); }
+void gr_effect_bytes(gr_server_t *db, gr_bytes_t bytes) { gr_effect_bulk(db, bytes.data, bytes.length); }
 
-void gr_effect_int(gr_db_t *db, int64_t value) {
+void gr_effect_int(gr_server_t *db, int64_t value) {
     if (writing(db)) put_int(&db->propagation, value);
 }
 
-void gr_effect_name(gr_db_t *db) {
+void gr_effect_name(gr_server_t *db) {
     if (writing(db) && db->call->row) put_name(&db->propagation, db->call->row->name);
 }
 
-void gr_effect_family_name(gr_db_t *db, const char *with) {
+void gr_effect_family_name(gr_server_t *db, const char *with) {
     if (!writing(db) || !db->call->row) return;
     const char *name = db->call->row->name, *dot = strrchr(name, '.');
     char family[64];
@@ -167,17 +167,17 @@ void gr_effect_family_name(gr_db_t *db, const char *with) {
     put_name(&db->propagation, family);
 }
 
-void gr_effect_argv(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length) {
+void gr_effect_argv(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length) {
     gr_call_t *call = stating_call(db);
     if (call) gr_propagate_argv(db, call->db_index, argc, argv, argv_length);
 }
 
-void gr_effect_del(gr_db_t *db, gr_bytes_t key) {
+void gr_effect_del(gr_server_t *db, gr_bytes_t key) {
     gr_call_t *call = stating_call(db);
     if (call) gr_propagate_del(db, call->db_index, key.data, key.length);
 }
 
-void gr_effect_none(gr_db_t *db) { (void)stating_call(db); }
+void gr_effect_none(gr_server_t *db) { (void)stating_call(db); }
 
 static void rewrite_put(gr_propagation_t *p, const uint8_t *data, size_t length) {
     char text[32];
@@ -193,7 +193,7 @@ static void rewrite_put(gr_propagation_t *p, const uint8_t *data, size_t length)
     p->rewrite_count++;
 }
 
-void gr_effect_open(gr_db_t *db, const char *name, gr_bytes_t key) {
+void gr_effect_open(gr_server_t *db, const char *name, gr_bytes_t key) {
     if (!stating_call(db)) return;
     gr_propagation_t *p = &db->propagation;
     p->rewriting = 1;
@@ -203,14 +203,14 @@ void gr_effect_open(gr_db_t *db, const char *name, gr_bytes_t key) {
     rewrite_put(p, key.data, key.length);
 }
 
-void gr_effect_add(gr_db_t *db, const uint8_t *data, size_t length) {
+void gr_effect_add(gr_server_t *db, const uint8_t *data, size_t length) {
     gr_propagation_t *p = &db->propagation;
     if (p->rewriting && writing(db)) rewrite_put(p, data, length);
 }
 
 /* ---- the call's end ---- */
 
-void gr_propagate_call_end(gr_db_t *db) {
+void gr_propagate_call_end(gr_server_t *db) {
     gr_call_t *call = db->call;
     gr_propagation_t *p = &db->propagation;
     if (!call || !call->propagates || !p->sink) return;
@@ -230,18 +230,18 @@ void gr_propagate_call_end(gr_db_t *db) {
     }
 }
 
-void gr_propagate_exec_begin(gr_db_t *db) {
+void gr_propagate_exec_begin(gr_server_t *db) {
     db->propagation.in_exec = 1;
     db->propagation.multi_written = 0;
 }
 
-void gr_propagate_exec_end(gr_db_t *db) {
+void gr_propagate_exec_end(gr_server_t *db) {
     gr_propagation_t *p = &db->propagation;
     if (p->in_exec && p->multi_written && p->sink) put(p, "*1\r\n$4\r\nEXEC\r\n", 14);
     p->in_exec = p->multi_written = 0;
 }
 
-void gr_propagate_sync(gr_db_t *db) {
+void gr_propagate_sync(gr_server_t *db) {
     gr_propagation_t *p = &db->propagation;
     gr_propagate_flush(db);
     if (p->sync_pending && p->sync && !p->in_exec) {
@@ -250,7 +250,7 @@ void gr_propagate_sync(gr_db_t *db) {
     }
 }
 
-void gr_propagate_flush(gr_db_t *db) {
+void gr_propagate_flush(gr_server_t *db) {
     gr_propagation_t *p = &db->propagation;
     if (p->sink && (p->length || p->failed) && !p->in_exec) p->sink(p->sink_context, db);
     if (p->length == 0 && p->capacity > ((size_t)4 << 20)) {   /* a huge batch does not pin its buffer */

@@ -26,7 +26,7 @@
 #include "core/bytes.h"
 #include "exec/request.h"
 
-struct gr_db;
+struct gr_server;
 
 typedef struct gr_propagation {
     uint8_t *data;            /* pending RESP, not yet handed to the sink */
@@ -44,13 +44,13 @@ typedef struct gr_propagation {
     uint8_t rewriting;
     /* the consumer (persist/aof.c): called with the pending bytes; it takes them by setting
      * length to 0 (or keeps some to retry). NULL: nothing is recorded. */
-    void (*sink)(void *context, struct gr_db *db);
+    void (*sink)(void *context, struct gr_server *db);
     void *sink_context;
     /* appendfsync always: the sink wrote and asks for an fdatasync before replies leave;
      * gr_propagate_sync calls sync once for everything written since (group commit: one
      * fdatasync for all the RESP clients a server loop iteration served) */
     uint8_t sync_pending;
-    void (*sync)(void *context, struct gr_db *db);
+    void (*sync)(void *context, struct gr_server *db);
 } gr_propagation_t;
 
 /* Lifecycle (db.c) */
@@ -58,10 +58,10 @@ void gr_propagation_init(gr_propagation_t *p);
 void gr_propagation_release(gr_propagation_t *p);
 
 /* Append one command, argv as given, for database db_index (SELECT first if needed). */
-void gr_propagate_argv(struct gr_db *db, int32_t db_index, size_t argc, const uint8_t *const *argv,
+void gr_propagate_argv(struct gr_server *db, int32_t db_index, size_t argc, const uint8_t *const *argv,
                        const size_t *argv_length);
 /* DEL key: a key found expired. */
-void gr_propagate_del(struct gr_db *db, int32_t db_index, const uint8_t *key, size_t key_length);
+void gr_propagate_del(struct gr_server *db, int32_t db_index, const uint8_t *key, size_t key_length);
 
 /* ---- a handler's effect (exec/call.h): what the running command propagates ----
  *
@@ -69,39 +69,39 @@ void gr_propagate_del(struct gr_db *db, int32_t db_index, const uint8_t *key, si
  * row's render of the typed request) is not written; they write only while the call
  * propagates (a top-level command, or one of EXEC's) and a sink is installed. One entry is
  * begin(argc) then exactly argc words. */
-void gr_effect_begin(struct gr_db *db, uint64_t argc);
-void gr_effect_word(struct gr_db *db, const char *word);
-void gr_effect_bulk(struct gr_db *db, const uint8_t *data, size_t length);
-void gr_effect_bytes(struct gr_db *db, gr_bytes_t bytes);
-void gr_effect_int(struct gr_db *db, int64_t value);
+void gr_effect_begin(struct gr_server *db, uint64_t argc);
+void gr_effect_word(struct gr_server *db, const char *word);
+void gr_effect_bulk(struct gr_server *db, const uint8_t *data, size_t length);
+void gr_effect_bytes(struct gr_server *db, gr_bytes_t bytes);
+void gr_effect_int(struct gr_server *db, int64_t value);
 /* The running row's name, upper-cased (GOBLIN.PMA.LPUSH for that row). */
-void gr_effect_name(struct gr_db *db);
+void gr_effect_name(struct gr_server *db);
 /* The command `with` of the running row's engine family: the row's name with its last word
  * replaced (GOBLIN.PMA.BLMOVE, "lmove" -> GOBLIN.PMA.LMOVE; BLPOP, "lmpop" -> LMPOP). */
-void gr_effect_family_name(struct gr_db *db, const char *with);
+void gr_effect_family_name(struct gr_server *db, const char *with);
 /* A whole entry: argv as given; DEL key. */
-void gr_effect_argv(struct gr_db *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length);
-void gr_effect_del(struct gr_db *db, gr_bytes_t key);
+void gr_effect_argv(struct gr_server *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length);
+void gr_effect_del(struct gr_server *db, gr_bytes_t key);
 /* The default effect is written even when the command changed nothing (Redis's
  * forceCommandPropagation: FLUSHDB and FLUSHALL of an empty database). */
-void gr_effect_always(struct gr_db *db);
+void gr_effect_always(struct gr_server *db);
 /* The command changed data but propagates nothing of its own (EXEC: its commands are). */
-void gr_effect_none(struct gr_db *db);
+void gr_effect_none(struct gr_server *db);
 /* An entry whose words are known as the handler goes (SPOP's members): name and key now,
  * each further word as it comes; written when the call ends. */
-void gr_effect_open(struct gr_db *db, const char *name, gr_bytes_t key);
-void gr_effect_add(struct gr_db *db, const uint8_t *data, size_t length);
+void gr_effect_open(struct gr_server *db, const char *name, gr_bytes_t key);
+void gr_effect_add(struct gr_server *db, const uint8_t *data, size_t length);
 /* The call's end (db.c): the opened entry, else the default effect when dirty moved and the
  * handler stated none. */
-void gr_propagate_call_end(struct gr_db *db);
+void gr_propagate_call_end(struct gr_server *db);
 
 /* EXEC (transaction.c) brackets its queue with these. */
-void gr_propagate_exec_begin(struct gr_db *db);
-void gr_propagate_exec_end(struct gr_db *db);
+void gr_propagate_exec_begin(struct gr_server *db);
+void gr_propagate_exec_end(struct gr_server *db);
 
 /* Hand the pending bytes to the sink (the end of every batch of commands). */
-void gr_propagate_flush(struct gr_db *db);
+void gr_propagate_flush(struct gr_server *db);
 /* Flush, then make it durable when the policy says so: call it before replies leave. */
-void gr_propagate_sync(struct gr_db *db);
+void gr_propagate_sync(struct gr_server *db);
 
 #endif

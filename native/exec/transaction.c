@@ -105,7 +105,7 @@ static void free_key_if_unused(gr_watch_table_t *t, watched_key_t *k) {
     gr_mem_free(k, GR_MEM_SESSION);
 }
 
-static void unwatch_all(gr_db_t *db, gr_connection_t *conn) {
+static void unwatch_all(gr_server_t *db, gr_connection_t *conn) {
     gr_transaction_t *tx = conn->transaction;
     if (!tx) return;
     for (watch_node_t *node = tx->watched, *next; node; node = next) {
@@ -122,23 +122,23 @@ static void unwatch_all(gr_db_t *db, gr_connection_t *conn) {
     tx->dirty = 0;
 }
 
-static int32_t index_of_keyspace(const gr_db_t *db, const gr_keyspace_t *ks) {
+static int32_t index_of_keyspace(const gr_server_t *db, const gr_keyspace_t *ks) {
     for (int32_t i = 0; i < GR_DB_COUNT; i++)
         if (db->keyspaces[i] == ks) return i;
     return 0;
 }
 
 /* 1 if key is present in database db_index with its expiry passed (not yet deleted). */
-static int logically_expired(const gr_db_t *db, int32_t db_index, const uint8_t *key, size_t length) {
+static int logically_expired(const gr_server_t *db, int32_t db_index, const uint8_t *key, size_t length) {
     gr_ks_entry_t *entry = gr_ks_find(db->keyspaces[db_index], key, length);
     return entry && gr_db_is_expired(db, entry);
 }
 
-static int present(const gr_db_t *db, int32_t db_index, const uint8_t *key, size_t length) {
+static int present(const gr_server_t *db, int32_t db_index, const uint8_t *key, size_t length) {
     return gr_ks_find(db->keyspaces[db_index], key, length) != NULL;
 }
 
-void gr_watch_touch_slow(gr_db_t *db, int32_t db_index, const uint8_t *key, size_t key_length) {
+void gr_watch_touch_slow(gr_server_t *db, int32_t db_index, const uint8_t *key, size_t key_length) {
     watched_key_t *k = find_key(db->watch, db_index, key, key_length, key_hash(db_index, key, key_length));
     if (!k) return;
     for (watch_node_t *node = k->head; node; node = node->next_in_key) {
@@ -150,13 +150,13 @@ void gr_watch_touch_slow(gr_db_t *db, int32_t db_index, const uint8_t *key, size
     }
 }
 
-void gr_watch_touch_current_slow(gr_db_t *db, gr_bytes_t key) {
+void gr_watch_touch_current_slow(gr_server_t *db, gr_bytes_t key) {
     if (db->notify_flags && !db->notify_quiet) gr_notify_record_touch(db, key);   /* the row's default event */
     if (!db->watched_keys) return;
     gr_watch_touch_slow(db, index_of_keyspace(db, db->keyspace), key.data, key.length);
 }
 
-void gr_watch_touch_db(gr_db_t *db, int32_t emptied, int32_t replaced_with) {
+void gr_watch_touch_db(gr_server_t *db, int32_t emptied, int32_t replaced_with) {
     if (!db->watched_keys) return;
     for (size_t b = 0; b < BUCKETS; b++) {
         for (watched_key_t *k = db->watch->buckets[b]; k; k = k->next_in_bucket) {
@@ -180,7 +180,7 @@ void gr_watch_touch_db(gr_db_t *db, int32_t emptied, int32_t replaced_with) {
 
 /* ---- WATCH / UNWATCH ---- */
 
-static int watch_key(gr_db_t *db, gr_connection_t *conn, gr_transaction_t *tx, gr_bytes_t key) {
+static int watch_key(gr_server_t *db, gr_connection_t *conn, gr_transaction_t *tx, gr_bytes_t key) {
     int32_t db_index = conn->db_index;
     for (watch_node_t *node = tx->watched; node; node = node->next_in_conn)
         if (node->key->db_index == db_index && node->key->key_length == key.length &&
@@ -222,7 +222,7 @@ static int watch_key(gr_db_t *db, gr_connection_t *conn, gr_transaction_t *tx, g
     return 0;
 }
 
-void gr_transaction_watch(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_transaction_watch(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                           gr_reply_t *reply) {
     gr_connection_t *conn = db->current;
     if (conn->in_multi) {
@@ -243,7 +243,7 @@ void gr_transaction_watch(gr_db_t *db, size_t argc, const uint8_t *const *argv, 
     gr_reply_ok(reply);
 }
 
-void gr_transaction_unwatch(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_transaction_unwatch(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                             gr_reply_t *reply) {
     (void)argc, (void)argv, (void)argv_length;
     gr_connection_t *conn = db->current;
@@ -254,7 +254,7 @@ void gr_transaction_unwatch(gr_db_t *db, size_t argc, const uint8_t *const *argv
 
 /* ---- MULTI / EXEC / DISCARD ---- */
 
-void gr_transaction_multi(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_transaction_multi(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                           gr_reply_t *reply) {
     (void)argc, (void)argv, (void)argv_length;
     gr_connection_t *conn = db->current;
@@ -267,14 +267,14 @@ void gr_transaction_multi(gr_db_t *db, size_t argc, const uint8_t *const *argv, 
     gr_reply_ok(reply);
 }
 
-static void end_multi(gr_db_t *db, gr_connection_t *conn) {
+static void end_multi(gr_server_t *db, gr_connection_t *conn) {
     if (conn->transaction) clear_queue(conn->transaction);
     conn->in_multi = 0;
     unwatch_all(db, conn);
     release_if_idle(conn);
 }
 
-void gr_transaction_discard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_transaction_discard(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                             gr_reply_t *reply) {
     (void)argc, (void)argv, (void)argv_length;
     gr_connection_t *conn = db->current;
@@ -287,7 +287,7 @@ void gr_transaction_discard(gr_db_t *db, size_t argc, const uint8_t *const *argv
 }
 
 /* A watched key live at WATCH time whose expiry has passed since fails the EXEC. */
-static int watched_key_expired(const gr_db_t *db, const gr_transaction_t *tx) {
+static int watched_key_expired(const gr_server_t *db, const gr_transaction_t *tx) {
     for (const watch_node_t *node = tx->watched; node; node = node->next_in_conn)
         if (!node->expired && logically_expired(db, node->key->db_index, node->key->key, node->key->key_length))
             return 1;
@@ -295,7 +295,7 @@ static int watched_key_expired(const gr_db_t *db, const gr_transaction_t *tx) {
 }
 
 /* Run one queued command as a command of its own (admission, accounting, its reply). */
-static void run_queued(gr_db_t *db, const gr_request_t *request, gr_reply_t *reply) {
+static void run_queued(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply) {
     if (request->template_id != GR_T_COMMAND) {
         gr_db_run(db, request, reply);
         return;
@@ -318,7 +318,7 @@ static void run_queued(gr_db_t *db, const gr_request_t *request, gr_reply_t *rep
 /* Redis refuses EXEC itself, before anything runs, when the transaction holds a write and
  * writes are refused for a disk error (its processCommand sees the queued commands' flags):
  * the whole transaction is discarded, not only its writes. 1 when refused (reply written). */
-static int refused_for_disk_error(gr_db_t *db, const gr_transaction_t *tx, gr_reply_t *reply) {
+static int refused_for_disk_error(gr_server_t *db, const gr_transaction_t *tx, gr_reply_t *reply) {
     char text[200];
     const char *refusal = gr_db_disk_error_refusal(db, text, sizeof text);
     if (!refusal) return 0;
@@ -337,7 +337,7 @@ static int refused_for_disk_error(gr_db_t *db, const gr_transaction_t *tx, gr_re
     return 1;
 }
 
-void gr_transaction_exec(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_transaction_exec(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                          gr_reply_t *reply) {
     (void)argc, (void)argv, (void)argv_length;
     gr_connection_t *conn = db->current;
@@ -393,7 +393,7 @@ static int runs_at_once(int index) {
     return row && (row->runs & GR_RUNS_AT_ONCE_IN_MULTI);
 }
 
-static void queue_copy(gr_db_t *db, gr_connection_t *conn, const gr_request_t *request, size_t bytes,
+static void queue_copy(gr_server_t *db, gr_connection_t *conn, const gr_request_t *request, size_t bytes,
                        gr_reply_t *reply) {
     gr_transaction_t *tx = state_of(conn);
     if (!tx) { gr_reply_oom(reply); return; }
@@ -417,7 +417,7 @@ static void queue_copy(gr_db_t *db, gr_connection_t *conn, const gr_request_t *r
     gr_reply_status(reply, "QUEUED", 6);
 }
 
-int gr_transaction_queue_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
+int gr_transaction_queue_argv(gr_server_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
                               const size_t *argv_length, gr_reply_t *reply) {
     if (argc == 0) return 0;
     gr_transaction_t *tx = state_of(conn);
@@ -450,7 +450,7 @@ int gr_transaction_queue_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, c
     return 1;
 }
 
-int gr_transaction_queue_request(gr_db_t *db, gr_connection_t *conn, const gr_request_t *request,
+int gr_transaction_queue_request(gr_server_t *db, gr_connection_t *conn, const gr_request_t *request,
                                  gr_reply_t *reply) {
     if (request->template_id == GR_T_COMMAND) {       /* the ring's argv envelope */
         size_t argc = request->item_count;
@@ -484,18 +484,18 @@ int gr_transaction_queue_request(gr_db_t *db, gr_connection_t *conn, const gr_re
 
 /* ---- lifecycle ---- */
 
-void gr_transaction_forget(gr_db_t *db, gr_connection_t *conn) {
+void gr_transaction_forget(gr_server_t *db, gr_connection_t *conn) {
     if (!conn->transaction) { conn->in_multi = 0; return; }
     end_multi(db, conn);
 }
 
-void gr_transaction_free_all(gr_db_t *db) {
+void gr_transaction_free_all(gr_server_t *db) {
     for (gr_connection_t *conn = db->connections; conn; conn = conn->next) gr_transaction_forget(db, conn);
     gr_mem_free(db->watch, GR_MEM_SESSION);
     db->watch = NULL;
 }
 
-int gr_transaction_check(const gr_db_t *db) {
+int gr_transaction_check(const gr_server_t *db) {
     int64_t nodes = 0;
     for (const gr_connection_t *conn = db->connections; conn; conn = conn->next) {
         const gr_transaction_t *tx = conn->transaction;

@@ -30,43 +30,43 @@
 #include "exec/db.h"
 
 /* The commands, as the table's argv handlers (the connection is db->current). */
-void gr_transaction_multi(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_transaction_multi(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                           gr_reply_t *reply);
-void gr_transaction_exec(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_transaction_exec(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                          gr_reply_t *reply);
-void gr_transaction_discard(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_transaction_discard(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                             gr_reply_t *reply);
-void gr_transaction_watch(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_transaction_watch(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                           gr_reply_t *reply);
-void gr_transaction_unwatch(gr_db_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+void gr_transaction_unwatch(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                             gr_reply_t *reply);
 
 /* The entry points' hook while conn->in_multi: 1 when the command was queued or refused
  * (its reply written), 0 when it runs at once (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET). */
-int gr_transaction_queue_argv(gr_db_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
+int gr_transaction_queue_argv(gr_server_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
                               const size_t *argv_length, gr_reply_t *reply);
-int gr_transaction_queue_request(gr_db_t *db, gr_connection_t *conn, const gr_request_t *request,
+int gr_transaction_queue_request(gr_server_t *db, gr_connection_t *conn, const gr_request_t *request,
                                  gr_reply_t *reply);
 
 /* Leave MULTI and unwatch everything (RESET; the connection going away). */
-void gr_transaction_forget(gr_db_t *db, gr_connection_t *conn);
-void gr_transaction_free_all(gr_db_t *db);
+void gr_transaction_forget(gr_server_t *db, gr_connection_t *conn);
+void gr_transaction_free_all(gr_server_t *db);
 
 /* A key of database db_index was modified (after the change). */
-void gr_watch_touch_slow(gr_db_t *db, int32_t db_index, const uint8_t *key, size_t key_length);
-static inline void gr_watch_touch(gr_db_t *db, int32_t db_index, const uint8_t *key, size_t key_length) {
+void gr_watch_touch_slow(gr_server_t *db, int32_t db_index, const uint8_t *key, size_t key_length);
+static inline void gr_watch_touch(gr_server_t *db, int32_t db_index, const uint8_t *key, size_t key_length) {
     if (db->watched_keys) gr_watch_touch_slow(db, db_index, key, key_length);
 }
 /* The same for a key of the current database (db->keyspace). */
-void gr_watch_touch_current_slow(gr_db_t *db, gr_bytes_t key);
-static inline void gr_watch_touch_current(gr_db_t *db, gr_bytes_t key) {
+void gr_watch_touch_current_slow(gr_server_t *db, gr_bytes_t key);
+static inline void gr_watch_touch_current(gr_server_t *db, gr_bytes_t key) {
     if (db->watched_keys | db->notify_flags) gr_watch_touch_current_slow(db, key);
 }
 /* Database emptied is about to be flushed (replaced_with -1) or swapped with replaced_with:
  * every key watched in emptied that exists there, or in replaced_with, is touched. */
-void gr_watch_touch_db(gr_db_t *db, int32_t emptied, int32_t replaced_with);
+void gr_watch_touch_db(gr_server_t *db, int32_t emptied, int32_t replaced_with);
 
 /* Tests: 0 when the watch table agrees with every connection's list, else -1. */
-int gr_transaction_check(const gr_db_t *db);
+int gr_transaction_check(const gr_server_t *db);
 
 #endif

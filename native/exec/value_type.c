@@ -23,7 +23,7 @@
 static void string_free(void *value) { gr_string_free(value); }
 static size_t string_bytes(const void *value) { return gr_string_allocated_bytes(value); }
 static const char *string_encoding(const void *value) { return gr_string_encoding(value); }
-static void *string_duplicate(const gr_db_t *db, const void *value) {
+static void *string_duplicate(const gr_server_t *db, const void *value) {
     (void)db;
     const gr_string_t *s = value;
     return gr_string_new(s->data, s->length);
@@ -34,7 +34,7 @@ static int string_save(const void *value, gr_snapshot_writer_t *out) {
     const gr_string_t *s = value;
     return gr_snapshot_write_bytes(out, s->data, s->length);
 }
-static void *string_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
+static void *string_load(const gr_server_t *db, gr_snapshot_reader_t *in) {
     (void)db;
     const uint8_t *data;
     size_t length;
@@ -57,7 +57,7 @@ static void list_free(void *value) { gr_list_free(value); }
 static size_t list_bytes(const void *value) { return gr_list_allocated_bytes(value); }
 static const char *list_encoding(const void *value) { return gr_list_encoding_name(value); }
 /* A copy on the source's engine, with the server's list thresholds. */
-static void *list_duplicate(const gr_db_t *db, const void *value) {
+static void *list_duplicate(const gr_server_t *db, const void *value) {
     const gr_list_t *list = value;
     gr_list_t *copy = gr_list_new_for(&db->list_config, gr_list_target(list));
     if (!copy) return NULL;
@@ -98,7 +98,7 @@ static int list_save(const void *value, gr_snapshot_writer_t *out) {
     }
     return out->oom ? -1 : 0;
 }
-static void *list_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
+static void *list_load(const gr_server_t *db, gr_snapshot_reader_t *in) {
     gr_list_encoding_t target = db->list_target;
     const int front_coded = gr_snapshot_reader_remaining(in) && in->data[in->offset] == 0;
     if (front_coded) {
@@ -166,7 +166,7 @@ static void list_digest(const void *value, uint8_t out[20]) {
 static void hash_free(void *value) { gr_hash_free(value); }
 static size_t hash_bytes(const void *value) { return gr_hash_allocated_bytes(value); }
 static const char *hash_encoding(const void *value) { return gr_hash_encoding_name(value); }
-static void *hash_duplicate(const gr_db_t *db, const void *value) {
+static void *hash_duplicate(const gr_server_t *db, const void *value) {
     (void)db;
     return gr_hash_duplicate(value);
 }
@@ -193,7 +193,7 @@ static int hash_save(const void *value, gr_snapshot_writer_t *out) {
     }
     return out->oom ? -1 : 0;
 }
-static void *hash_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
+static void *hash_load(const gr_server_t *db, gr_snapshot_reader_t *in) {
     uint64_t count;
     if (gr_snapshot_read_count(in, 3, &count) != 0) return NULL;   /* a field is >= 3 bytes */
     if (count == 0) {
@@ -249,7 +249,7 @@ static void set_free(void *value) { gr_set_free(value); }
 static size_t set_bytes(const void *value) { return gr_set_allocated_bytes(value); }
 static const char *set_encoding(const void *value) { return gr_set_encoding_name(value); }
 /* A copy in the source's encoding (Redis's setTypeDup keeps it too). */
-static void *set_duplicate(const gr_db_t *db, const void *value) {
+static void *set_duplicate(const gr_server_t *db, const void *value) {
     (void)db;
     return gr_set_duplicate(value);
 }
@@ -266,7 +266,7 @@ static int set_save(const void *value, gr_snapshot_writer_t *out) {
         if (gr_snapshot_write_bytes(out, member.data, member.length) != 0) return -1;
     return out->oom ? -1 : 0;
 }
-static void *set_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
+static void *set_load(const gr_server_t *db, gr_snapshot_reader_t *in) {
     uint64_t count;
     if (gr_snapshot_read_count(in, 1, &count) != 0) return NULL;   /* a member is >= 1 byte */
     if (count == 0) {
@@ -307,7 +307,7 @@ static void set_digest(const void *value, uint8_t out[20]) {
 static void zset_free(void *value) { gr_zset_free(value); }
 static size_t zset_bytes(const void *value) { return gr_zset_allocated_bytes(value); }
 static const char *zset_encoding(const void *value) { return gr_zset_encoding_name(value); }
-static void *zset_duplicate(const gr_db_t *db, const void *value) {
+static void *zset_duplicate(const gr_server_t *db, const void *value) {
     (void)db;
     return gr_zset_duplicate(value);
 }
@@ -338,7 +338,7 @@ static int zset_entry_after(double score, const uint8_t *m, size_t ml, double pr
     return gr_zset_int32_member(m, ml, &a) && gr_zset_int32_member(pm, pml, &b) && a > b;
 }
 
-static void *zset_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
+static void *zset_load(const gr_server_t *db, gr_snapshot_reader_t *in) {
     uint64_t count;
     if (gr_snapshot_read_count(in, 9, &count) != 0) return NULL;   /* a member is >= 9 bytes */
     if (count == 0) {
@@ -406,14 +406,14 @@ static void array_free(void *value) { gr_array_free(value); }
 static size_t array_bytes(const void *value) { return gr_array_allocated_bytes(value); }
 static const char *array_encoding(const void *value) { return gr_array_encoding_name(value); }
 /* A copy on the source's engine, its append cursor included. */
-static void *array_duplicate(const gr_db_t *db, const void *value) {
+static void *array_duplicate(const gr_server_t *db, const void *value) {
     (void)db;
     return gr_array_duplicate(value);
 }
 /* Snapshot form (engines/array/array.h): the engine kind, the append cursor, then the
  * engine's body (classic: the set slots as index deltas and bytes). Loaded on the same engine. */
 static int array_save(const void *value, gr_snapshot_writer_t *out) { return gr_array_save(value, out); }
-static void *array_load(const gr_db_t *db, gr_snapshot_reader_t *in) {
+static void *array_load(const gr_server_t *db, gr_snapshot_reader_t *in) {
     (void)db;
     return gr_array_load(in);
 }

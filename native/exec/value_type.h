@@ -36,7 +36,7 @@ enum { GR_TYPE_ARRAY = 6 };  /* engines/array/ */
 #define GR_DUMP_FORMAT 1u
 #define GR_DUMP_VERSION (GR_DUMP_VERSION_TAG | GR_DUMP_FORMAT)
 
-struct gr_db;
+struct gr_server;
 
 typedef struct gr_value_type {
     uint8_t id;                          /* GR_TYPE_* */
@@ -45,7 +45,7 @@ typedef struct gr_value_type {
     void (*free)(void *value);
     size_t (*allocated_bytes)(const void *value);   /* everything the value holds, the struct included */
     const char *(*encoding)(const void *value);     /* OBJECT ENCODING: "listpack", "embstr", ... */
-    void *(*duplicate)(const struct gr_db *db, const void *value);   /* COPY: an equal value; NULL on OOM */
+    void *(*duplicate)(const struct gr_server *db, const void *value);   /* COPY: an equal value; NULL on OOM */
     /* Snapshots (core/snapshot_io.h). save: the value's bytes; 0, or -1 when the writer ran
      * out of memory. load: reads exactly what save wrote and builds an equal value with the
      * db's thresholds (encodings as a fresh value of that size gets); NULL with the reader's
@@ -56,7 +56,7 @@ typedef struct gr_value_type {
      * xorObjectDigest), so equal values digest equal whatever their encoding. A type Redis
      * lacks picks a number of its own (>= 16). */
     int (*save)(const void *value, gr_snapshot_writer_t *out);
-    void *(*load)(const struct gr_db *db, gr_snapshot_reader_t *in);
+    void *(*load)(const struct gr_server *db, gr_snapshot_reader_t *in);
     void (*digest)(const void *value, uint8_t out[20]);
     /* Active expiry of a value's parts (a hash's fields), NULL for types without: remove the
      * parts due at now_ms, return how many, and set *emptied when nothing is left (the cron then

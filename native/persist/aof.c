@@ -186,7 +186,7 @@ static _Noreturn void exit_for_always(const char *what, int error) {
  * off the file with ftruncate, so the file always ends on a whole command; a failed write
  * keeps the bytes for the next flush (the cron retries) and sets the error state admission
  * answers -MISCONF from, until a write succeeds; under appendfsync always it ends the process. */
-static void aof_sink(void *context, gr_db_t *db) {
+static void aof_sink(void *context, gr_server_t *db) {
     gr_aof_t *aof = context;
     gr_propagation_t *p = &db->propagation;
     if (p->failed) {                       /* an entry was lost: say so in INFO, keep going */
@@ -233,7 +233,7 @@ static void aof_sink(void *context, gr_db_t *db) {
 
 /* appendfsync always: what the batches since the last call wrote reaches the disk, or the
  * process ends before their replies leave. */
-static void aof_sync(void *context, gr_db_t *db) {
+static void aof_sync(void *context, gr_server_t *db) {
     gr_aof_t *aof = context;
     (void)db;
     if (fdatasync(aof->fd) != 0) exit_for_always("fsync", errno);
@@ -244,7 +244,7 @@ static void aof_sync(void *context, gr_db_t *db) {
 /* ---- the dataset as commands (BGREWRITEAOF's child, CONFIG SET appendonly yes) ---- */
 
 typedef struct dataset_writer {
-    gr_db_t *db;
+    gr_server_t *db;
     int fd;
     uint8_t buffer[1 << 16];
     size_t used;
@@ -311,7 +311,7 @@ static int write_key(void *context, gr_ks_entry_t *entry) {
 
 /* Every database's live keys as SELECT + RESTOREs into fd, pausing key_delay_us per key; 0, or
  * -1 (errno or an unsavable type). */
-static int write_dataset(gr_db_t *db, int fd, int64_t key_delay_us) {
+static int write_dataset(gr_server_t *db, int fd, int64_t key_delay_us) {
     dataset_writer_t *w = calloc(1, sizeof *w);
     if (!w) return -1;
     w->db = db, w->fd = fd, w->now_ms = wall_ms(), w->key_delay_us = key_delay_us;
@@ -330,13 +330,13 @@ static int write_dataset(gr_db_t *db, int fd, int64_t key_delay_us) {
 
 /* ---- start, stop ---- */
 
-static void path_of(const gr_db_t *db, char *out, size_t size) {
+static void path_of(const gr_server_t *db, char *out, size_t size) {
     const char *dir = db->config.dir[0] ? db->config.dir : ".";
     snprintf(out, size, "%s/%s", dir, db->config.appendfilename[0] ? db->config.appendfilename : "appendonly.aof");
 }
 
 /* Replace path with the dataset (temp file, fsync, rename, dir fsync). */
-static int write_dataset_file(gr_db_t *db, const char *path, char *message, size_t message_size) {
+static int write_dataset_file(gr_server_t *db, const char *path, char *message, size_t message_size) {
     char temp[1100];
     snprintf(temp, sizeof temp, "%s.temp-%d", path, (int)getpid());
     int fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -362,7 +362,7 @@ static int write_dataset_file(gr_db_t *db, const char *path, char *message, size
     return 0;
 }
 
-int gr_aof_start(gr_db_t *db, int write_dataset_first, char *message, size_t message_size) {
+int gr_aof_start(gr_server_t *db, int write_dataset_first, char *message, size_t message_size) {
     if (message_size) message[0] = '\0';
     if (db->aof) return 0;
     gr_aof_t *aof = calloc(1, sizeof *aof);
@@ -401,7 +401,7 @@ int gr_aof_start(gr_db_t *db, int write_dataset_first, char *message, size_t mes
     return 0;
 }
 
-static void abandon_rewrite(gr_db_t *db, gr_aof_t *aof) {
+static void abandon_rewrite(gr_server_t *db, gr_aof_t *aof) {
     if (aof->child > 0 && gr_child_running(db) == GR_CHILD_AOF_REWRITE) gr_child_kill(db);   /* its done cleans up */
     aof->child = 0;
     free(aof->rewrite_buffer);
@@ -410,7 +410,7 @@ static void abandon_rewrite(gr_db_t *db, gr_aof_t *aof) {
     aof->rewrite_buffer_failed = 0;
 }
 
-int gr_aof_flush_for_shutdown(gr_db_t *db, char *message, size_t message_size) {
+int gr_aof_flush_for_shutdown(gr_server_t *db, char *message, size_t message_size) {
     gr_aof_t *aof = db->aof;
     if (!aof) return 0;
     aof->retry_failed_write = 1;
@@ -430,7 +430,7 @@ int gr_aof_flush_for_shutdown(gr_db_t *db, char *message, size_t message_size) {
     return 0;
 }
 
-void gr_aof_stop(gr_db_t *db) {
+void gr_aof_stop(gr_server_t *db) {
     gr_aof_t *aof = db->aof;
     if (!aof) return;
     aof->retry_failed_write = 1;
@@ -461,17 +461,17 @@ void gr_aof_stop(gr_db_t *db) {
 
 /* ---- BGREWRITEAOF ---- */
 
-static void finish_rewrite(gr_db_t *db, int ok);
+static void finish_rewrite(gr_server_t *db, int ok);
 
 /* exec/child's done: the rewrite child ended (reaped by the cron, or killed). */
-static void rewrite_done(gr_db_t *db, gr_child_kind_t kind, int ok, int signal_number, int by_parent, void *context) {
+static void rewrite_done(gr_server_t *db, gr_child_kind_t kind, int ok, int signal_number, int by_parent, void *context) {
     (void)kind, (void)signal_number, (void)context;
     if (db->aof && db->aof->child > 0) finish_rewrite(db, ok && !by_parent);
 }
 
-int gr_aof_rewrite_in_progress(gr_db_t *db) { return db->aof && db->aof->child > 0; }
+int gr_aof_rewrite_in_progress(gr_server_t *db) { return db->aof && db->aof->child > 0; }
 
-int gr_aof_rewrite_background(gr_db_t *db, char *message, size_t message_size) {
+int gr_aof_rewrite_background(gr_server_t *db, char *message, size_t message_size) {
     if (message_size) message[0] = '\0';
     gr_aof_t *aof = db->aof;
     if (!aof) {
@@ -515,7 +515,7 @@ int gr_aof_rewrite_background(gr_db_t *db, char *message, size_t message_size) {
 
 /* The child is done: on success, the new file gets what the parent wrote meanwhile and takes
  * the old one's place. */
-static void finish_rewrite(gr_db_t *db, int ok) {
+static void finish_rewrite(gr_server_t *db, int ok) {
     gr_aof_t *aof = db->aof;
     aof->child = 0;
     aof->last_rewrite_seconds = (monotonic_ms() - aof->rewrite_started_ms + 500) / 1000;
@@ -553,7 +553,7 @@ static void finish_rewrite(gr_db_t *db, int ok) {
     aof->rewrite_buffer_failed = 0;
 }
 
-void gr_aof_cron(gr_db_t *db) {
+void gr_aof_cron(gr_server_t *db) {
     gr_aof_t *aof = db->aof;
     if (!aof) return;
     aof->retry_failed_write = 1;
@@ -575,7 +575,7 @@ void gr_aof_cron(gr_db_t *db) {
         request_background_fsync(aof);    /* a failed fsync is retried each second until one succeeds */
 }
 
-void gr_aof_info(gr_db_t *db, gr_text_t *text) {
+void gr_aof_info(gr_server_t *db, gr_text_t *text) {
     gr_aof_t *aof = db->aof;
     int64_t current = aof && aof->child > 0 ? (monotonic_ms() - aof->rewrite_started_ms) / 1000 : -1;
     gr_text_append(text,
@@ -684,7 +684,7 @@ static int word_is(const uint8_t *data, size_t length, const char *word) {
     return strlen(word) == length && strncasecmp((const char *)data, word, length) == 0;
 }
 
-int gr_aof_load(gr_db_t *db, const char *path, int allow_truncated, int64_t *commands, char *message,
+int gr_aof_load(gr_server_t *db, const char *path, int allow_truncated, int64_t *commands, char *message,
                 size_t message_size) {
     if (message_size) message[0] = '\0';
     *commands = 0;
@@ -790,7 +790,7 @@ int gr_aof_load(gr_db_t *db, const char *path, int allow_truncated, int64_t *com
 
 /* ---- WAITAOF ---- */
 
-int gr_aof_local_ack(gr_db_t *db, int wait) {
+int gr_aof_local_ack(gr_server_t *db, int wait) {
     gr_aof_t *aof = db->aof;
     if (!aof) return 0;
     if (db->config.appendfsync == GR_APPENDFSYNC_ALWAYS) return aof->last_write_ok;

@@ -38,33 +38,33 @@ typedef struct gr_aof gr_aof_t;   /* db->aof while appendonly is yes */
 /* Replay <path> into db. Returns 1 when there is no such file (nothing loaded), 0 when it
  * was replayed (message: a warning when a cut-short tail was dropped, else empty), -1 when it
  * cannot be loaded (message says why, naming the file and the offset). commands: how many ran. */
-int gr_aof_load(gr_db_t *db, const char *path, int allow_truncated, int64_t *commands, char *message,
+int gr_aof_load(gr_server_t *db, const char *path, int allow_truncated, int64_t *commands, char *message,
                 size_t message_size);
 /* Turn the log on: open <dir>/<appendfilename> (db->config) for appending and record every
  * write from now on. write_dataset: first replace the file with the current dataset (CONFIG
  * SET appendonly yes; a start that loaded data from elsewhere). 0, or -1 with message. */
-int gr_aof_start(gr_db_t *db, int write_dataset, char *message, size_t message_size);
+int gr_aof_start(gr_server_t *db, int write_dataset, char *message, size_t message_size);
 /* Turn it off: write and fsync what is pending, close the file (appendonly no, shutdown). */
-void gr_aof_stop(gr_db_t *db);
+void gr_aof_stop(gr_server_t *db);
 /* The cron (ten times a second): everysec's fsync, reaping a rewrite child, a scheduled or
  * automatic (auto-aof-rewrite-percentage) rewrite. */
-void gr_aof_cron(gr_db_t *db);
+void gr_aof_cron(gr_server_t *db);
 /* BGREWRITEAOF: 0 started, 1 scheduled (another child runs), -1 with message. */
-int gr_aof_rewrite_background(gr_db_t *db, char *message, size_t message_size);
+int gr_aof_rewrite_background(gr_server_t *db, char *message, size_t message_size);
 /* 1 while a rewrite child runs. */
-int gr_aof_rewrite_in_progress(gr_db_t *db);
+int gr_aof_rewrite_in_progress(gr_server_t *db);
 /* cffi-cdef-end */
 
 /* SHUTDOWN and SIGTERM: write what is pending and fdatasync; 0, or -1 with message when the
  * log cannot hold it (the shutdown is refused, as a failing save refuses it). */
-int gr_aof_flush_for_shutdown(gr_db_t *db, char *message, size_t message_size);
+int gr_aof_flush_for_shutdown(gr_server_t *db, char *message, size_t message_size);
 /* INFO persistence's aof_* lines. */
-void gr_aof_info(gr_db_t *db, gr_text_t *text);
+void gr_aof_info(gr_server_t *db, gr_text_t *text);
 /* WAITAOF's local acknowledgement: 1 when every write propagated so far is on disk by the time
  * the running command's reply leaves — appendfsync always (the batch's fsync precedes its
  * replies), or everysec when it is already, or (wait) after writing what is pending and
  * fdatasyncing now, in this thread — 0 when it is not (appendonly no, appendfsync no: the
  * kernel decides, as Redis never acknowledges then, or the write or fsync failed). */
-int gr_aof_local_ack(gr_db_t *db, int wait);
+int gr_aof_local_ack(gr_server_t *db, int wait);
 
 #endif

@@ -70,14 +70,14 @@ void gr_persist_format_save_rules(const gr_persistence_t *persistence, char *out
                                  (long long)persistence->save_rules[i].changes);
 }
 
-int gr_persist_path(const gr_db_t *db, char *out, size_t size) {
+int gr_persist_path(const gr_server_t *db, char *out, size_t size) {
     const char *dir = db->config.dir[0] ? db->config.dir : ".";
     int n = snprintf(out, size, "%s/%s", dir, db->persistence.dbfilename);
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
 /* A save that succeeded: the changes it holds are no longer dirty. */
-static void saved(gr_db_t *db, int64_t dirty_at_start, const gr_snapshot_stats_t *stats) {
+static void saved(gr_server_t *db, int64_t dirty_at_start, const gr_snapshot_stats_t *stats) {
     gr_persistence_t *p = &db->persistence;
     db->dirty -= dirty_at_start;
     if (db->dirty < 0) db->dirty = 0;
@@ -87,7 +87,7 @@ static void saved(gr_db_t *db, int64_t dirty_at_start, const gr_snapshot_stats_t
     if (stats) p->last_file_bytes = stats->bytes;
 }
 
-int gr_persist_save(gr_db_t *db, char *error, size_t error_size) {
+int gr_persist_save(gr_server_t *db, char *error, size_t error_size) {
     if (gr_child_running(db) == GR_CHILD_SNAPSHOT) {
         snprintf(error, error_size, "ERR Background save already in progress");
         return -1;
@@ -110,7 +110,7 @@ int gr_persist_save(gr_db_t *db, char *error, size_t error_size) {
 }
 
 /* The BGSAVE child ended (gr_db_cron reaped it). */
-static void bgsave_done(gr_db_t *db, gr_child_kind_t kind, int ok, int signal, int by_parent, void *context) {
+static void bgsave_done(gr_server_t *db, gr_child_kind_t kind, int ok, int signal, int by_parent, void *context) {
     (void)kind, (void)signal, (void)context;
     gr_persistence_t *p = &db->persistence;
     p->last_bgsave_seconds = unix_s() - p->bgsave_started_s;
@@ -134,7 +134,7 @@ static void bgsave_done(gr_db_t *db, gr_child_kind_t kind, int ok, int signal, i
     }
 }
 
-static int start_bgsave(gr_db_t *db, char *error, size_t error_size) {
+static int start_bgsave(gr_server_t *db, char *error, size_t error_size) {
     char path[4096];
     if (gr_persist_path(db, path, sizeof path) != 0) {
         snprintf(error, error_size, "ERR the snapshot path is too long");
@@ -163,7 +163,7 @@ static int start_bgsave(gr_db_t *db, char *error, size_t error_size) {
     return 0;
 }
 
-int gr_persist_bgsave(gr_db_t *db, int schedule, char *error, size_t error_size) {
+int gr_persist_bgsave(gr_server_t *db, int schedule, char *error, size_t error_size) {
     gr_child_kind_t running = gr_child_running(db);
     if (running == GR_CHILD_SNAPSHOT) {
         snprintf(error, error_size, "ERR Background save already in progress");
@@ -182,7 +182,7 @@ int gr_persist_bgsave(gr_db_t *db, int schedule, char *error, size_t error_size)
     return start_bgsave(db, error, error_size) == 0 ? 1 : -1;
 }
 
-void gr_persist_cron(gr_db_t *db) {
+void gr_persist_cron(gr_server_t *db) {
     gr_persistence_t *p = &db->persistence;
     if (gr_child_running(db) != GR_CHILD_NONE) return;
     const int64_t now = unix_s();
@@ -201,7 +201,7 @@ void gr_persist_cron(gr_db_t *db) {
     }
 }
 
-int gr_persist_load_at_start(gr_db_t *db, char *error, size_t error_size) {
+int gr_persist_load_at_start(gr_server_t *db, char *error, size_t error_size) {
     char path[4096];
     if (gr_persist_path(db, path, sizeof path) != 0) {
         snprintf(error, error_size, "the snapshot path is too long");
@@ -219,9 +219,9 @@ int gr_persist_load_at_start(gr_db_t *db, char *error, size_t error_size) {
     return result;
 }
 
-double gr_persist_last_load_seconds(gr_db_t *db) { return (double)db->persistence.loading_seconds_us / 1e6; }
+double gr_persist_last_load_seconds(gr_server_t *db) { return (double)db->persistence.loading_seconds_us / 1e6; }
 
-int gr_persist_prepare_shutdown(gr_db_t *db, int mode, char *error, size_t error_size) {
+int gr_persist_prepare_shutdown(gr_server_t *db, int mode, char *error, size_t error_size) {
     if (gr_child_running(db) != GR_CHILD_NONE) gr_child_kill(db);   /* Redis kills the child too */
     char why[600];
     if (db->aof && gr_aof_flush_for_shutdown(db, why, sizeof why) != 0) {   /* acknowledged writes stay */
@@ -232,13 +232,13 @@ int gr_persist_prepare_shutdown(gr_db_t *db, int mode, char *error, size_t error
     return 0;
 }
 
-void gr_persist_after_flushall(gr_db_t *db) {
+void gr_persist_after_flushall(gr_server_t *db) {
     if (gr_child_running(db) == GR_CHILD_SNAPSHOT) gr_child_kill(db);
     char error[600];
     if (db->persistence.save_rule_count > 0) gr_persist_save(db, error, sizeof error);
 }
 
-int gr_persist_shutdown_requested(gr_db_t *db) { return db->persistence.shutdown_requested; }
+int gr_persist_shutdown_requested(gr_server_t *db) { return db->persistence.shutdown_requested; }
 
 static const struct { const char *name; uint8_t flag; } shutdown_flag_names[] = {
     {"save", GR_SHUTDOWN_SAVE}, {"nosave", GR_SHUTDOWN_NOSAVE}, {"now", GR_SHUTDOWN_NOW}, {"force", GR_SHUTDOWN_FORCE}};
@@ -281,7 +281,7 @@ void gr_persist_shutdown_flags_text(uint8_t flags, char *out, size_t size) {
         }
 }
 
-int gr_persist_shutdown_for_signal(gr_db_t *db, int is_sigint, char *error, size_t error_size) {
+int gr_persist_shutdown_for_signal(gr_server_t *db, int is_sigint, char *error, size_t error_size) {
     uint8_t flags = is_sigint ? db->persistence.shutdown_on_sigint : db->persistence.shutdown_on_sigterm;
     int mode = flags & GR_SHUTDOWN_SAVE ? 1 : flags & GR_SHUTDOWN_NOSAVE ? 0 : -1;
     if (gr_persist_prepare_shutdown(db, mode, error, error_size) == 0) return 0;

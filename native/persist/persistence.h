@@ -22,17 +22,17 @@ int gr_persist_parse_save_rules(const char *text, gr_save_rule_t *rules, int32_t
 /* The rules as CONFIG GET save shows them. */
 void gr_persist_format_save_rules(const gr_persistence_t *persistence, char *out, size_t size);
 /* dir/dbfilename: 0, or -1 when it does not fit. */
-int gr_persist_path(const gr_db_t *db, char *out, size_t size);
+int gr_persist_path(const gr_server_t *db, char *out, size_t size);
 
 /* SAVE: write the snapshot now, in this process. 0, or -1 with a message in error. */
-int gr_persist_save(gr_db_t *db, char *error, size_t error_size);
+int gr_persist_save(gr_server_t *db, char *error, size_t error_size);
 /* BGSAVE: 1 started, 2 scheduled (schedule set and another child runs), -1 refused with a
  * Redis error text in error ("ERR Background save already in progress"). */
-int gr_persist_bgsave(gr_db_t *db, int schedule, char *error, size_t error_size);
+int gr_persist_bgsave(gr_server_t *db, int schedule, char *error, size_t error_size);
 
 /* After FLUSHALL, as Redis's flushAllDataAndResetRDB: a running BGSAVE child is killed (its
  * image is of the data just removed) and, when save rules are set, the empty keyspace saved. */
-void gr_persist_after_flushall(gr_db_t *db);
+void gr_persist_after_flushall(gr_server_t *db);
 
 /* shutdown-on-sigterm / shutdown-on-sigint, Redis 7's flags: what a signal's shutdown does
  * (0 is "default": save when save rules are set, refuse to stop when that fails). */
@@ -47,19 +47,19 @@ void gr_persist_shutdown_flags_text(uint8_t flags, char *out, size_t size);
 /* SIGTERM (is_sigint 0) or SIGINT: prepare the shutdown as its shutdown-on-* flags say, as
  * Redis's prepareForShutdown. 0: stop; -1: it failed, keep serving (error says why); 1: it
  * failed but the flags say force, stop anyway (error says what was not kept). */
-int gr_persist_shutdown_for_signal(gr_db_t *db, int is_sigint, char *error, size_t error_size);
+int gr_persist_shutdown_for_signal(gr_server_t *db, int is_sigint, char *error, size_t error_size);
 /* The server's start: load dir/dbfilename. 1 loaded, 0 no file, -1 refused (error names the
  * file and the offset; nothing is loaded). */
-int gr_persist_load_at_start(gr_db_t *db, char *error, size_t error_size);
+int gr_persist_load_at_start(gr_server_t *db, char *error, size_t error_size);
 /* Seconds (as a double) the last load took, keys loaded, keys skipped as expired. */
-double gr_persist_last_load_seconds(gr_db_t *db);
+double gr_persist_last_load_seconds(gr_server_t *db);
 /* The save rules and a scheduled BGSAVE; call it from the cron (after gr_db_cron reaped). */
-void gr_persist_cron(gr_db_t *db);
+void gr_persist_cron(gr_server_t *db);
 /* Stop: kill a running child, then save when mode is 1 (SAVE), or when mode is -1 and save
  * rules are configured (a plain SHUTDOWN, SIGTERM). 0, or -1 with error set (the save failed). */
-int gr_persist_prepare_shutdown(gr_db_t *db, int mode, char *error, size_t error_size);
+int gr_persist_prepare_shutdown(gr_server_t *db, int mode, char *error, size_t error_size);
 /* SHUTDOWN ran: the server should stop now (the flag is reported once). */
-int gr_persist_shutdown_requested(gr_db_t *db);
+int gr_persist_shutdown_requested(gr_server_t *db);
 /* cffi-cdef-end */
 
 #endif

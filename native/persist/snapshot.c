@@ -138,7 +138,7 @@ static int64_t unix_ms(void) {
 }
 
 /* Everything but the final seal goes through the sink; returns 0 or -1 (sink->error or pass). */
-static int write_snapshot(gr_db_t *db, file_sink_t *sink, save_pass_t *pass) {
+static int write_snapshot(gr_server_t *db, file_sink_t *sink, save_pass_t *pass) {
     gr_snapshot_writer_t *out = &sink->buffer;
     gr_snapshot_write_raw(out, (const uint8_t *)GR_SNAPSHOT_MAGIC, 8);
     gr_snapshot_write_u16(out, GR_SNAPSHOT_FORMAT);
@@ -196,7 +196,7 @@ static int fsync_directory_of(const char *path) {
     return result;
 }
 
-int gr_snapshot_save(gr_db_t *db, const char *path, int64_t key_delay_us, gr_snapshot_stats_t *stats, char *error,
+int gr_snapshot_save(gr_server_t *db, const char *path, int64_t key_delay_us, gr_snapshot_stats_t *stats, char *error,
                      size_t error_size) {
     char temp[4096], directory[4096];
     snprintf(directory, sizeof directory, "%s", path);
@@ -283,12 +283,12 @@ static void describe_bad_checksum(const uint8_t *data, size_t length, const char
              path, length);
 }
 
-static void clear_databases(gr_db_t *db) {
+static void clear_databases(gr_server_t *db) {
     for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_clear(db->keyspaces[i]);
 }
 
 /* Build the keyspace from a file whose checksum is already good. 0, or -1 with error set. */
-static int load_body(gr_db_t *db, gr_snapshot_reader_t *in, const char *path, gr_snapshot_stats_t *stats, char *error,
+static int load_body(gr_server_t *db, gr_snapshot_reader_t *in, const char *path, gr_snapshot_stats_t *stats, char *error,
                      size_t error_size) {
     const uint8_t *magic, *producer;
     size_t producer_length;
@@ -375,7 +375,7 @@ bad:
     return -1;
 }
 
-int gr_snapshot_load(gr_db_t *db, const char *path, gr_snapshot_stats_t *stats, char *error, size_t error_size) {
+int gr_snapshot_load(gr_server_t *db, const char *path, gr_snapshot_stats_t *stats, char *error, size_t error_size) {
     gr_snapshot_stats_t local = {0};
     if (!stats) stats = &local;
     *stats = (gr_snapshot_stats_t){0};

@@ -43,13 +43,13 @@ typedef struct gr_snapshot_stats {
 /* Write the whole keyspace to path (temp file, fsync, rename, directory fsync). key_delay_us
  * > 0 sleeps that long after each key (rdb-key-save-delay, for tests). 0, or -1 with a
  * Redis-like message ("Write error saving DB on disk: No space left on device") in error. */
-int gr_snapshot_save(gr_db_t *db, const char *path, int64_t key_delay_us, gr_snapshot_stats_t *stats, char *error,
+int gr_snapshot_save(gr_server_t *db, const char *path, int64_t key_delay_us, gr_snapshot_stats_t *stats, char *error,
                      size_t error_size);
 
 /* Load path into the db's databases, which should be empty (keys already present are
  * replaced). 1 loaded, 0 there is no such file, -1 refused: error names the file, what is wrong
  * and the offset ("dump.grdb: checksum mismatch: corrupt bytes between offsets 0 and 1048576").
  * A refused file leaves every database empty. */
-int gr_snapshot_load(gr_db_t *db, const char *path, gr_snapshot_stats_t *stats, char *error, size_t error_size);
+int gr_snapshot_load(gr_server_t *db, const char *path, gr_snapshot_stats_t *stats, char *error, size_t error_size);
 
 #endif

@@ -36,7 +36,7 @@ typedef struct resp_writer {
 } resp_writer_t;
 
 struct gr_resp_conn {
-    gr_db_t *db;
+    gr_server_t *db;
     gr_connection_t state;                   /* id, selected db, protocol, name: registered with db */
     byte_buffer_t in, out;
     resp_writer_t writer;
@@ -264,7 +264,7 @@ static int deliver_message(gr_subscriber_t *subscriber, gr_pubsub_kind_t kind, g
 
 /* ---- lifecycle ---- */
 
-gr_resp_conn_t *gr_resp_conn_new(gr_db_t *db, int64_t client_id) {
+gr_resp_conn_t *gr_resp_conn_new(gr_server_t *db, int64_t client_id) {
     gr_resp_conn_t *conn = gr_mem_alloc(sizeof *conn, GR_MEM_SESSION);
     if (!conn) return NULL;
     memset(conn, 0, sizeof *conn);

@@ -30,7 +30,7 @@
 
 typedef struct gr_resp_conn gr_resp_conn_t;
 
-gr_resp_conn_t *gr_resp_conn_new(gr_db_t *db, int64_t client_id);
+gr_resp_conn_t *gr_resp_conn_new(gr_server_t *db, int64_t client_id);
 void gr_resp_conn_free(gr_resp_conn_t *conn);
 /* For CLIENT LIST: the peer's address and ours ("127.0.0.1:5000", or a socket path). */
 void gr_resp_conn_set_peer(gr_resp_conn_t *conn, int fd, int is_unix, const char *addr, const char *laddr);

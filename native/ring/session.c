@@ -34,7 +34,7 @@ typedef struct gr_session {
 } gr_session_t;
 
 struct gr_rings {
-    gr_db_t *db;
+    gr_server_t *db;
     gr_session_t **sessions;
     size_t count, capacity;
     gr_request_t request;     /* decode scratch, items shared by every session (grown on demand) */
@@ -48,7 +48,7 @@ static int deliver_push(gr_subscriber_t *subscriber, gr_pubsub_kind_t kind, gr_b
 
 size_t gr_ring_segment_bytes(uint64_t capacity) { return gr_ring_segment_size(capacity); }
 
-gr_rings_t *gr_rings_new(gr_db_t *db) {
+gr_rings_t *gr_rings_new(gr_server_t *db) {
     gr_rings_t *rings = calloc(1, sizeof *rings);
     if (!rings) return NULL;
     rings->db = db;
@@ -172,7 +172,7 @@ static int session_corrupt(const gr_session_t *session) {
  * longer than its seconds, as Redis's checkClientOutputBufferLimits) the session is closed as
  * CLIENT KILL closes it, and the publisher goes on: nothing here ever waits for the client. */
 
-static int over_pubsub_output_limit(gr_session_t *session, gr_db_t *db) {
+static int over_pubsub_output_limit(gr_session_t *session, gr_server_t *db) {
     const int64_t *limit = db->config.output_limit[GR_CLIENT_CLASS_PUBSUB];
     int64_t used = (int64_t)gr_sbe_reply_pending_bytes(&session->writer);
     int hard = limit[GR_LIMIT_HARD] && used >= limit[GR_LIMIT_HARD];
@@ -194,7 +194,7 @@ static int over_pubsub_output_limit(gr_session_t *session, gr_db_t *db) {
 static int deliver_push(gr_subscriber_t *subscriber, gr_pubsub_kind_t kind, gr_bytes_t pattern,
                         gr_bytes_t channel, gr_bytes_t payload) {
     gr_session_t *session = subscriber->owner;
-    gr_db_t *db = session->rings->db;
+    gr_server_t *db = session->rings->db;
     if (session->state.kill_requested) return GR_PUBSUB_OVER_LIMIT;
     gr_reply_message_t push = {0};
     push.template_id = GR_T_PUSH_MESSAGE;
@@ -255,7 +255,7 @@ typedef struct drain_context {
     gr_session_t *session;
 } drain_context_t;
 
-static void reply_malformed(gr_session_t *session, gr_db_t *db, gr_codec_status_t status) {
+static void reply_malformed(gr_session_t *session, gr_server_t *db, gr_codec_status_t status) {
     static const gr_error_code_t codes[] = {
         [GR_CODEC_TRUNCATED] = GR_ERR_MALFORMED, [GR_CODEC_BAD_SCHEMA] = GR_ERR_BAD_SCHEMA,
         [GR_CODEC_UNKNOWN_TEMPLATE] = GR_ERR_UNKNOWN_TEMPLATE, [GR_CODEC_SHORT_BLOCK] = GR_ERR_MALFORMED,
@@ -280,7 +280,7 @@ static int fit_items(gr_rings_t *rings, uint32_t count) {
     return 0;
 }
 
-static void reply_request_error(gr_session_t *session, gr_db_t *db, gr_error_code_t code, const char *text) {
+static void reply_request_error(gr_session_t *session, gr_server_t *db, gr_error_code_t code, const char *text) {
     db->stats.ring_malformed++;
     session->writer.request_id = 0;   /* the request id could not be read */
     gr_reply_error(&session->writer.base, code, text, strlen(text));
@@ -298,7 +298,7 @@ static int argument_too_long(const gr_request_t *request, int64_t limit) {
 static void execute_message(drain_context_t *drain, int32_t type, const uint8_t *payload, size_t length,
                             int reassembled) {
     gr_session_t *session = drain->session;
-    gr_db_t *db = drain->rings->db;
+    gr_server_t *db = drain->rings->db;
     gr_request_t *request = &drain->rings->request;
     gr_codec_status_t status = gr_decode_request(payload, length, request);
     if (status == GR_CODEC_TOO_MANY_ITEMS && fit_items(drain->rings, request->item_count) == 0)

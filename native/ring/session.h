@@ -26,7 +26,7 @@
 /* cffi-cdef-begin */
 typedef struct gr_rings gr_rings_t;
 
-gr_rings_t *gr_rings_new(gr_db_t *db);
+gr_rings_t *gr_rings_new(gr_server_t *db);
 void gr_rings_free(gr_rings_t *rings);
 /* Initialise both rings in the given mappings (the server creates them) and start serving. */
 int gr_rings_add_session(gr_rings_t *rings, uint64_t session_id,

@@ -50,8 +50,8 @@ typedef struct slot {                   /* by fd */
     uint32_t events;                    /* what epoll watches for it */
 } slot_t;
 
-struct gr_server {
-    gr_db_t *db;
+struct gr_serve_loop {
+    gr_server_t *db;
     gr_rings_t *rings;
     int epoll_fd, python_fd;
     listener_t listeners[MAX_LISTENERS];
@@ -75,7 +75,7 @@ struct gr_server {
     int64_t log_dropped;
 };
 
-static void server_log(gr_server_t *s, const char *format, ...) {
+static void server_log(gr_serve_loop_t *s, const char *format, ...) {
     char line[1024];
     va_list args;
     va_start(args, format);
@@ -89,7 +89,7 @@ static void server_log(gr_server_t *s, const char *format, ...) {
     s->log_length += (size_t)n;
 }
 
-size_t gr_server_take_log(gr_server_t *s, char *out, size_t size) {
+size_t gr_server_take_log(gr_serve_loop_t *s, char *out, size_t size) {
     size_t n = 0;
     if (s->log_dropped && size > 80) {
         n = (size_t)snprintf(out, size, "(%lld log lines dropped: the queue was full)\n", (long long)s->log_dropped);
@@ -108,13 +108,13 @@ size_t gr_server_take_log(gr_server_t *s, char *out, size_t size) {
 
 static uint64_t watch_data(int kind, int fd) { return ((uint64_t)kind << 32) | (uint32_t)fd; }
 
-static int epoll_set(gr_server_t *s, int op, int fd, uint32_t events, int kind) {
+static int epoll_set(gr_serve_loop_t *s, int op, int fd, uint32_t events, int kind) {
     struct epoll_event event = {.events = events, .data.u64 = watch_data(kind, fd)};
     return epoll_ctl(s->epoll_fd, op, fd, &event) == 0 ? 0 : -errno;
 }
 
-gr_server_t *gr_server_new(gr_db_t *db, gr_rings_t *rings, int python_fd) {
-    gr_server_t *s = calloc(1, sizeof *s);
+gr_serve_loop_t *gr_server_new(gr_server_t *db, gr_rings_t *rings, int python_fd) {
+    gr_serve_loop_t *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->db = db;
     s->rings = rings;
@@ -130,7 +130,7 @@ gr_server_t *gr_server_new(gr_db_t *db, gr_rings_t *rings, int python_fd) {
     return s;
 }
 
-static void close_connection(gr_server_t *s, int fd) {
+static void close_connection(gr_serve_loop_t *s, int fd) {
     slot_t *slot = &s->slots[fd];
     if (!slot->conn) return;
     epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
@@ -143,7 +143,7 @@ static void close_connection(gr_server_t *s, int fd) {
     if (s->accept_resume_ns) s->accept_resume_ns = 1;   /* a descriptor is free: try accepting again */
 }
 
-void gr_server_free(gr_server_t *s) {
+void gr_server_free(gr_serve_loop_t *s) {
     if (!s) return;
     for (size_t fd = 0; fd < s->slot_capacity; fd++)
         if (s->slots[fd].conn) close_connection(s, (int)fd);
@@ -155,7 +155,7 @@ void gr_server_free(gr_server_t *s) {
     free(s);
 }
 
-int gr_server_add_listener(gr_server_t *s, int fd, int is_unix) {
+int gr_server_add_listener(gr_serve_loop_t *s, int fd, int is_unix) {
     if (s->listener_count == MAX_LISTENERS) return -ENOSPC;
     int status = epoll_set(s, EPOLL_CTL_ADD, fd, EPOLLIN, WATCH_LISTENER);
     if (status != 0) return status;
@@ -163,15 +163,15 @@ int gr_server_add_listener(gr_server_t *s, int fd, int is_unix) {
     return 0;
 }
 
-int gr_server_watch_doorbell(gr_server_t *s, int fd) { return epoll_set(s, EPOLL_CTL_ADD, fd, EPOLLIN, WATCH_DOORBELL); }
+int gr_server_watch_doorbell(gr_serve_loop_t *s, int fd) { return epoll_set(s, EPOLL_CTL_ADD, fd, EPOLLIN, WATCH_DOORBELL); }
 
-void gr_server_unwatch_doorbell(gr_server_t *s, int fd) { epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, fd, NULL); }
+void gr_server_unwatch_doorbell(gr_serve_loop_t *s, int fd) { epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, fd, NULL); }
 
-int64_t gr_server_next_client_id(gr_server_t *s) { return s->next_client_id++; }
+int64_t gr_server_next_client_id(gr_serve_loop_t *s) { return s->next_client_id++; }
 
-size_t gr_server_resp_clients(const gr_server_t *s) { return s->resp_clients; }
+size_t gr_server_resp_clients(const gr_serve_loop_t *s) { return s->resp_clients; }
 
-uint64_t gr_server_take_killed_session(gr_server_t *s, char *why, size_t why_size) {
+uint64_t gr_server_take_killed_session(gr_serve_loop_t *s, char *why, size_t why_size) {
     if (s->killed_count == 0) return 0;
     uint64_t id = s->killed_sessions[0];
     const char *reason = s->killed_reasons[0];
@@ -184,7 +184,7 @@ uint64_t gr_server_take_killed_session(gr_server_t *s, char *why, size_t why_siz
 
 /* ---- logging a client, as Redis's catClientInfoString (the fields that apply) ---- */
 
-static void describe_client(gr_server_t *s, gr_resp_conn_t *conn, char *out, size_t size) {
+static void describe_client(gr_serve_loop_t *s, gr_resp_conn_t *conn, char *out, size_t size) {
     const gr_connection_t *state = gr_resp_conn_state(conn);
     int64_t now = s->db->now_ms;
     snprintf(out, size, "id=%lld addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld db=%d qbuf=%zu omem=%zu "
@@ -196,7 +196,7 @@ static void describe_client(gr_server_t *s, gr_resp_conn_t *conn, char *out, siz
 }
 
 /* Close a connection that must go at once (output limits, query buffer, memory), logged. */
-static void drop_connection(gr_server_t *s, int fd) {
+static void drop_connection(gr_serve_loop_t *s, int fd) {
     gr_resp_conn_t *conn = s->slots[fd].conn;
     const char *reason = gr_resp_conn_close_reason(conn);
     char info[768];
@@ -243,7 +243,7 @@ static void format_address(const struct sockaddr_storage *address, char *out, si
     }
 }
 
-static int ensure_slot(gr_server_t *s, int fd) {
+static int ensure_slot(gr_serve_loop_t *s, int fd) {
     if ((size_t)fd < s->slot_capacity) return 0;
     size_t capacity = s->slot_capacity ? s->slot_capacity : 1024;
     while (capacity <= (size_t)fd) capacity *= 2;
@@ -262,7 +262,7 @@ static void refuse(int fd, const char *reply, size_t length) {
 }
 
 /* Out of descriptors: stop watching the listeners for a while instead of spinning on them. */
-static void pause_accepts(gr_server_t *s, int error, int64_t now) {
+static void pause_accepts(gr_serve_loop_t *s, int error, int64_t now) {
     if (s->accept_failures == 0)       /* once per episode: it ends when an accept succeeds */
         server_log(s, "Error accepting a client connection: %s (%zu clients connected); "
                       "accepts pause %d ms at a time until descriptors are free", strerror(error), s->resp_clients,
@@ -276,7 +276,7 @@ static void pause_accepts(gr_server_t *s, int error, int64_t now) {
     }
 }
 
-static void resume_accepts(gr_server_t *s) {
+static void resume_accepts(gr_serve_loop_t *s) {
     for (size_t i = 0; i < s->listener_count; i++) {
         listener_t *l = &s->listeners[i];
         if (l->paused && epoll_set(s, EPOLL_CTL_ADD, l->fd, EPOLLIN, WATCH_LISTENER) == 0) l->paused = 0;
@@ -284,8 +284,8 @@ static void resume_accepts(gr_server_t *s) {
     s->accept_resume_ns = 0;
 }
 
-static void accept_clients(gr_server_t *s, listener_t *l, int64_t now) {
-    gr_db_t *db = s->db;
+static void accept_clients(gr_serve_loop_t *s, listener_t *l, int64_t now) {
+    gr_server_t *db = s->db;
     for (int i = 0; i < ACCEPTS_PER_EVENT; i++) {
         struct sockaddr_storage peer;
         socklen_t peer_length = sizeof peer;
@@ -348,7 +348,7 @@ static void accept_clients(gr_server_t *s, listener_t *l, int64_t now) {
 /* ---- serving a connection ---- */
 
 /* Write what it has, then watch for what it needs next, or close it. */
-static void after_io(gr_server_t *s, int fd) {
+static void after_io(gr_serve_loop_t *s, int fd) {
     slot_t *slot = &s->slots[fd];
     gr_resp_conn_t *conn = slot->conn;
     if (gr_resp_conn_close_reason(conn)) { drop_connection(s, fd); return; }
@@ -361,7 +361,7 @@ static void after_io(gr_server_t *s, int fd) {
     if (wanted != slot->events && epoll_set(s, EPOLL_CTL_MOD, fd, wanted, WATCH_RESP) == 0) slot->events = wanted;
 }
 
-static void serve_connection(gr_server_t *s, int fd, uint32_t events) {
+static void serve_connection(gr_serve_loop_t *s, int fd, uint32_t events) {
     gr_resp_conn_t *conn = s->slots[fd].conn;
     if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
         int64_t n = gr_resp_conn_read(conn, fd);
@@ -386,7 +386,7 @@ static void serve_connection(gr_server_t *s, int fd, uint32_t events) {
 }
 
 /* appendfsync always: one fdatasync for every write this iteration read, then the replies. */
-static void serve_synced(gr_server_t *s) {
+static void serve_synced(gr_serve_loop_t *s) {
     gr_propagate_sync(s->db);
     for (size_t i = 0; i < s->synced_count; i++) {
         int fd = s->synced_fds[i];
@@ -395,15 +395,15 @@ static void serve_synced(gr_server_t *s) {
     s->synced_count = 0;
 }
 
-static gr_resp_conn_t *resp_of(gr_server_t *s, const gr_connection_t *state) {
+static gr_resp_conn_t *resp_of(gr_serve_loop_t *s, const gr_connection_t *state) {
     if (state->kind == GR_CONN_RING || state->fd < 0 || (size_t)state->fd >= s->slot_capacity) return NULL;
     gr_resp_conn_t *conn = s->slots[state->fd].conn;
     return conn && gr_resp_conn_state(conn) == state ? conn : NULL;
 }
 
 /* Blocked clients a command or a timeout answered: send the reply, run what they sent meanwhile. */
-static void serve_woken(gr_server_t *s) {
-    gr_db_t *db = s->db;
+static void serve_woken(gr_serve_loop_t *s) {
+    gr_server_t *db = s->db;
     while (db->woken_pending > 0) {
         int64_t id = gr_db_take_woken(db);
         if (!id) break;
@@ -424,7 +424,7 @@ static void serve_woken(gr_server_t *s) {
 /* Connections Pub/Sub deliveries wrote to (exec/pubsub.h): write what they have now, once per
  * batch of commands however many messages each got, as Redis writes its pending clients
  * before it sleeps. One over its pubsub output limit is closed here (after_io). */
-static void serve_pending_output(gr_server_t *s) {
+static void serve_pending_output(gr_serve_loop_t *s) {
     gr_connection_t *state;
     while ((state = gr_db_take_pending_output(s->db)) != NULL) {
         gr_resp_conn_t *conn = resp_of(s, state);
@@ -435,8 +435,8 @@ static void serve_pending_output(gr_server_t *s) {
 /* CLIENT KILL and the idle timeout mark connections; each is closed here, after writing
  * what it has (a client that killed itself gets its OK). One walk per batch of kills, and
  * none at all while nothing is pending. */
-static int serve_killed(gr_server_t *s) {
-    gr_db_t *db = s->db;
+static int serve_killed(gr_serve_loop_t *s) {
+    gr_server_t *db = s->db;
     int sessions = 0;
     gr_connection_t *state = db->connections;
     while (db->kills_pending > 0 && state) {
@@ -473,7 +473,7 @@ static int serve_killed(gr_server_t *s) {
 }
 
 /* maxmemory-clients: while the clients' buffers use more, close the largest client. */
-static void enforce_client_memory(gr_server_t *s) {
+static void enforce_client_memory(gr_serve_loop_t *s) {
     const gr_db_config_t *config = &s->db->config;
     if (config->maxmemory_clients <= 0) return;
     int64_t limit = config->maxmemory_clients_percent ? config->maxmemory * config->maxmemory_clients / 100
@@ -507,8 +507,8 @@ static int ms_until(int64_t now, int64_t then) {
     return ms > IDLE_SLEEP_MS ? IDLE_SLEEP_MS : (int)ms;
 }
 
-int gr_server_run(gr_server_t *s, int64_t max_ns, int64_t spin_ns, int busy) {
-    gr_db_t *db = s->db;
+int gr_server_run(gr_serve_loop_t *s, int64_t max_ns, int64_t spin_ns, int busy) {
+    gr_server_t *db = s->db;
     gr_rings_t *rings = s->rings;
     int64_t deadline = gr_monotonic_ns() + max_ns;
     int reasons = 0;

@@ -27,7 +27,7 @@
 #include "ring/session.h"
 
 /* cffi-cdef-begin */
-typedef struct gr_server gr_server_t;
+typedef struct gr_serve_loop gr_serve_loop_t;
 
 /* Why gr_server_run returned (bits). */
 enum {
@@ -38,25 +38,25 @@ enum {
     GR_SERVE_LOG = 16         /* log lines wait (gr_server_take_log) */
 };
 
-gr_server_t *gr_server_new(gr_db_t *db, gr_rings_t *rings, int python_fd);
+gr_serve_loop_t *gr_server_new(gr_server_t *db, gr_rings_t *rings, int python_fd);
 /* Closes every RESP connection (not the listeners: the caller owns those). */
-void gr_server_free(gr_server_t *server);
+void gr_server_free(gr_serve_loop_t *server);
 /* A bound, listening, non-blocking socket; 0 or -errno. */
-int gr_server_add_listener(gr_server_t *server, int fd, int is_unix);
-int gr_server_watch_doorbell(gr_server_t *server, int fd);
-void gr_server_unwatch_doorbell(gr_server_t *server, int fd);
+int gr_server_add_listener(gr_serve_loop_t *server, int fd, int is_unix);
+int gr_server_watch_doorbell(gr_serve_loop_t *server, int fd);
+void gr_server_unwatch_doorbell(gr_serve_loop_t *server, int fd);
 /* One id space for RESP clients and ring sessions (CLIENT ID). */
-int64_t gr_server_next_client_id(gr_server_t *server);
+int64_t gr_server_next_client_id(gr_serve_loop_t *server);
 /* Serve until one of the GR_SERVE_* reasons; returns the reasons. Adaptive (busy = 0): the
  * rings spin for spin_ns after their last message, then the loop sleeps in epoll (sockets and
  * doorbells wake it); busy: never sleep, the rings and the sockets are polled in turn. */
-int gr_server_run(gr_server_t *server, int64_t max_ns, int64_t spin_ns, int busy);
+int gr_server_run(gr_serve_loop_t *server, int64_t max_ns, int64_t spin_ns, int busy);
 /* A ring session the server must close (CLIENT KILL, its output buffer limit, ...): its id
  * (each once) and why, for the log, in why; or 0. Python closes it. */
-uint64_t gr_server_take_killed_session(gr_server_t *server, char *why, size_t why_size);
+uint64_t gr_server_take_killed_session(gr_serve_loop_t *server, char *why, size_t why_size);
 /* Copy queued log lines (each ending in '\n') into out; returns the bytes copied. */
-size_t gr_server_take_log(gr_server_t *server, char *out, size_t size);
-size_t gr_server_resp_clients(const gr_server_t *server);
+size_t gr_server_take_log(gr_serve_loop_t *server, char *out, size_t size);
+size_t gr_server_resp_clients(const gr_serve_loop_t *server);
 /* cffi-cdef-end */
 
 #endif

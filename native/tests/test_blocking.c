@@ -18,14 +18,14 @@
 #include "tests/test_helpers.h"
 
 /* What gr_db_take_woken reports, in order, until 0. */
-static int woken_count(gr_db_t *db) {
+static int woken_count(gr_server_t *db) {
     int n = 0;
     while (gr_db_take_woken(db)) n++;
     return n;
 }
 
 static void test_fifo_and_parking(void) {
-    gr_db_t *db = gr_db_new(1);
+    gr_server_t *db = gr_db_new(1);
     gr_resp_conn_t *a = gr_resp_conn_new(db, 1), *b = gr_resp_conn_new(db, 2), *c = gr_resp_conn_new(db, 3);
     expect_reply(a, "BLPOP k1 k2 0\r\nPING\r\n", "");          /* parked: PING waits behind it */
     expect_reply(b, "BRPOP k2 0\r\n", "");
@@ -45,7 +45,7 @@ static void test_fifo_and_parking(void) {
 }
 
 static void test_blmove_chain_and_dead_waiters(void) {
-    gr_db_t *db = gr_db_new(2);
+    gr_server_t *db = gr_db_new(2);
     gr_resp_conn_t *mover = gr_resp_conn_new(db, 1), *final = gr_resp_conn_new(db, 2);
     gr_resp_conn_t *gone = gr_resp_conn_new(db, 3), *pusher = gr_resp_conn_new(db, 4);
     expect_reply(gone, "BLPOP s1 0\r\n", "");
@@ -67,7 +67,7 @@ static void test_blmove_chain_and_dead_waiters(void) {
 }
 
 static void test_timeouts(void) {
-    gr_db_t *db = gr_db_new(3);
+    gr_server_t *db = gr_db_new(3);
     gr_resp_conn_t *a = gr_resp_conn_new(db, 1), *b = gr_resp_conn_new(db, 2);
     expect_reply(a, "BLPOP t 0.01\r\n", "");
     expect_reply(b, "BLMOVE t u LEFT LEFT 0.01\r\n", "");
@@ -95,7 +95,7 @@ static void test_timeouts(void) {
 }
 
 static void test_exec_and_key_moves(void) {
-    gr_db_t *db = gr_db_new(4);
+    gr_server_t *db = gr_db_new(4);
     gr_resp_conn_t *w = gr_resp_conn_new(db, 1), *tx = gr_resp_conn_new(db, 2);
     expect_reply(w, "BLPOP q 0\r\n", "");
     expect_reply(tx, "MULTI\r\nRPUSH q a\r\nLLEN q\r\nEXEC\r\n", "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n:1\r\n:1\r\n");
@@ -123,7 +123,7 @@ static void test_exec_and_key_moves(void) {
  * exactly one waiter or stays in its list. */
 /* CLIENT UNBLOCK: the timeout's reply or the UNBLOCKED error, the waiter woken and forgotten. */
 static void test_client_unblock(void) {
-    gr_db_t *db = gr_db_new(5);
+    gr_server_t *db = gr_db_new(5);
     gr_resp_conn_t *a = gr_resp_conn_new(db, 11), *b = gr_resp_conn_new(db, 12), *admin = gr_resp_conn_new(db, 13);
     expect_reply(a, "BLPOP k 0\r\nPING\r\n", "");
     expect_reply(b, "BLMOVE k d LEFT LEFT 0\r\n", "");
@@ -147,7 +147,7 @@ static void test_client_unblock(void) {
 
 static void test_random_waiters(int rounds) {
     enum { WAITERS = 48, KEYS = 3 };
-    gr_db_t *db = gr_db_new(5);
+    gr_server_t *db = gr_db_new(5);
     gr_resp_conn_t *waiters[WAITERS] = {0};
     gr_resp_conn_t *pusher = gr_resp_conn_new(db, 1000);
     srand(7);

@@ -17,7 +17,7 @@
 
 int main(void) {
     const char *wrongtype = "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n";
-    gr_db_t *db = gr_db_new(42);
+    gr_server_t *db = gr_db_new(42);
     gr_resp_conn_t *conn = gr_resp_conn_new(db, 1);
     expect_reply(conn, "SET s hello\r\n", "+OK\r\n");
 

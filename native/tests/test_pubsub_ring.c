@@ -97,7 +97,7 @@ static int in_order(long to, const char *const *texts, size_t n) {
 }
 
 int main(void) {
-    gr_db_t *db = gr_db_new(11);
+    gr_server_t *db = gr_db_new(11);
     rings = gr_rings_new(db);
     peer_t publisher, subscriber;
     attach(&publisher, 1, 1u << 16);

@@ -143,7 +143,7 @@ static void test_a_run_written_by_the_ring_writer_reads_back_as_its_values(void)
 }
 
 static void test_the_resp_writer_writes_the_same_bytes_either_way(size_t scripts) {
-    gr_db_t *db = gr_db_new(7);
+    gr_server_t *db = gr_db_new(7);
     gr_resp_conn_t *batched = gr_resp_conn_new(db, 1), *reference = gr_resp_conn_new(db, 2);
     gr_reply_t *batched_reply = gr_resp_conn_state(batched)->reply, *reference_reply = gr_resp_conn_state(reference)->reply;
     gr_reply_ops_t one_at_a_time = without_bulks(reference_reply->ops);

@@ -22,7 +22,7 @@
 
 #define SLICE_NS 2000000   /* each gr_server_run: 2 ms */
 
-static gr_server_t *server;
+static gr_serve_loop_t *server;
 static int port;
 
 static int connect_client(void) {
@@ -65,7 +65,7 @@ static int serve_until_closed(int fd) {
 }
 
 int main(void) {
-    gr_db_t *db = gr_db_new(7);
+    gr_server_t *db = gr_db_new(7);
     gr_rings_t *rings = gr_rings_new(db);
     int python[2];
     CHECK(pipe(python) == 0, "pipe");

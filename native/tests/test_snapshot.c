@@ -44,7 +44,7 @@ static void random_write(gr_resp_conn_t *conn, int step) {
 }
 
 static void test_a_random_keyspace_round_trips(const char *path) {
-    gr_db_t *db = gr_db_new(11);
+    gr_server_t *db = gr_db_new(11);
     gr_resp_conn_t *conn = gr_resp_conn_new(db, 1);
     for (int step = 0; step < 6000; step++) random_write(conn, step);
     expect_reply(conn, "SELECT 0\r\n", "+OK\r\n");
@@ -58,7 +58,7 @@ static void test_a_random_keyspace_round_trips(const char *path) {
     CHECK(stats.keys == keys && stats.bytes > 0, "stats: %lld keys of %lld, %lld bytes", (long long)stats.keys,
           (long long)keys, (long long)stats.bytes);
 
-    gr_db_t *fresh = gr_db_new(12);
+    gr_server_t *fresh = gr_db_new(12);
     gr_resp_conn_t *fresh_conn = gr_resp_conn_new(fresh, 1);
     CHECK(gr_snapshot_load(fresh, path, &stats, error, sizeof error) == 1, "loads: %s", error);
     digest_of(fresh_conn, after);
@@ -83,7 +83,7 @@ static void test_a_random_keyspace_round_trips(const char *path) {
         f = fopen(bad_path, "wb");
         fwrite(bytes, 1, (size_t)length, f);
         fclose(f);
-        gr_db_t *victim = gr_db_new(13);
+        gr_server_t *victim = gr_db_new(13);
         int result = gr_snapshot_load(victim, bad_path, NULL, error, sizeof error);
         refused &= result == -1 && gr_db_key_count(victim) == 0;
         named &= strstr(error, bad_path) != NULL && strstr(error, "offset") != NULL;
@@ -99,7 +99,7 @@ static void test_a_random_keyspace_round_trips(const char *path) {
         f = fopen(bad_path, "wb");
         fwrite(bytes, 1, (size_t)cut, f);
         fclose(f);
-        gr_db_t *victim = gr_db_new(13);
+        gr_server_t *victim = gr_db_new(13);
         refused &= gr_snapshot_load(victim, bad_path, NULL, error, sizeof error) == -1 && gr_db_key_count(victim) == 0;
         gr_db_free(victim);
     }
@@ -114,7 +114,7 @@ static void test_a_random_keyspace_round_trips(const char *path) {
 }
 
 static void test_keys_whose_time_passed_are_not_loaded(const char *path) {
-    gr_db_t *db = gr_db_new(21);
+    gr_server_t *db = gr_db_new(21);
     gr_resp_conn_t *conn = gr_resp_conn_new(db, 1);
     expect_reply(conn, "SET stays v PXAT 99999999999999\r\n", "+OK\r\n");
     expect_reply(conn, "SET soon v\r\n", "+OK\r\n");
@@ -123,7 +123,7 @@ static void test_keys_whose_time_passed_are_not_loaded(const char *path) {
     char error[512];
     gr_snapshot_stats_t stats;
     CHECK(gr_snapshot_save(db, path, 0, &stats, error, sizeof error) == 0 && stats.keys == 2, "saves both keys");
-    gr_db_t *fresh = gr_db_new(22);
+    gr_server_t *fresh = gr_db_new(22);
     gr_resp_conn_t *fresh_conn = gr_resp_conn_new(fresh, 1);
     CHECK(gr_snapshot_load(fresh, path, &stats, error, sizeof error) == 1 && stats.keys == 1 && stats.keys_expired == 1,
           "one loaded, one expired: %lld %lld", (long long)stats.keys, (long long)stats.keys_expired);

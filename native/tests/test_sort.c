@@ -125,7 +125,7 @@ static void test_a_limited_sort_is_the_slice_of_the_full_sort(gr_resp_conn_t *co
 
 int main(int argc, char **argv) {
     if (argc > 1) rng_state = strtoull(argv[1], NULL, 10);
-    gr_db_t *db = gr_db_new(7);
+    gr_server_t *db = gr_db_new(7);
     gr_resp_conn_t *conn = gr_resp_conn_new(db, 1);
     test_a_limited_sort_is_the_slice_of_the_full_sort(conn);
     gr_resp_conn_free(conn);

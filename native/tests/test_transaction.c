@@ -12,7 +12,7 @@
 #include "tests/test_helpers.h"
 
 static void test_multi_exec_and_execabort(void) {
-    gr_db_t *db = gr_db_new(1);
+    gr_server_t *db = gr_db_new(1);
     gr_resp_conn_t *a = gr_resp_conn_new(db, 1);
     expect_reply(a, "MULTI\r\nSET k 1\r\nINCR k\r\nLRANGE nothing 0 -1\r\nEXEC\r\n",
                  "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n+OK\r\n:2\r\n*0\r\n");
@@ -27,7 +27,7 @@ static void test_multi_exec_and_execabort(void) {
 }
 
 static void test_watch_touch_unwatch_and_free(void) {
-    gr_db_t *db = gr_db_new(2);
+    gr_server_t *db = gr_db_new(2);
     gr_resp_conn_t *a = gr_resp_conn_new(db, 1), *b = gr_resp_conn_new(db, 2), *c = gr_resp_conn_new(db, 3);
     expect_reply(a, "WATCH k other\r\n", "+OK\r\n");
     expect_reply(c, "WATCH k\r\n", "+OK\r\n");
@@ -48,7 +48,7 @@ static void test_watch_touch_unwatch_and_free(void) {
 }
 
 static void test_flushdb_and_swapdb_touch_what_they_replace(void) {
-    gr_db_t *db = gr_db_new(3);
+    gr_server_t *db = gr_db_new(3);
     gr_resp_conn_t *a = gr_resp_conn_new(db, 1), *b = gr_resp_conn_new(db, 2);
     expect_reply(a, "WATCH absent\r\n", "+OK\r\n");
     expect_reply(b, "SET x 1\r\nFLUSHDB\r\n", "+OK\r\n+OK\r\n");

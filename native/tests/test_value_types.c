@@ -39,7 +39,7 @@ static box_t *box_new(const char *text) {
 static void box_free(void *value) { gr_mem_free(value, GR_MEM_BOX); }
 static size_t box_allocated_bytes(const void *value) { return gr_mem_usable(value); }
 static const char *box_encoding(const void *value) { return ((const box_t *)value)->length < 16 ? "smallbox" : "bigbox"; }
-static void *box_duplicate(const struct gr_db *db, const void *value) {
+static void *box_duplicate(const struct gr_server *db, const void *value) {
     (void)db;
     const box_t *box = value;
     box_t *copy = gr_mem_alloc(sizeof *copy + box->length, GR_MEM_BOX);
@@ -52,7 +52,7 @@ static int box_save(const void *value, gr_snapshot_writer_t *out) {
     const box_t *box = value;
     return gr_snapshot_write_bytes(out, box->bytes, box->length);
 }
-static void *box_load(const struct gr_db *db, gr_snapshot_reader_t *in) {
+static void *box_load(const struct gr_server *db, gr_snapshot_reader_t *in) {
     (void)db;
     const uint8_t *data;
     size_t length;
@@ -74,7 +74,7 @@ static const gr_value_type_t box_type = {
 
 static int box_ready(const gr_ks_entry_t *entry) { return entry->type == GR_TYPE_BOX; }
 
-static int box_serve(gr_db_t *db, const gr_request_t *r, gr_reply_t *reply) {
+static int box_serve(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     for (uint32_t i = 0; i < r->item_count; i++) {
         gr_ks_entry_t *entry = gr_db_lookup(db, r->items[i]);
         if (!entry || entry->type != GR_TYPE_BOX) continue;
@@ -92,7 +92,7 @@ static const gr_block_spec_t box_block = {"boxpop", GR_BLOCK_KEYS_IN_ITEMS, box_
 
 /* ---- the harness ---- */
 
-static void add_box(gr_db_t *db, const char *key, const char *text) {
+static void add_box(gr_server_t *db, const char *key, const char *text) {
     box_t *box = box_new(text);
     CHECK(box && gr_ks_add(db->keyspaces[0], (const uint8_t *)key, strlen(key), GR_TYPE_BOX, box), "add %s", key);
 }
@@ -117,7 +117,7 @@ static void test_registration_rules(void) {
 /* What a row's save wrote, loaded by its load: an equal value, and every truncation refused
  * with nothing leaked. */
 static void test_the_built_in_rows_save_and_load_their_values(void) {
-    gr_db_t *db = gr_db_new(7);
+    gr_server_t *db = gr_db_new(7);
     gr_resp_conn_t *conn = gr_resp_conn_new(db, 1);
     expect_reply(conn, "RPUSH l a bb 12345 \"\" last\r\n", ":5\r\n");
     expect_reply(conn, "SET s hello\r\n", "+OK\r\n");
@@ -186,7 +186,7 @@ static void test_the_built_in_rows_save_and_load_their_values(void) {
 }
 
 static void test_type_blind_commands_serve_the_new_type(void) {
-    gr_db_t *db = gr_db_new(7);
+    gr_server_t *db = gr_db_new(7);
     gr_resp_conn_t *conn = gr_resp_conn_new(db, 1);
     add_box(db, "b1", "small");
     add_box(db, "b2", "a box bigger than sixteen bytes");
@@ -218,7 +218,7 @@ static void test_type_blind_commands_serve_the_new_type(void) {
 }
 
 static void test_a_client_blocks_on_the_new_type(void) {
-    gr_db_t *db = gr_db_new(8);
+    gr_server_t *db = gr_db_new(8);
     gr_resp_conn_t *waiter = gr_resp_conn_new(db, 1), *other = gr_resp_conn_new(db, 2);
     expect_reply(waiter, "PING\r\n", "+PONG\r\n");              /* waiter is now the current connection */
     gr_bytes_t keys[2] = {{(const uint8_t *)"q1", 2}, {(const uint8_t *)"q2", 2}};

@@ -35,7 +35,7 @@ static int slower_cpu(const void *a, const void *b) {
     return (y->cpu_ns > x->cpu_ns) - (y->cpu_ns < x->cpu_ns);
 }
 
-static void grow(gr_db_t *db, const char *what, long count, write_time_t *times) {
+static void grow(gr_server_t *db, const char *what, long count, write_time_t *times) {
     gr_resp_conn_t *conn = gr_resp_conn_new(db, 1);
     char command[128];
     long good = 0;
@@ -72,7 +72,7 @@ static void grow(gr_db_t *db, const char *what, long count, write_time_t *times)
 int main(int argc, char **argv) {
     long count = argc > 1 ? atol(argv[1]) : 20000;
     (void)gr_mem_configure_for_server();
-    gr_db_t *db = gr_db_new(42);
+    gr_server_t *db = gr_db_new(42);
     write_time_t *times = malloc(sizeof *times * (size_t)count);
     CHECK(db && times, "set up");
     if (db && times) {
