@@ -42,7 +42,6 @@ static void reply_not_integer(gr_reply_t *reply) {
 }
 static void reply_syntax(gr_reply_t *reply) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); }
 
-static void mark_changed(gr_server_t *db, gr_bytes_t key, int64_t changes) { gr_db_mark_changed(db, key, changes); }
 
 /* Lazy field expiry on a hash found under key: 1 when that emptied it (the key is deleted). */
 static int expire_fields(gr_server_t *db, gr_bytes_t key, gr_hash_t *hash) {
@@ -127,14 +126,14 @@ static void hset_generic(gr_server_t *db, size_t argc, const uint8_t *const *arg
     for (size_t i = 2; i < argc; i += 2) {
         int result = gr_hash_set(hash, argv[i], argv_length[i], argv[i + 1], argv_length[i + 1], 0, &limits);
         if (result < 0) {
-            mark_changed(db, key, (int64_t)(i - 2) / 2);
+            gr_db_mark_changed(db, key, (int64_t)(i - 2) / 2);
             delete_if_empty(db, key, hash);
             gr_reply_oom(reply);
             return;
         }
         added += result;
     }
-    mark_changed(db, key, (int64_t)(argc - 2) / 2);
+    gr_db_mark_changed(db, key, (int64_t)(argc - 2) / 2);
     if (reply_ok) gr_reply_ok(reply); else gr_reply_integer(reply, added);
 }
 
@@ -163,7 +162,7 @@ void gr_cmd_hsetnx(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
         gr_reply_oom(reply);
         return;
     }
-    mark_changed(db, key, 1);
+    gr_db_mark_changed(db, key, 1);
     gr_reply_integer(reply, 1);
 }
 
@@ -267,7 +266,7 @@ void gr_cmd_hdel(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
     int64_t deleted = 0;
     for (size_t i = 2; found && i < argc; i++) deleted += gr_hash_delete(hash, argv[i], argv_length[i]);
     if (deleted) {
-        mark_changed(db, key, deleted);
+        gr_db_mark_changed(db, key, deleted);
         delete_if_empty(db, key, hash);
     }
     gr_reply_integer(reply, deleted);
@@ -304,7 +303,7 @@ void gr_cmd_hincrby(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
         gr_reply_oom(reply);
         return;
     }
-    mark_changed(db, key, 1);
+    gr_db_mark_changed(db, key, 1);
     gr_reply_integer(reply, value);
 }
 
@@ -344,7 +343,7 @@ void gr_cmd_hincrbyfloat(gr_server_t *db, size_t argc, const uint8_t *const *arg
         gr_reply_oom(reply);
         return;
     }
-    mark_changed(db, key, 1);
+    gr_db_mark_changed(db, key, 1);
     /* propagated as the value it made, so replay never re-does float arithmetic */
     gr_effect_begin(db, 4);
     gr_effect_word(db, "HSET"), gr_effect_bytes(db, key), gr_effect_bulk(db, argv[2], argv_length[2]);
@@ -606,7 +605,7 @@ static void hexpire_generic(gr_server_t *db, size_t argc, const uint8_t *const *
         gr_reply_integer(reply, result);
     }
     if (changed) {
-        mark_changed(db, key, changed);
+        gr_db_mark_changed(db, key, changed);
         delete_if_empty(db, key, hash);
         gr_call_notify(db, GR_NOTIFY_HASH, expired ? "hexpired" : "hexpire", key);
         notify_if_deleted(db, key);
@@ -654,7 +653,7 @@ static void httl_generic(gr_server_t *db, size_t argc, const uint8_t *const *arg
         }
     }
     if (persisted) {
-        mark_changed(db, key, persisted);
+        gr_db_mark_changed(db, key, persisted);
         gr_call_notify(db, GR_NOTIFY_HASH, "hpersist", key);
     }
 }
@@ -698,7 +697,7 @@ void gr_cmd_hgetdel(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
         }
     }
     if (deleted) {
-        mark_changed(db, key, deleted);
+        gr_db_mark_changed(db, key, deleted);
         delete_if_empty(db, key, hash);
         gr_call_notify(db, GR_NOTIFY_HASH, "hdel", key);
         notify_if_deleted(db, key);
@@ -766,7 +765,7 @@ void gr_cmd_hgetex(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
         else if (kind == EXPIRY_PERSIST) changed += gr_hash_persist_field(hash, argv[i], argv_length[i]);
     }
     if (changed) {
-        mark_changed(db, key, changed);
+        gr_db_mark_changed(db, key, changed);
         delete_if_empty(db, key, hash);
         const char *event = kind == EXPIRY_PERSIST ? "hpersist" : at_ms <= db->now_ms ? "hexpired" : "hexpire";
         gr_call_notify(db, GR_NOTIFY_HASH, event, key);
@@ -819,14 +818,14 @@ void gr_cmd_hsetex(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
         if (gr_hash_set(hash, argv[i], argv_length[i], argv[i + 1], argv_length[i + 1], kind == EXPIRY_KEEPTTL,
                         &limits) < 0 ||
             (kind == EXPIRY_AT && apply_field_expire(db, hash, argv[i], argv_length[i], at_ms) < 0)) {
-            mark_changed(db, key, 1);
+            gr_db_mark_changed(db, key, 1);
             delete_if_empty(db, key, hash);
             gr_reply_oom(reply);
             return;
         }
     }
     if (past) gr_watch_touch_current(db, key), gr_db_count_changes(db, existed);   /* as valkey counts */
-    else mark_changed(db, key, (int64_t)count);
+    else gr_db_mark_changed(db, key, (int64_t)count);
     delete_if_empty(db, key, hash);
     /* Valkey's events: hset, then hexpire when it set a time, hexpired when that time had passed */
     gr_call_notify(db, GR_NOTIFY_HASH, "hset", key);

@@ -28,8 +28,6 @@
 
 static void reply_not_float(gr_reply_t *reply) { reply_error(reply, "ERR value is not a valid float"); }
 
-void gr_zcmd_mark_changed(gr_server_t *db, gr_bytes_t key, int64_t changes) { gr_db_mark_changed(db, key, changes); }
-
 void gr_zcmd_delete_if_empty(gr_server_t *db, gr_bytes_t key, gr_zset_t *zset) {
     if (gr_zset_count(zset) == 0) gr_db_delete_key(db, key);
 }
@@ -139,7 +137,7 @@ void gr_zcmd_store_result(gr_server_t *db, gr_bytes_t dst, gr_zset_t *result, gr
         return;
     }
     if (store_zset_or_reply(db, dst, result, reply) != 0) return;
-    gr_zcmd_mark_changed(db, dst, 1);
+    gr_db_mark_changed(db, dst, 1);
     gr_reply_integer(reply, (int64_t)count);
 }
 
@@ -231,7 +229,7 @@ static void zadd_generic(gr_server_t *db, size_t argc, const uint8_t *const *arg
         int outcome = zadd_one(zset, argv[first + 2 * j + 1], argv_length[first + 2 * j + 1], score, flags, &limits,
                                &added, &updated, &result);
         if (outcome < 0) {
-            if (added + updated) gr_zcmd_mark_changed(db, key, added + updated);
+            if (added + updated) gr_db_mark_changed(db, key, added + updated);
             gr_zcmd_delete_if_empty(db, key, zset);
             if (outcome == -1) reply_error(reply, "ERR resulting score is not a number (NaN)");
             else gr_reply_oom(reply);
@@ -239,7 +237,7 @@ static void zadd_generic(gr_server_t *db, size_t argc, const uint8_t *const *arg
         }
         processed += outcome;
     }
-    if (added + updated) gr_zcmd_mark_changed(db, key, added + updated);
+    if (added + updated) gr_db_mark_changed(db, key, added + updated);
     gr_zcmd_delete_if_empty(db, key, zset);
     if (flags & ZADD_INCR) {   /* ZADD INCR and ZINCRBY: "zincr", as Redis */
         gr_call_events_stated(db);
@@ -334,7 +332,7 @@ void gr_cmd_zrem(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
     int64_t removed = 0;
     for (size_t i = 2; found && i < argc; i++) removed += gr_zset_delete(zset, argv[i], argv_length[i]);
     if (removed) {
-        gr_zcmd_mark_changed(db, key, removed);
+        gr_db_mark_changed(db, key, removed);
         gr_zcmd_delete_if_empty(db, key, zset);
     }
     gr_reply_integer(reply, removed);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commands/cmd_zset_shared.h"
+#include "exec/lookup.h"
 #include "core/number.h"
 #include "core/bytes.h"
 #include "exec/blocking.h"
@@ -33,7 +34,7 @@ static void pop_and_reply(gr_server_t *db, gr_reply_t *reply, gr_bytes_t key, gr
             if (copy != small) gr_mem_free(copy, GR_MEM_OTHER);
         }
     }
-    gr_zcmd_mark_changed(db, key, (int64_t)n);
+    gr_db_mark_changed(db, key, (int64_t)n);
     gr_zcmd_delete_if_empty(db, key, zset);
     if (n) {   /* Redis's events for every pop: zpopmin or zpopmax, then "del" when it emptied the set */
         gr_call_notify(db, GR_NOTIFY_ZSET, max ? "zpopmax" : "zpopmin", key);

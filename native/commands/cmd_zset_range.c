@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands/cmd_zset_shared.h"
+#include "exec/lookup.h"
 #include "core/number.h"
 #include "core/bytes.h"
 
@@ -306,7 +307,7 @@ static void zremrange(gr_server_t *db, const uint8_t *const *argv, const size_t 
     int failed = remove_ranks(zset, start, n);
     int64_t removed = (int64_t)(before - gr_zset_count(zset));
     if (removed) {
-        gr_zcmd_mark_changed(db, key, removed);
+        gr_db_mark_changed(db, key, removed);
         gr_zcmd_delete_if_empty(db, key, zset);
     }
     if (failed) gr_reply_oom(reply); else gr_reply_integer(reply, removed);

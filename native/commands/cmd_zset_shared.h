@@ -42,8 +42,6 @@ static inline int protocol_of(const gr_server_t *db) { return db->current ? db->
 
 /* The sorted set at key: 1 found (*zset), 0 absent, -1 another type (WRONGTYPE replied). */
 int gr_zcmd_find_or_reply(gr_server_t *db, gr_bytes_t key, gr_zset_t **zset, int for_write, gr_reply_t *reply);
-/* Count changes for the dirty counter and touch WATCH on key. */
-void gr_zcmd_mark_changed(gr_server_t *db, gr_bytes_t key, int64_t changes);
 /* A sorted set left empty by a command is deleted, as in Redis. */
 void gr_zcmd_delete_if_empty(gr_server_t *db, gr_bytes_t key, gr_zset_t *zset);
 
