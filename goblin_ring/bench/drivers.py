@@ -136,6 +136,26 @@ def _method_call(target: Any, command: Command) -> tuple:
     return getattr(target, name.lower()), tuple(args)
 
 
+def _run_pipelined(pipe: Any, commands: list, depth: int) -> Run:
+    """commands through a pipeline (RingClient's or redis-py's), depth per execute; the methods
+    are looked up before the clock starts."""
+    calls = [_method_call(pipe, c) for c in commands]
+    windows = [calls[i:i + depth] for i in range(0, len(calls), depth)]
+    errors, first_error, replies = 0, "", 0
+    execute = pipe.execute
+    start = time.perf_counter()
+    for window in windows:
+        for method, args in window:
+            method(*args)
+        results = execute(raise_on_error=False)
+        replies += len(results)
+        for r in results:
+            if isinstance(r, Exception):
+                errors += 1
+                first_error = first_error or str(r)
+    return Run(time.perf_counter() - start, replies, errors, first_error)
+
+
 class RingDriver:
     """goblin_ring.RingClient in one of three modes: call, pipeline, batch."""
 
@@ -165,22 +185,7 @@ class RingDriver:
                     first_error = first_error or str(error)
             return Run(time.perf_counter() - start, len(calls), errors, first_error)
         if self.mode == "pipeline":
-            pipe = self.client.pipeline()
-            calls = [_method_call(pipe, c) for c in commands]
-            windows = [calls[i:i + depth] for i in range(0, len(calls), depth)]
-            errors, first_error, replies = 0, "", 0
-            execute = pipe.execute
-            start = time.perf_counter()
-            for window in windows:
-                for method, args in window:
-                    method(*args)
-                results = execute(raise_on_error=False)
-                replies += len(results)
-                for r in results:
-                    if isinstance(r, Exception):
-                        errors += 1
-                        first_error = first_error or str(r)
-            return Run(time.perf_counter() - start, replies, errors, first_error)
+            return _run_pipelined(self.client.pipeline(), commands, depth)
         # batch: one C call for the whole run
         names = {c[0] for c in commands}
         key = commands[0][1]
@@ -307,7 +312,7 @@ class RedisPyDriver:
 
     def run(self, cycle: Cycle, offset: int, count: int, depth: int) -> Run:
         commands = commands_of(cycle, offset, count)
-        errors, first_error, replies = 0, "", 0
+        errors, first_error = 0, ""
         if self.mode == "call":
             calls = [_method_call(self.client, c) for c in commands]
             start = time.perf_counter()
@@ -318,21 +323,7 @@ class RedisPyDriver:
                     errors += 1
                     first_error = first_error or str(error)
             return Run(time.perf_counter() - start, len(calls), errors, first_error)
-        pipe = self.client.pipeline(transaction=False)
-        calls = [_method_call(pipe, c) for c in commands]
-        windows = [calls[i:i + depth] for i in range(0, len(calls), depth)]
-        execute = pipe.execute
-        start = time.perf_counter()
-        for window in windows:
-            for method, args in window:
-                method(*args)
-            results = execute(raise_on_error=False)
-            replies += len(results)
-            for r in results:
-                if isinstance(r, Exception):
-                    errors += 1
-                    first_error = first_error or str(r)
-        return Run(time.perf_counter() - start, replies, errors, first_error)
+        return _run_pipelined(self.client.pipeline(transaction=False), commands, depth)
 
     def close(self) -> None:
         self.client.close()
