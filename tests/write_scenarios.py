@@ -443,8 +443,24 @@ def blocked_served_for(command: str) -> tuple[tuple, tuple]:
     return rename_for(command, [waiter])[0], rename_for(command, [push])[0]
 
 
+def _hyperloglog_scenarios() -> dict:
+    s = {}
+    s["pfadd"] = Scenario([("PFADD", "~h"), ("PFADD", "~h", "a", "b", "c"), ("PFADD", "~h", "a"), ("PFADD", "~h"),
+                           ("PFCOUNT", "~h"), ("PFCOUNT", "~h"), ("SET", "~s", "plain"), ("PFADD", "~s", "x"),
+                           ("PFADD", "~h", *[f"e{i}" for i in range(40)])])
+    s["pfmerge"] = Scenario([("PFADD", "~a", "1", "2"), ("PFADD", "~b", "2", "3"), ("PFMERGE", "~d", "~a", "~b"),
+                             ("PFMERGE", "~d"), ("PFMERGE", "~e", "~missing"), ("PFMERGE", "~a", "~b"),
+                             ("SET", "~s", "plain"), ("PFMERGE", "~d", "~s"), ("PFMERGE", "~s", "~a")])
+    s["pfdebug"] = Scenario([("PFADD", "~h", "a"), ("PFDEBUG", "ENCODING", "~h"), ("PFDEBUG", "DECODE", "~h"),
+                             ("PFDEBUG", "TODENSE", "~h"), ("PFDEBUG", "TODENSE", "~h"), ("PFADD", "~g", "b"),
+                             ("PFDEBUG", "GETREG", "~g"), ("PFDEBUG", "GETREG", "~missing"),
+                             ("PFDEBUG", "NOPE", "~h")])
+    return s
+
+
 SCENARIOS: dict[str, Scenario] = {**_list_scenarios(), **_string_scenarios(), **_generic_scenarios(),
-                                  **_hash_scenarios(), **_set_scenarios(), **_zset_scenarios(), **_array_scenarios()}
+                                  **_hash_scenarios(), **_set_scenarios(), **_zset_scenarios(), **_array_scenarios(),
+                                  **_hyperloglog_scenarios()}
 
 
 def write_commands() -> list[str]:

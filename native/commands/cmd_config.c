@@ -36,7 +36,7 @@ typedef enum {
     P_MAXMEMORY_POLICY, P_MAXCLIENTS, P_TIMEOUT, P_PROTO_MAX_BULK_LEN, P_SAVE, P_APPENDONLY, P_HZ,
     P_LIST_IMPLEMENTATION, P_RING_SIZE, P_POLL, P_CLIENT_OUTPUT_BUFFER_LIMIT, P_MAXMEMORY_CLIENTS,
     P_CLIENT_QUERY_BUFFER_LIMIT, P_LIST_MAX_LISTPACK_SIZE, P_LIST_COMPRESS_DEPTH, P_SET_MAX_INTSET_ENTRIES,
-    P_SET_MAX_LISTPACK_ENTRIES, P_SET_MAX_LISTPACK_VALUE, P_HASH_MAX_LISTPACK_ENTRIES, P_HASH_MAX_LISTPACK_VALUE,
+    P_SET_MAX_LISTPACK_ENTRIES, P_SET_MAX_LISTPACK_VALUE, P_HASH_MAX_LISTPACK_ENTRIES, P_HASH_MAX_LISTPACK_VALUE, P_HLL_SPARSE_MAX_BYTES,
     P_ZSET_MAX_LISTPACK_ENTRIES, P_ZSET_MAX_LISTPACK_VALUE, P_ZSET_IMPLEMENTATION,
     P_NOTIFY_KEYSPACE_EVENTS,
     P_APPENDFSYNC, P_APPENDFILENAME, P_AOF_LOAD_TRUNCATED, P_AUTO_AOF_REWRITE_PERCENTAGE, P_AUTO_AOF_REWRITE_MIN_SIZE,
@@ -87,6 +87,7 @@ static const param_t params[P_COUNT] = {
     [P_SET_MAX_LISTPACK_VALUE] = {"set-max-listpack-value", KIND_INT, 1, 0, INT64_MAX},
     [P_HASH_MAX_LISTPACK_ENTRIES] = {"hash-max-listpack-entries", KIND_INT, 1, 0, INT64_MAX, "hash-max-ziplist-entries"},
     [P_HASH_MAX_LISTPACK_VALUE] = {"hash-max-listpack-value", KIND_MEMORY, 1, 0, INT64_MAX, "hash-max-ziplist-value"},
+    [P_HLL_SPARSE_MAX_BYTES] = {"hll-sparse-max-bytes", KIND_MEMORY, 1, 0, INT64_MAX},
     [P_ZSET_MAX_LISTPACK_ENTRIES] = {"zset-max-listpack-entries", KIND_INT, 1, 0, INT64_MAX, "zset-max-ziplist-entries"},
     [P_ZSET_MAX_LISTPACK_VALUE] = {"zset-max-listpack-value", KIND_MEMORY, 1, 0, INT64_MAX, "zset-max-ziplist-value"},
     /* goblin's: the encoding of sorted sets past the compact size (--zset-implementation) */
@@ -175,6 +176,7 @@ static void param_value(const gr_server_t *db, int id, char *out, size_t size) {
     case P_SET_MAX_LISTPACK_VALUE: snprintf(out, size, "%lld", (long long)db->config.set_max_listpack_value); break;
     case P_HASH_MAX_LISTPACK_ENTRIES: snprintf(out, size, "%lld", (long long)db->config.hash_max_listpack_entries); break;
     case P_HASH_MAX_LISTPACK_VALUE: snprintf(out, size, "%lld", (long long)db->config.hash_max_listpack_value); break;
+    case P_HLL_SPARSE_MAX_BYTES: snprintf(out, size, "%lld", (long long)db->config.hll_sparse_max_bytes); break;
     case P_ZSET_MAX_LISTPACK_ENTRIES: snprintf(out, size, "%lld", (long long)db->config.zset_max_listpack_entries); break;
     case P_ZSET_MAX_LISTPACK_VALUE: snprintf(out, size, "%lld", (long long)db->config.zset_max_listpack_value); break;
     case P_ZSET_IMPLEMENTATION: snprintf(out, size, "%s", db->config.zset_packed ? "packed" : "standard"); break;
@@ -416,6 +418,7 @@ static void apply(gr_server_t *db, int id, const parsed_value_t *parsed) {
     case P_SET_MAX_LISTPACK_VALUE: db->config.set_max_listpack_value = parsed->number; break;
     case P_HASH_MAX_LISTPACK_ENTRIES: db->config.hash_max_listpack_entries = parsed->number; break;
     case P_HASH_MAX_LISTPACK_VALUE: db->config.hash_max_listpack_value = parsed->number; break;
+    case P_HLL_SPARSE_MAX_BYTES: db->config.hll_sparse_max_bytes = parsed->number; break;
     case P_ZSET_MAX_LISTPACK_ENTRIES: db->config.zset_max_listpack_entries = parsed->number; break;
     case P_ZSET_MAX_LISTPACK_VALUE: db->config.zset_max_listpack_value = parsed->number; break;
     case P_ZSET_IMPLEMENTATION: db->config.zset_packed = (uint8_t)parsed->number; break;

@@ -207,6 +207,16 @@ void gr_cmd_memory(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
     gr_reply_t *reply);
 void gr_cmd_object(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
+void gr_cmd_pfadd(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
+void gr_cmd_pfcount(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
+void gr_cmd_pfdebug(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
+void gr_cmd_pfmerge(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
+void gr_cmd_pfselftest(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
 void gr_cmd_psubscribe(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_publish(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,

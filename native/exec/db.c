@@ -66,6 +66,7 @@ gr_server_t *gr_db_new(uint64_t seed) {
     db->config.set_max_listpack_value = 64;
     db->config.hash_max_listpack_entries = 128;
     db->config.hash_max_listpack_value = 64;
+    db->config.hll_sparse_max_bytes = 3000;
     db->config.zset_max_listpack_entries = 128;
     db->config.zset_max_listpack_value = 64;
     db->config.list_max_listpack_size = -2;
