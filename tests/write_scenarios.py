@@ -458,9 +458,33 @@ def _hyperloglog_scenarios() -> dict:
     return s
 
 
+def _geo_scenarios() -> dict:
+    s = {}
+    points = ("13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania")
+    s["geoadd"] = Scenario([("GEOADD", "~g", *points), ("GEOADD", "~g", *points), ("GEOADD", "~g", "CH", "13.4", "38.1", "Palermo"),
+                            ("GEOADD", "~g", "NX", "1", "2", "Palermo"), ("GEOADD", "~g", "XX", "1", "2", "new"),
+                            ("GEOADD", "~h", "XX", "1", "2", "x"), ("GEOADD", "~g", "200", "2", "bad"),
+                            ("SET", "~s", "x"), ("GEOADD", "~s", "1", "2", "m")])
+    s["geosearchstore"] = Scenario([("GEOADD", "~g", *points),
+                                    ("GEOSEARCHSTORE", "~d", "~g", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km"),
+                                    ("GEOSEARCHSTORE", "~d", "~g", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km", "STOREDIST"),
+                                    ("GEOSEARCHSTORE", "~d", "~g", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "km"),
+                                    ("GEOSEARCHSTORE", "~d", "~missing", "FROMMEMBER", "x", "BYBOX", "1", "1", "km"),
+                                    ("GEOSEARCHSTORE", "~e", "~g", "FROMMEMBER", "Palermo", "BYBOX", "400", "400", "km", "COUNT", "1")])
+    s["georadius"] = Scenario([("GEOADD", "~g", *points), ("GEORADIUS", "~g", "15", "37", "200", "km"),
+                               ("GEORADIUS", "~g", "15", "37", "200", "km", "STORE", "~d"),
+                               ("GEORADIUS", "~g", "15", "37", "200", "km", "STOREDIST", "~d"),
+                               ("GEORADIUS", "~g", "0", "0", "1", "km", "STORE", "~d"),
+                               ("GEORADIUS", "~missing", "0", "0", "1", "km", "STORE", "~g")])
+    s["georadiusbymember"] = Scenario([("GEOADD", "~g", *points), ("GEORADIUSBYMEMBER", "~g", "Palermo", "300", "km", "STORE", "~d"),
+                                       ("GEORADIUSBYMEMBER", "~g", "Palermo", "1", "m", "STOREDIST", "~d"),
+                                       ("GEORADIUSBYMEMBER", "~g", "nope", "1", "km", "STORE", "~d")])
+    return s
+
+
 SCENARIOS: dict[str, Scenario] = {**_list_scenarios(), **_string_scenarios(), **_generic_scenarios(),
                                   **_hash_scenarios(), **_set_scenarios(), **_zset_scenarios(), **_array_scenarios(),
-                                  **_hyperloglog_scenarios()}
+                                  **_hyperloglog_scenarios(), **_geo_scenarios()}
 
 
 def write_commands() -> list[str]:

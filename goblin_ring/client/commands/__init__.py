@@ -13,6 +13,7 @@ is written once: it builds the Redis argv and names the reply conversion; the tr
     strings.py   StringCommands: SET, GET, GETEX, GETSET, MSET, INCRBY, APPEND, GETRANGE, LCS, ...
     bitmaps.py   BitmapCommands: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD (its builder), BITFIELD_RO
     hyperloglog.py HyperLogLogCommands: PFADD, PFCOUNT, PFMERGE
+    geo.py       GeoCommands: GEOADD, GEODIST, GEOHASH, GEOPOS, GEORADIUS(BYMEMBER), GEOSEARCH(STORE)
     lists.py     ListCommands (blocking ones too) and the engine views client.pma / client.seg
     hashes.py    HashCommands: HSET, HGET, HGETALL, HSCAN, HRANDFIELD, field expiry (HEXPIRE, HTTL, ...)
     sets.py      SetCommands: SADD, SMEMBERS, SINTER, SSCAN, ... (Python sets where redis-py gives them)
@@ -27,6 +28,7 @@ from __future__ import annotations
 from .arrays import ArrayCommands
 from .bitmaps import BitFieldOperation, BitmapCommands
 from .core import CommandsCore, bool_ok, encode, raise_first_error
+from .geo import GeoCommands
 from .hashes import HashCommands
 from .hyperloglog import HyperLogLogCommands
 from .keys import KeyCommands
@@ -39,13 +41,13 @@ from .sortedsets import SortedSetCommands
 from .strings import StringCommands
 
 
-class Commands(ServerCommands, KeyCommands, StringCommands, BitmapCommands, HyperLogLogCommands, ListCommands, HashCommands, SetCommands,
+class Commands(ServerCommands, KeyCommands, StringCommands, BitmapCommands, HyperLogLogCommands, GeoCommands, ListCommands, HashCommands, SetCommands,
                SortedSetCommands, PubSubCommands, PersistenceCommands, ArrayCommands,
                EngineViews):
     """Every command group; a transport subclasses this and provides _execute."""
 
 
-__all__ = ["ArrayCommands", "BitFieldOperation", "BitmapCommands", "Commands", "CommandsCore", "EngineView", "HashCommands", "HyperLogLogCommands", "KeyCommands",
+__all__ = ["ArrayCommands", "BitFieldOperation", "BitmapCommands", "Commands", "CommandsCore", "EngineView", "GeoCommands", "HashCommands", "HyperLogLogCommands", "KeyCommands",
            "ListCommands", "PersistenceCommands", "PubSubCommands", "ServerCommands", "SetCommands",
            "SortedSetCommands",
            "StringCommands", "bool_ok", "encode", "raise_first_error"]
