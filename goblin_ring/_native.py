@@ -397,6 +397,11 @@ class Database:
         if lib.gr_db_config_set(self.pointer, name.encode(), str(value).encode(), error, 256) != 0:
             raise ValueError(f"{name}: {ffi.string(error).decode()}")
 
+    def use_config_file(self, path: str) -> None:
+        """The file CONFIG REWRITE writes back; every parameter's value now counts as its default."""
+        if lib.gr_db_config_use_file(self.pointer, path.encode()) != 0:
+            raise MemoryError("gr_db_config_use_file failed")
+
     def count_connection(self, rejected: bool) -> None:
         lib.gr_db_count_connection(self.pointer, int(rejected))
 

@@ -11,10 +11,11 @@ import argparse
 import os
 import re
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..control import default_runtime_dir
+from .config_file import ConfigFileError, Directive, read_config_file
 
 DEFAULT_RING_SIZE = 2 * 1024 * 1024
 MIN_RING_SIZE = 64 * 1024
@@ -78,6 +79,10 @@ class ServerConfig:
     # (int32 members, float32 scores, numeric tie order; native/engines/zset/zset.h); CONFIG SET
     # zset-implementation changes it at run time, GOBLIN.ZSET.CONVERT picks it per key
     zset_implementation: str = "standard"
+    # the redis.conf-style file the server started from (CONFIG REWRITE writes it back), and
+    # its directives that are CONFIG parameters rather than flags, applied at start in order
+    config_file: str | None = None
+    settings: list = field(default_factory=list)
 
     def validate(self) -> None:
         for flag, value in (("--shutdown-on-sigterm", self.shutdown_on_sigterm),
@@ -177,6 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="goblin-ring-server",
         description="goblin-ring server: SBE over shared-memory rings, RESP over TCP, one keyspace.")
+    parser.add_argument("config_file", nargs="?", metavar="CONFIG_FILE",
+                        help="a redis.conf-style file: the flags below as directives (port 7000, save 900 1) "
+                             "and any parameter CONFIG GET knows; flags given here override it")
     parser.add_argument("--name", default="goblin", help="ring and control socket name (default: goblin)")
     parser.add_argument("--runtime-dir", help="directory of the control socket "
                         "(default: $XDG_RUNTIME_DIR/goblin-ring, else /tmp/goblin-ring-<uid>)")
@@ -244,8 +252,63 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Flags that take no value: a directive turns them on with "yes".
+SWITCHES = {"start-empty-on-bad-snapshot", "mlock"}
+
+
+def _flag_words(parser: argparse.ArgumentParser) -> set[str]:
+    return {option[2:] for action in parser._actions for option in action.option_strings
+            if option.startswith("--") and option != "--help"}
+
+
+def _directives_as_flags(directives: list[Directive], parser: argparse.ArgumentParser,
+                         explicit: list[str]) -> tuple[list[str], list[Directive]]:
+    """The file's flag directives as command-line words (put before the real command line, so
+    that its flags win), and the rest: CONFIG parameters to apply at start."""
+    flags, settings = [], []
+    words = _flag_words(parser)
+    explicit_save = any(word == "--save" or word.startswith("--save=") for word in explicit)
+    for directive in directives:
+        name = directive.name
+        if name not in words:
+            settings.append(directive)
+            continue
+        if name == "save":
+            if not explicit_save:
+                flags.append("--save=" + " ".join(directive.args))
+            continue
+        if name in SWITCHES:
+            if len(directive.args) != 1 or directive.args[0].lower() not in ("yes", "no"):
+                raise ConfigError(str(fatal_line(directive, "argument must be 'yes' or 'no'")))
+            if directive.args[0].lower() == "yes":
+                flags.append(f"--{name}")
+            continue
+        if len(directive.args) != 1:
+            raise ConfigError(str(fatal_line(directive, "Bad directive or wrong number of arguments")))
+        flags.append(f"--{name}={directive.args[0]}")
+    return flags, settings
+
+
+def fatal_line(directive: Directive, why: str) -> ConfigFileError:
+    from .config_file import fatal
+    return fatal(directive.path, directive.line_number, directive.line, why)
+
+
 def config_from_args(argv: list[str] | None = None) -> ServerConfig:
-    arguments = build_parser().parse_args(argv)
+    import sys
+    explicit = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    arguments = parser.parse_args(explicit)
+    settings: list[Directive] = []
+    config_path = None
+    if arguments.config_file:
+        config_path = os.path.abspath(arguments.config_file)
+        try:
+            directives = read_config_file(config_path)
+        except ConfigFileError as error:
+            raise ConfigError(str(error)) from None
+        file_flags, settings = _directives_as_flags(directives, parser, explicit)
+        arguments = parser.parse_args(file_flags + explicit)
     config = ServerConfig(
         name=arguments.name, runtime_dir=arguments.runtime_dir, bind=arguments.bind,
         port=arguments.port, unixsocket=arguments.unixsocket,
@@ -262,6 +325,7 @@ def config_from_args(argv: list[str] | None = None) -> ServerConfig:
         stop_writes_on_bgsave_error=arguments.stop_writes_on_bgsave_error == "yes",
         shutdown_on_sigterm=arguments.shutdown_on_sigterm, shutdown_on_sigint=arguments.shutdown_on_sigint,
         array_implementation=arguments.array_implementation, mlock=arguments.mlock,
-        zset_implementation=arguments.zset_implementation)
+        zset_implementation=arguments.zset_implementation,
+        config_file=config_path, settings=settings)
     config.validate()
     return config

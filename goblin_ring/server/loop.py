@@ -35,6 +35,7 @@ from pathlib import Path
 
 from .. import __version__, _native, control
 from ..errors import CodecError
+from .config_file import fatal
 from .config import DEFAULT_SAVE_RULES, ConfigError, ServerConfig, prepare_runtime_dir
 from .segments import Created, SegmentWorker
 
@@ -84,6 +85,8 @@ class Server:
         self.selector = selectors.EpollSelector()
         _native.configure_allocator_for_server()
         self.database = _native.Database(secrets.randbits(64))
+        if config.config_file:
+            self.database.use_config_file(config.config_file)
         self.database.set_list_implementation(config.list_implementation)
         self.database.set_array_implementation(config.array_implementation)
         if config.mlock:
@@ -104,6 +107,14 @@ class Server:
         # The server saves by Redis's default rules unless told otherwise; a database made
         # without a server (gr_db_new: tests, embedding) has no directory and no rules.
         self.database.configure("save", DEFAULT_SAVE_RULES if config.save is None else config.save)
+        for directive in config.settings:    # the config file's CONFIG parameters, in its order
+            try:
+                self.database.configure(directive.name, " ".join(directive.args))
+            except ValueError as error:
+                why = str(error).split(": ", 1)[-1]
+                if why.startswith("unknown parameter"):
+                    why = "Bad directive or wrong number of arguments"
+                raise ConfigError(str(fatal(directive.path, directive.line_number, directive.line, why))) from None
         self.rings = _native.RingSessions(self.database)
         # RESP clients, the ring drain and the doorbells are served in C; this selector
         # (control sockets) is nested in its epoll set. One id space for ring sessions and

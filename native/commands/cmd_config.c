@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "commands/commands.h"
@@ -467,6 +469,174 @@ int64_t gr_db_config_number(gr_server_t *db, const char *name) {
     return -1;
 }
 
+/* ---- the config file: CONFIG REWRITE ---- */
+
+int gr_db_config_use_file(gr_server_t *db, const char *path) {
+    char *copy = strdup(path);
+    char **defaults = calloc(P_COUNT, sizeof *defaults);
+    if (!copy || !defaults) { free(copy); free(defaults); return -1; }
+    for (int i = 0; i < P_COUNT; i++) {
+        char value[1024];
+        param_value(db, i, value, sizeof value);
+        defaults[i] = strdup(value);
+        if (!defaults[i]) {
+            while (i--) free(defaults[i]);
+            free(defaults);
+            free(copy);
+            return -1;
+        }
+    }
+    free(db->config.config_file);
+    for (size_t i = 0; i < db->config.config_default_count; i++) free(db->config.config_defaults[i]);
+    free(db->config.config_defaults);
+    db->config.config_file = copy;
+    db->config.config_defaults = defaults;
+    db->config.config_default_count = P_COUNT;
+    snprintf(db->info.config_file, sizeof db->info.config_file, "%s", path);
+    return 0;
+}
+
+typedef struct text_buffer {
+    char *data;
+    size_t length, capacity;
+    int failed;
+} text_buffer_t;
+
+static void text_append(text_buffer_t *b, const char *text, size_t length) {
+    if (b->failed) return;
+    if (b->length + length + 1 > b->capacity) {
+        size_t capacity = b->capacity ? b->capacity * 2 : 4096;
+        while (capacity < b->length + length + 1) capacity *= 2;
+        char *data = realloc(b->data, capacity);
+        if (!data) { b->failed = 1; return; }
+        b->data = data;
+        b->capacity = capacity;
+    }
+    memcpy(b->data + b->length, text, length);
+    b->length += length;
+    b->data[b->length] = '\0';
+}
+
+static void text_append_string(text_buffer_t *b, const char *text) { text_append(b, text, strlen(text)); }
+
+/* A value as redis.conf reads it back: bare when it is one plain word, else quoted with
+ * Redis's escapes (sdscatrepr). */
+static void append_config_value(text_buffer_t *b, const char *value) {
+    int plain = value[0] != '\0';
+    for (const char *p = value; *p && plain; p++)
+        if (!isgraph((unsigned char)*p) || *p == '"' || *p == '\'' || *p == '\\') plain = 0;
+    if (plain) { text_append_string(b, value); return; }
+    text_append(b, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+        char escaped[8];
+        switch (*p) {
+        case '\\': text_append(b, "\\\\", 2); break;
+        case '"': text_append(b, "\\\"", 2); break;
+        case '\n': text_append(b, "\\n", 2); break;
+        case '\r': text_append(b, "\\r", 2); break;
+        case '\t': text_append(b, "\\t", 2); break;
+        default:
+            if (isprint(*p)) text_append(b, (const char *)p, 1);
+            else { snprintf(escaped, sizeof escaped, "\\x%02x", *p); text_append_string(b, escaped); }
+        }
+    }
+    text_append(b, "\"", 1);
+}
+
+/* The lines that set parameter id to its current value. */
+static void append_config_lines(const gr_server_t *db, text_buffer_t *b, int id) {
+    char value[1024];
+    param_value(db, id, value, sizeof value);
+    const char *name = params[id].name;
+    if (id == P_CLIENT_OUTPUT_BUFFER_LIMIT) {
+        for (int c = 0; c < 3; c++) {
+            char line[160];
+            snprintf(line, sizeof line, "%s %s %lld %lld %lld\n", name, output_classes[c],
+                     (long long)db->config.output_limit[c][GR_LIMIT_HARD],
+                     (long long)db->config.output_limit[c][GR_LIMIT_SOFT],
+                     (long long)db->config.output_limit[c][GR_LIMIT_SOFT_SECONDS]);
+            text_append_string(b, line);
+        }
+        return;
+    }
+    text_append_string(b, name);
+    text_append(b, " ", 1);
+    if ((id == P_SAVE || id == P_BIND) && value[0]) text_append_string(b, value);   /* several words, as written */
+    else append_config_value(b, value);
+    text_append(b, "\n", 1);
+}
+
+/* Redis's rewriteConfig: the file's comments, blank lines, includes and unknown directives
+ * stay as they are; each parameter's first line is replaced by its current value and its
+ * other lines dropped; parameters the file does not name are appended after a marker line
+ * when they differ from their defaults. Written to a temporary file and renamed over. */
+static int config_rewrite(gr_server_t *db, char *why, size_t why_size) {
+    const char *path = db->config.config_file;
+    FILE *in = fopen(path, "r");
+    text_buffer_t out = {0};
+    int written[P_COUNT] = {0};
+    if (in) {
+        char *line = NULL;
+        size_t line_capacity = 0;
+        ssize_t n;
+        while ((n = getline(&line, &line_capacity, in)) >= 0) {
+            const char *p = line;
+            while (*p == ' ' || *p == '\t') p++;
+            char word[128];
+            size_t w = 0;
+            while (p[w] && !isspace((unsigned char)p[w]) && w + 1 < sizeof word) { word[w] = p[w]; w++; }
+            word[w] = '\0';
+            int id = (word[0] && word[0] != '#') ? find_param(word) : -1;
+            if (id < 0) {
+                text_append(&out, line, (size_t)n);
+                if (n > 0 && line[n - 1] != '\n') text_append(&out, "\n", 1);
+            } else if (!written[id]) {
+                append_config_lines(db, &out, id);
+                written[id] = 1;
+            }
+        }
+        free(line);
+        fclose(in);
+    } else if (errno != ENOENT) {
+        snprintf(why, why_size, "Rewriting config file: %s", strerror(errno));
+        return -1;
+    }
+    int marked = 0;
+    for (int id = 0; id < P_COUNT; id++) {
+        if (written[id]) continue;
+        char value[1024];
+        param_value(db, id, value, sizeof value);
+        const char *initial = (size_t)id < db->config.config_default_count ? db->config.config_defaults[id] : NULL;
+        if (initial && strcmp(initial, value) == 0) continue;
+        if (!marked) {
+            text_append_string(&out, "# Generated by CONFIG REWRITE\n");
+            marked = 1;
+        }
+        append_config_lines(db, &out, id);
+    }
+    if (out.failed) { free(out.data); snprintf(why, why_size, "Rewriting config file: out of memory"); return -1; }
+    char temporary[4200];
+    snprintf(temporary, sizeof temporary, "%s.tmp-%d", path, (int)getpid());
+    int fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int failed = fd < 0;
+    struct stat info;
+    if (!failed && stat(path, &info) == 0) (void)fchmod(fd, info.st_mode & 0777);
+    for (size_t done = 0; !failed && done < out.length;) {
+        ssize_t put = write(fd, out.data + done, out.length - done);
+        if (put < 0 && errno == EINTR) continue;
+        if (put <= 0) failed = 1;
+        else done += (size_t)put;
+    }
+    if (!failed && fsync(fd) != 0) failed = 1;
+    if (fd >= 0 && close(fd) != 0) failed = 1;
+    if (!failed && rename(temporary, path) != 0) failed = 1;
+    int saved = errno;
+    if (failed) unlink(temporary);
+    free(out.data);
+    if (failed) { snprintf(why, why_size, "Rewriting config file: %s", strerror(saved)); return -1; }
+    return 0;
+}
+
 /* ---- the commands ---- */
 
 static void config_get(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
@@ -565,13 +735,25 @@ void gr_cmd_config(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
         gr_db_reset_stats(db);
         gr_reply_ok(reply);
     } else if (gr_word_is(sub, sub_length, "rewrite")) {
-        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR The server is running without a config file");
+        if (argc != 2) { gr_reply_arity_error(reply, "config|rewrite"); return; }
+        if (!db->config.config_file) {
+            gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR The server is running without a config file");
+            return;
+        }
+        char why[512], message[600];
+        if (config_rewrite(db, why, sizeof why) != 0) {
+            snprintf(message, sizeof message, "ERR %s", why);
+            gr_reply_error_text(reply, GR_ERR_GENERIC, message);
+            return;
+        }
+        gr_reply_ok(reply);
     } else if (gr_word_is(sub, sub_length, "help")) {
         static const char *lines[] = {
             "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "GET <pattern> [<pattern> ...]", "    Return parameters matching the glob-like <pattern>s and their values.",
             "SET <directive> <value> [<directive> <value> ...]", "    Set the configuration <directive>s to <value>s.",
             "RESETSTAT", "    Reset statistics reported by the INFO command.",
+            "REWRITE", "    Rewrite the configuration file.",
             "HELP", "    Print this help.",
         };
         gr_reply_help(reply, lines, sizeof lines / sizeof lines[0]);

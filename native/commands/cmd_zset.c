@@ -55,16 +55,21 @@ static int store_zset_or_reply(gr_server_t *db, gr_bytes_t key, gr_zset_t *zset,
 
 /* Redis's getDoubleFromObject: strtod over the whole text, no leading space, not NaN. */
 int gr_zcmd_parse_double(const uint8_t *data, size_t length, double *out) {
-    char buffer[256];
-    if (length == 0 || length >= sizeof buffer) return -1;
+    /* no length limit: Redis reads DBL_MAX written out in full (309 digits) */
+    char small[256];
+    if (length == 0) return -1;
+    char *buffer = length < sizeof small ? small : malloc(length + 1);
+    if (!buffer) return -1;
     memcpy(buffer, data, length);
     buffer[length] = '\0';
-    if (buffer[0] == ' ' || (buffer[0] >= '\t' && buffer[0] <= '\r')) return -1;
-    char *end;
+    int bad = buffer[0] == ' ' || (buffer[0] >= '\t' && buffer[0] <= '\r');
+    char *end = buffer;
     errno = 0;
-    double value = strtod(buffer, &end);
-    if ((size_t)(end - buffer) != length || isnan(value)) return -1;
-    if (errno == ERANGE && (value == HUGE_VAL || value == -HUGE_VAL || fpclassify(value) == FP_ZERO)) return -1;
+    double value = bad ? 0 : strtod(buffer, &end);
+    if (!bad && ((size_t)(end - buffer) != length || isnan(value))) bad = 1;
+    if (!bad && errno == ERANGE && (value == HUGE_VAL || value == -HUGE_VAL || fpclassify(value) == FP_ZERO)) bad = 1;
+    if (buffer != small) free(buffer);
+    if (bad) return -1;
     *out = value;
     return 0;
 }

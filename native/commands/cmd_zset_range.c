@@ -19,16 +19,19 @@ typedef struct score_range {
 } score_range_t;
 
 static int parse_bound(const uint8_t *data, size_t length, double *value, int *exclusive) {
-    char buffer[256];
+    /* no length limit: Redis reads DBL_MAX written out in full (309 digits) */
+    char small[256];
     *exclusive = length && data[0] == '(';
     size_t skip = (size_t)*exclusive;
-    if (length - skip >= sizeof buffer) return -1;
+    char *buffer = length - skip < sizeof small ? small : malloc(length - skip + 1);
+    if (!buffer) return -1;
     memcpy(buffer, data + skip, length - skip);
     buffer[length - skip] = '\0';
     char *end;
     *value = strtod(buffer, &end);
-    if (*end != '\0' || isnan(*value)) return -1;
-    return 0;
+    int bad = *end != '\0' || isnan(*value);
+    if (buffer != small) free(buffer);
+    return bad ? -1 : 0;
 }
 
 static int parse_score_range_or_reply(gr_bytes_t min, gr_bytes_t max, score_range_t *range, gr_reply_t *reply) {

@@ -103,6 +103,9 @@ void gr_db_free(gr_server_t *db) {
     free(db->scratch_items);
     gr_propagation_release(&db->propagation);
     gr_slowlog_release(&db->slowlog);
+    free(db->config.config_file);
+    for (size_t i = 0; i < db->config.config_default_count; i++) free(db->config.config_defaults[i]);
+    free(db->config.config_defaults);
     free(db);
 }
 

@@ -129,6 +129,9 @@ typedef struct gr_db_config {
     char bind[256];
     char unixsocket[256];
     char dir[256];
+    char *config_file;              /* the file the server started from, or NULL (CONFIG REWRITE) */
+    char **config_defaults;         /* each parameter's value before the file and flags, for REWRITE */
+    size_t config_default_count;
     /* Redis's encoding-tuning knobs (CONFIG SET set-max-intset-entries, ...): when a small set,
      * hash or sorted set leaves its compact encoding. Defaults are Redis 7's. */
     int64_t set_max_intset_entries;       /* 512 */
@@ -293,6 +296,10 @@ int64_t gr_db_cron(gr_server_t *db, int64_t budget_us);
  * Redis-style message in error. */
 int gr_db_config_set(gr_server_t *db, const char *name, const char *value, char *error, size_t error_size);
 int64_t gr_db_config_number(gr_server_t *db, const char *name);
+/* The config file the server started from (CONFIG REWRITE writes it back); call before the
+ * startup settings are applied: every parameter's value now is taken as its default, which
+ * CONFIG REWRITE leaves out of the file. 0, or -1 when out of memory. */
+int gr_db_config_use_file(gr_server_t *db, const char *path);
 /* Whether a new RESP client from this peer may be served (protected mode). */
 int gr_db_accepts_peer(gr_server_t *db, int is_loopback);
 /* cffi-cdef-end */
