@@ -115,6 +115,20 @@ def test_zadd_and_zincrby_refuse_bad_input_with_redis_texts(client):
             client.execute_command(*argv)
 
 
+def test_a_score_written_out_in_full_is_read_as_redis_reads_it(client):
+    """DBL_MAX's 309 digits are a valid score (Redis's strtod has no length limit); 400 digits
+    overflow to infinity, which Redis refuses as "not a valid float"."""
+    client.delete("z")
+    full = "%.0f" % 1.7976931348623157e308
+    assert len(full) == 309
+    assert client.execute_command("ZADD", "z", full, "max", "1", "one") == 2
+    assert client.zscore("z", "max") == 1.7976931348623157e308
+    assert client.execute_command("ZRANGEBYSCORE", "z", full, "+inf") == [b"max"]
+    assert client.execute_command("ZCOUNT", "z", "(" + full, "+inf") == 0
+    with pytest.raises(ResponseError, match="not a valid float"):
+        client.execute_command("ZADD", "z", "1" * 400, "overflow")
+
+
 def test_zrank_zrevrank_with_and_without_scores(client, size):
     filled(client, size)
     assert client.zrank("z", "m0003") == 3
