@@ -334,3 +334,24 @@ def test_python_columns_are_divided_by_the_redis_py_column_of_their_kind(tmp_pat
                    "goblin-ring-async tasks"):
         row = rows[(column, "SISMEMBER (a member)")]
         assert row["status"] == "ok" and row["tool"].split(".")[0] in ("RedisPyDriver", "AsyncDriver"), row
+
+
+def test_hyperloglog_and_geo_quick_runs_report_every_row_the_value_sizes_and_issue_36_targets(tmp_path):
+    engines = ["goblin-ring", "goblin-resp"] + (["redis"] if shutil.which("redis-server") else [])
+    for scenario, operations, target in (
+            ("hyperloglog", ("PFADD (one new element)", "PFCOUNT (one dense key, cached)", "PFCOUNT (3 keys, merged)",
+                             "PFMERGE (dense + sparse)"),
+             "PFCOUNT over the ring from Python (RingClient, one call in flight) >= 20x redis-py (call)"),
+            ("geo", ("GEOSEARCH BYRADIUS 100 km ASC", "GEOSEARCH BYBOX 200x200 km WITHDIST", "GEOPOS (one member)",
+                     "GEODIST (two members)"),
+             "GEOSEARCH BYRADIUS 100 km over goblin's RESP >= 1.2x redis (pipelined, one client)")):
+        text, document = run_bench(tmp_path, scenario, engines=engines)
+        check_document(document, scenario, engines)
+        rows = {(row["column"], row["operation"]): row for row in document["rows"]}
+        for operation in operations:
+            for column in ("goblin-ring call", "goblin-ring pipeline", "goblin-resp"):
+                assert rows[(column, operation)]["status"] == "ok", rows[(column, operation)]
+        assert target in {t["target"] for t in document["targets"]}
+    dense = [m for m in run_bench(tmp_path, "hyperloglog", engines=["goblin-resp"])[1]["memory"]
+             if m["metric"] == "dense value (STRLEN)"]
+    assert dense and dense[0]["bytes"] == 12304

@@ -21,7 +21,7 @@ import socket
 import subprocess
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Callable, Any, Sequence
 
 from .. import _native
 from ..client.resp import pack_command
@@ -115,6 +115,26 @@ def _lmpop_call(target: Any, blocking: bool, args: list) -> tuple:
     return (lambda *a: method(*a, direction=direction, count=count)), (*lead, *keys)
 
 
+def _geosearch_call(target: Any, args: list) -> Callable:
+    """GEOSEARCH key FROMLONLAT x y (BYRADIUS r unit | BYBOX w h unit) [ASC|DESC] [WITHDIST] as a
+    redis-py geosearch() call."""
+    key, _from, x, y, by, *rest = args
+    kwargs: dict = {"longitude": x, "latitude": y}
+    if str(by).upper() == "BYRADIUS":
+        kwargs.update(radius=rest[0], unit=rest[1])
+        rest = rest[2:]
+    else:
+        kwargs.update(width=rest[0], height=rest[1], unit=rest[2])
+        rest = rest[3:]
+    for word in rest:
+        word = str(word).upper()
+        if word in ("ASC", "DESC"):
+            kwargs["sort"] = word
+        else:
+            kwargs[word.lower()] = True
+    return lambda: target.geosearch(key, **kwargs)
+
+
 def _method_call(target: Any, command: Command) -> tuple:
     """The typed client method for a RESP-ordered command tuple, and its arguments."""
     name, *args = command
@@ -131,6 +151,12 @@ def _method_call(target: Any, command: Command) -> tuple:
     if name in ("ZRANGEBYSCORE", "ZREVRANGEBYSCORE") and len(args) == 6:   # ... LIMIT offset count
         method = getattr(target, name.lower())
         return (lambda key, low, high, _limit, offset, count: method(key, low, high, offset, count)), tuple(args)
+    if name == "GEOADD":                   # GEOADD key lon lat m ... -> geoadd(key, [lon, lat, m, ...])
+        return (lambda key, *values: target.geoadd(key, list(values))), tuple(args)
+    if name == "GEODIST" and len(args) == 4:   # GEODIST key a b unit -> geodist(key, a, b, unit=...)
+        return (lambda key, a, b, unit: target.geodist(key, a, b, unit=unit)), tuple(args)
+    if name == "GEOSEARCH":                # the scenario's forms: FROMLONLAT x y BYRADIUS r u ASC / BYBOX w h u WITHDIST
+        return _geosearch_call(target, list(args)), ()
     if name == "HSCAN":                    # HSCAN key cursor COUNT n -> hscan(key, cursor, count=n)
         return (lambda key, cursor, _count_word, count: target.hscan(key, cursor, count=count)), tuple(args)
     return getattr(target, name.lower()), tuple(args)

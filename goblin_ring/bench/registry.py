@@ -15,6 +15,7 @@ from .client_rows import client
 from .scenario_array import array_scenario
 from .scenario_hash import hash_scenario
 from .scenario_persistence import persistence_scenario
+from .scenario_probabilistic import geo_scenario, hyperloglog_scenario
 from .scenario_pubsub import pubsub_scenario
 from .scenario_set import set_scenario
 from .scenario_zset import zset_scenario
@@ -36,4 +37,6 @@ SCENARIOS: dict[str, Callable[..., dict]] = {
     "persistence": persistence_scenario,
     "pubsub": pubsub_scenario,
     "array": array_scenario,
+    "hyperloglog": hyperloglog_scenario,
+    "geo": geo_scenario,
 }
