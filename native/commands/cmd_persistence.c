@@ -4,12 +4,19 @@
  * row's hook (exec/value_type.h), the keyspace's is here, laid out as Redis's
  * computeDatasetDigest (core/digest.h), so equal data digests equal on goblin and Redis.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <time.h>
 
 #include "commands/commands.h"
 #include "core/digest.h"
+#include "engines/string_value.h"
 #include "exec/child.h"
+#include "exec/lookup.h"
+#include "exec/value_type.h"
 #include "exec/server_text.h"
 #include "persist/persistence.h"
 #include "persist/snapshot.h"
@@ -143,6 +150,81 @@ static void debug_reload(gr_server_t *db, gr_reply_t *reply) {
     gr_reply_ok(reply);
 }
 
+/* Redis's memtoull: digits and an optional k/kb/m/mb/g/gb unit (case-insensitive). 0 or -1. */
+static int memory_bytes(const char *text, int64_t *out) {
+    char *end;
+    errno = 0;
+    long long value = strtoll(text, &end, 10);
+    if (end == text || errno || value < 0) return -1;
+    int64_t unit = 1;
+    if (!strcasecmp(end, "k")) unit = 1000;
+    else if (!strcasecmp(end, "kb")) unit = 1024;
+    else if (!strcasecmp(end, "m")) unit = 1000 * 1000;
+    else if (!strcasecmp(end, "mb")) unit = 1024 * 1024;
+    else if (!strcasecmp(end, "g")) unit = 1000LL * 1000 * 1000;
+    else if (!strcasecmp(end, "gb")) unit = 1024LL * 1024 * 1024;
+    else if (*end) return -1;
+    if (value > INT64_MAX / unit) return -1;
+    *out = value * unit;
+    return 0;
+}
+
+/* DEBUG POPULATE count [prefix] [size]: keys prefix:0 .. prefix:count-1 (default "key") holding
+ * "value:N", cut or zero-padded to size bytes when size is given; existing keys are kept. */
+static void debug_populate(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                           gr_reply_t *reply) {
+    int64_t count, size = 0;
+    if (gr_bytes_to_int64(argv[2], argv_length[2], &count) != 0 || count < 0) {
+        gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, "ERR value is out of range, must be positive");
+        return;
+    }
+    if (argc == 5 && (gr_bytes_to_int64(argv[4], argv_length[4], &size) != 0 || size < 0)) {
+        gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, "ERR value is out of range, must be positive");
+        return;
+    }
+    const uint8_t *prefix = argc >= 4 ? argv[3] : (const uint8_t *)"key";
+    size_t prefix_length = argc >= 4 ? argv_length[3] : 3;
+    if (prefix_length > 1024 || (uint64_t)size > GR_STRING_MAX_LENGTH) {
+        gr_reply_error_text(reply, GR_ERR_OUT_OF_RANGE, "ERR value is out of range, must be positive");
+        return;
+    }
+    uint8_t key[1100];
+    memcpy(key, prefix, prefix_length);
+    for (int64_t i = 0; i < count; i++) {
+        size_t key_length = prefix_length + (size_t)snprintf((char *)key + prefix_length, sizeof key - prefix_length,
+                                                             ":%lld", (long long)i);
+        gr_bytes_t name = {key, (uint32_t)key_length};
+        if (gr_db_find_live(db, name)) continue;
+        char text[32];
+        size_t text_length = (size_t)snprintf(text, sizeof text, "value:%lld", (long long)i);
+        size_t value_length = size ? (size_t)size : text_length;
+        gr_string_t *value = gr_string_new_zeroed(value_length);
+        if (!value) { gr_reply_oom(reply); return; }
+        memcpy(value->data, text, text_length < value_length ? text_length : value_length);
+        if (!gr_db_add_key(db, name, GR_TYPE_STRING, value)) {
+            gr_string_free(value);
+            gr_reply_oom(reply);
+            return;
+        }
+        gr_db_count_changes(db, 1);
+    }
+    gr_reply_ok(reply);
+}
+
+/* DEBUG OBJECT key: Redis's one-line description (its address, refcount and LRU fields are
+ * goblin's own: the value's address, 1, and the access clock in seconds). */
+static void debug_object(gr_server_t *db, gr_bytes_t key, gr_reply_t *reply) {
+    gr_ks_entry_t *entry = gr_db_find_live(db, key);
+    if (!entry) { gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key"); return; }
+    const gr_value_type_t *type = gr_value_type(entry->type);
+    const char *encoding = type && type->encoding ? type->encoding(entry->value) : "raw";
+    size_t bytes = type && type->allocated_bytes ? type->allocated_bytes(entry->value) : 0;
+    char text[256];
+    int n = snprintf(text, sizeof text, "Value at:%p refcount:1 encoding:%s serializedlength:%zu lru:0 lru_seconds_idle:0",
+                     entry->value, encoding, bytes);
+    gr_reply_status(reply, text, n > 0 && (size_t)n < sizeof text ? (size_t)n : 0);
+}
+
 void gr_cmd_debug(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                   gr_reply_t *reply) {
     const uint8_t *sub = argv[1];
@@ -156,6 +238,23 @@ void gr_cmd_debug(gr_server_t *db, size_t argc, const uint8_t *const *argv, cons
             "    Output a hex signature of the values of all the specified keys.",
             "RELOAD",
             "    Save the snapshot on disk, flush the data and load it back.",
+            "POPULATE <count> [<prefix>] [<size>]",
+            "    Create <count> string keys named key:<num>. If <prefix> is specified then it is used instead of",
+            "    the 'key' prefix. These are not propagated to replicas. Cluster slots are not respected so keys",
+            "    not belonging to the current node can be created.",
+            "OBJECT <key>",
+            "    Show low level info about `key` and associated value.",
+            "SLEEP <seconds>",
+            "    Stop the server for <seconds>. Decimals allowed.",
+            "SET-ACTIVE-EXPIRE <0|1>",
+            "    Setting it to 0 disables expiring keys in background when they are not accessed (otherwise the",
+            "    Redis behavior). Setting it to 1 reenables back the default.",
+            "QUICKLIST-PACKED-THRESHOLD <size>",
+            "    Accepted for compatibility: goblin's lists have no plain nodes.",
+            "CHANGE-REPL-ID",
+            "    Accepted for compatibility: goblin has no replication id yet.",
+            "LOG <message>",
+            "    Write <message> to the server log.",
             "HELP",
             "    Print this help.",
         };
@@ -178,7 +277,51 @@ void gr_cmd_debug(gr_server_t *db, size_t argc, const uint8_t *const *argv, cons
         }
     } else if (gr_word_is(sub, length, "reload") && argc == 2) {
         debug_reload(db, reply);
+    } else if (gr_word_is(sub, length, "populate") && argc >= 3 && argc <= 5) {
+        debug_populate(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(sub, length, "object") && argc == 3) {
+        debug_object(db, (gr_bytes_t){argv[2], (uint32_t)argv_length[2]}, reply);
+    } else if (gr_word_is(sub, length, "sleep") && argc == 3) {
+        /* Redis's: the whole server stops for that long (seconds, a double; text that is no number is 0) */
+        char text[64];
+        size_t n = argv_length[2] < sizeof text - 1 ? argv_length[2] : sizeof text - 1;
+        memcpy(text, argv[2], n);
+        text[n] = '\0';
+        double seconds = strtod(text, NULL);
+        if (seconds > 0) {
+            struct timespec pause = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+            while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {}
+        }
+        gr_reply_ok(reply);
+    } else if (gr_word_is(sub, length, "set-active-expire") && argc == 3) {
+        int64_t on = 0;   /* Redis reads it with atoi: anything but a number is 0 */
+        if (gr_bytes_to_int64(argv[2], argv_length[2], &on) != 0) on = 0;
+        db->config.active_expire_disabled = on == 0;
+        gr_reply_ok(reply);
+    } else if (gr_word_is(sub, length, "quicklist-packed-threshold") && argc == 3) {
+        /* goblin's lists keep no plain (unpacked) nodes, so there is no threshold to move; the
+         * argument is checked as Redis checks it, so harnesses that set it keep working */
+        int64_t bytes;
+        char text[64];
+        size_t n = argv_length[2] < sizeof text - 1 ? argv_length[2] : sizeof text - 1;
+        memcpy(text, argv[2], n);
+        text[n] = '\0';
+        if (memory_bytes(text, &bytes) != 0 || bytes < 1 || bytes > (int64_t)4 << 30) {
+            gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR argument must be a memory value bigger than 1 and smaller than 4gb");
+            return;
+        }
+        gr_reply_ok(reply);
+    } else if (gr_word_is(sub, length, "change-repl-id") && argc == 2) {
+        gr_reply_ok(reply);   /* goblin has no replication id to change yet */
+    } else if (gr_word_is(sub, length, "log") && argc == 3) {
+        fprintf(stderr, "DEBUG LOG: %.*s\n", (int)argv_length[2], (const char *)argv[2]);
+        gr_reply_ok(reply);
     } else {
-        gr_reply_unknown_subcommand(reply, sub, length, "DEBUG");
+        char text[256];
+        /* the subcommand is printed up to 128 bytes, as Redis prints it */
+        int shown = (int)(length < 128 ? length : 128);
+        snprintf(text, sizeof text, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try DEBUG HELP.",
+                 shown, (const char *)sub);
+        gr_reply_error_text(reply, GR_ERR_GENERIC, text);
     }
 }

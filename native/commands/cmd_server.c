@@ -9,6 +9,7 @@
  */
 #include <ctype.h>
 #include <stdarg.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +283,112 @@ void gr_cmd_goblin_memory(gr_server_t *db, size_t argc, const uint8_t *const *ar
     gr_reply_integer(reply, gr_mem_used_by(GR_MEM_OTHER));
 }
 
+/* MEMORY STATS: Redis 7.0's fields in its order, from goblin's own accounting (the allocator's
+ * per-category counts, /proc's RSS). goblin uses libc malloc, so the allocator.* fields are
+ * the counted bytes and the RSS. */
+static void memory_stats(gr_server_t *db, gr_reply_t *reply) {
+    int64_t used = gr_mem_used_total(), rss = rss_bytes();
+    if (used > db->stats.peak_memory) db->stats.peak_memory = used;
+    int64_t dataset = gr_mem_used_by(GR_MEM_KEYSPACE);
+    for (size_t i = 0; gr_value_type_at(i); i++) dataset += gr_mem_used_by(gr_value_type_at(i)->memory);
+    int64_t clients = gr_mem_used_by(GR_MEM_SESSION);
+    size_t keys = 0, databases = 0;
+    for (int i = 0; i < GR_DB_COUNT; i++) {
+        size_t n = gr_ks_size(db->keyspaces[i]);
+        keys += n;
+        databases += n > 0;
+    }
+    int64_t overhead = used - dataset;
+    gr_reply_map_begin(reply, 27 + databases);
+#define STAT_INT(name, value) do { gr_reply_bulk(reply, (const uint8_t *)name, strlen(name)); gr_reply_integer(reply, (int64_t)(value)); } while (0)
+#define STAT_DOUBLE(name, value) do { gr_reply_bulk(reply, (const uint8_t *)name, strlen(name)); gr_reply_double(reply, (double)(value)); } while (0)
+    STAT_INT("peak.allocated", db->stats.peak_memory);
+    STAT_INT("total.allocated", used);
+    STAT_INT("startup.allocated", 0);
+    STAT_INT("replication.backlog", 0);
+    STAT_INT("clients.slaves", 0);
+    STAT_INT("clients.normal", clients);
+    STAT_INT("cluster.links", 0);
+    STAT_INT("aof.buffer", db->propagation.capacity);
+    STAT_INT("lua.caches", 0);
+    STAT_INT("functions.caches", 0);
+    for (int i = 0; i < GR_DB_COUNT; i++) {
+        if (!gr_ks_size(db->keyspaces[i])) continue;
+        char name[16];
+        snprintf(name, sizeof name, "db.%d", i);
+        gr_reply_bulk(reply, (const uint8_t *)name, strlen(name));
+        gr_reply_map_begin(reply, 3);
+        STAT_INT("overhead.hashtable.main", gr_ks_allocated_bytes(db->keyspaces[i]));
+        STAT_INT("overhead.hashtable.expires", 0);
+        STAT_INT("overhead.hashtable.slot-to-keys", 0);
+    }
+    STAT_INT("overhead.total", overhead);
+    STAT_INT("keys.count", keys);
+    STAT_INT("keys.bytes-per-key", keys ? (used - 0) / (int64_t)keys : 0);
+    STAT_INT("dataset.bytes", dataset);
+    STAT_DOUBLE("dataset.percentage", used ? 100.0 * (double)dataset / (double)used : 0.0);
+    STAT_DOUBLE("peak.percentage", db->stats.peak_memory ? 100.0 * (double)used / (double)db->stats.peak_memory : 0.0);
+    STAT_INT("allocator.allocated", used);
+    STAT_INT("allocator.active", used);
+    STAT_INT("allocator.resident", rss);
+    STAT_DOUBLE("allocator-fragmentation.ratio", 1.0);
+    STAT_INT("allocator-fragmentation.bytes", 0);
+    STAT_DOUBLE("allocator-rss.ratio", used ? (double)rss / (double)used : 0.0);
+    STAT_INT("allocator-rss.bytes", rss - used);
+    STAT_DOUBLE("rss-overhead.ratio", 1.0);
+    STAT_INT("rss-overhead.bytes", 0);
+    STAT_DOUBLE("fragmentation", used ? (double)rss / (double)used : 0.0);
+    STAT_INT("fragmentation.bytes", rss - used);
+#undef STAT_INT
+#undef STAT_DOUBLE
+}
+
+/* MEMORY DOCTOR: Redis's report, from the same figures (its thresholds and its sentences). */
+static void memory_doctor(gr_server_t *db, gr_reply_t *reply) {
+    int64_t used = gr_mem_used_total(), rss = rss_bytes();
+    if (used > db->stats.peak_memory) db->stats.peak_memory = used;
+    static const char empty[] =
+        "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these "
+        "conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be "
+        "back to our programming as soon as I finished rebooting.";
+    if (used < 5 * 1024 * 1024) { gr_reply_verbatim(reply, (const uint8_t *)empty, sizeof empty - 1); return; }
+    char text[2048];
+    size_t n = 0;
+    int issues = 0;
+    if (db->stats.peak_memory > used && (double)db->stats.peak_memory / (double)used > 1.5) {
+        issues++;
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              " * Peak memory: In the past this instance used more than 150%% the memory that is "
+                              "currently using. The allocator is normally not able to release memory after a peak, so "
+                              "you can expect to see a big fragmentation ratio, however this is actually harmless and is "
+                              "only due to the memory peak, and if the Redis instance Resident Set Size (RSS) is "
+                              "currently bigger than expected, the memory will be used as soon as you fill the Redis "
+                              "instance with more data. If the memory peak was only occasional and you want to try to "
+                              "reclaim memory, please try the MEMORY PURGE command, otherwise the only other option is "
+                              "to shutdown and restart the instance.\n\n");
+    }
+    if (used && (double)rss / (double)used > 1.4 && rss - used > 10 * 1024 * 1024) {
+        issues++;
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              " * High total RSS: This instance has a memory fragmentation and RSS overhead greater "
+                              "than 1.4 (this means that the Resident Set Size of the Redis process is much larger "
+                              "than the sum of the logical allocations Redis performed). This problem is usually due "
+                              "either to a large peak memory (check if there is a peak memory entry above in the "
+                              "report) or may result from a workload that causes the allocator to fragment memory a "
+                              "lot. You can try enabling 'activedefrag' config option.\n\n");
+    }
+    if (!issues) {
+        static const char fine[] = "Hi Sam, I can't find any memory issue in your instance. I can only account for "
+                                   "what occurs on this base.";
+        gr_reply_verbatim(reply, (const uint8_t *)fine, sizeof fine - 1);
+        return;
+    }
+    char out[2300];
+    int length = snprintf(out, sizeof out, "Sam, I detected a few issues in this Redis instance memory implants:\n\n%s"
+                          "I'm here to keep you safe, Sam. I want to help you.\n", text);
+    gr_reply_verbatim(reply, (const uint8_t *)out, length > 0 && (size_t)length < sizeof out ? (size_t)length : 0);
+}
+
 void gr_cmd_memory(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                    gr_reply_t *reply) {
     if (gr_word_is(argv[1], argv_length[1], "usage")) {
@@ -301,9 +408,29 @@ void gr_cmd_memory(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
         request.key.data = argv[2];
         request.key.length = (uint32_t)argv_length[2];
         gr_cmd_memory_usage(db, &request, reply);
+    } else if (gr_word_is(argv[1], argv_length[1], "stats") || gr_word_is(argv[1], argv_length[1], "doctor") ||
+               gr_word_is(argv[1], argv_length[1], "malloc-stats") || gr_word_is(argv[1], argv_length[1], "purge")) {
+        if (argc != 2) {
+            char name[32];
+            snprintf(name, sizeof name, "memory|%.*s", (int)argv_length[1], (const char *)argv[1]);
+            for (char *c = name; *c; c++) *c = (char)tolower((unsigned char)*c);
+            gr_reply_arity_error(reply, name);
+            return;
+        }
+        if (gr_word_is(argv[1], argv_length[1], "stats")) memory_stats(db, reply);
+        else if (gr_word_is(argv[1], argv_length[1], "doctor")) memory_doctor(db, reply);
+        else if (gr_word_is(argv[1], argv_length[1], "purge")) { malloc_trim(0); gr_reply_ok(reply); }
+        else {   /* as Redis built without jemalloc */
+            static const char text[] = "Stats not supported for the current allocator";
+            gr_reply_verbatim(reply, (const uint8_t *)text, sizeof text - 1);
+        }
     } else if (gr_word_is(argv[1], argv_length[1], "help")) {
         static const char *lines[] = {
             "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "DOCTOR", "    Return memory problems reports.",
+            "MALLOC-STATS", "    Return internal statistics report from the memory allocator.",
+            "PURGE", "    Attempt to purge dirty pages for reclamation by the allocator.",
+            "STATS", "    Return information about the memory usage of the server.",
             "USAGE <key> [SAMPLES <count>]", "    Return memory in bytes used by <key> and its value.",
             "HELP", "    Print this help.",
         };

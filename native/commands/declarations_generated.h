@@ -223,6 +223,8 @@ void gr_cmd_lcs(gr_server_t *db, size_t argc, const uint8_t *const *argv, const 
     gr_reply_t *reply);
 void gr_cmd_list_internals(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
+void gr_cmd_lolwut(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
 void gr_cmd_memory(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_object(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,

@@ -404,7 +404,7 @@ int64_t gr_db_cron(gr_server_t *db, int64_t budget_us) {
     for (int i = 0; i < GR_DB_COUNT; i++) {
         gr_keyspace_t *ks = db->keyspaces[i];
         gr_ks_rehash(ks, 100);
-        if (gr_ks_expires_count(ks) == 0) continue;
+        if (gr_ks_expires_count(ks) == 0 || db->config.active_expire_disabled) continue;
         for (int step = 0; step < 4096; step++) {
             expire_scan_t scan = {db, {0}, 0};
             db->expire_cursor[i] = gr_ks_scan(ks, db->expire_cursor[i], collect_expired, &scan);
@@ -426,7 +426,7 @@ int64_t gr_db_cron(gr_server_t *db, int64_t budget_us) {
         if (monotonic_us() - start >= budget_us) break;
     }
     db->stats.expired_keys += expired;
-    if (monotonic_us() - start < budget_us) expire_parts(db, start, budget_us);
+    if (monotonic_us() - start < budget_us && !db->config.active_expire_disabled) expire_parts(db, start, budget_us);
     if (db->batch_depth == 0) gr_propagate_flush(db);
     return expired;
 }

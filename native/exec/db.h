@@ -139,6 +139,7 @@ typedef struct gr_db_config {
     int64_t set_max_listpack_value;       /* 64 */
     int64_t hash_max_listpack_entries;    /* 128 */
     int64_t hash_max_listpack_value;      /* 64 */
+    int active_expire_disabled;           /* DEBUG SET-ACTIVE-EXPIRE 0: the cron expires nothing */
     int64_t hll_sparse_max_bytes;         /* 3000: a sparse HyperLogLog longer turns dense */
     int64_t zset_max_listpack_entries;    /* 128 */
     int64_t zset_max_listpack_value;      /* 64 */
