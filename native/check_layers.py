@@ -132,6 +132,7 @@ NOT_COMMANDS = {
     ("exec/propagate.c", "del"): "an expired key's propagated deletion, as Redis's propagateDeletion",
     ("persist/aof.c", "restore"): "the rewrite's own record of a key: one that fails to load is a corrupt file",
     ("persist/persistence.c", "save"): "a shutdown flag's word (SHUTDOWN SAVE, shutdown-on-sigterm save)",
+    ("exec/db.c", "command"): "the latency monitor's event for a slow call (LATENCY LATEST's 'command')",
 }
 
 

@@ -45,6 +45,7 @@ typedef enum {
     P_DBFILENAME, P_RDB_KEY_SAVE_DELAY, P_STOP_WRITES_ON_BGSAVE_ERROR,   /* persistence (persist/) */
     P_SHUTDOWN_ON_SIGTERM, P_SHUTDOWN_ON_SIGINT,
     P_SLOWLOG_LOG_SLOWER_THAN, P_SLOWLOG_MAX_LEN,   /* the slow log (exec/slowlog.h) */
+    P_LATENCY_MONITOR_THRESHOLD, P_LATENCY_TRACKING, P_LATENCY_TRACKING_INFO_PERCENTILES,   /* exec/latency.h */
     P_COUNT
 } param_id_t;
 
@@ -113,7 +114,36 @@ static const param_t params[P_COUNT] = {
     /* SLOWLOG (exec/slowlog.h): microseconds (0 logs every command, -1 none) and entries kept */
     [P_SLOWLOG_LOG_SLOWER_THAN] = {"slowlog-log-slower-than", KIND_INT, 1, -1, INT64_MAX},
     [P_SLOWLOG_MAX_LEN] = {"slowlog-max-len", KIND_INT, 1, 0, INT64_MAX},
+    /* LATENCY (exec/latency.h): the monitor's threshold in ms (0 off), the per-command histograms,
+     * and the percentiles INFO latencystats reports */
+    [P_LATENCY_MONITOR_THRESHOLD] = {"latency-monitor-threshold", KIND_INT, 1, 0, INT64_MAX},
+    [P_LATENCY_TRACKING] = {"latency-tracking", KIND_BOOL, 1, 0, 1},
+    [P_LATENCY_TRACKING_INFO_PERCENTILES] = {"latency-tracking-info-percentiles", KIND_TEXT, 1, 0, 0},
 };
+
+/* latency-tracking-info-percentiles: doubles in [0, 100] separated by spaces (at most 8); their
+ * count, or -1 with why. */
+static int parse_percentiles(const char *value, double *out, char *why, size_t why_size) {
+    int count = 0;
+    const char *p = value;
+    for (;;) {
+        while (*p == ' ') p++;
+        if (!*p) return count;
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (end == p || errno || (*end && *end != ' ') || count == 8) {
+            snprintf(why, why_size, "Invalid latency-tracking-info-percentiles parameters");
+            return -1;
+        }
+        if (v < 0 || v > 100) {
+            snprintf(why, why_size, "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]");
+            return -1;
+        }
+        out[count++] = v;
+        p = end;
+    }
+}
 
 static const char *const appendfsync_names[] = {[GR_APPENDFSYNC_NO] = "no", [GR_APPENDFSYNC_ALWAYS] = "always",
                                                 [GR_APPENDFSYNC_EVERYSEC] = "everysec"};
@@ -197,6 +227,15 @@ static void param_value(const gr_server_t *db, int id, char *out, size_t size) {
     case P_SHUTDOWN_ON_SIGINT: gr_persist_shutdown_flags_text(db->persistence.shutdown_on_sigint, out, size); break;
     case P_SLOWLOG_LOG_SLOWER_THAN: snprintf(out, size, "%lld", (long long)db->slowlog.log_slower_than_us); break;
     case P_SLOWLOG_MAX_LEN: snprintf(out, size, "%lld", (long long)db->slowlog.max_len); break;
+    case P_LATENCY_MONITOR_THRESHOLD: snprintf(out, size, "%lld", (long long)db->config.latency_monitor_threshold_ms); break;
+    case P_LATENCY_TRACKING: snprintf(out, size, "%s", db->config.latency_tracking ? "yes" : "no"); break;
+    case P_LATENCY_TRACKING_INFO_PERCENTILES: {
+        size_t used = 0;
+        out[0] = '\0';
+        for (int i = 0; i < db->config.latency_percentile_count && used < size; i++)
+            used += (size_t)snprintf(out + used, size - used, "%s%g", i ? " " : "", db->config.latency_percentiles[i]);
+        break;
+    }
     case P_COUNT: out[0] = '\0'; break;
     }
 }
@@ -332,6 +371,10 @@ static int validate(int id, const char *value, parsed_value_t *parsed, char *why
         return -1;
     }
     if (id == P_MAXCLIENTS && fit_descriptor_limit(parsed->number, why, why_size) != 0) return -1;
+    if (id == P_LATENCY_TRACKING_INFO_PERCENTILES) {
+        double ignored[8];
+        if (parse_percentiles(value, ignored, why, why_size) < 0) return -1;
+    }
     if (id == P_NOTIFY_KEYSPACE_EVENTS && gr_notify_parse_flags(value) < 0) {
         snprintf(why, why_size, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
         return -1;
@@ -425,6 +468,14 @@ static void apply(gr_server_t *db, int id, const parsed_value_t *parsed) {
     case P_ZSET_MAX_LISTPACK_VALUE: db->config.zset_max_listpack_value = parsed->number; break;
     case P_ZSET_IMPLEMENTATION: db->config.zset_packed = (uint8_t)parsed->number; break;
     case P_NOTIFY_KEYSPACE_EVENTS: gr_db_set_notify_flags(db, gr_notify_parse_flags(parsed->text)); break;
+    case P_LATENCY_MONITOR_THRESHOLD: db->config.latency_monitor_threshold_ms = parsed->number; break;
+    case P_LATENCY_TRACKING: db->config.latency_tracking = (int)parsed->number; break;
+    case P_LATENCY_TRACKING_INFO_PERCENTILES: {
+        char why[128];
+        int count = parse_percentiles(parsed->text, db->config.latency_percentiles, why, sizeof why);
+        db->config.latency_percentile_count = count < 0 ? 0 : count;
+        break;
+    }
     case P_MAXMEMORY_CLIENTS:
         db->config.maxmemory_clients = parsed->number;
         db->config.maxmemory_clients_percent = (uint8_t)parsed->percent;

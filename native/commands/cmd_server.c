@@ -215,6 +215,25 @@ static void info_commandstats(gr_server_t *db, gr_text_t *text) {
     }
 }
 
+/* INFO latencystats: each command's latency-tracking-info-percentiles, in microseconds. */
+static void info_latencystats(gr_server_t *db, gr_text_t *text) {
+    if (!db->config.latency_tracking || db->cycles_per_ns <= 0) return;
+    for (size_t i = 0; i < gr_command_count() && i < GR_COMMAND_STAT_SLOTS; i++) {
+        const gr_command_stat_t *stat = &db->command_stats[i];
+        if (!stat->histogram || !stat->calls) continue;
+        uint64_t total = 0;
+        for (unsigned b = 0; b < GR_LATENCY_BUCKETS; b++) total += stat->histogram[b];
+        if (!total) continue;
+        gr_text_append(text, "latency_percentiles_usec_%s:", gr_command_name(i, NULL));
+        for (int p = 0; p < db->config.latency_percentile_count; p++) {
+            double cycles = (double)gr_latency_percentile(stat->histogram, total, db->config.latency_percentiles[p]);
+            gr_text_append(text, "%sp%g=%.3f", p ? "," : "", db->config.latency_percentiles[p],
+                           cycles / db->cycles_per_ns / 1000.0);
+        }
+        gr_text_append(text, "\r\n");
+    }
+}
+
 static void info_errorstats(gr_server_t *db, gr_text_t *text) {
     for (int i = 0; i < GR_ERROR_STAT_SLOTS && db->error_stats[i].prefix[0]; i++)
         gr_text_append(text, "errorstat_%s:count=%lld\r\n", db->error_stats[i].prefix,
@@ -248,6 +267,7 @@ void gr_cmd_info(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
     SECTION("Modules", IN_DEFAULT) {}
     SECTION("Commandstats", IN_ALL) info_commandstats(db, &text);
     SECTION("Errorstats", IN_DEFAULT) info_errorstats(db, &text);
+    SECTION("Latencystats", IN_ALL) info_latencystats(db, &text);
     SECTION("Cluster", IN_DEFAULT) gr_text_append(&text, "cluster_enabled:0\r\n");
     SECTION("Keyspace", IN_DEFAULT) info_keyspace(db, &text);
 #undef SECTION

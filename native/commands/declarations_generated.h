@@ -219,6 +219,8 @@ void gr_cmd_info(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
     gr_reply_t *reply);
 void gr_cmd_lastsave(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
+void gr_cmd_latency(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
 void gr_cmd_lcs(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_list_internals(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,

@@ -67,6 +67,11 @@ gr_server_t *gr_db_new(uint64_t seed) {
     db->config.hash_max_listpack_entries = 128;
     db->config.hash_max_listpack_value = 64;
     db->config.hll_sparse_max_bytes = 3000;
+    db->config.latency_tracking = 1;
+    db->config.latency_percentiles[0] = 50;
+    db->config.latency_percentiles[1] = 99;
+    db->config.latency_percentiles[2] = 99.9;
+    db->config.latency_percentile_count = 3;
     db->config.zset_max_listpack_entries = 128;
     db->config.zset_max_listpack_value = 64;
     db->config.list_max_listpack_size = -2;
@@ -96,6 +101,7 @@ void gr_db_free(gr_server_t *db) {
     gr_blocking_free_all(db);
     gr_transaction_free_all(db);
     for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_free(db->keyspaces[i]);
+    for (int i = 0; i < GR_COMMAND_STAT_SLOTS; i++) free(db->command_stats[i].histogram);
     for (gr_connection_t *conn = db->connections; conn; conn = conn->next) gr_pubsub_forget(db->pubsub, &conn->subscriber);
     gr_pubsub_free(db->pubsub);
     free(db->pending_output);
@@ -427,6 +433,9 @@ int64_t gr_db_cron(gr_server_t *db, int64_t budget_us) {
     }
     db->stats.expired_keys += expired;
     if (monotonic_us() - start < budget_us && !db->config.active_expire_disabled) expire_parts(db, start, budget_us);
+    int64_t cycle_ms = (monotonic_us() - start) / 1000;
+    if (db->config.latency_monitor_threshold_ms > 0 && cycle_ms >= db->config.latency_monitor_threshold_ms)
+        gr_latency_add_sample(&db->latency, "expire-cycle", db->now_ms / 1000, (uint32_t)cycle_ms);
     if (db->batch_depth == 0) gr_propagate_flush(db);
     return expired;
 }
@@ -571,6 +580,16 @@ uint64_t gr_db_account(gr_server_t *db, int index, gr_reply_t *reply, uint32_t e
     stat->calls++;
     stat->cycles += elapsed;
     if (failed) stat->failed_calls++;
+    if (db->config.latency_tracking) {
+        if (!stat->histogram) stat->histogram = calloc(GR_LATENCY_BUCKETS, sizeof *stat->histogram);
+        if (stat->histogram) stat->histogram[gr_latency_bucket(elapsed)]++;
+    }
+    if (db->config.latency_monitor_threshold_ms > 0 && db->cycles_per_ns > 0) {
+        int64_t ms = (int64_t)((double)elapsed / db->cycles_per_ns / 1e6);   /* whole ms, as Redis's duration/1000 */
+        if (ms >= db->config.latency_monitor_threshold_ms)
+            gr_latency_add_sample(&db->latency, (gr_command_flags(index) & GR_CMD_FLAG_FAST) ? "fast-command" : "command",
+                                  now_ms() / 1000, (uint32_t)ms);
+    }
     return elapsed;
 }
 
@@ -615,6 +634,7 @@ int64_t gr_db_command_usec(const gr_server_t *db, const gr_command_stat_t *stat)
 }
 
 void gr_db_reset_stats(gr_server_t *db) {
+    for (int i = 0; i < GR_COMMAND_STAT_SLOTS; i++) free(db->command_stats[i].histogram);
     memset(db->command_stats, 0, sizeof db->command_stats);
     memset(db->error_stats, 0, sizeof db->error_stats);
     db->total_error_replies = 0;

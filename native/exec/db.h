@@ -32,6 +32,7 @@
 #include "exec/value_type.h"   /* GR_TYPE_*, and each type's facts */
 #include "exec/child.h"        /* the one background child (BGSAVE, BGREWRITEAOF) */
 #include "exec/slowlog.h"      /* SLOWLOG: the commands over slowlog-log-slower-than */
+#include "exec/latency.h"      /* LATENCY: the monitor's events and per-command histograms */
 
 
 #define GR_DB_COUNT 16
@@ -140,6 +141,10 @@ typedef struct gr_db_config {
     int64_t hash_max_listpack_entries;    /* 128 */
     int64_t hash_max_listpack_value;      /* 64 */
     int active_expire_disabled;           /* DEBUG SET-ACTIVE-EXPIRE 0: the cron expires nothing */
+    int64_t latency_monitor_threshold_ms; /* 0: the latency monitor records nothing */
+    int latency_tracking;                 /* 1: every call's duration goes into its command's histogram */
+    double latency_percentiles[8];        /* latency-tracking-info-percentiles (INFO latencystats) */
+    int latency_percentile_count;
     int64_t hll_sparse_max_bytes;         /* 3000: a sparse HyperLogLog longer turns dense */
     int64_t zset_max_listpack_entries;    /* 128 */
     int64_t zset_max_listpack_value;      /* 64 */
@@ -199,6 +204,7 @@ enum { GR_LIMIT_HARD = 0, GR_LIMIT_SOFT = 1, GR_LIMIT_SOFT_SECONDS = 2 };
 typedef struct gr_command_stat {
     int64_t calls, rejected_calls, failed_calls;
     uint64_t cycles;           /* time spent, in gr_db_account's clock; gr_db_command_usec converts */
+    uint32_t *histogram;       /* latency-tracking: GR_LATENCY_BUCKETS counts of call durations, or NULL */
 } gr_command_stat_t;
 
 /* INFO errorstats: replies per error prefix ("ERR", "WRONGTYPE", ...). */
@@ -225,6 +231,7 @@ typedef struct gr_server {
     gr_child_t child;                         /* the background child (child.h): reaped by gr_db_cron */
     gr_persistence_t persistence;             /* snapshot (and log) settings and state: persist/ */
     gr_command_stat_t command_stats[GR_COMMAND_STAT_SLOTS];
+    gr_latency_monitor_t latency;           /* LATENCY's events (latency-monitor-threshold) */
     gr_error_stat_t error_stats[GR_ERROR_STAT_SLOTS];
     int64_t total_error_replies;
     /* blocking.c: waiters, the keys they wait on, the keys made ready by this command */
