@@ -127,3 +127,26 @@ def test_lolwut_prints_the_version_line_and_schotter_for_version_5(redis_debug, 
             assert raw(resp, *argv) == raw(reference, *argv)
     finally:
         reference.close()
+
+
+def exchange(port: int, payload: bytes, end: bytes) -> bytes:
+    """Send raw RESP and read until the bytes end with `end` (the last command's reply)."""
+    import socket
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(payload)
+        received = b""
+        while not received.endswith(end):
+            chunk = sock.recv(65536)
+            assert chunk, received
+            received += chunk
+        return received
+
+
+def test_client_reply_off_and_skip_drop_replies_as_redis(redis_debug, goblin, ring):
+    script = (b"CLIENT REPLY SKIP\r\nSET a 1\r\nGET a\r\nCLIENT REPLY OFF\r\nINCR a\r\nGET a\r\n"
+              b"CLIENT REPLY SKIP\r\nCLIENT REPLY ON\r\nGET a\r\nCLIENT REPLY BAD\r\nCLIENT REPLY\r\nPING\r\n")
+    expected = exchange(redis_debug.port, script, b"+PONG\r\n")
+    assert exchange(goblin.port, script, b"+PONG\r\n") == expected
+    assert expected.startswith(b"$1\r\n1\r\n+OK\r\n$1\r\n2\r\n")
+    with pytest.raises(ResponseError, match="not available over the ring"):
+        ring.execute_command("CLIENT", "REPLY", "OFF")

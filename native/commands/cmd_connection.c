@@ -411,6 +411,22 @@ static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
         client_kill(db, argc, argv, argv_length, reply);
     } else if (gr_word_is(sub, length, "unblock")) {
         client_unblock(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(sub, length, "reply") && argc == 3) {
+        /* Redis's: ON answers OK; OFF and SKIP answer nothing (the RESP transport takes back the
+         * bytes of every reply while off, and of the next command's after SKIP). Over the ring
+         * every request has a reply slot its client waits on, so it is refused there. */
+        if (conn->kind == GR_CONN_RING) {
+            gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR CLIENT REPLY is not available over the ring: every ring request is answered");
+        } else if (gr_word_is(argv[2], argv_length[2], "on")) {
+            conn->reply_off = conn->reply_skip_next = 0;
+            gr_reply_ok(reply);
+        } else if (gr_word_is(argv[2], argv_length[2], "off")) {
+            conn->reply_off = 1;
+        } else if (gr_word_is(argv[2], argv_length[2], "skip")) {
+            if (!conn->reply_off) conn->reply_skip_next = 1;
+        } else {
+            gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
+        }
     } else if (gr_word_is(sub, length, "no-evict") && argc == 3) {
         if (gr_word_is(argv[2], argv_length[2], "on") || gr_word_is(argv[2], argv_length[2], "off")) gr_reply_ok(reply);
         else gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
@@ -424,6 +440,7 @@ static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
             "KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options: ID, ADDR, LADDR, TYPE, USER, SKIPME, MAXAGE.",
             "LIST [TYPE <type>] [ID <id> [<id> ...]]", "    Return information about client connections (RESP and ring).",
             "NO-EVICT (ON|OFF)", "    goblin-ring never evicts clients; accepted for compatibility.",
+            "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection (RESP only).",
             "SETINFO <option> <value>", "    Set LIB-NAME or LIB-VER for the current connection.",
             "SETNAME <name>", "    Assign the name <name> to the current connection.",
             "UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
@@ -432,6 +449,7 @@ static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
         gr_reply_help(reply, lines, sizeof lines / sizeof lines[0]);
     } else if (gr_word_is(sub, length, "id") || gr_word_is(sub, length, "setname") || gr_word_is(sub, length, "getname") ||
                gr_word_is(sub, length, "info") || gr_word_is(sub, length, "kill") || gr_word_is(sub, length, "no-evict") ||
+               gr_word_is(sub, length, "reply") ||
                gr_word_is(sub, length, "help")) {
         gr_reply_subcommand_arity_error(reply, "client", sub, length);
     } else {

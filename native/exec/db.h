@@ -48,6 +48,8 @@ typedef struct gr_connection {
     uint8_t authenticated;    /* ring sessions always (their socket is owner-only) */
     uint8_t kill_requested;   /* CLIENT KILL: the transport closes it after this command */
     uint8_t kill_reported;
+    uint8_t reply_off;        /* CLIENT REPLY OFF: RESP writes no reply until CLIENT REPLY ON */
+    uint8_t reply_skip_next;  /* CLIENT REPLY SKIP: the next command's reply is dropped */
     const char *kill_reason;  /* why the server closes it, for the log (a static text); NULL: CLIENT KILL */
     int32_t db_index;
     int64_t created_ms;

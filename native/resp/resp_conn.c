@@ -597,7 +597,12 @@ static void process_input(gr_resp_conn_t *conn) {
                 gr_reply_ok(&conn->writer.base);
                 conn->close_after_write = 1;
             } else {
+                /* CLIENT REPLY OFF / SKIP: the command runs; its reply bytes are taken back */
+                size_t mark = conn->out.length;
+                int skip = conn->state.reply_skip_next;
+                conn->state.reply_skip_next = 0;
                 gr_db_execute_argv(conn->db, &conn->state, argc, conn->argv, conn->argv_length, &conn->writer.base);
+                if ((skip || conn->state.reply_off) && conn->out.length >= mark) conn->out.length = mark;
             }
             gr_resp_conn_check_output_limit(conn);
         }
