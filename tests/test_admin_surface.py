@@ -150,3 +150,20 @@ def test_client_reply_off_and_skip_drop_replies_as_redis(redis_debug, goblin, ri
     assert expected.startswith(b"$1\r\n1\r\n+OK\r\n$1\r\n2\r\n")
     with pytest.raises(ResponseError, match="not available over the ring"):
         ring.execute_command("CLIENT", "REPLY", "OFF")
+
+
+def test_subcommands_are_counted_and_shown_by_their_full_names(redis_debug, resp):
+    reference = RespClient(port=redis_debug.port, socket_timeout=10)
+    try:
+        for client in (reference, resp):
+            client.execute_command("CONFIG", "RESETSTAT")
+            client.set("k", "v")
+            for argv in (("CLIENT", "LIST"), ("CONFIG", "GET", "maxmemory"), ("MEMORY", "USAGE", "k"),
+                         ("OBJECT", "ENCODING", "k"), ("CLIENT", "GETNAME"), ("SLOWLOG", "LEN")):
+                client.execute_command(*argv)
+        names = [set(client.info("commandstats")) for client in (reference, resp)]
+        assert names[1] == names[0], names[1] ^ names[0]
+        assert "cmdstat_client|list" in names[1]
+        assert b"cmd=client|info" in resp.execute_command("CLIENT", "INFO")
+    finally:
+        reference.close()

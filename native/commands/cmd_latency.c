@@ -226,7 +226,7 @@ static void latency_doctor(gr_server_t *db, gr_reply_t *reply) {
 
 static void reply_histogram(gr_server_t *db, size_t index, gr_reply_t *reply) {
     const gr_command_stat_t *stat = &db->command_stats[index];
-    const char *name = gr_command_name(index, NULL);
+    const char *name = gr_command_stat_name(index);
     uint64_t at[64] = {0};   /* calls whose duration is at most 1024 * 2^k ns, not yet cumulative */
     int top = -1;
     for (unsigned b = 0; b < GR_LATENCY_BUCKETS; b++) {
@@ -258,13 +258,14 @@ static void reply_histogram(gr_server_t *db, size_t index, gr_reply_t *reply) {
 
 static void latency_histogram(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                               gr_reply_t *reply) {
-    size_t commands = gr_command_count() < GR_COMMAND_STAT_SLOTS ? gr_command_count() : GR_COMMAND_STAT_SLOTS;
+    size_t commands = 0;
+    while (commands < GR_COMMAND_STAT_SLOTS && gr_command_stat_name(commands)) commands++;
     uint8_t *wanted = calloc(commands ? commands : 1, 1);
     if (!wanted) { gr_reply_oom(reply); return; }
     for (size_t i = 0; i < commands; i++) {
         if (!db->command_stats[i].histogram || !db->command_stats[i].calls) continue;
         if (argc == 2) { wanted[i] = 1; continue; }
-        const char *name = gr_command_name(i, NULL);
+        const char *name = gr_command_stat_name(i);
         for (size_t a = 2; a < argc; a++)
             if (gr_word_is(argv[a], argv_length[a], name)) wanted[i] = 1;
     }

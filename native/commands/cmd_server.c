@@ -204,12 +204,12 @@ static void info_cpu(gr_text_t *text) {
 }
 
 static void info_commandstats(gr_server_t *db, gr_text_t *text) {
-    for (size_t i = 0; i < gr_command_count() && i < GR_COMMAND_STAT_SLOTS; i++) {
+    for (size_t i = 0; gr_command_stat_name(i) && i < GR_COMMAND_STAT_SLOTS; i++) {
         const gr_command_stat_t *stat = &db->command_stats[i];
         if (!stat->calls && !stat->rejected_calls) continue;
         int64_t usec = gr_db_command_usec(db, stat);
         gr_text_append(text, "cmdstat_%s:calls=%lld,usec=%lld,usec_per_call=%.2f,rejected_calls=%lld,failed_calls=%lld\r\n",
-                       gr_command_name(i, NULL), (long long)stat->calls, (long long)usec,
+                       gr_command_stat_name(i), (long long)stat->calls, (long long)usec,
                        stat->calls ? (double)usec / (double)stat->calls : 0.0,
                        (long long)stat->rejected_calls, (long long)stat->failed_calls);
     }
@@ -218,13 +218,13 @@ static void info_commandstats(gr_server_t *db, gr_text_t *text) {
 /* INFO latencystats: each command's latency-tracking-info-percentiles, in microseconds. */
 static void info_latencystats(gr_server_t *db, gr_text_t *text) {
     if (!db->config.latency_tracking || db->cycles_per_ns <= 0) return;
-    for (size_t i = 0; i < gr_command_count() && i < GR_COMMAND_STAT_SLOTS; i++) {
+    for (size_t i = 0; gr_command_stat_name(i) && i < GR_COMMAND_STAT_SLOTS; i++) {
         const gr_command_stat_t *stat = &db->command_stats[i];
         if (!stat->histogram || !stat->calls) continue;
         uint64_t total = 0;
         for (unsigned b = 0; b < GR_LATENCY_BUCKETS; b++) total += stat->histogram[b];
         if (!total) continue;
-        gr_text_append(text, "latency_percentiles_usec_%s:", gr_command_name(i, NULL));
+        gr_text_append(text, "latency_percentiles_usec_%s:", gr_command_stat_name(i));
         for (int p = 0; p < db->config.latency_percentile_count; p++) {
             double cycles = (double)gr_latency_percentile(stat->histogram, total, db->config.latency_percentiles[p]);
             gr_text_append(text, "%sp%g=%.3f", p ? "," : "", db->config.latency_percentiles[p],

@@ -27,6 +27,7 @@ static struct registry {
     int16_t next_of_template[MAX_COMMANDS];
     uint8_t template_blocks[MAX_TEMPLATE];    /* 1: a row of this template can block */
     uint64_t argv_blocking_name_lengths;      /* bit n: an argv row of an n-byte name can block */
+    int16_t first_subcommand[MAX_COMMANDS];   /* a container's first subcommand row, -1: none */
 } registry;
 
 static const char *const flag_names[] = {GR_CMD_FLAG_NAMES};
@@ -60,6 +61,7 @@ void gr_exec_install_commands(const gr_command_t *commands, size_t count, const 
     registry.subcommand_count = subcommand_count;
     memset(registry.by_name, 0xff, sizeof registry.by_name);
     memset(registry.first_of_template, 0xff, sizeof registry.first_of_template);
+    memset(registry.first_subcommand, 0xff, sizeof registry.first_subcommand);
     int16_t last_of_template[MAX_TEMPLATE];
     for (size_t i = 0; i < count; i++) {
         const gr_command_t *c = &commands[i];
@@ -79,6 +81,46 @@ void gr_exec_install_commands(const gr_command_t *commands, size_t count, const 
 }
 
 size_t gr_command_count(void) { return registry.count; }
+
+/* ---- subcommands by their full name ("client|list"): commandstats, CLIENT LIST's cmd= ---- */
+
+static size_t container_length(const char *name) {
+    const char *bar = strchr(name, '|');
+    return bar ? (size_t)(bar - name) : 0;
+}
+
+int gr_command_stat_slot(int index, size_t argc, const uint8_t *const *argv, const size_t *argv_length) {
+    if (index < 0 || (size_t)index >= registry.count || argc < 2) return index;
+    if (registry.first_subcommand[index] == -1) {   /* found once, remembered (-2: none) */
+        const char *name = registry.commands[index].name;
+        size_t n = strlen(name);
+        registry.first_subcommand[index] = -2;
+        for (size_t i = 0; i < registry.subcommand_count; i++)
+            if (container_length(registry.subcommands[i].name) == n && !strncmp(registry.subcommands[i].name, name, n)) {
+                registry.first_subcommand[index] = (int16_t)i;
+                break;
+            }
+    }
+    if (registry.first_subcommand[index] < 0) return index;
+    const char *container = registry.commands[index].name;
+    size_t n = strlen(container);
+    for (size_t i = (size_t)registry.first_subcommand[index]; i < registry.subcommand_count; i++) {
+        const char *name = registry.subcommands[i].name;
+        if (container_length(name) != n || strncmp(name, container, n) != 0) break;   /* rows of a container are together */
+        const char *sub = name + n + 1;
+        if (strlen(sub) == argv_length[1] && !strncasecmp(sub, (const char *)argv[1], argv_length[1])) {
+            size_t slot = registry.count + i;
+            return slot < MAX_COMMANDS ? (int)slot : index;
+        }
+    }
+    return index;
+}
+
+const char *gr_command_stat_name(size_t slot) {
+    if (slot < registry.count) return registry.commands[slot].name;
+    if (slot - registry.count < registry.subcommand_count) return registry.subcommands[slot - registry.count].name;
+    return NULL;
+}
 
 const gr_command_t *gr_command_at(size_t index) {
     return index < registry.count ? &registry.commands[index] : NULL;

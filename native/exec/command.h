@@ -69,6 +69,11 @@ size_t gr_command_count(void);
 const char *gr_command_name(size_t index, int *arity);
 /* 0 and *facts filled, or -1 past the end. */
 int gr_command_facts(size_t index, gr_command_facts_t *facts);
+/* The commandstats slot of a call: a subcommand's own ("client|list") when argv[1] names a
+ * subcommand row of the command, else the command's index. Slots past gr_command_count() are
+ * subcommands; gr_command_stat_name names any slot (NULL past the last). */
+int gr_command_stat_slot(int index, size_t argc, const uint8_t *const *argv, const size_t *argv_length);
+const char *gr_command_stat_name(size_t slot);
 /* Index of a command by name (case-insensitive), or -1. */
 int gr_command_index(const uint8_t *name, size_t length);
 /* Index of the command a typed request is (its template and match fields), or -1. */

@@ -724,7 +724,9 @@ void gr_call_end(gr_server_t *db, gr_call_t *call) {
 /* The handler has run: events, effect, then commandstats and the slow log. */
 static void finish(gr_server_t *db, gr_call_t *call) {
     gr_call_end(db, call);
-    uint64_t elapsed = gr_db_account(db, call->index, call->reply, call->errors_before, call->start);
+    /* counted under the subcommand's full name when it is one ("client|list"), as Redis */
+    int slot = call->argc ? gr_command_stat_slot(call->index, call->argc, call->argv, call->argv_length) : call->index;
+    uint64_t elapsed = gr_db_account(db, slot, call->reply, call->errors_before, call->start);
     if (elapsed >= db->slowlog.threshold_cycles)
         log_if_slow(db, call->index, elapsed, call->argc, call->argc ? call->argv : NULL, call->argv_length,
                     call->request, call->redacted);
@@ -765,7 +767,8 @@ void gr_db_run_argv(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
         return;
     }
     const gr_command_t *command = gr_command_at((size_t)index);
-    if (db->current) db->current->last_command = command->name;
+    if (db->current)   /* a subcommand by its full name ("client|info"), as CLIENT LIST shows it */
+        db->current->last_command = gr_command_stat_name((size_t)gr_command_stat_slot(index, argc, argv, argv_length));
     if (gr_db_admit(db, index, (gr_command_flags(index) & GR_CMD_FLAG_NO_AUTH) != 0, reply) != 0) return;
     if (refused_in_subscribed_mode(db, index, argc, argv, argv_length, reply) != 0) return;
     gr_request_t *request = &db->scratch_request;
