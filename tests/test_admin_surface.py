@@ -167,3 +167,61 @@ def test_subcommands_are_counted_and_shown_by_their_full_names(redis_debug, resp
         assert b"cmd=client|info" in resp.execute_command("CLIENT", "INFO")
     finally:
         reference.close()
+
+
+def monitor_lines(port: int, run) -> list[str]:
+    """MONITOR's lines while run() sends commands, up to ECHO "done"; times and peers masked."""
+    import re
+    import socket
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"MONITOR\r\n")
+        received = b""
+        while not received.endswith(b"+OK\r\n"):
+            received += sock.recv(4096)
+        run()
+        received = b""
+        while not received.endswith(b'"ECHO" "done"\r\n'):
+            chunk = sock.recv(65536)
+            assert chunk, received
+            received += chunk
+    text = received.decode()
+    text = re.sub(r"\+\d+\.\d{6} \[(\d+) [^\]]+\]", r"+T [\1 peer]", text)
+    return text.split("\r\n")[:-1]
+
+
+def test_monitor_shows_every_call_as_redis_formats_it(redis_debug, goblin, ring):
+    def session(port):
+        def run():
+            client = RespClient(port=port, socket_timeout=10)
+            try:
+                client.set("a", 'x y\n"z"\x01')
+                client.get("a")
+                client.execute_command("SELECT", "2")
+                client.ping()
+                for argv in (("AUTH", "secret"), ("NOSUCHCOMMAND",), ("GET",), ("CONFIG", "GET", "maxmemory"),
+                             ("CLIENT", "LIST"), ("DEBUG", "SLEEP", "0")):
+                    try:
+                        client.execute_command(*argv)
+                    except ResponseError:
+                        pass
+                pipe = client.pipeline(transaction=True)
+                pipe.set("b", 1)
+                pipe.incrby("b", 2)
+                pipe.execute()
+                client.execute_command("ECHO", "done")
+            finally:
+                client.close()
+        return run
+    expected = monitor_lines(redis_debug.port, session(redis_debug.port))
+    assert monitor_lines(goblin.port, session(goblin.port)) == expected
+    assert '+T [0 peer] "SET" "a" "x y\\n\\"z\\"\\x01"' in expected and '+T [2 peer] "AUTH" "(redacted)"' in expected
+
+    def from_the_ring():
+        ring.set("ringkey", "v")
+        marker = RespClient(port=goblin.port, socket_timeout=10)
+        marker.execute_command("ECHO", "done")
+        marker.close()
+    lines = monitor_lines(goblin.port, from_the_ring)
+    assert '+T [0 peer] "SET" "ringkey" "v"' in lines
+    with pytest.raises(ResponseError, match="not available over the ring"):
+        ring.execute_command("MONITOR")

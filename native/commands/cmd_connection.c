@@ -17,6 +17,7 @@
 #include "commands/commands.h"
 #include "exec/blocking.h"
 #include "exec/db.h"
+#include "exec/monitor.h"
 #include "exec/transaction.h"
 #include "exec/server_text.h"
 
@@ -152,6 +153,7 @@ static void reset(gr_server_t *db, gr_reply_t *reply) {
     gr_connection_t *conn = db->current;
     gr_transaction_forget(db, conn);   /* DISCARD and UNWATCH */
     gr_pubsub_forget(db->pubsub, &conn->subscriber);   /* every subscription, unconfirmed */
+    gr_monitor_remove(db, conn);                        /* out of MONITOR mode */
     conn->db_index = 0;
     db->keyspace = db->keyspaces[0];
     if (conn->kind != GR_CONN_RING) {
@@ -477,6 +479,26 @@ void gr_cmd_reset(gr_server_t *db, size_t argc, const uint8_t *const *argv, cons
     (void)argc, (void)argv, (void)argv_length;
     WITH_CONNECTION(db, reply)
     reset(db, reply);
+}
+
+/* MONITOR: from now on every other call is written to this connection (exec/monitor.h). Redis
+ * answers OK once, and nothing when it already monitors. */
+void gr_cmd_monitor(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                    gr_reply_t *reply) {
+    (void)argc, (void)argv, (void)argv_length;
+    WITH_CONNECTION(db, reply)
+    gr_connection_t *conn = db->current;
+    if (conn->kind == GR_CONN_RING) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR MONITOR is not available over the ring: monitor over RESP (redis-cli monitor)");
+        return;
+    }
+    if (db->call && db->call->outer) {   /* inside EXEC */
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR MONITOR isn't allowed for DENY BLOCKING client");
+        return;
+    }
+    if (conn->monitor) return;
+    if (gr_monitor_add(db, conn) != 0) { gr_reply_oom(reply); return; }
+    gr_reply_ok(reply);
 }
 
 void gr_cmd_client(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {

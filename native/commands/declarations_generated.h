@@ -229,6 +229,8 @@ void gr_cmd_lolwut(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
     gr_reply_t *reply);
 void gr_cmd_memory(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
+void gr_cmd_monitor(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
 void gr_cmd_object(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_pfadd(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,

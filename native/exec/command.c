@@ -28,6 +28,7 @@ static struct registry {
     uint8_t template_blocks[MAX_TEMPLATE];    /* 1: a row of this template can block */
     uint64_t argv_blocking_name_lengths;      /* bit n: an argv row of an n-byte name can block */
     int16_t first_subcommand[MAX_COMMANDS];   /* a container's first subcommand row, -1: none */
+    uint32_t subcommand_flags[MAX_COMMANDS];  /* GR_CMD_FLAG_* of each subcommand row */
 } registry;
 
 static const char *const flag_names[] = {GR_CMD_FLAG_NAMES};
@@ -59,6 +60,7 @@ void gr_exec_install_commands(const gr_command_t *commands, size_t count, const 
     registry.count = count;
     registry.subcommands = subcommands;
     registry.subcommand_count = subcommand_count;
+    for (size_t i = 0; i < subcommand_count && i < MAX_COMMANDS; i++) registry.subcommand_flags[i] = flag_bits(subcommands[i].flags);
     memset(registry.by_name, 0xff, sizeof registry.by_name);
     memset(registry.first_of_template, 0xff, sizeof registry.first_of_template);
     memset(registry.first_subcommand, 0xff, sizeof registry.first_subcommand);
@@ -138,7 +140,10 @@ const char *gr_command_name(size_t index, int *arity) {
 }
 
 uint32_t gr_command_flags(int index) {
-    return index >= 0 && (size_t)index < registry.count ? registry.flags[index] : 0;
+    if (index < 0) return 0;
+    if ((size_t)index < registry.count) return registry.flags[index];
+    size_t sub = (size_t)index - registry.count;   /* a stat slot past the commands: a subcommand's */
+    return sub < registry.subcommand_count && sub < MAX_COMMANDS ? registry.subcommand_flags[sub] : 0;
 }
 
 int gr_command_denies_oom(int index) { return (gr_command_flags(index) & GR_CMD_FLAG_DENYOOM) != 0; }

@@ -4,6 +4,7 @@
  * in reply.c.
  */
 #include "exec/db.h"
+#include "exec/monitor.h"
 #include "core/clock.h"
 
 #include <math.h>
@@ -109,6 +110,7 @@ void gr_db_free(gr_server_t *db) {
     free(db->scratch_items);
     gr_propagation_release(&db->propagation);
     gr_slowlog_release(&db->slowlog);
+    free(db->monitors);
     free(db->config.config_file);
     for (size_t i = 0; i < db->config.config_default_count; i++) free(db->config.config_defaults[i]);
     free(db->config.config_defaults);
@@ -197,6 +199,7 @@ void gr_connection_unregister(gr_server_t *db, gr_connection_t *conn) {
     gr_blocking_forget(db, conn);
     gr_transaction_forget(db, conn);
     gr_pubsub_forget(db->pubsub, &conn->subscriber);
+    gr_monitor_remove(db, conn);
     if (conn->output_pending) {
         for (size_t i = 0; i < db->pending_output_count; i++)
             if (db->pending_output[i] == conn) db->pending_output[i] = NULL;   /* taken as a gap */
@@ -727,6 +730,8 @@ static void finish(gr_server_t *db, gr_call_t *call) {
     /* counted under the subcommand's full name when it is one ("client|list"), as Redis */
     int slot = call->argc ? gr_command_stat_slot(call->index, call->argc, call->argv, call->argv_length) : call->index;
     uint64_t elapsed = gr_db_account(db, slot, call->reply, call->errors_before, call->start);
+    if (db->monitor_count && !(gr_command_flags(slot) & (GR_CMD_FLAG_ADMIN | GR_CMD_FLAG_SKIP_MONITOR)))
+        gr_monitor_feed(db, call);
     if (elapsed >= db->slowlog.threshold_cycles)
         log_if_slow(db, call->index, elapsed, call->argc, call->argc ? call->argv : NULL, call->argv_length,
                     call->request, call->redacted);

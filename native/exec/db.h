@@ -49,6 +49,7 @@ typedef struct gr_connection {
     uint8_t kill_requested;   /* CLIENT KILL: the transport closes it after this command */
     uint8_t kill_reported;
     uint8_t reply_off;        /* CLIENT REPLY OFF: RESP writes no reply until CLIENT REPLY ON */
+    uint8_t monitor;          /* MONITOR: every other call is written to it (exec/monitor.h) */
     uint8_t reply_skip_next;  /* CLIENT REPLY SKIP: the next command's reply is dropped */
     const char *kill_reason;  /* why the server closes it, for the log (a static text); NULL: CLIENT KILL */
     int32_t db_index;
@@ -234,6 +235,8 @@ typedef struct gr_server {
     gr_persistence_t persistence;             /* snapshot (and log) settings and state: persist/ */
     gr_command_stat_t command_stats[GR_COMMAND_STAT_SLOTS];
     gr_latency_monitor_t latency;           /* LATENCY's events (latency-monitor-threshold) */
+    struct gr_connection **monitors;        /* MONITOR's connections (exec/monitor.h) */
+    size_t monitor_count, monitor_capacity;
     gr_error_stat_t error_stats[GR_ERROR_STAT_SLOTS];
     int64_t total_error_replies;
     /* blocking.c: waiters, the keys they wait on, the keys made ready by this command */

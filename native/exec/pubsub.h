@@ -38,7 +38,8 @@
 typedef enum gr_pubsub_kind {
     GR_PUBSUB_MESSAGE = 0,    /* "message": channel, payload (pattern empty) */
     GR_PUBSUB_PMESSAGE = 1,   /* "pmessage": pattern, channel, payload */
-    GR_PUBSUB_SMESSAGE = 2    /* "smessage": shard channel, payload (pattern empty) */
+    GR_PUBSUB_SMESSAGE = 2,   /* "smessage": shard channel, payload (pattern empty) */
+    GR_PUBSUB_MONITOR = 3     /* a MONITOR line: payload is the whole "+...\r\n" (RESP only) */
 } gr_pubsub_kind_t;
 
 /* What a deliver callback answers. */

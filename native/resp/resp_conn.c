@@ -241,6 +241,16 @@ static int deliver_message(gr_subscriber_t *subscriber, gr_pubsub_kind_t kind, g
                            gr_bytes_t payload) {
     gr_resp_conn_t *conn = subscriber->owner;
     if (conn->close_reason) return GR_PUBSUB_OVER_LIMIT;
+    if (kind == GR_PUBSUB_MONITOR) {   /* the line is written as it is */
+        if (buffer_reserve(&conn->out, payload.length) != 0) {
+            conn->close_reason = "out of memory for its output buffer";
+            return GR_PUBSUB_OVER_LIMIT;
+        }
+        memcpy(conn->out.data + conn->out.length, payload.data, payload.length);
+        conn->out.length += payload.length;
+        gr_db_note_pending_output(conn->db, &conn->state);
+        return gr_resp_conn_check_output_limit(conn) ? GR_PUBSUB_OVER_LIMIT : GR_PUBSUB_ACCEPTED;
+    }
     static const struct { const char *frame; size_t length; } heads[2][3] = {
         {{"*3\r\n$7\r\nmessage\r\n", 17}, {"*4\r\n$8\r\npmessage\r\n", 18}, {"*3\r\n$8\r\nsmessage\r\n", 18}},
         {{">3\r\n$7\r\nmessage\r\n", 17}, {">4\r\n$8\r\npmessage\r\n", 18}, {">3\r\n$8\r\nsmessage\r\n", 18}},
