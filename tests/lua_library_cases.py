@@ -452,6 +452,17 @@ case("cjson.encode/array-after-removal", "local t = {1, 2, 3, 4} t[4] = nil t[2]
 case("struct.unpack/c0-negative", r"return perr(struct.unpack, 'bc0', '\255abc')")
 case("struct.unpack/c0-huge", r"return perr(struct.unpack, 'Ic0', '\255\255\255\255abc')")
 case("struct.unpack/c0-float", r"return perr(struct.unpack, 'fc0', struct.pack('f', 2.5) .. 'abc')")
+# key order: Lua 5.1's table traversal decides it, and goblin's Lua must walk as Redis's does
+case("cjson.encode/order-30-keys", "local t = {} for i = 1, 30 do t['key' .. i] = i end t.x = {a = 1, b = 2, [5] = 3} "
+     "return cjson.encode(t)")
+case("cjson.encode/order-mixed-keys", "return cjson.encode({z = 1, [7] = 2, y = {1, 2}, [1.5] = 3, ['7'] = 4, w = cjson.null})")
+case("cjson.roundtrip/order", "return cjson.encode(cjson.decode('{\"b\":1,\"a\":2,\"d\":{\"y\":1,\"x\":2},\"c\":[3]}'))")
+case("cmsgpack.table/order-20-keys", "local t = {} for i = 1, 20 do t['k' .. i] = i end t[100] = true return hex(cmsgpack.pack(t))")
+case("cmsgpack.roundtrip/order", "local t = {} for i = 1, 12 do t['f' .. i] = {i, tostring(i)} end "
+     "return hex(cmsgpack.pack(cmsgpack.unpack(cmsgpack.pack(t))))")
+case("cjson.encode/method-call", "return perr(function() return cjson:encode(1) end)")
+case("cjson.encode/via-local", "local f = cjson.encode return f()")
+case("struct.pack/via-local", "local p = struct.pack return p('i33', 1)")
 
 # ---- replies -------------------------------------------------------------------------
 

@@ -16,7 +16,8 @@
  *     at character <n>"; null decodes to cjson.null; nesting past decode_max_depth is
  *     "Found too many nested data structures (N) at character <n>".
  * The configuration lives in a userdata every function holds as its upvalue. Output is built
- * in Lua-owned memory (lua_strbuf.h), so encode_keep_buffer only records its setting.
+ * in Lua-owned memory (lua_strbuf.h); encode_keep_buffer keeps that buffer for the next call
+ * (in the configuration's environment table), as the library keeps its C buffer.
  * Registered by lua_libraries.c. */
 #include <limits.h>
 #include <math.h>
@@ -281,14 +282,26 @@ static void cjson_encode_value(lua_State *L, cjson_config_t *config, gr_strbuf_t
     }
 }
 
+/* While encode_keep_buffer is on, the output buffer (a userdata) is kept in the config's
+ * environment table between calls, so small encodes allocate only their result string. */
 static int cjson_encode(lua_State *L) {
     cjson_config_t *config = cjson_config(L);
     luaL_argcheck(L, lua_gettop(L) == 1, 1, "expected 1 argument");
+    lua_getfenv(L, lua_upvalueindex(1)); /* 2: the config's environment */
     gr_strbuf_t buffer;
-    gr_strbuf_init(&buffer, L);
+    lua_rawgeti(L, 2, 1);
+    if (config->keep_buffer && lua_type(L, -1) == LUA_TUSERDATA) {
+        gr_strbuf_adopt(&buffer, L);
+    } else {
+        lua_pop(L, 1);
+        gr_strbuf_init(&buffer, L);
+    }
     lua_pushvalue(L, 1);
     cjson_encode_value(L, config, &buffer, 0);
     lua_pushlstring(L, buffer.data, buffer.length);
+    if (config->keep_buffer) lua_pushvalue(L, buffer.slot);
+    else lua_pushnil(L);
+    lua_rawseti(L, 2, 1);
     return 1;
 }
 
@@ -638,6 +651,8 @@ static const luaL_Reg cjson_functions[] = {
 static int cjson_new(lua_State *L) {
     lua_newtable(L);
     cjson_config_t *config = lua_newuserdata(L, sizeof *config);
+    lua_newtable(L); /* its environment: [1] is the kept encode buffer */
+    lua_setfenv(L, -2);
     *config = (cjson_config_t){
         .sparse_convert = 0,
         .sparse_ratio = 2,

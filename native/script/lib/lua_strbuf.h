@@ -29,6 +29,15 @@ static inline void gr_strbuf_init(gr_strbuf_t *buffer, lua_State *L) {
     buffer->slot = lua_gettop(L);
 }
 
+/* Adopts the userdata on the stack top (a buffer kept from an earlier use) as the buffer. */
+static inline void gr_strbuf_adopt(gr_strbuf_t *buffer, lua_State *L) {
+    buffer->L = L;
+    buffer->slot = lua_gettop(L);
+    buffer->data = lua_touserdata(L, -1);
+    buffer->capacity = lua_objlen(L, -1);
+    buffer->length = 0;
+}
+
 static inline void gr_strbuf_reserve(gr_strbuf_t *buffer, size_t more) {
     if (buffer->capacity - buffer->length >= more) return;
     if (more > (size_t)-1 / 4 - buffer->length) luaL_error(buffer->L, "not enough memory");
