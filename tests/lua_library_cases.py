@@ -463,6 +463,13 @@ case("cmsgpack.roundtrip/order", "local t = {} for i = 1, 12 do t['f' .. i] = {i
 case("cjson.encode/method-call", "return perr(function() return cjson:encode(1) end)")
 case("cjson.encode/via-local", "local f = cjson.encode return f()")
 case("struct.pack/via-local", "local p = struct.pack return p('i33', 1)")
+# past Lua's C stack limit (LUAI_MAXCSTACK) with the depth limits lifted
+case("cjson.decode/limit-lifted-arrays", "cjson.decode_max_depth(2^31 - 1) return perr(cjson.decode, string.rep('[', 100000))")
+case("cjson.decode/limit-lifted-objects", "cjson.decode_max_depth(2^31 - 1) return perr(cjson.decode, string.rep('{\"a\":', 100000))")
+case("cjson.encode/limit-lifted", "cjson.encode_max_depth(2^31 - 1) local t = {} local c = t for i = 1, 100000 do c[1] = {} c = c[1] end "
+     "return perr(cjson.encode, t)")
+case("cjson.encode/limit-lifted-objects", "cjson.encode_max_depth(2^31 - 1) local t = {} local c = t for i = 1, 100000 do c.k = {} c = c.k end "
+     "return perr(cjson.encode, t)")
 
 # ---- replies -------------------------------------------------------------------------
 

@@ -297,6 +297,70 @@ static void test_cjson(void) {
            "-user_script:1: bad argument #1 to 'encode_keep_buffer' (invalid option 'x')\r\n");
 }
 
+/* The codecs' buffers come from the state's allocator: a counting allocator sees a 4 MB encode
+ * (so a runtime that bounds its allocator bounds these libraries too), refuses past a limit
+ * (an error, not a crash), and has every byte back at lua_close (LeakSanitizer checks too). */
+typedef struct {
+    size_t in_use, peak, limit;
+} counting_t;
+
+static void *counting_allocate(void *context, void *block, size_t old_size, size_t new_size) {
+    counting_t *counter = context;
+    if (new_size == 0) {
+        counter->in_use -= block ? old_size : 0;
+        free(block);
+        return NULL;
+    }
+    size_t in_use = counter->in_use - (block ? old_size : 0) + new_size;
+    if (in_use > counter->limit) return NULL;
+    void *grown = realloc(block, new_size);
+    if (grown == NULL) return NULL;
+    counter->in_use = in_use;
+    if (in_use > counter->peak) counter->peak = in_use;
+    return grown;
+}
+
+static void test_buffers_are_the_states_memory(void) {
+    counting_t counter = {0, 0, 64u << 20};
+    lua_State *L = lua_newstate(counting_allocate, &counter);
+    lua_CFunction openers[] = {luaopen_base, luaopen_table, luaopen_string, luaopen_math};
+    for (size_t index = 0; index < sizeof openers / sizeof openers[0]; index++) {
+        lua_pushcfunction(L, openers[index]);
+        lua_call(L, 0, 0);
+    }
+    gr_lua_open_libraries(L);
+    size_t before = counter.in_use;
+    const char *chunk = "local s = string.rep('\\1', 2^20) collectgarbage() "
+                        "return #cjson.encode(s) + #cmsgpack.pack(s) + #cjson.decode(cjson.encode(s))";
+    CHECK(luaL_loadstring(L, chunk) == 0 && lua_pcall(L, 0, 1, 0) == 0, "4 MB encode: %s", lua_tostring(L, -1));
+    CHECK(lua_tonumber(L, -1) == (1 << 20) * 6 + 2 + (1 << 20) + 5 + (1 << 20), "sizes: %g", lua_tonumber(L, -1));
+    CHECK(counter.peak - before >= (6u << 20), "the encode buffer was counted (peak grew by %zu)", counter.peak - before);
+    lua_settop(L, 0);
+    size_t kept = counter.in_use;
+    CHECK(luaL_dostring(L, "cjson.encode_keep_buffer(false) cjson.encode(1)") == 0, "keep_buffer off");
+    lua_gc(L, LUA_GCCOLLECT, 0);
+    CHECK(kept - counter.in_use >= (6u << 20), "keep_buffer off frees the kept buffer (%zu freed)", kept - counter.in_use);
+    counter.limit = counter.in_use + (2u << 20); /* then 2 MB more at most: the encode buffer is refused */
+    chunk = "return #cjson.encode(string.rep('\\1', 2^19))";
+    int status = luaL_loadstring(L, chunk) == 0 ? lua_pcall(L, 0, 1, 0) : -1;
+    CHECK((status == LUA_ERRMEM || status == LUA_ERRRUN) && strcmp(lua_tostring(L, -1), "not enough memory") == 0,
+          "a bounded allocator refuses the encode: status %d, %.60s", status, lua_tostring(L, -1));
+    counter.limit = (size_t)-1;
+    lua_close(L);
+    CHECK(counter.in_use == 0, "%zu bytes still allocated after lua_close", counter.in_use);
+}
+
+static void test_nesting_past_the_stack_limit_is_an_error(void) {
+    EXPECT("cjson.decode_max_depth(2^31 - 1) return cjson.decode(string.rep('[', 100000))",
+           "-user_script:1: Found too many nested data structures (7999) at character 7999\r\n");
+    EXPECT("cjson.encode_max_depth(2^31 - 1) local t = {} local c = t for i = 1, 100000 do c[1] = {} c = c[1] end "
+           "return cjson.encode(t)", "-user_script:1: Cannot serialise, excessive nesting (7998)\r\n");
+    EXPECT("return cmsgpack.unpack(string.rep('\\145', 100000))",
+           "-user_script:1: stack overflow (in function mp_decode_to_lua_array)\r\n");
+    EXPECT("cjson.encode_keep_buffer(false) local a = cjson.encode({1, 'x'}) cjson.encode_keep_buffer(true) "
+           "return a .. cjson.encode({2})", "$10\r\n[1,\"x\"][2]\r\n");
+}
+
 /* Random bytes into the decoders: an error or a value, never a crash (run under ASan by
  * run_c_tests.py --sanitize). Inputs are mutations of valid encodings, so they get deep. */
 static void test_decoders_survive_random_input(long rounds) {
@@ -386,6 +450,8 @@ int main(int argc, char **argv) {
     test_struct();
     test_cmsgpack();
     test_cjson();
+    test_buffers_are_the_states_memory();
+    test_nesting_past_the_stack_limit_is_an_error();
     test_decoders_survive_random_input(rounds);
     return checks_report();
 }

@@ -16,8 +16,10 @@
  *     at character <n>"; null decodes to cjson.null; nesting past decode_max_depth is
  *     "Found too many nested data structures (N) at character <n>".
  * The configuration lives in a userdata every function holds as its upvalue. Output is built
- * in Lua-owned memory (lua_strbuf.h); encode_keep_buffer keeps that buffer for the next call
- * (in the configuration's environment table), as the library keeps its C buffer.
+ * with Lua's allocator (lua_strbuf.h) in buffers the configuration keeps (in its environment
+ * table); encode_keep_buffer off frees the output buffer after each encode, as the library
+ * does with its C buffer. Neither codec keeps anything on the Lua stack beyond what the
+ * original does, so Lua's C stack limit stops deep nesting at the same depth as in Redis.
  * Registered by lua_libraries.c. */
 #include <limits.h>
 #include <math.h>
@@ -44,6 +46,8 @@ typedef struct {
     int keep_buffer;
     int encode_invalid_numbers; /* 0 refuse, 1 allow, 2 encode as null */
     int decode_invalid_numbers;
+    gr_strbuf_t *encode_buffer;  /* kept between encodes while keep_buffer is on */
+    gr_strbuf_t *decode_scratch; /* decoded string bytes (input length + 1) */
 } cjson_config_t;
 
 static cjson_config_t *cjson_config(lua_State *L) {
@@ -282,26 +286,15 @@ static void cjson_encode_value(lua_State *L, cjson_config_t *config, gr_strbuf_t
     }
 }
 
-/* While encode_keep_buffer is on, the output buffer (a userdata) is kept in the config's
- * environment table between calls, so small encodes allocate only their result string. */
+/* The value is argument 1, the stack top: the encoder walks it where it is. */
 static int cjson_encode(lua_State *L) {
     cjson_config_t *config = cjson_config(L);
     luaL_argcheck(L, lua_gettop(L) == 1, 1, "expected 1 argument");
-    lua_getfenv(L, lua_upvalueindex(1)); /* 2: the config's environment */
-    gr_strbuf_t buffer;
-    lua_rawgeti(L, 2, 1);
-    if (config->keep_buffer && lua_type(L, -1) == LUA_TUSERDATA) {
-        gr_strbuf_adopt(&buffer, L);
-    } else {
-        lua_pop(L, 1);
-        gr_strbuf_init(&buffer, L);
-    }
-    lua_pushvalue(L, 1);
-    cjson_encode_value(L, config, &buffer, 0);
-    lua_pushlstring(L, buffer.data, buffer.length);
-    if (config->keep_buffer) lua_pushvalue(L, buffer.slot);
-    else lua_pushnil(L);
-    lua_rawseti(L, 2, 1);
+    gr_strbuf_t *buffer = config->encode_buffer;
+    gr_strbuf_begin(buffer, L);
+    cjson_encode_value(L, config, buffer, 0);
+    lua_pushlstring(L, buffer->data, buffer->length);
+    if (!config->keep_buffer) gr_strbuf_release(buffer);
     return 1;
 }
 
@@ -382,15 +375,13 @@ static void cjson_number_token(cjson_parser_t *parser, cjson_token_t *token) {
         else
             break;
     }
-    char small[64];
-    if (run >= sizeof small && !lua_checkstack(parser->L, 1)) luaL_error(parser->L, "stack overflow");
-    char *copy = run < sizeof small ? small : lua_newuserdata(parser->L, run + 1);
+    char small[64]; /* a longer number is copied to the scratch, free between tokens */
+    char *copy = run < sizeof small ? small : parser->scratch;
     memcpy(copy, parser->at, run);
     copy[run] = '\0';
     char *end;
     double value = strtod(copy, &end);
     size_t used = (size_t)(end - copy);
-    if (copy != small) lua_pop(parser->L, 1);
     if (used == 0) {
         cjson_token_error(parser, token, "invalid number");
         return;
@@ -619,13 +610,16 @@ static int cjson_decode(lua_State *L) {
     const char *text = luaL_checklstring(L, 1, &length);
     if (length >= 2 && (text[0] == '\0' || text[1] == '\0'))
         luaL_error(L, "JSON parser does not support UTF-16 or UTF-32");
-    cjson_parser_t parser = {L, config, text, text, NULL, 0};
-    parser.scratch = lua_newuserdata(L, length + 1); /* slot 2: scratch for decoded strings */
+    gr_strbuf_t *scratch = config->decode_scratch;
+    gr_strbuf_begin(scratch, L);
+    gr_strbuf_reserve(scratch, length + 1);
+    cjson_parser_t parser = {L, config, text, text, scratch->data, 0};
     cjson_token_t token;
     cjson_next_token(&parser, &token);
     cjson_parse_value(&parser, &token);
     cjson_next_token(&parser, &token);
     if (token.type != T_END) cjson_parse_error(&parser, "the end", &token);
+    if (scratch->capacity > 65536) gr_strbuf_release(scratch); /* keep only a small one */
     return 1;
 }
 
@@ -651,8 +645,7 @@ static const luaL_Reg cjson_functions[] = {
 static int cjson_new(lua_State *L) {
     lua_newtable(L);
     cjson_config_t *config = lua_newuserdata(L, sizeof *config);
-    lua_newtable(L); /* its environment: [1] is the kept encode buffer */
-    lua_setfenv(L, -2);
+    lua_createtable(L, 2, 0); /* its environment keeps its two buffers alive */
     *config = (cjson_config_t){
         .sparse_convert = 0,
         .sparse_ratio = 2,
@@ -664,6 +657,11 @@ static int cjson_new(lua_State *L) {
         .encode_invalid_numbers = 0,
         .decode_invalid_numbers = 1,
     };
+    config->encode_buffer = gr_strbuf_new(L);
+    lua_rawseti(L, -2, 1);
+    config->decode_scratch = gr_strbuf_new(L);
+    lua_rawseti(L, -2, 2);
+    lua_setfenv(L, -2);
     for (const luaL_Reg *function = cjson_functions; function->name != NULL; function++) {
         lua_pushvalue(L, -1);
         lua_pushcclosure(L, function->func, 1);

@@ -167,14 +167,14 @@ static int msgpack_pack(lua_State *L) {
     int arguments = lua_gettop(L);
     if (arguments == 0) return luaL_argerror(L, 0, "MessagePack pack needs input.");
     if (!lua_checkstack(L, arguments)) return luaL_argerror(L, 0, "Too many arguments for MessagePack pack.");
-    gr_strbuf_t buffer;
-    gr_strbuf_init(&buffer, L);
+    gr_strbuf_t *buffer = gr_strbuf_new(L);
     for (int index = 1; index <= arguments; index++) {
         lua_pushvalue(L, index);
-        msgpack_encode_value(L, &buffer, 0);
+        msgpack_encode_value(L, buffer, 0);
         lua_pop(L, 1);
     }
-    lua_pushlstring(L, buffer.data, buffer.length);
+    lua_pushlstring(L, buffer->data, buffer->length);
+    gr_strbuf_release(buffer);
     return 1;
 }
 
