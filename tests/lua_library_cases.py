@@ -470,6 +470,15 @@ case("cjson.encode/limit-lifted", "cjson.encode_max_depth(2^31 - 1) local t = {}
      "return perr(cjson.encode, t)")
 case("cjson.encode/limit-lifted-objects", "cjson.encode_max_depth(2^31 - 1) local t = {} local c = t for i = 1, 100000 do c.k = {} c = c.k end "
      "return perr(cjson.encode, t)")
+for precision in [1, 4, 5, 13, 14]:
+    case(f"cjson.precision-boundaries/{precision}", f"cjson.encode_number_precision({precision}) "
+         "local out = {} for e = 0, 16 do local p = 10^e out[#out+1] = p - 1 out[#out+1] = p out[#out+1] = -p "
+         "out[#out+1] = -(p - 1) out[#out+1] = p + 1 out[#out+1] = p / 2 end out[#out+1] = -0.0 out[#out+1] = 0 "
+         "return cjson.encode(out)")
+case("cjson.decode/integer-forms", "return perr(function() local t = cjson.decode('[0, -0, 7, -7, 007, -007, 123456789012345, "
+     "-123456789012345, 1234567890123456, 12345678901234567890, 999999999999999, 9007199254740993, -9007199254740993]') "
+     "local out = {} for i, v in ipairs(t) do out[i] = string.format('%.17g', v) .. (1 / v < 0 and 'n' or 'p') end "
+     "return table.concat(out, ' ') end)")
 
 # ---- replies -------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@
  * Registered by lua_libraries.c. */
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,7 +191,14 @@ static void cjson_encode_number(lua_State *L, cjson_config_t *config, gr_strbuf_
         }
     }
     char text[64];
-    int length = snprintf(text, sizeof text, "%.*g", config->number_precision, value);
+    int length;
+    /* An integer with fewer digits than the precision is what "%.<precision>g" prints it as
+     * (-0 aside), so it skips printf, the cost of most encodes. */
+    static const double powers_of_ten[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14};
+    if (value == floor(value) && fabs(value) < powers_of_ten[config->number_precision] && (value != 0 || !signbit(value)))
+        length = snprintf(text, sizeof text, "%lld", (long long)value);
+    else
+        length = snprintf(text, sizeof text, "%.*g", config->number_precision, value);
     gr_strbuf_add(buffer, text, (size_t)length);
 }
 
@@ -374,6 +382,20 @@ static void cjson_number_token(cjson_parser_t *parser, cjson_token_t *token) {
             run++;
         else
             break;
+    }
+    /* A run of at most 15 digits (after an optional '-') is an exact integer: strtod would read
+     * all of it and give the same double, so it is converted here, the common case. */
+    size_t digits_from = parser->at[0] == '-' ? 1 : 0;
+    if (run > digits_from && run - digits_from <= 15) {
+        int64_t integer = 0;
+        size_t at = digits_from;
+        while (at < run && parser->at[at] >= '0' && parser->at[at] <= '9') integer = integer * 10 + (parser->at[at++] - '0');
+        if (at == run) {
+            token->type = T_NUMBER;
+            token->number = digits_from ? -(double)integer : (double)integer;
+            parser->at += run;
+            return;
+        }
     }
     char small[64]; /* a longer number is copied to the scratch, free between tokens */
     char *copy = run < sizeof small ? small : parser->scratch;
