@@ -3,7 +3,7 @@ native/script/lib, against redis-server 7.0: every case of tests/lua_library_cas
 the C host (native/tests/test_lua_libraries.c --batch: a Lua 5.1 state with base, table,
 string, math and the four libraries) and through redis-server's EVAL, and the replies must be
 equal (errors by message text). The same corpus runs through any EVAL: pass a runner to
-lua_library_cases.compare_runners.
+lua_library_cases.compare_runners. (The host's own C unit tests run in test_native_programs.)
 """
 
 from __future__ import annotations
@@ -92,7 +92,3 @@ def test_a_case_that_differs_is_reported():
     differences = corpus.compare_runners(answers.__getitem__, other.__getitem__, cases)
     assert [line.split(":")[0] for line in differences] == ["differs"]
 
-
-def test_the_c_unit_tests_pass():
-    result = run_c_tests.run("test_lua_libraries", sanitize=False, extra_args=["5000"])
-    assert result.returncode == 0, result.stdout + result.stderr
