@@ -86,6 +86,13 @@ PROGRAMS: dict[str, dict] = {
     # includes commands/command_docs.c itself, to reach its static table and parser
     "test_command_docs": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "exclude": ["commands/command_docs.c"],
                           "args": []},
+    # cjson, cmsgpack, bit and struct (native/script/lib) in a Lua 5.1 state: edge cases, then
+    # random bytes into their decoders; `--eval` / `--batch` make it the host that
+    # tests/test_lua_libraries.py compares with redis-server's EVAL
+    "test_lua_libraries": {"files": ["script/lib/lua_libraries.c", "script/lib/lua_cjson.c",
+                                     "script/lib/lua_cmsgpack.c", "script/lib/lua_bit.c",
+                                     "script/lib/lua_struct.c"],
+                           "pkg_config": ["lua5.1"], "args": [os.environ.get("GOBLIN_LUA_LIB_ROUNDS", "20000")]},
 }
 
 COMMON_FLAGS = ["-std=gnu11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror", f"-I{NATIVE}"]
@@ -101,8 +108,20 @@ def build(name: str, output: Path, sanitize: bool) -> None:
     sources = [source for source in sources if source not in excluded]
     sources.append(str(NATIVE / "tests" / f"{spec.get('source', name)}.c"))
     flags = (SANITIZE_FLAGS if sanitize else ["-O2"]) + spec.get("flags", [])
-    subprocess.run(["gcc", *COMMON_FLAGS, *flags, *sources, "-o", str(output), "-lrt", "-lm", "-pthread"],
+    libraries = []
+    for package in spec.get("pkg_config", []):  # this program's own system libraries (Lua)
+        flags += pkg_config(package, "--cflags")
+        libraries += pkg_config(package, "--libs")
+    subprocess.run(["gcc", *COMMON_FLAGS, *flags, *sources, "-o", str(output), *libraries, "-lrt", "-lm", "-pthread"],
                    check=True)
+
+
+def pkg_config(package: str, what: str) -> list[str]:
+    result = subprocess.run(["pkg-config", what, package], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"pkg-config cannot find {package}: install its development package "
+                         f"(Debian: apt-get install liblua5.1-0-dev pkg-config)")
+    return result.stdout.split()
 
 
 def run(name: str, sanitize: bool, extra_args: list[str] | None = None) -> subprocess.CompletedProcess:
