@@ -99,6 +99,21 @@ uint32_t gr_command_flags(int index) {
     return index >= 0 && (size_t)index < registry.count ? registry.flags[index] : 0;
 }
 
+uint32_t gr_command_call_flags(int index, size_t argc, const uint8_t *const *argv, const size_t *argv_length) {
+    const gr_command_t *c = gr_command_at((size_t)index);
+    if (!c || argc < 2 || argv_length[1] > 64) return gr_command_flags(index);
+    size_t prefix = strlen(c->name);
+    for (size_t i = 0; i < registry.subcommand_count; i++) {
+        const char *name = registry.subcommands[i].name;
+        if (strncmp(name, c->name, prefix) != 0 || name[prefix] != '|' || strlen(name + prefix + 1) != argv_length[1])
+            continue;
+        size_t k = 0;
+        while (k < argv_length[1] && tolower(argv[1][k]) == name[prefix + 1 + k]) k++;
+        if (k == argv_length[1]) return flag_bits(registry.subcommands[i].flags);
+    }
+    return gr_command_flags(index);
+}
+
 int gr_command_denies_oom(int index) { return (gr_command_flags(index) & GR_CMD_FLAG_DENYOOM) != 0; }
 
 /* Redis's populateCommandLegacyRangeSpec: one range covering contiguous step-1 range specs;

@@ -19,13 +19,14 @@ from pathlib import Path
 
 NATIVE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(NATIVE))
+from sources import lua_flags  # noqa: E402
 from sources import sources as native_sources  # noqa: E402  (the one globbed source list)
 
 # Stress sizes: GOBLIN_RING_STRESS_MESSAGES (default 200000; a full stress run is 5000000),
 # GOBLIN_LIST_OPS, GOBLIN_CODEC_FUZZ, GOBLIN_SET_OPS.
 # Each program links whole layers (native/sources.py globs them) plus single files of a
 # layer it only needs a part of; its own test source is added last.
-SERVER_LAYERS = ["core", "engines", "exec", "persist", "commands", "resp"]
+SERVER_LAYERS = ["core", "engines", "exec", "persist", "script", "commands", "resp"]
 PROGRAMS: dict[str, dict] = {
     "test_codec": {"files": ["ring/codec.c", "ring/codec_generated.c"], "args": [os.environ.get("GOBLIN_CODEC_FUZZ", "200000")]},
     "test_fragment": {"files": ["ring/ring.c", "ring/fragment.c"], "args": []},
@@ -101,8 +102,9 @@ def build(name: str, output: Path, sanitize: bool) -> None:
     sources = [source for source in sources if source not in excluded]
     sources.append(str(NATIVE / "tests" / f"{spec.get('source', name)}.c"))
     flags = (SANITIZE_FLAGS if sanitize else ["-O2"]) + spec.get("flags", [])
-    subprocess.run(["gcc", *COMMON_FLAGS, *flags, *sources, "-o", str(output), "-lrt", "-lm", "-pthread"],
-                   check=True)
+    lua_cflags, lua_libs = lua_flags() if "script" in spec.get("layers", []) else ([], [])
+    subprocess.run(["gcc", *COMMON_FLAGS, *lua_cflags, *flags, *sources, "-o", str(output), *lua_libs, "-lrt", "-lm",
+                    "-pthread"], check=True)
 
 
 def run(name: str, sanitize: bool, extra_args: list[str] | None = None) -> subprocess.CompletedProcess:
