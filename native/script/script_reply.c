@@ -292,7 +292,7 @@ static void table_to_reply(lua_State *L, gr_reply_t *reply, int resp, int depth)
     }
     if (string_field(L, -1, "big_number")) {
         const char *text = lua_tolstring(L, -1, &length);
-        gr_reply_bulk(reply, (const uint8_t *)text, length);   /* RESP2's form; RESP3's '(' is not written yet */
+        gr_reply_big_number(reply, (const uint8_t *)text, length);
         lua_pop(L, 1);
         return;
     }
@@ -362,9 +362,9 @@ static void to_reply(lua_State *L, gr_reply_t *reply, int resp, int depth) {
         break;
     }
     case LUA_TBOOLEAN:
-        if (lua_toboolean(L, -1)) gr_reply_integer(reply, 1);
+        if (resp == 2 && lua_toboolean(L, -1)) gr_reply_integer(reply, 1);
         else if (resp == 2) gr_reply_nil(reply);
-        else gr_reply_integer(reply, 0);   /* RESP3 scripts: Redis's boolean (#f) is written as 0 */
+        else gr_reply_boolean(reply, lua_toboolean(L, -1));   /* a RESP3 script's: #t/#f (RESP2 :1/:0) */
         break;
     case LUA_TNUMBER:
         gr_reply_integer(reply, number_to_integer(lua_tonumber(L, -1)));
