@@ -176,11 +176,12 @@ static int error_handler(lua_State *L) {
     return 1;
 }
 
-static void reply_run_error(lua_State *L, const char *sha, gr_reply_t *reply) {
+static void reply_run_error(lua_State *L, const char *sha, int status_is_memory, gr_reply_t *reply) {
     if (!lua_istable(L, -1)) {   /* out of memory, or an error in the handler */
         const char *message = lua_tostring(L, -1);
         char text[512];
-        int n = snprintf(text, sizeof text, "ERR Error running script %s, %.100s", sha, message ? message : "execution failure");
+        int n = snprintf(text, sizeof text, "ERR Error running script %s, %.100s%s", sha, message ? message : "execution failure",
+                         status_is_memory ? " (a script's Lua memory is bounded by maxmemory)" : "");
         gr_script_reply_error(reply, text, (size_t)n < sizeof text ? (size_t)n : sizeof text - 1);
         return;
     }
@@ -234,7 +235,9 @@ static void run(gr_scripting_t *s, const char *sha, uint32_t flags, int read_onl
     db->serve_deferred++;                          /* blocking commands do not block; waiters wait for the end */
     gr_effect_none(db);                            /* EVAL propagates its commands' effects, */
     gr_propagate_exec_begin(db);                   /* as MULTI ... EXEC */
+    s->bounded = 1;
     int status = lua_pcall(L, 0, 1, function);
+    s->bounded = 0;
     gr_propagate_exec_end(db);
     db->serve_deferred--;
     if (conn) {                                    /* a SELECT in the script was the script's own */
@@ -242,10 +245,13 @@ static void run(gr_scripting_t *s, const char *sha, uint32_t flags, int read_onl
         db->keyspace = db->keyspaces[db_index];
     }
     if (status == 0) gr_script_lua_to_reply(L, reply, state.resp);
-    else reply_run_error(L, sha, reply);
+    else reply_run_error(L, sha, status == LUA_ERRMEM, reply);
     s->run = NULL;
     lua_settop(L, function - 1);
-    if (++gc_count >= GC_PERIOD) {
+    if (status == LUA_ERRMEM) {   /* what the script built is garbage now: give it back at once */
+        lua_gc(L, LUA_GCCOLLECT, 0);
+        gc_count = 0;
+    } else if (++gc_count >= GC_PERIOD) {
         lua_gc(L, LUA_GCSTEP, GC_PERIOD);
         gc_count = 0;
     }

@@ -23,7 +23,8 @@ typedef struct gr_scripting {
     lua_State *L;
     int64_t lua_bytes;          /* what the Lua state holds (its allocator counts) */
     uint8_t in_command;         /* a command runs for redis.call: the allocator must not fail */
-    uint8_t ready;              /* the state is built: from now on the maxmemory bound applies */
+    uint8_t bounded;            /* script code runs: the maxmemory bound applies (never outside a
+                                   protected call, where a failed allocation would panic) */
     uint64_t random_state;      /* math.random's 48-bit generator (Redis's rand.c sequence) */
     int64_t cached;             /* scripts in the cache */
     gr_script_run_t *run;       /* the running script, or NULL */

@@ -21,10 +21,12 @@
  *     generator is not reseeded for every script: scripts replicate their effects.
  * KEYS and ARGV are plain tables in G, set for each run.
  *
- * The allocator counts the state's bytes (INFO used_memory_lua) and, once the state is built,
- * refuses to grow it past maxmemory (with the dataset's bytes), so a script that allocates
- * without bound gets Lua's "not enough memory" instead of the host's OOM killer. It never
- * fails while a command called by redis.call runs (a Lua error must not unwind through C).
+ * The allocator counts the state's bytes (INFO used_memory_lua) and, while script code runs
+ * (inside lua_pcall: script_eval.c sets s->bounded), refuses to grow it past maxmemory (with
+ * the dataset's bytes), so a script that allocates without bound gets Lua's "not enough
+ * memory" instead of the host's OOM killer. It never fails outside a protected call (Lua
+ * would panic) nor while a command called by redis.call runs (a Lua error must not unwind
+ * through C).
  */
 #include <lauxlib.h>
 #include <lualib.h>
@@ -48,7 +50,7 @@ static void *lua_alloc(void *context, void *ptr, size_t old_size, size_t new_siz
         return NULL;
     }
     if (ptr == NULL) old_size = 0;
-    if (new_size > old_size && s->ready && !s->in_command && s->db->config.maxmemory > 0 &&
+    if (new_size > old_size && s->bounded && !s->in_command && s->db->config.maxmemory > 0 &&
         s->lua_bytes > LUA_MIN_BYTES &&
         gr_mem_used_total() + s->lua_bytes + (int64_t)(new_size - old_size) > s->db->config.maxmemory)
         return NULL;
@@ -283,7 +285,7 @@ static void release(gr_server_t *db) {
 }
 
 static int open_state(gr_scripting_t *s) {
-    s->ready = 0;
+    s->bounded = 0;
     s->lua_bytes = 0;
     s->cached = 0;
     s->L = lua_newstate(lua_alloc, s);
@@ -293,7 +295,6 @@ static int open_state(gr_scripting_t *s) {
         s->L = NULL;
         return -1;
     }
-    s->ready = 1;
     return 0;
 }
 
