@@ -233,8 +233,8 @@ void gr_script_reply_error(gr_reply_t *reply, const char *text, size_t length) {
     for (size_t i = 0; i < length; i++) copy[i] = (text[i] == '\r' || text[i] == '\n') ? ' ' : text[i];
     copy[length] = '\0';
     gr_error_code_t code = GR_ERR_GENERIC;
-    if (!strncmp(copy, "WRONGTYPE ", 10)) code = GR_ERR_WRONGTYPE;
-    else if (!strncmp(copy, "OOM ", 4)) code = GR_ERR_OUT_OF_MEMORY;
+    if (length >= 10 && !memcmp(text, "WRONGTYPE ", 10)) code = GR_ERR_WRONGTYPE;
+    else if (length >= 4 && !memcmp(text, "OOM ", 4)) code = GR_ERR_OUT_OF_MEMORY;
     gr_reply_error(reply, code, copy, length);
     if (copy != buffer) free(copy);
 }
