@@ -152,3 +152,29 @@ def test_a_script_that_allocates_without_bound_is_stopped_by_maxmemory(tmp_path)
             assert c.ping() is True
             assert c.eval("return #string.rep('y', 1000)", 0) == 1000
             assert c.set("after", "ok") is True
+
+
+def test_the_asyncio_client_runs_scripts_and_redis_asyncios_lock(goblin):
+    import asyncio
+
+    from goblin_ring.asyncio import RingClient as AsyncRingClient
+
+    async def run() -> list:
+        client = await AsyncRingClient.connect(name=goblin.name, runtime_dir=goblin.runtime_dir, timeout=10.0)
+        try:
+            await client.delete("async-n", "async-lock")
+            script = client.register_script("return redis.call('incrby', KEYS[1], ARGV[1])")
+            seen = [await script(keys=["async-n"], args=[2])]
+            await client.script_flush()
+            seen.append(await script(keys=["async-n"], args=[3]))
+            seen.append(await client.eval("return ARGV[1]", 0, "x"))
+            lock = client.lock("async-lock", timeout=10)
+            seen.append(await lock.acquire(blocking=False))
+            seen.append(await lock.extend(5))
+            await lock.release()
+            seen.append(await client.exists("async-lock"))
+            return seen
+        finally:
+            await client.aclose()
+
+    assert asyncio.run(run()) == [2, 5, b"x", True, True, 0]
