@@ -27,6 +27,7 @@ static struct registry {
     int16_t next_of_template[MAX_COMMANDS];
     uint8_t template_blocks[MAX_TEMPLATE];    /* 1: a row of this template can block */
     uint64_t argv_blocking_name_lengths;      /* bit n: an argv row of an n-byte name can block */
+    uint8_t container[MAX_COMMANDS];          /* 1: subcommand rows ("name|sub") exist for it */
 } registry;
 
 static const char *const flag_names[] = {GR_CMD_FLAG_NAMES};
@@ -36,6 +37,8 @@ static uint32_t name_hash(const uint8_t *name, size_t length) {
     for (size_t i = 0; i < length; i++) hash = (hash ^ (uint32_t)tolower(name[i])) * 16777619u;
     return hash;
 }
+
+static void mark_containers(void);
 
 static uint32_t flag_bits(const char *words) {
     uint32_t bits = 0;
@@ -76,6 +79,7 @@ void gr_exec_install_commands(const gr_command_t *commands, size_t count, const 
         else registry.next_of_template[last_of_template[c->template_id]] = (int16_t)i;
         last_of_template[c->template_id] = (int16_t)i;
     }
+    mark_containers();
 }
 
 size_t gr_command_count(void) { return registry.count; }
@@ -99,9 +103,18 @@ uint32_t gr_command_flags(int index) {
     return index >= 0 && (size_t)index < registry.count ? registry.flags[index] : 0;
 }
 
+static void mark_containers(void) {
+    memset(registry.container, 0, sizeof registry.container);
+    for (size_t i = 0; i < registry.subcommand_count; i++) {
+        const char *name = registry.subcommands[i].name, *bar = strchr(name, '|');
+        int index = bar ? gr_command_index((const uint8_t *)name, (size_t)(bar - name)) : -1;
+        if (index >= 0 && index < MAX_COMMANDS) registry.container[index] = 1;
+    }
+}
+
 uint32_t gr_command_call_flags(int index, size_t argc, const uint8_t *const *argv, const size_t *argv_length) {
     const gr_command_t *c = gr_command_at((size_t)index);
-    if (!c || argc < 2 || argv_length[1] > 64) return gr_command_flags(index);
+    if (!c || argc < 2 || argv_length[1] > 64 || !registry.container[index]) return gr_command_flags(index);
     size_t prefix = strlen(c->name);
     for (size_t i = 0; i < registry.subcommand_count; i++) {
         const char *name = registry.subcommands[i].name;

@@ -222,7 +222,11 @@ static void run(gr_scripting_t *s, const char *sha, uint32_t flags, int read_onl
     lua_State *L = s->L;
     static int gc_count;
     int function = lua_gettop(L);
-    lua_pushcfunction(L, error_handler);
+    if (!s->error_handler_ref) {
+        lua_pushcfunction(L, error_handler);
+        s->error_handler_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->error_handler_ref);
     lua_insert(L, function);                       /* handler, function */
     lua_getfield(L, LUA_REGISTRYINDEX, "gr_globals");
     set_array(L, "KEYS", numkeys, keys, key_lengths);

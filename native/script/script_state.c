@@ -286,6 +286,7 @@ static void release(gr_server_t *db) {
 
 static int open_state(gr_scripting_t *s) {
     s->bounded = 0;
+    s->error_handler_ref = 0;
     s->lua_bytes = 0;
     s->cached = 0;
     s->L = lua_newstate(lua_alloc, s);
