@@ -178,3 +178,10 @@ def test_the_asyncio_client_runs_scripts_and_redis_asyncios_lock(goblin):
             await client.aclose()
 
     assert asyncio.run(run()) == [2, 5, b"x", True, True, 0]
+
+
+def test_redis_log_writes_into_the_server_log(tmp_path):
+    with GoblinServer(tmp_path).start() as server:
+        with client_of(server, "resp") as c:
+            assert c.eval("redis.log(redis.LOG_WARNING, 'hello from', 'lua', 42)", 0) is None
+            assert any("hello from lua 42" in line for line in server.wait_for_log("hello from lua 42"))
