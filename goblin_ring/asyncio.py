@@ -28,7 +28,8 @@ from typing import Any
 from . import _native
 from .client.commands import Commands, raise_first_error
 from .client.ring import RingClient as _RingSession
-from .errors import ConnectionError, WatchError, error_from_reply
+from .client.commands.scripting import Script as _Script
+from .errors import ConnectionError, NoScriptError, WatchError, error_from_reply
 
 _T = _native.lib
 _loads = _native.plain_loads
@@ -226,6 +227,16 @@ class RingClient(Commands):
         self._held = 0
         self._closed = False
 
+    def register_script(self, script: Any) -> "AsyncScript":
+        """A Script whose call is awaited: EVALSHA, then SCRIPT LOAD and EVALSHA on NOSCRIPT."""
+        return AsyncScript(self, script)
+
+    def lock(self, name: Any, timeout: float | None = None, sleep: float = 0.1, blocking: bool = True,
+             blocking_timeout: float | None = None, thread_local: bool = True) -> Any:
+        """redis.asyncio's Lock over this client (the [redis] extra), its scripts run by this server."""
+        return _async_lock_class()(self, name, timeout=timeout, sleep=sleep, blocking=blocking,
+                                   blocking_timeout=blocking_timeout, thread_local=thread_local)
+
     @classmethod
     async def connect(cls, *args: Any, **kwargs: Any) -> "RingClient":
         return cls(*args, **kwargs)
@@ -296,6 +307,38 @@ class RingClient(Commands):
 
     def pubsub(self, ignore_subscribe_messages: bool = False) -> "PubSub":
         return PubSub(self, ignore_subscribe_messages)
+
+
+class AsyncScript(_Script):
+    """redis-py's asyncio Script shape: `await script(keys=..., args=...)`."""
+
+    async def __call__(self, keys: Any = (), args: Any = (), client: Any = None) -> Any:
+        client = self.registered_client if client is None else client
+        keys = tuple(keys)
+        arguments = (*keys, *tuple(args))
+        try:
+            return await client.evalsha(self.sha, len(keys), *arguments)
+        except NoScriptError:
+            self.sha = await client.script_load(self.script)
+            return await client.evalsha(self.sha, len(keys), *arguments)
+
+
+_async_lock = None
+
+
+def _async_lock_class():
+    """redis.asyncio's Lock with script slots of its own (see client/commands/scripting.py)."""
+    global _async_lock
+    if _async_lock is None:
+        from redis.asyncio.lock import Lock
+
+        class GoblinAsyncLock(Lock):
+            lua_release = None
+            lua_extend = None
+            lua_reacquire = None
+
+        _async_lock = GoblinAsyncLock
+    return _async_lock
 
 
 class Pipeline(Commands):

@@ -25,6 +25,10 @@ class WrongTypeError(ResponseError):
     """WRONGTYPE: the key holds another kind of value."""
 
 
+class NoScriptError(ResponseError):
+    """NOSCRIPT: EVALSHA of a script the server does not have (redis-py's NoScriptError)."""
+
+
 class WatchError(GoblinError):
     """A transaction's EXEC found a WATCHed key touched and ran nothing (redis-py's WatchError)."""
 
@@ -77,4 +81,6 @@ def error_from_reply(message: str, code: int | None = None) -> ResponseError:
     """Build the exception for an error reply, by code (ring) or by text prefix (RESP)."""
     if code is None:
         code = 2 if message.startswith("WRONGTYPE") else 1
+    if message.startswith("NOSCRIPT "):
+        return NoScriptError(message, code)
     return ERROR_CLASSES.get(code, ResponseError)(message, code)

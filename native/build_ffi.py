@@ -22,7 +22,7 @@ NATIVE = Path(__file__).resolve().parent
 ROOT = NATIVE.parent
 
 sys.path.insert(0, str(NATIVE))
-from sources import sources  # noqa: E402  (native/sources.py: the one globbed source list)
+from sources import lua_flags, sources  # noqa: E402  (native/sources.py: the one globbed source list)
 
 # Order matters only for the cdef: a header's types must come before their first use.
 CDEF_HEADERS = [
@@ -87,13 +87,21 @@ def check_generated_codecs_match_schema() -> None:
 
 check_generated_codecs_match_schema()
 
+
+# Lua 5.1 (native/script/), from pkg-config; without it the build stops naming the package
+LUA_CFLAGS, LUA_LIBS = lua_flags()
+LUA_INCLUDE_DIRS = [f[2:] for f in LUA_CFLAGS if f.startswith("-I")]
+LUA_LIBRARY_DIRS = [f[2:] for f in LUA_LIBS if f.startswith("-L")]
+LUA_LIBRARIES = [f[2:] for f in LUA_LIBS if f.startswith("-l")]
+
 ffibuilder = FFI()
 ffibuilder.cdef(read_cdef())
 ffibuilder.set_source(
     "goblin_ring._goblin_native",
     "\n".join(f'#include "{name}"' for name in CDEF_HEADERS),
     sources=[str(path.relative_to(ROOT)) for path in sources()],
-    include_dirs=[str(NATIVE.relative_to(ROOT))],
+    include_dirs=[str(NATIVE.relative_to(ROOT)), *LUA_INCLUDE_DIRS],
+    library_dirs=LUA_LIBRARY_DIRS,
     define_macros=[
         ("_GNU_SOURCE", None),
         ("GR_PACKAGE_VERSION", f'"{package_version()}"'),
@@ -103,7 +111,7 @@ ffibuilder.set_source(
                         "-fno-strict-aliasing", "-fno-semantic-interposition"],
     # calls between the library's own files bind at link time, not through the PLT
     extra_link_args=["-Wl,-Bsymbolic-functions"],
-    libraries=["rt", "pthread"],
+    libraries=["rt", "pthread", *LUA_LIBRARIES],
 )
 
 if __name__ == "__main__":

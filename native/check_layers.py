@@ -31,7 +31,7 @@ from pathlib import Path
 
 NATIVE = Path(__file__).resolve().parent
 sys.path.insert(0, str(NATIVE))
-from sources import LAYERS, sources  # noqa: E402
+from sources import LAYERS, lua_flags, sources  # noqa: E402
 
 # Which layers each layer may include and call (itself included).
 RULES: dict[str, set[str]] = {
@@ -39,7 +39,8 @@ RULES: dict[str, set[str]] = {
     "engines": {"core", "engines"},
     "exec": {"core", "engines", "exec"},
     "persist": {"core", "engines", "exec", "persist"},
-    "commands": {"core", "engines", "exec", "persist", "commands"},
+    "script": {"core", "engines", "exec", "persist", "script"},
+    "commands": {"core", "engines", "exec", "persist", "script", "commands"},
     "resp": {"core", "exec", "resp"},
     "ring": {"core", "exec", "ring"},
     "server": {"core", "exec", "persist", "resp", "ring", "server"},
@@ -104,7 +105,8 @@ def call_violations() -> list[str]:
             relative = source.relative_to(NATIVE).as_posix()
             obj = Path(scratch) / (relative.replace("/", "__") + ".o")
             subprocess.run(["gcc", "-c", "-O0", "-std=gnu11", "-D_GNU_SOURCE", "-DGR_PACKAGE_VERSION=\"x\"",
-                            "-DGR_SCHEMA_DIGEST=\"x\"", f"-I{NATIVE}", str(source), "-o", str(obj)], check=True)
+                            "-DGR_SCHEMA_DIGEST=\"x\"", f"-I{NATIVE}", *lua_flags()[0], str(source), "-o", str(obj)],
+                           check=True)
             objects[relative] = obj
         defined, needed = symbols(objects)
         for relative, names in sorted(needed.items()):

@@ -8,6 +8,8 @@ The layers, lowest first (check_layers.py enforces who may include whom):
     engines/   data structures (keyspace, string, list/): core only
     exec/      requests, replies, the db, blocking, the background child: core and engines
     persist/   the append-only log and snapshots (files, fork, replay, load at start): exec and below
+    script/    Lua scripting (EVAL, FUNCTION): the Lua state, sandbox, redis.* API, reply
+               conversions, the script cache; calls commands through exec's entry points
     commands/  the command table and its handlers per family: exec and below
     resp/      the RESP transport: exec's entry points
     ring/      the ring, the SBE codec, ring sessions: exec's entry points
@@ -17,11 +19,12 @@ The layers, lowest first (check_layers.py enforces who may include whom):
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 NATIVE = Path(__file__).resolve().parent
 
-LAYERS = ["core", "engines", "exec", "persist", "commands", "resp", "ring", "server", "client"]
+LAYERS = ["core", "engines", "exec", "persist", "script", "commands", "resp", "ring", "server", "client"]
 
 
 def sources(*layers: str) -> list[Path]:
@@ -32,3 +35,20 @@ def sources(*layers: str) -> list[Path]:
             raise ValueError(f"unknown layer {layer!r}; layers are {LAYERS}")
         found.extend(sorted((NATIVE / layer).rglob("*.c")))
     return found
+
+
+def lua_flags() -> tuple[list[str], list[str]]:
+    """Lua 5.1's compile and link flags (`pkg-config lua5.1`): native/script/ embeds the Lua
+    Redis's scripts run in. Without it, stop with a message naming the Debian package, rather
+    than build a server that cannot run EVAL."""
+    try:
+        cflags = subprocess.run(["pkg-config", "--cflags", "lua5.1"], check=True, capture_output=True,
+                                text=True).stdout.split()
+        libs = subprocess.run(["pkg-config", "--libs", "lua5.1"], check=True, capture_output=True,
+                              text=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError) as error:
+        detail = getattr(error, "stderr", "") or str(error)
+        raise SystemExit(
+            "goblin-ring needs Lua 5.1 (scripting: EVAL, FUNCTION) and `pkg-config lua5.1` did not find it ("
+            + detail.strip() + ").\nInstall Debian's package: apt-get install liblua5.1-0-dev pkg-config") from None
+    return cflags, libs

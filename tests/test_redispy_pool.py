@@ -169,14 +169,15 @@ def test_a_lock_is_held_by_one_holder_at_a_time(both):
         assert r.pttl("resource") > 0
 
 
-@pytest.mark.xfail(strict=True, raises=ResponseError,
-                   reason="Lock.release runs a Lua script (EVALSHA): goblin's scripting is issue 32")
 def test_a_lock_is_released_by_its_holder(goblin):
     r = redis.Redis(connection_pool=_ring_pool(goblin))
     try:
         lock = r.lock("released", timeout=10)
         assert lock.acquire(blocking=False)
+        assert lock.extend(5) and r.pttl("released") > 10000
+        assert lock.reacquire() and r.pttl("released") <= 10000
         lock.release()
+        assert not lock.owned()
         assert r.lock("released").acquire(blocking=False)
     finally:
         r.delete("released")

@@ -127,6 +127,14 @@ void gr_cmd_dump(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
     gr_reply_t *reply);
 void gr_cmd_echo(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
+void gr_cmd_eval(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
+void gr_cmd_eval_ro(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
+void gr_cmd_evalsha(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
+void gr_cmd_evalsha_ro(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
 void gr_cmd_function(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_geoadd(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
@@ -268,6 +276,8 @@ void gr_cmd_sadd(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
 void gr_cmd_save(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_scard(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
+void gr_cmd_script(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_sdiff(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);

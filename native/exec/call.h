@@ -55,6 +55,7 @@ typedef struct gr_call {
     uint8_t effect_stated;              /* the handler wrote its effect (or said there is none) */
     uint8_t effect_forced;              /* the default effect is written even if nothing changed */
     uint8_t events_stated;              /* the handler notified its own keyspace events */
+    uint8_t frames_inner;               /* its inner calls propagate, framed MULTI ... EXEC (EXEC, a script) */
     size_t records_start;               /* where its records begin in db->notify_records */
     uint64_t redacted;                  /* argv positions (below 64) the slow log shows as "(redacted)" */
 } gr_call_t;

@@ -190,6 +190,9 @@ void gr_exec_install_commands(const gr_command_t *commands, size_t count, const 
 const gr_command_t *gr_command_at(size_t index);
 const gr_command_t *gr_subcommand_at(size_t index);
 uint32_t gr_command_flags(int index);   /* GR_CMD_FLAG_* bits; 0 for -1 */
+/* The flags of what argv runs: its subcommand's row ("client|list") when it names one, else the
+ * command's (a script's checks: noscript, write). */
+uint32_t gr_command_call_flags(int index, size_t argc, const uint8_t *const *argv, const size_t *argv_length);
 /* Redis's legacy first/last/step, derived from the key specs; *movable when they cannot say. */
 void gr_command_legacy_range(const gr_command_t *command, int *first, int *last, int *step, int *movable);
 

@@ -99,6 +99,7 @@ gr_server_t *gr_db_new(uint64_t seed) {
 
 void gr_db_free(gr_server_t *db) {
     if (!db) return;
+    if (db->scripting_release) db->scripting_release(db);
     gr_blocking_free_all(db);
     gr_transaction_free_all(db);
     for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_free(db->keyspaces[i]);
@@ -706,9 +707,10 @@ void gr_call_begin(gr_server_t *db, gr_call_t *call, const gr_command_t *row, in
     call->dirty_before = db->dirty;
     call->errors_before = reply->errors;
     call->start = gr_db_account_start();
-    /* a top-level command propagates; inside one, only EXEC's commands do (MULTI ... EXEC) */
-    call->propagates = !call->outer || (db->propagation.in_exec && !call->outer->outer);
-    call->effect_stated = call->events_stated = call->effect_forced = 0;
+    /* a top-level command propagates; inside one, only the commands of a call that frames its
+     * inner calls' effects (EXEC, a script: MULTI ... EXEC) do */
+    call->propagates = !call->outer || (call->outer->propagates && call->outer->frames_inner);
+    call->effect_stated = call->events_stated = call->effect_forced = call->frames_inner = 0;
     call->records_start = db->notify_records_length;
     call->redacted = 0;
     db->call = call;

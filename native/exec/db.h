@@ -278,6 +278,13 @@ typedef struct gr_server {
     gr_propagation_t propagation;
     struct gr_aof *aof;
     gr_slowlog_t slowlog;                     /* SLOWLOG (slowlog.h): fed by gr_db_account's callers */
+    /* script/ (EVAL, SCRIPT): its Lua state and cache, made at the first use; script/ sets the
+     * release gr_db_free calls */
+    struct gr_scripting *scripting;
+    void (*scripting_release)(struct gr_server *db);
+    /* the server's log (server/server.c sets it; NULL: lines are dropped): redis.log */
+    void (*log_line)(void *context, const char *line);
+    void *log_context;
 } gr_server_t;
 
 /* cffi-cdef-begin */

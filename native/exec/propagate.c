@@ -231,12 +231,16 @@ void gr_propagate_call_end(gr_server_t *db) {
 }
 
 void gr_propagate_exec_begin(gr_server_t *db) {
+    if (db->call) db->call->frames_inner = 1;
+    if (db->propagation.exec_depth++ > 0) return;
     db->propagation.in_exec = 1;
     db->propagation.multi_written = 0;
 }
 
 void gr_propagate_exec_end(gr_server_t *db) {
     gr_propagation_t *p = &db->propagation;
+    if (db->call) db->call->frames_inner = 0;
+    if (p->exec_depth > 0 && --p->exec_depth > 0) return;
     if (p->in_exec && p->multi_written && p->sink) put(p, "*1\r\n$4\r\nEXEC\r\n", 14);
     p->in_exec = p->multi_written = 0;
 }

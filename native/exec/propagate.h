@@ -32,7 +32,8 @@ typedef struct gr_propagation {
     uint8_t *data;            /* pending RESP, not yet handed to the sink */
     size_t length, capacity;
     int32_t selected;         /* the database the stream last SELECTed; -1 none yet */
-    uint8_t in_exec;          /* inside EXEC: its commands are wrapped in MULTI ... EXEC */
+    uint8_t in_exec;          /* inside EXEC or a script: its commands are wrapped in MULTI ... EXEC */
+    uint8_t exec_depth;       /* nested frames (a script inside EXEC): one MULTI ... EXEC for all */
     uint8_t multi_written;    /* MULTI written for the running EXEC */
     uint8_t failed;           /* a grow failed: the stream lost an entry (the sink reports it) */
     uint8_t skipping;         /* ... and drops the rest of that entry */
@@ -95,7 +96,9 @@ void gr_effect_add(struct gr_server *db, const uint8_t *data, size_t length);
  * handler stated none. */
 void gr_propagate_call_end(struct gr_server *db);
 
-/* EXEC (transaction.c) brackets its queue with these. */
+/* EXEC (transaction.c) brackets its queue with these, and a script (script/) its run: the
+ * running call's inner calls then propagate, framed by one MULTI ... EXEC (nested frames share
+ * the outermost's). */
 void gr_propagate_exec_begin(struct gr_server *db);
 void gr_propagate_exec_end(struct gr_server *db);
 

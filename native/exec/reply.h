@@ -83,6 +83,12 @@ typedef struct gr_reply_ops {
     /* Optional (NULL: gr_reply_bulks calls bulk once a value): `count` bulks, the same bytes as
      * that many bulk calls, with one reservation for the run. */
     void (*bulks)(gr_reply_t *reply, const gr_bytes_t *values, size_t count);
+    /* Optional (NULL: an integer 1 or 0): RESP3's boolean (#t/#f), a script's true/false under
+     * redis.setresp(3). */
+    void (*boolean)(gr_reply_t *reply, int value);
+    /* Optional (NULL: a bulk of the digits): RESP3's big number ("(" line), a script's
+     * {big_number = "..."}. */
+    void (*big_number)(gr_reply_t *reply, const uint8_t *digits, size_t length);
 } gr_reply_ops_t;
 
 /* Each transport embeds this as its first member and casts back in its ops. */
@@ -131,6 +137,14 @@ static inline void gr_reply_unsigned(gr_reply_t *r, uint64_t v) {
 static inline void gr_reply_bulks(gr_reply_t *r, const gr_bytes_t *values, size_t count) {
     if (r->ops->bulks) { r->ops->bulks(r, values, count); return; }
     for (size_t i = 0; i < count; i++) r->ops->bulk(r, values[i].data, values[i].length);
+}
+static inline void gr_reply_boolean(gr_reply_t *r, int value) {
+    if (r->ops->boolean) r->ops->boolean(r, value);
+    else r->ops->integer(r, value ? 1 : 0);
+}
+static inline void gr_reply_big_number(gr_reply_t *r, const uint8_t *digits, size_t length) {
+    if (r->ops->big_number) r->ops->big_number(r, digits, length);
+    else r->ops->bulk(r, digits, length);
 }
 static inline void gr_reply_pair(gr_reply_t *r, const uint8_t *k, size_t kn, const uint8_t *v, size_t vn) { r->ops->pair(r, k, kn, v, vn); }
 

@@ -224,12 +224,31 @@ static void op_unsigned_integer(gr_reply_t *r, uint64_t value) {
     buffer_append((resp_writer_t *)r, text, (size_t)n);
 }
 
+/* RESP3's boolean and big number; RESP2 writes :1/:0 and a bulk, as Redis's addReplyBool and
+ * addReplyBigNum do. */
+static void op_boolean(gr_reply_t *r, int value) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    if (resp3(w)) buffer_append(w, value ? "#t\r\n" : "#f\r\n", 4);
+    else buffer_append(w, value ? ":1\r\n" : ":0\r\n", 4);
+}
+
+static void op_big_number(gr_reply_t *r, const uint8_t *digits, size_t length) {
+    resp_writer_t *w = (resp_writer_t *)r;
+    if (!resp3(w)) { op_bulk(r, digits, length); return; }
+    if (buffer_reserve(w->out, length + 3) != 0) { w->base.failed = 1; return; }
+    buffer_append(w, "(", 1);
+    buffer_append(w, digits, length);
+    buffer_append(w, "\r\n", 2);
+}
+
 static const gr_reply_ops_t resp_ops = {
     op_integer, op_bulk, op_nil, op_nil_array, op_status, op_error,
     op_array_begin, op_keyed_array_begin, op_pair, op_map_begin, op_verbatim, op_double, op_set_begin,
     op_push_begin,
     op_unsigned_integer,
     op_bulks,
+    op_boolean,
+    op_big_number,
 };
 
 /* ---- Pub/Sub: this transport's subscriber (exec/pubsub.h) ---- */

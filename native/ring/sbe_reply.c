@@ -283,6 +283,8 @@ static const gr_reply_ops_t sbe_reply_ops = {
     op_array_begin,   /* push_begin: (un)subscribe confirmations travel as arrays */
     NULL,             /* unsigned_integer: IntegerReply is signed; past INT64_MAX reply.h sends the digits */
     op_bulks,
+    NULL,             /* boolean: an IntegerReply 1 or 0 */
+    NULL,             /* big_number: its digits as a bulk */
 };
 
 int gr_sbe_reply_init(gr_sbe_reply_t *reply) {

@@ -113,10 +113,15 @@ static int epoll_set(gr_serve_loop_t *s, int op, int fd, uint32_t events, int ki
     return epoll_ctl(s->epoll_fd, op, fd, &event) == 0 ? 0 : -errno;
 }
 
+/* redis.log (script/): a script's line into the server log */
+static void script_log_line(void *context, const char *line) { server_log(context, "%s", line); }
+
 gr_serve_loop_t *gr_server_new(gr_server_t *db, gr_rings_t *rings, int python_fd) {
     gr_serve_loop_t *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->db = db;
+    db->log_line = script_log_line;
+    db->log_context = s;
     s->rings = rings;
     s->python_fd = python_fd;
     s->next_client_id = 1;
@@ -145,6 +150,7 @@ static void close_connection(gr_serve_loop_t *s, int fd) {
 
 void gr_server_free(gr_serve_loop_t *s) {
     if (!s) return;
+    if (s->db && s->db->log_context == s) s->db->log_line = NULL, s->db->log_context = NULL;
     for (size_t fd = 0; fd < s->slot_capacity; fd++)
         if (s->slots[fd].conn) close_connection(s, (int)fd);
     close(s->epoll_fd);

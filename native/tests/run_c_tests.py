@@ -25,7 +25,7 @@ from sources import sources as native_sources  # noqa: E402  (the one globbed so
 # GOBLIN_LIST_OPS, GOBLIN_CODEC_FUZZ, GOBLIN_SET_OPS.
 # Each program links whole layers (native/sources.py globs them) plus single files of a
 # layer it only needs a part of; its own test source is added last.
-SERVER_LAYERS = ["core", "engines", "exec", "persist", "commands", "resp"]
+SERVER_LAYERS = ["core", "engines", "exec", "persist", "script", "commands", "resp"]
 PROGRAMS: dict[str, dict] = {
     "test_codec": {"files": ["ring/codec.c", "ring/codec_generated.c"], "args": [os.environ.get("GOBLIN_CODEC_FUZZ", "200000")]},
     "test_fragment": {"files": ["ring/ring.c", "ring/fragment.c"], "args": []},
@@ -109,7 +109,10 @@ def build(name: str, output: Path, sanitize: bool) -> None:
     sources.append(str(NATIVE / "tests" / f"{spec.get('source', name)}.c"))
     flags = (SANITIZE_FLAGS if sanitize else ["-O2"]) + spec.get("flags", [])
     libraries = []
-    for package in spec.get("pkg_config", []):  # this program's own system libraries (Lua)
+    packages = list(spec.get("pkg_config", []))   # this program's own system libraries (Lua)
+    if "script" in spec.get("layers", []) and "lua5.1" not in packages:
+        packages.append("lua5.1")                  # the script layer includes Lua's headers
+    for package in packages:
         flags += pkg_config(package, "--cflags")
         libraries += pkg_config(package, "--libs")
     subprocess.run(["gcc", *COMMON_FLAGS, *flags, *sources, "-o", str(output), *libraries, "-lrt", "-lm", "-pthread"],

@@ -89,6 +89,8 @@ static const gr_reply_ops_t recorder_ops = {
     op_array_begin,
     NULL,   /* unsigned_integer */
     NULL,   /* bulks: reply.h calls bulk once a value */
+    NULL,   /* boolean */
+    NULL,   /* big_number */
 };
 
 /* Run "COMMAND ..." given as space-separated words; returns the log (valid until the

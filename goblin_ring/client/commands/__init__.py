@@ -21,6 +21,7 @@ is written once: it builds the Redis argv and names the reply conversion; the tr
     sortedsets.py SortedSetCommands: ZADD, ZSCORE, ZRANK, ZRANGE (all forms), ZPOPMIN, ZUNION, ZSCAN, ...
     pubsub.py    PubSubCommands: PUBLISH, SPUBLISH, PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARDCHANNELS/SHARDNUMSUB
     arrays.py    ArrayCommands: the 18 AR* commands (ARSET, ARGET, ARSCAN, ARINSERT, ...)
+    scripting.py ScriptingCommands: EVAL, EVALSHA, SCRIPT *, register_script (Script), lock() (redis-py's Lock)
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from .keys import KeyCommands
 from .lists import EngineView, EngineViews, ListCommands
 from .persistence import PersistenceCommands
 from .pubsub import PubSubCommands
+from .scripting import Script, ScriptingCommands
 from .server import ServerCommands
 from .sets import SetCommands
 from .sortedsets import SortedSetCommands
@@ -43,11 +45,11 @@ from .strings import StringCommands
 
 class Commands(ServerCommands, KeyCommands, StringCommands, BitmapCommands, HyperLogLogCommands, GeoCommands, ListCommands, HashCommands, SetCommands,
                SortedSetCommands, PubSubCommands, PersistenceCommands, ArrayCommands,
-               EngineViews):
+               ScriptingCommands, EngineViews):
     """Every command group; a transport subclasses this and provides _execute."""
 
 
 __all__ = ["ArrayCommands", "BitFieldOperation", "BitmapCommands", "Commands", "CommandsCore", "EngineView", "GeoCommands", "HashCommands", "HyperLogLogCommands", "KeyCommands",
-           "ListCommands", "PersistenceCommands", "PubSubCommands", "ServerCommands", "SetCommands",
+           "ListCommands", "PersistenceCommands", "PubSubCommands", "Script", "ScriptingCommands", "ServerCommands", "SetCommands",
            "SortedSetCommands",
            "StringCommands", "bool_ok", "encode", "raise_first_error"]
