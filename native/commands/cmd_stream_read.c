@@ -1,13 +1,13 @@
 /* cmd_stream_read.c — the STREAM command layer's reads: XREAD and XREADGROUP, served at once
  * or parked through exec/blocking.h's generic spec, with Redis 7.0's replies (a map of stream
  * -> entries in RESP3, an array of [stream, entries] pairs in RESP2), errors, and, for
- * XREADGROUP, the effects Redis propagates (XCLAIM per delivered entry, XGROUP SETID for the
- * group's last ID, XGROUP CREATECONSUMER). XREAD's "+" reads the last entry, as Redis 7.4.
+ * XREADGROUP, the effects Redis 7.0 propagates (an XCLAIM per delivered entry; for NOACK reads
+ * XGROUP CREATECONSUMER and XGROUP SETID; nothing for a history read). XREAD's "+" reads the last entry, as Redis 7.4.
  * The entry commands are cmd_stream.c, the groups' cmd_stream_group.c.
  *
  * A parked read is a gr_request_t whose items are the keys, then one ID per key (the "$"
  * already resolved to the stream's last ID, ">" kept), count the COUNT (0: Redis's 1000 for a
- * woken read), flag 1 for NOACK, arg1/arg2 the group and consumer (XREADGROUP), timeout the
+ * woken read), flag READ_NOACK | READ_GROUP, arg1/arg2 the group and consumer (XREADGROUP), timeout the
  * BLOCK milliseconds as seconds. The blocking layer serves it on one key at a time (its
  * GR_BLOCK_KEYS_PAIRED mode hands the key with its ID), when that key holds an entry past the
  * ID (or past the group's last delivered ID); a deleted stream answers a parked XREADGROUP
@@ -21,6 +21,7 @@
 #include "exec/lookup.h"
 
 #define BLOCKED_DEFAULT_COUNT 1000   /* Redis's XREAD_BLOCKED_DEFAULT_COUNT */
+enum { READ_NOACK = 1, READ_GROUP = 2 };   /* the parked request's flag */
 
 typedef struct read_args {
     int64_t timeout_ms;          /* -1: no BLOCK */
@@ -167,7 +168,9 @@ static void reply_new_for_group(gr_server_t *db, gr_reply_t *reply, gr_bytes_t k
         gr_xcmd_effect_xclaim(db, key, group_name, group, nack);
     }
     gr_stream_iter_stop(&iter);
-    if (moved) gr_xcmd_effect_setid(db, key, group_name, group);
+    /* Redis 7.0 propagates the group's new last ID on its own only for NOACK reads (each
+     * XCLAIM above carries it as LASTID otherwise) */
+    if (moved && noack) gr_xcmd_effect_setid(db, key, group_name, group);
 }
 
 /* Serve what request's keys hold past their IDs: 1 replied (entries, or an error), 0 nothing.
@@ -175,7 +178,7 @@ static void reply_new_for_group(gr_server_t *db, gr_reply_t *reply, gr_bytes_t k
  * -NOGROUP's "no longer exists" text, a missing stream -UNBLOCKED). */
 static int serve_read(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply, int blocked) {
     const size_t n = r->item_count / 2;
-    const int group_read = r->arg1.data != NULL;
+    const int group_read = (r->flag & READ_GROUP) != 0;
     size_t count = r->count ? r->count : (blocked ? BLOCKED_DEFAULT_COUNT : 0);
     /* which keys can be served (the reply's length leads) */
     size_t ready = 0;
@@ -233,7 +236,7 @@ static int serve_read(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply,
                 changes++;
                 gr_watch_touch_current(db, key);
                 gr_call_notify(db, GR_NOTIFY_STREAM, "xgroup-createconsumer", key);
-                gr_xcmd_effect_createconsumer(db, key, r->arg1, r->arg2);
+                if (r->flag & READ_NOACK) gr_xcmd_effect_createconsumer(db, key, r->arg1, r->arg2);   /* else the XCLAIMs make it */
             }
             (void)created;
             if (history) {
@@ -241,7 +244,7 @@ static int serve_read(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply,
                 gr_xcmd_parse_id(id_text.data, id_text.length, &start, 0, 1, NULL);
                 reply_history(db, reply, stream, consumer, &start, count);
             } else {
-                reply_new_for_group(db, reply, key, stream, r->arg1, group, consumer, count, r->flag);
+                reply_new_for_group(db, reply, key, stream, r->arg1, group, consumer, count, r->flag & READ_NOACK);
                 gr_watch_touch_current(db, key);
             }
             changes++;
@@ -273,7 +276,7 @@ static int block_ready_for(const gr_ks_entry_t *entry, const gr_request_t *r, ui
     if (entry->type != GR_TYPE_STREAM) return 0;
     const gr_stream_t *stream = entry->value;
     gr_bytes_t id_text = r->items[r->item_count / 2 + key_index];
-    if (r->arg1.data) {
+    if (r->flag & READ_GROUP) {
         const gr_stream_group_t *group = gr_stream_group_find(stream, r->arg1.data, r->arg1.length);
         return !group || has_past(stream, &group->last_id);
     }
@@ -292,7 +295,7 @@ static void block_timeout(const gr_request_t *request, gr_reply_t *reply) {
 
 /* A parked XREADGROUP whose stream was deleted (Redis 7's signalDeletedKeyAsReady). */
 static void block_gone(const gr_request_t *request, gr_reply_t *reply) {
-    if (request->arg1.data)
+    if (request->flag & READ_GROUP)
         gr_reply_error_text(reply, GR_ERR_GENERIC, "UNBLOCKED the stream key no longer exists");
 }
 
@@ -373,15 +376,27 @@ static void read_generic(gr_server_t *db, size_t argc, const uint8_t *const *arg
     request.items = items;
     request.item_count = request.item_capacity = (uint32_t)(2 * n);
     request.count = args.count > UINT32_MAX ? UINT32_MAX : (uint32_t)args.count;
-    request.flag = (uint8_t)args.noack;
+    request.flag = (uint8_t)((args.noack ? READ_NOACK : 0) | (group_read ? READ_GROUP : 0));
     if (group_read) request.arg1 = args.group, request.arg2 = args.consumer;
     if (args.timeout_ms < 0) {
         if (!serve_read(db, &request, reply, 0)) gr_reply_nil_array(reply);
         goto done;
     }
     request.timeout = (double)args.timeout_ms / 1000.0;
+    if (serve_read(db, &request, reply, 0)) goto done;
+    /* About to park: the consumer exists from now on, as Redis 7.2+ and Valkey make it before
+     * blocking (7.0 made it only when served). */
+    for (size_t i = 0; group_read && i < n; i++) {
+        gr_stream_t *stream;
+        if (gr_xcmd_find_or_reply(db, items[i], &stream, 0, NULL) <= 0) continue;
+        gr_stream_group_t *group = gr_stream_group_find(stream, args.group.data, args.group.length);
+        if (!group || gr_stream_consumer_find(group, args.consumer.data, args.consumer.length)) continue;
+        int created;
+        if (!gr_xcmd_consumer_or_reply(db, items[i], group, args.consumer, &created, reply)) goto done;
+        gr_xcmd_effect_createconsumer(db, items[i], args.group, args.consumer);
+    }
     /* a parked read serves COUNT or Redis's 1000 */
-    gr_blocking_run(db, group_read ? &gr_stream_block_readgroup : &gr_stream_block_read, &request, reply);
+    gr_blocking_run_unserved(db, group_read ? &gr_stream_block_readgroup : &gr_stream_block_read, &request, reply);
 done:
     if (items && items != on_stack) gr_mem_free(items, GR_MEM_OTHER);
     if (ids && ids != ids_on_stack) gr_mem_free(ids, GR_MEM_OTHER);
