@@ -526,12 +526,12 @@ static void range_generic(gr_server_t *db, size_t argc, const uint8_t *const *ar
     gr_stream_t *stream;
     int found = gr_xcmd_find_or_reply(db, gr_xcmd_arg(argv, argv_length, 1), &stream, 0, reply);
     if (found < 0) return;
-    if (count == 0) {   /* Redis: COUNT 0 (or negative) is a nil array, before the key is looked at */
-        gr_reply_nil_array(reply);
-        return;
-    }
     if (!found) {
         gr_reply_array_begin(reply, 0);
+        return;
+    }
+    if (count == 0) {   /* Redis: COUNT 0 (or negative) on a stream is a nil array */
+        gr_reply_nil_array(reply);
         return;
     }
     gr_xcmd_reply_range(reply, stream, &start, &end, count < 0 ? 0 : (size_t)count, reverse);
@@ -641,10 +641,6 @@ void gr_cmd_xsetid(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
             gr_xcmd_reply_error(reply, "ERR The entries_added specified in XSETID is smaller than the target stream length");
             return;
         }
-    }
-    if (gr_stream_id_cmp(&id, &stream->max_deleted_entry_id) < 0) {
-        gr_xcmd_reply_error(reply, "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id");
-        return;
     }
     stream->last_id = id;
     if (entries_added != -1) stream->entries_added = (uint64_t)entries_added;

@@ -453,7 +453,7 @@ void gr_cmd_xclaim(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
             if (!(consumer = gr_xcmd_consumer_or_reply(db, key, group, name, &created, reply))) goto done;
         }
         if (!nack) {
-            if (!(nack = gr_stream_nack_add(group, consumer, &id, delivery_time, 0))) {
+            if (!(nack = gr_stream_nack_add(group, consumer, &id, delivery_time, 1))) {   /* Redis's new NACK counts 1 */
                 gr_reply_oom(reply);
                 goto done;
             }

@@ -355,14 +355,10 @@ static void read_generic(gr_server_t *db, size_t argc, const uint8_t *const *arg
                 goto done;
             }
         } else if (!group_read && is_word(id_text, '+')) {
-            /* Redis 7.4: the last entry (read as everything past the entry before it) */
-            gr_stream_id_t before = {0, 0}, top;
-            if (found && stream->length && gr_stream_edge_id(stream, 0, &top)) {
-                before = top;
-                gr_stream_id_decr(&before);
-            } else if (found) {
-                before = stream->last_id;
-            }
+            /* Redis 7.4: the entry with the last generated ID, if it is still there (read as
+             * everything past the ID before it) */
+            gr_stream_id_t before = found ? stream->last_id : (gr_stream_id_t){0, 0};
+            if (found && stream->length) gr_stream_id_decr(&before);
             items[n + i] = (gr_bytes_t){(const uint8_t *)ids[i], (uint32_t)gr_stream_id_format(&before, ids[i])};
         } else {
             gr_stream_id_t id;
