@@ -98,6 +98,11 @@ def _streams_words(streams: Mapping) -> list:
 class StreamCommands(CommandsCore):
     def xadd(self, name: Any, fields: Mapping, id: Any = "*", maxlen: Any = None, approximate: bool = True,
              nomkstream: bool = False, minid: Any = None, limit: Any = None) -> Any:
+        if type(fields) is dict and fields and maxlen is None and minid is None and limit is None and not nomkstream:
+            argv = [b"XADD", encode(name), encode(id)]   # the plain form, without the option checks
+            for pair in fields.items():
+                argv += map(encode, pair)
+            return self._execute(tuple(argv))
         words = _trim_words(maxlen, minid, approximate, limit, "XADD")
         if nomkstream:
             words.append(b"NOMKSTREAM")

@@ -5,7 +5,6 @@
  */
 #include "engines/stream/stream.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "core/varint.h"
@@ -46,8 +45,25 @@ int gr_stream_id_decr(gr_stream_id_t *id) {
     return 0;
 }
 
+/* Digits of value at out; returns the count (no terminator). */
+static size_t u64_digits(uint64_t value, char *out) {
+    char reversed[20];
+    size_t n = 0;
+    do {
+        reversed[n++] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value);
+    for (size_t i = 0; i < n; i++) out[i] = reversed[n - 1 - i];
+    return n;
+}
+
 size_t gr_stream_id_format(const gr_stream_id_t *id, char *out) {
-    return (size_t)snprintf(out, 42, "%llu-%llu", (unsigned long long)id->ms, (unsigned long long)id->seq);
+    /* every reply of an entry names its ID: digits by hand, not snprintf */
+    size_t n = u64_digits(id->ms, out);
+    out[n++] = '-';
+    n += u64_digits(id->seq, out + n);
+    out[n] = '\0';
+    return n;
 }
 
 /* ---- nodes ---- */
