@@ -99,3 +99,27 @@ def test_the_asyncio_ring_client_serves_a_work_queue_while_a_reader_blocks(gobli
             assert (await client.xpending("aq", "g"))["pending"] == 0
 
     asyncio.run(main())
+
+
+def test_xadd_many_and_xack_many_are_one_call_each_and_agree_with_the_plain_commands(ring, resp):
+    ring.flushall()
+    ids = ring.xadd_many("b", [{"f": "v0"}, {b"f": b"v1", "g": 2}, [(b"h", b"x" * 300)]], ids=["1-1", "1-2", "5-0"])
+    assert ids == [b"1-1", b"1-2", b"5-0"]
+    generated = ring.xadd_many("b", [{"n": str(i)} for i in range(1000)])
+    parsed = [tuple(map(int, i.split(b"-"))) for i in generated]
+    assert len(parsed) == 1000 and parsed == sorted(set(parsed)) and parsed[0] > (5, 0)
+    assert resp.xrange("b", "-", "5-0") == [(b"1-1", {b"f": b"v0"}), (b"1-2", {b"f": b"v1", b"g": b"2"}),
+                                          (b"5-0", {b"h": b"x" * 300})]
+    assert resp.xlen("b") == 1003
+    resp.xgroup_create("b", "g", "0")
+    delivered = resp.xreadgroup("g", "c", {"b": ">"})[0][1]
+    assert ring.xack_many("b", "g", [entry_id for entry_id, _ in delivered] + [b"9-9"], per_message=100) == 1003
+    assert resp.xpending("b", "g")["pending"] == 0
+    assert ring.xadd_many("b", []) == []
+    resp.set("s", "x")
+    from goblin_ring import ResponseError
+    with pytest.raises(ResponseError, match="WRONGTYPE"):
+        ring.xadd_many("s", [{"f": "v"}])
+    with pytest.raises(ResponseError, match="equal or smaller"):
+        ring.xadd_many("b", [{"f": "v"}], ids=["1-1"])
+    assert ring.ping()
