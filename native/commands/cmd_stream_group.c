@@ -525,8 +525,10 @@ void gr_cmd_xautoclaim(gr_server_t *db, size_t argc, const uint8_t *const *argv,
     int64_t attempts = count * 10;
     gr_bytes_t name = gr_xcmd_arg(argv, argv_length, 3);
     /* Claim first, collecting the claimed and deleted IDs; then reply (the cursor leads). */
-    gr_stream_id_t *claimed = gr_mem_alloc((size_t)count * sizeof *claimed, GR_MEM_OTHER);
-    gr_stream_id_t *deleted = gr_mem_alloc((size_t)count * sizeof *deleted, GR_MEM_OTHER);
+    /* at most count IDs, and never more than the PEL holds (COUNT may be up to 2^59) */
+    const size_t room = (size_t)count < group->pel.count ? (size_t)count : group->pel.count;
+    gr_stream_id_t *claimed = gr_mem_alloc((room ? room : 1) * sizeof *claimed, GR_MEM_OTHER);
+    gr_stream_id_t *deleted = gr_mem_alloc((room ? room : 1) * sizeof *deleted, GR_MEM_OTHER);
     if (!claimed || !deleted) {
         gr_mem_free(claimed, GR_MEM_OTHER);
         gr_mem_free(deleted, GR_MEM_OTHER);
