@@ -737,6 +737,54 @@ class ClientCore:
             _buffer(value_data), _int64s(value_offsets), _int64s(value_lengths), count, per_message, self.result))
         return self.value(self.result)
 
+    def xadd_many(self, key: bytes, fields_list: Any, ids: Any) -> list:
+        """XADD each entry of fields_list (dicts, or sequences of (field, value) pairs) in one C
+        call (client_stream.c), at ids (a sequence, or None for "*"): the IDs added."""
+        import numpy
+
+        from .client.commands.core import encode
+
+        fields, values, counts = [], [], []
+        for entry in fields_list:
+            pairs = entry.items() if isinstance(entry, dict) else entry
+            n = 0
+            for field, value in pairs:
+                fields.append(field if type(field) is bytes else encode(field))
+                values.append(value if type(value) is bytes else encode(value))
+                n += 1
+            if n == 0:
+                raise ValueError("xadd_many: an entry needs at least one field")
+            counts.append(n)
+        count = len(counts)
+        if count == 0:
+            return []
+        field_data, field_offsets, field_lengths, _ = _pack_values(fields)
+        value_data, value_offsets, value_lengths, _ = _pack_values(values)
+        pair_counts = numpy.asarray(counts, dtype=numpy.int64)
+        if ids is not None:
+            id_data, id_offsets, id_lengths, id_count = _pack_values(ids)
+            if id_count != count:
+                raise ValueError(f"xadd_many: {count} entries but {id_count} ids")
+            id_args = (_buffer(id_data), _int64s(id_offsets), _int64s(id_lengths))
+        else:
+            id_args = (ffi.NULL, ffi.NULL, ffi.NULL)
+        out_offsets = numpy.empty(count, dtype=numpy.int64)
+        out_lengths = numpy.empty(count, dtype=numpy.int64)
+        out_data, out_size = ffi.new("uint8_t **"), ffi.new("size_t *")
+        self.check(lib.gr_client_xadd_many(
+            self.pointer, key, len(key), _buffer(field_data), _int64s(field_offsets), _int64s(field_lengths),
+            _buffer(value_data), _int64s(value_offsets), _int64s(value_lengths), _int64s(pair_counts), *id_args,
+            count, _int64s(out_offsets), _int64s(out_lengths), out_data, out_size, self.result))
+        return self._batch_values(out_offsets, out_lengths, out_data, out_size)
+
+    def xack_many(self, key: bytes, group: bytes, ids: Any, per_message: int) -> int:
+        """XACK every ID in one C call (client_stream.c): the entries acknowledged."""
+        data, offsets, lengths, count = _pack_values(ids)
+        self.check(lib.gr_client_xack_many(
+            self.pointer, key, len(key), group, len(group), _buffer(data), _int64s(offsets), _int64s(lengths), count,
+            per_message, self.result))
+        return self.value(self.result)
+
     def _batch_values(self, out_offsets: Any, out_lengths: Any, out_data: Any, out_size: Any) -> list:
         """A values batch's ending (HMGET, ARMGET): an error reply raised, else bytes or None per
         item cut from the one malloc'd arena client_batch.c filled, which is freed here."""

@@ -12,7 +12,8 @@ waits on an eventfd the client gave the server at attach (loop.add_reader), whic
 writes with the next reply, beside its futex wake. A lone task whose reply comes within the
 spin gets it without a trip through the loop.
 
-Commands that hold a session — blocking pops (BLPOP ... ) and transactions (MULTI/EXEC, WATCH)
+Commands that hold a session — blocking pops (BLPOP ... ), XREAD/XREADGROUP with BLOCK, and
+transactions (MULTI/EXEC, WATCH)
 — run on a session of their own taken from a small pool of idle ones (made on first need,
 kept for reuse), so they never stall the other tasks' commands. A task cancelled while its
 request is in flight leaves the session usable: its reply is read and dropped in turn.
@@ -42,6 +43,8 @@ _join = b"".join
 SPIN_ITERATIONS = 400          # pause instructions spun for a reply before the loop waits (a few us)
 _HOLDS_SESSION = frozenset((b"BLPOP", b"BRPOP", b"BLMOVE", b"BRPOPLPUSH", b"BLMPOP", b"BZPOPMIN", b"BZPOPMAX",
                             b"BZMPOP", b"WATCH", b"MULTI", b"EXEC", b"DISCARD", b"UNWATCH"))
+# ... and these when given BLOCK (XREAD / XREADGROUP BLOCK ms park their session)
+_HOLDS_SESSION_WITH_BLOCK = frozenset((b"XREAD", b"XREADGROUP"))
 
 
 class _LoopSession(_RingSession):
@@ -287,7 +290,9 @@ class RingClient(Commands):
     def _execute(self, argv: tuple, convert: Any = None) -> Any:
         if self._closed:
             return self._refuse()
-        if argv[0].upper() in _HOLDS_SESSION:
+        name = argv[0].upper()
+        if name in _HOLDS_SESSION or (name in _HOLDS_SESSION_WITH_BLOCK and
+                                      any(type(a) is bytes and a.upper() == b"BLOCK" for a in argv[1:])):
             return self._on_own_session(argv, convert)
         return self._main.call(argv, convert)
 

@@ -43,6 +43,7 @@ CDEF_HEADERS = [
     "ring/session.h",
     "client/client.h",
     "client/client_batch.h",
+    "client/client_stream.h",
     "client/client_pubsub.h",
 
     "client/client_array.h",

@@ -28,7 +28,8 @@ from goblin_ring import RingClient
 from goblin_ring.errors import GoblinError
 from resp_wire import encode_command, raw_connection
 from servers import RedisServer
-from write_scenarios import (BLOCKED_SERVED, SCENARIOS, DumpOf, base_of, blocked_served_for, blocking_commands,
+from write_scenarios import (BLOCKED_SERVED, SCENARIOS, DumpOf, base_of, blocked_served_for, blocked_setup_for,
+                             blocking_commands,
                              bulk_payload, steps_for, with_prefix, write_commands)
 
 FLAGS = "KEAn"
@@ -243,13 +244,15 @@ def test_a_write_command_counts_the_changes_the_reference_counts(command, transp
     assert wrong == [], f"{command} over {transport}: change counts differ\n" + "\n".join(wrong)
 
 
-def served_observation(tap, waiter_argv, push_argv, ring_client=None) -> tuple[list[str], int]:
+def served_observation(tap, waiter_argv, push_argv, ring_client=None, setup=()) -> tuple[list[str], int]:
     """The events and the change count of a push that serves a parked waiter (over RESP, or
-    over the ring when ring_client is given); the push comes over RESP."""
+    over the ring when ring_client is given); the push comes over RESP, after the setup steps."""
     waiter_argv, push_argv = with_prefix(waiter_argv, PREFIX), with_prefix(push_argv, PREFIX)
     counts, replies = [], []
 
     def run():
+        for step in setup:   # inside the run: collect() starts from an empty keyspace
+            tap.writer.request(*with_prefix(step, PREFIX))
         if ring_client is None:
             waiter = raw_connection(tap.port)
             waiter.sendall(encode_command(*waiter_argv))
@@ -285,10 +288,12 @@ def test_a_parked_command_served_by_a_push_publishes_and_counts_what_valkey_does
     if base not in BLOCKED_SERVED:
         pytest.fail(f"{command} has no BLOCKED_SERVED entry in write_scenarios.py")
     if ("served", base) not in _observed:
-        _observed[("served", base)] = served_observation(taps["valkey"], *BLOCKED_SERVED[base])
+        _observed[("served", base)] = served_observation(taps["valkey"], *BLOCKED_SERVED[base],
+                                                         setup=blocked_setup_for(base))
     expected_events, expected_count = _observed[("served", base)]
     seen_events, seen_count = served_observation(taps["goblin"], *blocked_served_for(command),
-                                                 ring_client if transport == "ring" else None)
+                                                 ring_client if transport == "ring" else None,
+                                                 setup=blocked_setup_for(command))
     diff = "\n".join(difflib.unified_diff(expected_events, seen_events, "valkey", "goblin", lineterm="", n=2))
     assert seen_events == expected_events, f"{command} over {transport}: events differ\n{diff}"
     assert seen_count == expected_count, f"{command} over {transport}: the push counted {seen_count} changes, valkey {expected_count}"

@@ -28,7 +28,8 @@ from goblin_ring import RespClient, RingClient
 from goblin_ring.errors import GoblinError
 from resp_wire import encode_command, raw_connection
 from servers import GoblinServer, RedisServer
-from write_scenarios import (BLOCKED_SERVED, SCENARIOS, DumpOf, base_of, blocked_served_for, blocking_commands,
+from write_scenarios import (BLOCKED_SERVED, SCENARIOS, DumpOf, base_of, blocked_served_for, blocked_setup_for,
+                             blocking_commands,
                              bulk_payload, steps_for, with_prefix, write_commands)
 
 WRITE_COMMANDS = write_commands()
@@ -236,6 +237,10 @@ def shared_run(tmp_path_factory):
 def serve_a_parked_waiter(server: GoblinServer, waiter: Executor, command: str, prefix: str) -> None:
     """The blocking command parks on `waiter`'s transport; a push over RESP serves it."""
     waiter_argv, push_argv = (with_prefix(argv, prefix) for argv in blocked_served_for(command))
+    if blocked_setup_for(command):
+        with raw_connection(server.port) as setup:
+            for step in blocked_setup_for(command):
+                setup.request(*with_prefix(step, prefix))
     replies = []
     thread = threading.Thread(target=lambda: replies.append(waiter(*waiter_argv)))
     thread.start()

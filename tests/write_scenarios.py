@@ -362,6 +362,61 @@ def _zset_scenarios() -> dict:
     return s
 
 
+def _stream_scenarios() -> dict:
+    """Streams, against redis-server 7.0. IDs are explicit where the key's contents must agree
+    between servers; "*" steps check that the generated ID is what propagates. XCLAIM gives
+    TIME so its effect does not depend on when it ran."""
+    s = {}
+    s["xadd"] = Scenario([("XADD", "~x", "1-1", "a", "1"), ("XADD", "~x", "1-1", "a", "1"), ("XADD", "~x", "1-*", "b", "2"),
+                          ("XADD", "~x", "*", "c", "3"), ("XADD", "~x", "MAXLEN", "2", "*", "d", "4"),
+                          ("XADD", "~x", "MAXLEN", "~", "1", "LIMIT", "10", "*", "e", "5"),
+                          ("XADD", "~x", "MINID", "=", "0-5", "*", "f", "6"),
+                          ("XADD", "~missing", "NOMKSTREAM", "1-1", "a", "b"), ("XADD", "~x", "0-0", "a", "b"),
+                          ("XADD", "~x", "5-1", "a"), ("SET", "~s", "v"), ("XADD", "~s", "1-1", "a", "b")])
+    s["xdel"] = Scenario([("XADD", "~x", "1-1", "a", "1"), ("XADD", "~x", "2-1", "a", "2"), ("XDEL", "~x", "1-1", "9-9"),
+                          ("XDEL", "~x", "9-9"), ("XDEL", "~x", "bad"), ("XDEL", "~missing", "1-1"), ("XDEL", "~x", "2-1"),
+                          ("EXISTS", "~x")])
+    s["xtrim"] = Scenario([*[("XADD", "~x", f"{i}-1", "f", "v") for i in range(1, 8)], ("XTRIM", "~x", "MAXLEN", "5"),
+                           ("XTRIM", "~x", "MAXLEN", "~", "1"), ("XTRIM", "~x", "MINID", "4"), ("XTRIM", "~x", "MINID", "1"),
+                           ("XTRIM", "~x", "MAXLEN", "~", "0", "LIMIT", "100"), ("XTRIM", "~missing", "MAXLEN", "0"),
+                           ("XTRIM", "~x", "LIMIT", "1"), ("XTRIM", "~x", "MAXLEN", "0")])
+    s["xsetid"] = Scenario([("XADD", "~x", "5-1", "a", "1"), ("XSETID", "~x", "6-0"), ("XSETID", "~x", "1-0"),
+                            ("XSETID", "~x", "7-0", "ENTRIESADDED", "9", "MAXDELETEDID", "3-0"),
+                            ("XSETID", "~missing", "1-0"), ("XSETID", "~x", "x")])
+    s["xgroup"] = Scenario([("XADD", "~x", "1-1", "a", "1"), ("XGROUP", "CREATE", "~x", "g", "0"),
+                            ("XGROUP", "CREATE", "~x", "g", "$"), ("XGROUP", "CREATE", "~new", "g", "$", "MKSTREAM"),
+                            ("XGROUP", "CREATE", "~none", "g", "$"), ("XGROUP", "SETID", "~x", "g", "1-1", "ENTRIESREAD", "1"),
+                            ("XGROUP", "CREATECONSUMER", "~x", "g", "c"), ("XGROUP", "CREATECONSUMER", "~x", "g", "c"),
+                            ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "~x", "0"),
+                            ("XGROUP", "DELCONSUMER", "~x", "g", "c"), ("XGROUP", "DELCONSUMER", "~x", "g", "zz"),
+                            ("XGROUP", "DESTROY", "~x", "g"), ("XGROUP", "DESTROY", "~x", "g")])
+    s["xreadgroup"] = Scenario([("XADD", "~x", "1-1", "a", "1"), ("XADD", "~x", "2-1", "b", "2"),
+                                ("XGROUP", "CREATE", "~x", "g", "0"),
+                                ("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "~x", ">"),
+                                ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "~x", "0"),
+                                ("XREADGROUP", "GROUP", "g", "c2", "NOACK", "STREAMS", "~x", ">"),
+                                ("XREADGROUP", "GROUP", "g", "c3", "STREAMS", "~x", ">"),
+                                ("XREADGROUP", "GROUP", "g", "c", "BLOCK", "10", "STREAMS", "~x", ">"),
+                                ("XREADGROUP", "GROUP", "zz", "c", "STREAMS", "~x", ">")])
+    s["xack"] = Scenario([("XADD", "~x", "1-1", "a", "1"), ("XADD", "~x", "2-1", "b", "2"), ("XGROUP", "CREATE", "~x", "g", "0"),
+                          ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "~x", ">"), ("XACK", "~x", "g", "1-1", "9-9"),
+                          ("XACK", "~x", "g", "1-1"), ("XACK", "~x", "zz", "2-1"), ("XACK", "~x", "g", "bad")])
+    s["xclaim"] = Scenario([("XADD", "~x", "1-1", "a", "1"), ("XADD", "~x", "2-1", "b", "2"), ("XGROUP", "CREATE", "~x", "g", "0"),
+                            ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "~x", ">"),
+                            ("XCLAIM", "~x", "g", "d", "0", "1-1", "TIME", "1700000000000"),
+                            ("XCLAIM", "~x", "g", "d", "0", "2-1", "RETRYCOUNT", "7", "TIME", "1700000000000", "JUSTID"),
+                            ("XCLAIM", "~x", "g", "d", "3600000", "1-1"), ("XCLAIM", "~x", "g", "d", "0", "5-5"),
+                            ("XCLAIM", "~x", "g", "d", "0", "9-9", "LASTID", "9-9"), ("XDEL", "~x", "2-1"),
+                            ("XCLAIM", "~x", "g", "e", "0", "2-1", "TIME", "1700000000000"),
+                            ("XCLAIM", "~x", "zz", "d", "0", "1-1"), ("XCLAIM", "~x", "g", "d", "0", "1-1", "BOGUS")])
+    s["xautoclaim"] = Scenario([("XADD", "~x", "1-1", "a", "1"), ("XADD", "~x", "2-1", "b", "2"),
+                                ("XGROUP", "CREATE", "~x", "g", "0"), ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "~x", ">"),
+                                ("XDEL", "~x", "1-1"), ("XAUTOCLAIM", "~x", "g", "d", "0", "0", "COUNT", "1", "JUSTID"),
+                                ("XAUTOCLAIM", "~x", "g", "d", "3600000", "0"), ("XAUTOCLAIM", "~x", "g", "d", "0", "0"),
+                                ("XAUTOCLAIM", "~x", "zz", "d", "0", "0"), ("XAUTOCLAIM", "~x", "g", "d", "0", "0", "COUNT", "0")])
+    return s
+
+
 def _array_scenarios() -> dict:
     """Redis 8.8's AR* commands. The expected events are read from Redis's own array command
     layer, src/t_array.c of redis/redis (each handler's notifyKeyspaceEvent calls): every
@@ -426,7 +481,17 @@ BLOCKED_SERVED: dict[str, tuple[tuple, tuple]] = {
     "bzpopmin": (("BZPOPMIN", "~q", "0"), ("ZADD", "~q", "1", "a")),
     "bzpopmax": (("BZPOPMAX", "~q", "0"), ("ZADD", "~q", "1", "a", "2", "b")),
     "bzmpop": (("BZMPOP", "0", "1", "~q", "MIN", "COUNT", "5"), ("ZADD", "~q", "1", "a", "2", "b")),
+    "xread": (("XREAD", "BLOCK", "0", "STREAMS", "~q", "$"), ("XADD", "~q", "*", "a", "1")),
+    "xreadgroup": (("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "~q", ">"), ("XADD", "~q", "*", "a", "1")),
 }
+# What a served scenario needs before its waiter parks (run on the same server, before it).
+BLOCKED_SETUP: dict[str, list[tuple]] = {
+    "xreadgroup": [("XGROUP", "CREATE", "~q", "g", "$", "MKSTREAM")],
+}
+
+
+def blocked_setup_for(command: str) -> list[tuple]:
+    return list(BLOCKED_SETUP.get(base_of(command), []))
 
 
 def blocking_commands() -> list[str]:
@@ -483,8 +548,8 @@ def _geo_scenarios() -> dict:
 
 
 SCENARIOS: dict[str, Scenario] = {**_list_scenarios(), **_string_scenarios(), **_generic_scenarios(),
-                                  **_hash_scenarios(), **_set_scenarios(), **_zset_scenarios(), **_array_scenarios(),
-                                  **_hyperloglog_scenarios(), **_geo_scenarios()}
+                                  **_hash_scenarios(), **_set_scenarios(), **_zset_scenarios(), **_stream_scenarios(),
+                                  **_array_scenarios(), **_hyperloglog_scenarios(), **_geo_scenarios()}
 
 
 def write_commands() -> list[str]:

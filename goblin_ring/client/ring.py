@@ -670,6 +670,16 @@ class RingClient(Commands):
         call, per_message pairs to a request; returns the fields added."""
         return self._live().hset_many(encode(name), fields, values, per_message)
 
+    def xadd_many(self, name: Any, fields_list: Sequence, ids: Sequence | None = None) -> list:
+        """XADD one entry per item of fields_list (dicts, or sequences of (field, value) pairs of
+        bytes/str) in one C call, each at "*" (or at ids[i]); the IDs added, as bytes."""
+        return self._live().xadd_many(encode(name), fields_list, ids)
+
+    def xack_many(self, name: Any, groupname: Any, ids: Sequence, per_message: int = 128) -> int:
+        """XACK every ID (a sequence of bytes/str, or a numpy 'S' array) in one C call, per_message
+        IDs to a request; returns how many were acknowledged."""
+        return self._live().xack_many(encode(name), encode(groupname), ids, per_message)
+
     def hmget_many(self, name: Any, fields: Sequence[bytes], per_message: int = 128) -> list:
         """HMGET every field (a sequence of bytes or a numpy 'S' array) in one C call: bytes or
         None per field."""

@@ -42,7 +42,7 @@ static int never_served(gr_server_t *db, const gr_request_t *request, gr_reply_t
 
 /* Parked on no key: only the timeout (or CLIENT UNBLOCK) answers it. */
 const gr_block_spec_t gr_waitaof_block = {"waitaof", GR_BLOCK_KEYS_IN_ITEMS, never_ready, never_served, waitaof_reply,
-                                          3, 1};
+                                          3, 1, NULL, NULL, NULL};
 
 void gr_cmd_waitaof(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply) {

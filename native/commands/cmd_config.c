@@ -40,6 +40,7 @@ typedef enum {
     P_CLIENT_QUERY_BUFFER_LIMIT, P_LIST_MAX_LISTPACK_SIZE, P_LIST_COMPRESS_DEPTH, P_SET_MAX_INTSET_ENTRIES,
     P_SET_MAX_LISTPACK_ENTRIES, P_SET_MAX_LISTPACK_VALUE, P_HASH_MAX_LISTPACK_ENTRIES, P_HASH_MAX_LISTPACK_VALUE, P_HLL_SPARSE_MAX_BYTES,
     P_ZSET_MAX_LISTPACK_ENTRIES, P_ZSET_MAX_LISTPACK_VALUE, P_ZSET_IMPLEMENTATION,
+    P_STREAM_NODE_MAX_BYTES, P_STREAM_NODE_MAX_ENTRIES,
     P_NOTIFY_KEYSPACE_EVENTS,
     P_APPENDFSYNC, P_APPENDFILENAME, P_AOF_LOAD_TRUNCATED, P_AUTO_AOF_REWRITE_PERCENTAGE, P_AUTO_AOF_REWRITE_MIN_SIZE,
     P_DBFILENAME, P_RDB_KEY_SAVE_DELAY, P_STOP_WRITES_ON_BGSAVE_ERROR,   /* persistence (persist/) */
@@ -95,6 +96,8 @@ static const param_t params[P_COUNT] = {
     [P_ZSET_MAX_LISTPACK_VALUE] = {"zset-max-listpack-value", KIND_MEMORY, 1, 0, INT64_MAX, "zset-max-ziplist-value"},
     /* goblin's: the encoding of sorted sets past the compact size (--zset-implementation) */
     [P_ZSET_IMPLEMENTATION] = {"zset-implementation", KIND_TEXT, 1, 0, 0},
+    [P_STREAM_NODE_MAX_BYTES] = {"stream-node-max-bytes", KIND_MEMORY, 1, 0, UINT32_MAX / 4},
+    [P_STREAM_NODE_MAX_ENTRIES] = {"stream-node-max-entries", KIND_INT, 1, 0, UINT32_MAX / 4},
     [P_NOTIFY_KEYSPACE_EVENTS] = {"notify-keyspace-events", KIND_TEXT, 1, 0, 0},
     /* the append-only log (persist/aof.h): appendonly above starts and stops it */
     [P_APPENDFSYNC] = {"appendfsync", KIND_TEXT, 1, 0, 0},
@@ -212,6 +215,8 @@ static void param_value(const gr_server_t *db, int id, char *out, size_t size) {
     case P_ZSET_MAX_LISTPACK_ENTRIES: snprintf(out, size, "%lld", (long long)db->config.zset_max_listpack_entries); break;
     case P_ZSET_MAX_LISTPACK_VALUE: snprintf(out, size, "%lld", (long long)db->config.zset_max_listpack_value); break;
     case P_ZSET_IMPLEMENTATION: snprintf(out, size, "%s", db->config.zset_packed ? "packed" : "standard"); break;
+    case P_STREAM_NODE_MAX_BYTES: snprintf(out, size, "%lld", (long long)db->config.stream_node_max_bytes); break;
+    case P_STREAM_NODE_MAX_ENTRIES: snprintf(out, size, "%lld", (long long)db->config.stream_node_max_entries); break;
     case P_NOTIFY_KEYSPACE_EVENTS: gr_notify_flags_text(db->notify_flags, out, size); break;
     case P_APPENDFSYNC: snprintf(out, size, "%s", appendfsync_names[db->config.appendfsync]); break;
     case P_APPENDFILENAME: snprintf(out, size, "%s", db->config.appendfilename); break;
@@ -467,6 +472,8 @@ static void apply(gr_server_t *db, int id, const parsed_value_t *parsed) {
     case P_ZSET_MAX_LISTPACK_ENTRIES: db->config.zset_max_listpack_entries = parsed->number; break;
     case P_ZSET_MAX_LISTPACK_VALUE: db->config.zset_max_listpack_value = parsed->number; break;
     case P_ZSET_IMPLEMENTATION: db->config.zset_packed = (uint8_t)parsed->number; break;
+    case P_STREAM_NODE_MAX_BYTES: db->config.stream_node_max_bytes = parsed->number; break;
+    case P_STREAM_NODE_MAX_ENTRIES: db->config.stream_node_max_entries = parsed->number; break;
     case P_NOTIFY_KEYSPACE_EVENTS: gr_db_set_notify_flags(db, gr_notify_parse_flags(parsed->text)); break;
     case P_LATENCY_MONITOR_THRESHOLD: db->config.latency_monitor_threshold_ms = parsed->number; break;
     case P_LATENCY_TRACKING: db->config.latency_tracking = (int)parsed->number; break;

@@ -478,9 +478,9 @@ static void reply_nil(const gr_request_t *r, gr_reply_t *reply) { (void)r; gr_re
 static void reply_nil_array(const gr_request_t *r, gr_reply_t *reply) { (void)r; gr_reply_nil_array(reply); }
 
 /* The blocking layer's view of the list commands (exec/blocking.h); the table's rows point here. */
-const gr_block_spec_t gr_list_block_pop = {"blpop", GR_BLOCK_KEYS_IN_ITEMS, holds_list, blocking_ready, reply_nil_array, -1, 0};
-const gr_block_spec_t gr_list_block_move = {"blmove", GR_BLOCK_KEY_IN_KEY, holds_list, blocking_ready, reply_nil, -1, 0};
-const gr_block_spec_t gr_list_block_mpop = {"blmpop", GR_BLOCK_KEYS_IN_ITEMS, holds_list, blocking_ready, reply_nil_array, 1, 0};
+const gr_block_spec_t gr_list_block_pop = {"blpop", GR_BLOCK_KEYS_IN_ITEMS, holds_list, blocking_ready, reply_nil_array, -1, 0, NULL, NULL, NULL};
+const gr_block_spec_t gr_list_block_move = {"blmove", GR_BLOCK_KEY_IN_KEY, holds_list, blocking_ready, reply_nil, -1, 0, NULL, NULL, NULL};
+const gr_block_spec_t gr_list_block_mpop = {"blmpop", GR_BLOCK_KEYS_IN_ITEMS, holds_list, blocking_ready, reply_nil_array, 1, 0, NULL, NULL, NULL};
 
 static const gr_block_spec_t *block_spec_of(uint16_t template_id) {
     return template_id == GR_T_BLMOVE ? &gr_list_block_move : template_id == GR_T_BLMPOP ? &gr_list_block_mpop

@@ -169,9 +169,9 @@ static void zset_block_timeout(const gr_request_t *r, gr_reply_t *reply) {
 }
 
 const gr_block_spec_t gr_zset_block_pop = {"bzpopmin", GR_BLOCK_KEYS_IN_ITEMS, holds_zset, zset_block_serve,
-                                           zset_block_timeout, -1, 0};
+                                           zset_block_timeout, -1, 0, NULL, NULL, NULL};
 const gr_block_spec_t gr_zset_block_mpop = {"bzmpop", GR_BLOCK_KEYS_IN_ITEMS, holds_zset, zset_block_serve,
-                                            zset_block_timeout, 1, 0};
+                                            zset_block_timeout, 1, 0, NULL, NULL, NULL};
 
 /* Redis's getTimeoutFromObjectOrReply: seconds as a float, not negative, within range. */
 static int parse_timeout_or_reply(const uint8_t *data, size_t length, double *seconds, gr_reply_t *reply) {

@@ -20,7 +20,8 @@
 #define GR_DIGEST_BYTES 20
 
 /* Redis's type numbers, as the digest mixes them in. */
-enum { GR_DIGEST_STRING = 0, GR_DIGEST_LIST = 1, GR_DIGEST_SET = 2, GR_DIGEST_ZSET = 3, GR_DIGEST_HASH = 4 };
+enum { GR_DIGEST_STRING = 0, GR_DIGEST_LIST = 1, GR_DIGEST_SET = 2, GR_DIGEST_ZSET = 3, GR_DIGEST_HASH = 4,
+       GR_DIGEST_STREAM = 6 };
 /* Arrays: not a Redis 7.0 type; goblin's own number, past Redis's stream (6) and module (5). */
 enum { GR_DIGEST_ARRAY = 16 };
 

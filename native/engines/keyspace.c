@@ -48,6 +48,7 @@ struct gr_keyspace {
     gr_ks_value_free_t free_value;
     void *context;
     gr_ks_add_observer_t add_observer;   /* NULL: none (gr_ks_set_add_observer) */
+    gr_ks_add_observer_t delete_observer;   /* NULL: none (gr_ks_set_delete_observer) */
 };
 
 /* ---- hashing ---- */
@@ -301,6 +302,7 @@ void gr_ks_replace_value(gr_keyspace_t *ks, gr_ks_entry_t *entry, uint8_t type, 
 }
 
 void gr_ks_set_add_observer(gr_keyspace_t *ks, gr_ks_add_observer_t observer) { ks->add_observer = observer; }
+void gr_ks_set_delete_observer(gr_keyspace_t *ks, gr_ks_add_observer_t observer) { ks->delete_observer = observer; }
 
 gr_ks_entry_t *gr_ks_unlink(gr_keyspace_t *ks, const uint8_t *key, size_t length) {
     if (gr_ks_size(ks) == 0) return NULL;
@@ -316,6 +318,12 @@ gr_ks_entry_t *gr_ks_unlink(gr_keyspace_t *ks, const uint8_t *key, size_t length
 int gr_ks_delete(gr_keyspace_t *ks, const uint8_t *key, size_t length) {
     gr_ks_entry_t *entry = gr_ks_unlink(ks, key, length);
     if (!entry) return 0;
+    if (ks->delete_observer) {
+        if (ks->free_value) ks->free_value(entry->type, entry->value, ks->context);
+        ks->delete_observer(ks->context, ks, entry->key, entry->key_length);
+        gr_ks_entry_free(ks, entry, 0);
+        return 1;
+    }
     gr_ks_entry_free(ks, entry, 1);
     return 1;
 }

@@ -100,6 +100,9 @@ gr_keyspace_t *gr_ks_new(gr_ks_value_free_t free_value, void *context, uint64_t 
 void gr_ks_free(gr_keyspace_t *ks);
 /* Set (or clear, with NULL) the observer of added keys. None by default. */
 void gr_ks_set_add_observer(gr_keyspace_t *ks, gr_ks_add_observer_t observer);
+/* Set (or clear) the observer gr_ks_delete calls with the key it deleted, after freeing its
+ * value (the blocking layer's deleted-key signal). Must not change the keyspace. */
+void gr_ks_set_delete_observer(gr_keyspace_t *ks, gr_ks_add_observer_t observer);
 /* "Now" in ms, used to stamp access_ms; set it before each command. Starts at 0. */
 void gr_ks_set_clock(gr_keyspace_t *ks, uint64_t now_ms);
 

@@ -95,7 +95,17 @@ const char *gr_blocking_timeout_error(double seconds) {
 
 /* The request's keys, as the spec places them. */
 static uint32_t key_count_of(const gr_block_spec_t *spec, const gr_request_t *r) {
-    return spec->keys == GR_BLOCK_KEY_IN_KEY ? 1 : r->item_count;
+    return spec->keys == GR_BLOCK_KEY_IN_KEY ? 1 : spec->keys == GR_BLOCK_KEYS_PAIRED ? r->item_count / 2 : r->item_count;
+}
+
+/* The index among the request's keys of the blocked key k (the first equal one). */
+static uint32_t key_index_of(const gr_block_spec_t *spec, const gr_request_t *r, const blocked_key_t *k) {
+    uint32_t n = key_count_of(spec, r);
+    for (uint32_t i = 0; i < n; i++) {
+        gr_bytes_t key = spec->keys == GR_BLOCK_KEY_IN_KEY ? r->key : r->items[i];
+        if (key.length == k->key_length && memcmp(key.data, k->key, key.length) == 0) return i;
+    }
+    return 0;
 }
 
 static gr_bytes_t key_at(const gr_block_spec_t *spec, const gr_request_t *r, uint32_t i) {
@@ -268,6 +278,32 @@ void gr_blocking_signal(gr_server_t *db, int32_t db_index, const uint8_t *key, s
     b->ready_tail = k;
 }
 
+void gr_blocking_signal_deleted(gr_server_t *db, int32_t db_index, const uint8_t *key, size_t key_length) {
+    if (db->blocked_count == 0) return;
+    gr_blocking_t *b = db->blocking;
+    blocked_key_t *k = find_key(b, db_index, key, key_length, key_hash(db_index, key, key_length));
+    if (!k) return;
+    /* answered at once, in blocking order; the key stays listed while waiters remain */
+    gr_connection_t *current = db->current;
+    int answered = 0;
+    for (waiter_link_t *link = k->head, *next; link; link = next) {
+        next = link->next;
+        gr_waiter_t *w = link->waiter;
+        if (!w->spec->gone_reply) continue;
+        gr_reply_t *reply = writer_for(w);
+        db->current = w->conn;
+        w->spec->gone_reply(w->request, reply);
+        gr_connection_t *conn = w->conn;
+        int last = k->head == link && !next && !k->ready;
+        unlink_waiter(db, w);   /* may free k when it was the last waiter */
+        mark_woken(db, conn);
+        answered = 1;
+        if (last) break;
+    }
+    db->current = current;
+    if (answered) recompute_deadline(db);
+}
+
 void gr_blocking_signal_db(gr_server_t *db, int32_t db_index) {
     if (db->blocked_count == 0) return;
     gr_blocking_t *b = db->blocking;
@@ -280,6 +316,7 @@ void gr_blocking_signal_db(gr_server_t *db, int32_t db_index) {
 static int key_ready_for(gr_server_t *db, const blocked_key_t *k, const gr_waiter_t *w) {
     gr_ks_entry_t *entry = gr_ks_find(db->keyspaces[k->db_index], k->key, k->key_length);
     if (!entry || gr_db_is_expired(db, entry)) return 0;
+    if (w->spec->ready_for) return w->spec->ready_for(entry, w->request, key_index_of(w->spec, w->request, k));
     return w->spec->ready(entry);
 }
 
@@ -299,8 +336,16 @@ static void serve_key(gr_server_t *db, blocked_key_t *k) {
         /* Re-run the command on this key alone, as its own connection. */
         gr_request_t request = *w->request;
         gr_bytes_t key = {k->key, (uint32_t)k->key_length};
-        if (w->spec->keys == GR_BLOCK_KEY_IN_KEY) request.key = key;
-        else request.items = &key, request.item_count = 1, request.item_capacity = 1;
+        gr_bytes_t pair[2];
+        if (w->spec->keys == GR_BLOCK_KEY_IN_KEY) {
+            request.key = key;
+        } else if (w->spec->keys == GR_BLOCK_KEYS_PAIRED) {
+            pair[0] = key;
+            pair[1] = w->request->items[w->request->item_count / 2 + key_index_of(w->spec, w->request, k)];
+            request.items = pair, request.item_count = 2, request.item_capacity = 2;
+        } else {
+            request.items = &key, request.item_count = 1, request.item_capacity = 1;
+        }
         db->current = conn;
         db->keyspace = db->keyspaces[w->db_index];
         gr_reply_t *reply = writer_for(w);

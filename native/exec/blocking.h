@@ -38,7 +38,10 @@
 /* Where a blocking request's keys are. */
 typedef enum gr_block_keys {
     GR_BLOCK_KEYS_IN_ITEMS = 0,   /* request->items (BLPOP k1 k2 ..., BLMPOP) */
-    GR_BLOCK_KEY_IN_KEY = 1       /* request->key alone (BLMOVE source) */
+    GR_BLOCK_KEY_IN_KEY = 1,      /* request->key alone (BLMOVE source) */
+    /* the first half of request->items, each with a partner in the second half at the same
+     * offset (XREAD's STREAMS k1 k2 id1 id2): served on one key as the two items {key, partner} */
+    GR_BLOCK_KEYS_PAIRED = 2
 } gr_block_keys_t;
 
 /* What the blocking layer needs of a blocking command; the command layer defines one per
@@ -60,6 +63,15 @@ typedef struct gr_block_spec {
      * argument). The ring client reads it to wait as long as the server may. */
     int8_t timeout_arg;
     uint8_t timeout_in_ms;            /* 1: that argument counts milliseconds (WAITAOF), else seconds */
+    /* Optional (NULL: timeout_arg places it): the timeout is the argument after this keyword,
+     * wherever it is (XREAD's BLOCK ms); without the keyword the command does not block. */
+    const char *timeout_keyword;
+    /* Optional (NULL: ready alone decides): whether this waiter's request can be served from the
+     * value in entry now, key_index naming the key among its keys (XREAD: an entry past its ID). */
+    int (*ready_for)(const gr_ks_entry_t *entry, const gr_request_t *request, uint32_t key_index);
+    /* Optional: the answer when a key the waiter blocks on is deleted (Redis 7's
+     * signalDeletedKeyAsReady: a parked XREADGROUP gets -UNBLOCKED); NULL: it keeps waiting. */
+    void (*gone_reply)(const gr_request_t *request, gr_reply_t *reply);
 } gr_block_spec_t;
 
 /* Run a blocking command whose arguments the command layer has checked: the timeout
@@ -85,6 +97,9 @@ const char *gr_blocking_timeout_error(double seconds);
 int gr_blocking_park(gr_server_t *db, const gr_block_spec_t *spec, const gr_request_t *request, double timeout_s);
 /* A value now exists under key in database db_index (or may: RENAME, MOVE). */
 void gr_blocking_signal(gr_server_t *db, int32_t db_index, const uint8_t *key, size_t key_length);
+/* key was deleted from database db_index: waiters whose spec has a gone_reply get it (exec
+ * installs this as the keyspaces' delete observer; one branch when nobody waits). */
+void gr_blocking_signal_deleted(gr_server_t *db, int32_t db_index, const uint8_t *key, size_t key_length);
 /* Every blocked key of database db_index (SWAPDB). */
 void gr_blocking_signal_db(gr_server_t *db, int32_t db_index);
 /* Serve the ready keys; called after each top-level command. */

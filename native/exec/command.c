@@ -5,6 +5,7 @@
  */
 #include "exec/command.h"
 #include "exec/blocking.h"
+#include "core/bytes.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -359,6 +360,12 @@ int gr_request_may_block(const gr_request_t *request, double *timeout) {
     if (!row || !row->blocking) return 0;
     int8_t at = row->blocking->timeout_arg;
     int64_t index = at < 0 ? (int64_t)request->item_count + at : at;
+    if (row->blocking->timeout_keyword) {   /* the argument after the keyword (XREAD's BLOCK ms) */
+        index = 0;
+        for (uint32_t i = 1; i + 1 < request->item_count && !index; i++)
+            if (gr_word_is(request->items[i].data, request->items[i].length, row->blocking->timeout_keyword))
+                index = (int64_t)i + 1;
+    }
     if (index < 1 || index >= (int64_t)request->item_count) return 0;
     const gr_bytes_t *text = &request->items[index];
     char copy[64] = "";

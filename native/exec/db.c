@@ -31,12 +31,23 @@ static int64_t now_ms(void) {
 
 static void calibrate_cycles(gr_server_t *db);
 
+/* A deleted key may answer a blocked client (blocking.h's gone_reply: a parked XREADGROUP whose
+ * stream went away); one branch while nobody waits. */
+static void signal_deleted_key(void *context, gr_keyspace_t *ks, const uint8_t *key, size_t length) {
+    gr_server_t *db = context;
+    if (db->blocked_count == 0) return;
+    int32_t dbid = 0;
+    while (dbid < GR_DB_COUNT - 1 && db->keyspaces[dbid] != ks) dbid++;
+    gr_blocking_signal_deleted(db, dbid, key, length);
+}
+
 gr_server_t *gr_db_new(uint64_t seed) {
     gr_server_t *db = calloc(1, sizeof *db);
     if (!db) return NULL;
     for (int i = 0; i < GR_DB_COUNT; i++) {
         db->keyspaces[i] = gr_ks_new(gr_free_value, db, seed + (uint64_t)i);
         if (!db->keyspaces[i]) { gr_db_free(db); return NULL; }
+        gr_ks_set_delete_observer(db->keyspaces[i], signal_deleted_key);
     }
     db->keyspace = db->keyspaces[0];
     db->pubsub = gr_pubsub_new(seed);
@@ -75,6 +86,8 @@ gr_server_t *gr_db_new(uint64_t seed) {
     db->config.latency_percentile_count = 3;
     db->config.zset_max_listpack_entries = 128;
     db->config.zset_max_listpack_value = 64;
+    db->config.stream_node_max_bytes = 4096;
+    db->config.stream_node_max_entries = 100;
     db->config.list_max_listpack_size = -2;
     db->config.appendfsync = GR_APPENDFSYNC_EVERYSEC;
     db->config.aof_load_truncated = 1;

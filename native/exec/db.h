@@ -152,6 +152,8 @@ typedef struct gr_db_config {
     int64_t zset_max_listpack_entries;    /* 128 */
     int64_t zset_max_listpack_value;      /* 64 */
     uint8_t zset_packed;                  /* zset-implementation packed: sets leaving compact become packed when they fit */
+    int64_t stream_node_max_bytes;        /* 4096: a stream node is sealed past this (0: no limit) */
+    int64_t stream_node_max_entries;      /* 100: ... or holding this many entries */
     /* list-max-listpack-size as set (-2); gr_list_config_from_listpack_size turns it into
      * list_config for lists created after. list-compress-depth (0) is kept for CONFIG GET
      * only: goblin does not compress list leaves. */

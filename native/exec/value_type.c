@@ -15,6 +15,7 @@
 #include "engines/hash/hash.h"
 #include "engines/list/list.h"
 #include "engines/set/set.h"
+#include "engines/stream/stream.h"
 #include "engines/string_value.h"
 #include "engines/zset/zset.h"
 
@@ -436,6 +437,44 @@ static void array_digest(const void *value, uint8_t out[20]) {
     if (array->length > 0) gr_array_visit(array, 0, array->length - 1, 0, array_digest_slot, out);
 }
 
+static void stream_free(void *value) { gr_stream_free(value); }
+static size_t stream_bytes(const void *value) { return gr_stream_allocated_bytes(value); }
+static const char *stream_encoding(const void *value) {
+    (void)value;
+    return "stream";
+}
+static void *stream_duplicate(const gr_server_t *db, const void *value) {
+    (void)db;
+    return gr_stream_duplicate(value);
+}
+/* Snapshot form: engines/stream/stream_save.c's body (entries, bookkeeping, groups and PELs);
+ * a loaded stream packs its entries into nodes of the server's stream-node-max-* sizes. */
+static int stream_save(const void *value, gr_snapshot_writer_t *out) { return gr_stream_save(value, out); }
+static void *stream_load(const gr_server_t *db, gr_snapshot_reader_t *in) {
+    const gr_stream_limits_t limits = {(uint32_t)db->config.stream_node_max_bytes, (uint32_t)db->config.stream_node_max_entries};
+    return gr_stream_load(in, &limits);
+}
+/* Digest: Redis's (debug.c's xorObjectDigest for streams): per entry, oldest first, its ID as
+ * "ms.seq" then each field and value, mixed in order; groups are not part of it. */
+static void stream_digest(const void *value, uint8_t out[20]) {
+    gr_digest_mix_type(out, GR_DIGEST_STREAM);
+    gr_stream_iter_t iter;
+    gr_stream_entry_t entry;
+    gr_stream_iter_start(&iter, value, NULL, NULL, 0);
+    while (gr_stream_iter_next(&iter, &entry)) {
+        char text[48];
+        int length = snprintf(text, sizeof text, "%llu.%llu", (unsigned long long)entry.id.ms, (unsigned long long)entry.id.seq);
+        gr_digest_mix(out, text, (size_t)length);
+        const uint8_t *field, *data;
+        size_t field_length, data_length;
+        while (gr_stream_entry_next_pair(&entry, &field, &field_length, &data, &data_length)) {
+            gr_digest_mix(out, field, field_length);
+            gr_digest_mix(out, data, data_length);
+        }
+    }
+    gr_stream_iter_stop(&iter);
+}
+
 static const gr_value_type_t builtin_types[] = {
     {.id = GR_TYPE_STRING, .name = "string", .memory = GR_MEM_STRING,
      .free = string_free, .allocated_bytes = string_bytes, .encoding = string_encoding,
@@ -456,6 +495,9 @@ static const gr_value_type_t builtin_types[] = {
     {.id = GR_TYPE_ARRAY, .name = "array", .memory = GR_MEM_ARRAY,
      .free = array_free, .allocated_bytes = array_bytes, .encoding = array_encoding,
      .duplicate = array_duplicate, .save = array_save, .load = array_load, .digest = array_digest},
+    {.id = GR_TYPE_STREAM, .name = "stream", .memory = GR_MEM_STREAM,
+     .free = stream_free, .allocated_bytes = stream_bytes, .encoding = stream_encoding,
+     .duplicate = stream_duplicate, .save = stream_save, .load = stream_load, .digest = stream_digest},
 };
 
 /* ---- the registry ---- */

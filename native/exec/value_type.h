@@ -26,6 +26,7 @@ enum { GR_TYPE_STRING = 1, GR_TYPE_LIST = 2, GR_TYPE_SET = 3 };
 enum { GR_TYPE_HASH = 4 };   /* engines/hash/ */
 enum { GR_TYPE_ZSET = 5 };   /* engines/zset/ */
 enum { GR_TYPE_ARRAY = 6 };  /* engines/array/ */
+enum { GR_TYPE_STREAM = 7 }; /* engines/stream/ */
 #define GR_VALUE_TYPE_SLOTS 32   /* ids 1 .. GR_VALUE_TYPE_SLOTS - 1 */
 
 /* DUMP's payload (cmd_keys.c: DUMP/RESTORE; persist/aof.c's rewrite writes RESTOREs): core/snapshot_io.h's

@@ -22,7 +22,7 @@ sys.path.insert(0, str(NATIVE))
 from sources import sources as native_sources  # noqa: E402  (the one globbed source list)
 
 # Stress sizes: GOBLIN_RING_STRESS_MESSAGES (default 200000; a full stress run is 5000000),
-# GOBLIN_LIST_OPS, GOBLIN_CODEC_FUZZ, GOBLIN_SET_OPS.
+# GOBLIN_LIST_OPS, GOBLIN_CODEC_FUZZ, GOBLIN_SET_OPS, GOBLIN_STREAM_STEPS.
 # Each program links whole layers (native/sources.py globs them) plus single files of a
 # layer it only needs a part of; its own test source is added last.
 SERVER_LAYERS = ["core", "engines", "exec", "persist", "script", "commands", "resp"]
@@ -44,6 +44,11 @@ PROGRAMS: dict[str, dict] = {
                   "args": [os.environ.get("GOBLIN_ZSET_STEPS", "200000")]},
     "test_array_rt": {"layers": ["core"], "files": ["engines/array/array_rt.c"],
                       "args": [os.environ.get("GOBLIN_ARRAY_RT_STEPS", "100000")]},
+    # the stream engine against a model (entries, trims, groups, PELs, snapshot body, copy, memory);
+    # `test_stream --measure N` reports bytes per entry
+    "test_stream": {"layers": ["core"], "files": ["engines/stream/stream.c", "engines/stream/stream_group.c",
+                                                   "engines/stream/stream_save.c"],
+                    "args": [os.environ.get("GOBLIN_STREAM_STEPS", "100000")]},
     "test_snapshot_io": {"layers": ["core"], "args": []},
     # growing ZADDs and HSETs through the command path, each write's CPU and wall time reported
     "test_write_tail": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"],

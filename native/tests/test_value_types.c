@@ -88,7 +88,7 @@ static int box_serve(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) 
 
 static void box_timeout(const gr_request_t *r, gr_reply_t *reply) { (void)r; gr_reply_nil_array(reply); }
 
-static const gr_block_spec_t box_block = {"boxpop", GR_BLOCK_KEYS_IN_ITEMS, box_ready, box_serve, box_timeout, -1, 0};
+static const gr_block_spec_t box_block = {"boxpop", GR_BLOCK_KEYS_IN_ITEMS, box_ready, box_serve, box_timeout, -1, 0, NULL, NULL, NULL};
 
 /* ---- the harness ---- */
 

@@ -20,6 +20,7 @@ is written once: it builds the Redis argv and names the reply conversion; the tr
     persistence.py PersistenceCommands: SAVE, BGSAVE, LASTSAVE, SHUTDOWN, DEBUG DIGEST / DIGEST-VALUE
     sortedsets.py SortedSetCommands: ZADD, ZSCORE, ZRANK, ZRANGE (all forms), ZPOPMIN, ZUNION, ZSCAN, ...
     pubsub.py    PubSubCommands: PUBLISH, SPUBLISH, PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARDCHANNELS/SHARDNUMSUB
+    streams.py   StreamCommands: XADD, XRANGE, XREAD, XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XINFO, ...
     arrays.py    ArrayCommands: the 18 AR* commands (ARSET, ARGET, ARSCAN, ARINSERT, ...)
     scripting.py ScriptingCommands: EVAL, EVALSHA, SCRIPT *, register_script (Script), lock() (redis-py's Lock)
 """
@@ -40,16 +41,17 @@ from .scripting import Script, ScriptingCommands
 from .server import ServerCommands
 from .sets import SetCommands
 from .sortedsets import SortedSetCommands
+from .streams import StreamCommands
 from .strings import StringCommands
 
 
 class Commands(ServerCommands, KeyCommands, StringCommands, BitmapCommands, HyperLogLogCommands, GeoCommands, ListCommands, HashCommands, SetCommands,
-               SortedSetCommands, PubSubCommands, PersistenceCommands, ArrayCommands,
+               SortedSetCommands, StreamCommands, PubSubCommands, PersistenceCommands, ArrayCommands,
                ScriptingCommands, EngineViews):
     """Every command group; a transport subclasses this and provides _execute."""
 
 
 __all__ = ["ArrayCommands", "BitFieldOperation", "BitmapCommands", "Commands", "CommandsCore", "EngineView", "GeoCommands", "HashCommands", "HyperLogLogCommands", "KeyCommands",
            "ListCommands", "PersistenceCommands", "PubSubCommands", "Script", "ScriptingCommands", "ServerCommands", "SetCommands",
-           "SortedSetCommands",
+           "SortedSetCommands", "StreamCommands",
            "StringCommands", "bool_ok", "encode", "raise_first_error"]
