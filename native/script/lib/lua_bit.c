@@ -11,7 +11,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "lua_libraries.h"
+#include "script/lib/lua_libraries.h"
 
 /* The argument at index as 32 bits; not a number (nor a numeric string) is the usual
  * "number expected" argument error. */

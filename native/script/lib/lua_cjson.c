@@ -31,8 +31,8 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "lua_libraries.h"
-#include "lua_strbuf.h"
+#include "script/lib/lua_libraries.h"
+#include "script/lib/lua_strbuf.h"
 
 #define CJSON_DEFAULT_MAX_DEPTH 1000
 #define CJSON_DEFAULT_PRECISION 14

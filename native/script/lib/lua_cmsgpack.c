@@ -21,8 +21,8 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "lua_libraries.h"
-#include "lua_strbuf.h"
+#include "script/lib/lua_libraries.h"
+#include "script/lib/lua_strbuf.h"
 
 #define MSGPACK_MAX_NESTING 16
 

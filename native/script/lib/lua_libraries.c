@@ -1,7 +1,7 @@
 /* Registers the four libraries Redis 7 loads — cjson, cmsgpack, bit, struct — as globals of a
  * Lua state (the interface between these libraries and the scripting runtime; see
  * lua_libraries.h). Each library's code is its own file here. */
-#include "lua_libraries.h"
+#include "script/lib/lua_libraries.h"
 
 void gr_lua_open_libraries(lua_State *L) {
     lua_CFunction openers[] = {gr_luaopen_cjson, gr_luaopen_struct, gr_luaopen_cmsgpack, gr_luaopen_bit};

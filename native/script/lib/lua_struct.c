@@ -21,7 +21,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "lua_libraries.h"
+#include "script/lib/lua_libraries.h"
 
 #define STRUCT_MAX_INT_SIZE 32
 #define STRUCT_MAX_ALIGN 8
