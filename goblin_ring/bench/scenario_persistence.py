@@ -98,6 +98,14 @@ class Running:
         self.process.stdout.close()
 
 
+def load_cores(method: Method) -> str | None:
+    """The cores a server may use while it starts and loads: both the run's cores (the client only
+    waits for the ready line meanwhile), the same for every engine; goblin's load checksums on
+    one while it builds on the other, redis and valkey load on one thread."""
+    cores = [c for c in (method.server_core, method.client_core) if c is not None]
+    return ",".join(map(str, cores)) if cores else None
+
+
 def datasets(method: Method) -> list[tuple[str, str, int]]:
     """(name, key, size) of the data sets -t asks for (all by default): sizes from --hash-size /
     --list-size when --quick."""
@@ -174,7 +182,7 @@ def snapshot_rows(method: Method, engines: list[str], progress: Callable, out: d
                 for trial in range(trials):
                     for directory, times in ((data_dir, with_file), (empty_dir, without_file)):
                         again = Running(engine, directory, Path(scratch, f"rt{trial}{directory.name}"),
-                                        method.server_core)
+                                        load_cores(method))
                         try:
                             times.append(again.ready_seconds)
                             if directory is data_dir and after is None:
@@ -260,7 +268,9 @@ def persistence_scenario(method: Method, requested: list[str], progress: Callabl
     out: dict[str, Any] = {"scenario": "persistence", "columns": engines, "rows": [], "memory": [], "checks": [],
                            "notes": ["one server per engine and data set, populated over RESP; goblin with "
                                      "--save \"\", redis and valkey with --save \"\" --appendonly no "
-                                     "--enable-debug-command yes; SAVE by the client"],
+                                     "--enable-debug-command yes; SAVE by the client",
+                                     "start-ups (load s) run with both the server and the client core "
+                                     "allowed, for every engine: goblin's load uses two threads"],
                            "versions": {}, "load": [], "sections": []}
     for section in SECTIONS:
         section(method, engines, progress, out)
