@@ -78,6 +78,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--replay-count", type=int, default=None,
                    help="commands of the zset-replay stream (2000000; the stream's shape is tuned for that)")
     p.add_argument("--value-size", type=int, default=16, help="bytes per value (16)")
+    p.add_argument("-t", dest="tests", default="", metavar="LIST",
+                   help="comma list of the scenario's rows to run (persistence: its data sets, e.g. zset,set)")
     p.add_argument("--clients", type=int, default=1, metavar="N",
                    help="RESP columns (goblin-resp, redis, valkey): N clients with one request in flight each, "
                         "by redis-benchmark -c N -P 1 (pingpong: PING; list100k: the fixed rows); default 1")
@@ -113,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                     zset_size=args.zset_size or defaults["zset_size"],
                     replay_count=args.replay_count or defaults["replay_count"],
                     server_core=args.server_core, client_core=args.client_core, quick=args.quick,
-                    clients=args.clients)
+                    clients=args.clients, tests=tuple(t for t in args.tests.split(",") if t))
     if method.warmup < 4096:
         error("--warmup must be at least 4096")
     if method.clients < 1:

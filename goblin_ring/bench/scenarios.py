@@ -49,6 +49,7 @@ class Method:
     hash_size: int = 1_000_000   # the hash scenario's fields
     zset_size: int = 1_000_000   # the zset scenario's members
     replay_count: int = 2_000_000   # the zset-replay scenario's commands
+    tests: tuple = ()         # -t: the rows to run, where a scenario names them (empty: all)
 
 
 def values(count: int, size: int) -> list[bytes]:

@@ -176,8 +176,53 @@ static void test_a_bulk_built_sorted_set_equals_an_inserted_one(void) {
     gr_zset_free(twice);
 }
 
+/* Appends out of (score, bytes) order — a packed set's ties come in numeric order — are sorted
+ * by bulk_end; a bulk load given up before its end frees everything it allocated; the inner
+ * levels are spread evenly (no node left with one child beside full ones). */
+static void test_bulk_load_sorts_misordered_appends_and_frees_an_unfinished_one(void) {
+    const size_t n = 5000;
+    gr_zset_t *bulk = gr_zset_bulk_begin();
+    char member[32];
+    int appended = 1;
+    for (size_t i = 0; i < n; i++) {   /* ties of 8, members in numeric order: "9" before "10" */
+        size_t length = (size_t)snprintf(member, sizeof member, "%zu", i);
+        appended &= gr_zset_bulk_append(bulk, (const uint8_t *)member, length, (double)(i / 8)) == 0;
+    }
+    CHECK(appended && gr_zset_bulk_end(bulk) == 0, "misordered ties: bulk built");
+    CHECK(gr_zset_check(bulk) == 0 && gr_zset_count(bulk) == n, "misordered ties: a consistent tree, every member");
+    gr_zset_entry_t a, b;
+    CHECK(gr_zset_at(bulk, 8, &a) && a.member_length == 2 && memcmp(a.member, "10", 2) == 0 &&
+          gr_zset_at(bulk, 9, &b) && b.member_length == 2 && memcmp(b.member, "11", 2) == 0,
+          "ties in byte order after the load (score 1: 10, 11, ... 15, 8, 9)");
+    gr_zset_internals_t internals;
+    gr_zset_internals(bulk, &internals);
+    CHECK(internals.leaves == (n + GR_ZSET_LEAF_ENTRIES - 1) / GR_ZSET_LEAF_ENTRIES && internals.depth == 3,
+          "full leaves and two inner levels (%zu leaves, depth %zu)", internals.leaves, internals.depth);
+    gr_zset_free(bulk);
+
+    const int64_t before = gr_mem_used_by(GR_MEM_ZSET), allocations = gr_mem_allocations();
+    gr_zset_t *unfinished = gr_zset_bulk_begin();
+    for (size_t i = 0; i < 1000; i++) {
+        size_t length = (size_t)snprintf(member, sizeof member, "u%06zu", i);
+        gr_zset_bulk_append(unfinished, (const uint8_t *)member, length, (double)i);
+    }
+    gr_zset_free(unfinished);
+    CHECK(gr_mem_used_by(GR_MEM_ZSET) == before && gr_mem_allocations() == allocations,
+          "an unfinished bulk load frees every byte it took");
+    gr_zset_t *twice = gr_zset_bulk_begin();
+    for (size_t i = 0; i < 3000; i++) {
+        size_t length = (size_t)snprintf(member, sizeof member, "t%06zu", i % 2000);   /* 1000 repeated */
+        gr_zset_bulk_append(twice, (const uint8_t *)member, length, (double)i);
+    }
+    CHECK(gr_zset_bulk_end(twice) == -2, "a member appended twice, far apart, is refused");
+    gr_zset_free(twice);
+    CHECK(gr_mem_used_by(GR_MEM_ZSET) == before && gr_mem_allocations() == allocations,
+          "a refused bulk load frees every byte it took");
+}
+
 int main(void) {
     test_a_bulk_built_sorted_set_equals_an_inserted_one();
+    test_bulk_load_sorts_misordered_appends_and_frees_an_unfinished_one();
     char path[256];
     snprintf(path, sizeof path, "/tmp/goblin-test-snapshot-%d.grdb", (int)getpid());
     test_a_random_keyspace_round_trips(path);

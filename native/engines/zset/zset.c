@@ -10,6 +10,7 @@
  * and collapse a root with one child. Every recursion is as deep as the tree (4 levels hold
  * tens of millions of members).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "engines/zset/zset_internal.h"
@@ -156,7 +157,11 @@ void zs_node_free(gr_zset_t *z, void *node) {
 
 void gr_zset_free(gr_zset_t *z) {
     if (!z) return;
-    zs_node_free(z, z->root);
+    if (z->bulk) {   /* a bulk load that did not end: its leaves are the directory's */
+        for (uint32_t id = 0; id < z->leaf_ids; id++) tree_free(z, z->leaves[id]);
+    } else {
+        zs_node_free(z, z->root);
+    }
     zs_index_free(z);
     gr_mem_free(z, GR_MEM_ZSET);
 }
@@ -781,28 +786,162 @@ int gr_zset_optimize(gr_zset_t *z) {
     return 0;
 }
 
-/* ---- bulk load (zset.h): ascending appends without the index, then the index once ---- */
+/* ---- bulk load (zset.h): leaves filled left to right, inner levels built bottom-up, the
+ * index once ----
+ *
+ * While loading, the set has no tree: each append goes to the last leaf (the directory's
+ * highest id: a fresh set hands out ids 0, 1, 2... in order), a full leaf (GR_ZSET_LEAF_ENTRIES,
+ * as ascending inserts leave them) starts the next one. bulk_end builds every inner level in
+ * one pass over the level below (children spread evenly, so no node is nearly empty), then
+ * the member index at its final size in one pass (zset_index.c). No per-member descent, no
+ * split, no incremental rehash. */
 
 gr_zset_t *gr_zset_bulk_begin(void) {
-    gr_zset_t *z = gr_zset_new();
+    gr_zset_t *z = gr_mem_alloc(sizeof *z, GR_MEM_ZSET);
     if (!z) return NULL;
-    zs_node_free(z, z->root);   /* the compact empty leaf: a standard one (registered) instead */
+    memset(z, 0, sizeof *z);
     z->standard = 1;
-    z->root = zs_leaf_new(z, 0);
-    if (!z->root) {
-        zs_index_free(z);
-        gr_mem_free(z, GR_MEM_ZSET);
-        return NULL;
-    }
+    z->bulk = 1;
     return z;
 }
 
-int gr_zset_bulk_append(gr_zset_t *z, const uint8_t *m, size_t ml, double score) {
-    /* no index yet (capacity 0): each ascending insert lands in the last leaf and fills it */
-    return zs_tree_insert(z, score, m, ml);
+/* The finished last leaf gives back slack beyond an eighth (as a split leaves a leaf). */
+static void bulk_trim_last(gr_zset_t *z) {
+    if (!z->leaf_ids) return;
+    zs_leaf_t *leaf = z->leaves[z->leaf_ids - 1];
+    if (leaf->capacity > leaf->used + leaf->used / 8 + 16) (void)leaf_resize(z, leaf, leaf->used + leaf->used / 8);
 }
 
-int gr_zset_bulk_end(gr_zset_t *z) { return zs_index_build_unique(z); }
+int gr_zset_bulk_append(gr_zset_t *z, const uint8_t *m, size_t ml, double score) {
+    if (ml > UINT32_MAX / 2) return -1;
+    const size_t need = sizeof(double) + varint_size(ml) + ml;
+    zs_leaf_t *leaf = z->leaf_ids ? z->leaves[z->leaf_ids - 1] : NULL;
+    if (leaf && !z->bulk_misordered) {
+        gr_zset_entry_t last;
+        entry_decode(leaf, leaf->data + z->bulk_last_at, &last);
+        if (key_cmp(score, m, ml, &last) <= 0) z->bulk_misordered = 1;   /* bulk_end sorts */
+    }
+    if (!leaf || leaf->count >= GR_ZSET_LEAF_ENTRIES) {
+        bulk_trim_last(z);
+        /* room for a leaf of members this size: exact when they all are, as in most sets */
+        leaf = zs_leaf_new(z, need * GR_ZSET_LEAF_ENTRIES);
+        if (!leaf) return -1;
+    } else if (leaf->used + need > leaf->capacity) {
+        size_t capacity = leaf->used + need;
+        leaf = leaf_resize(z, leaf, capacity + capacity / 8);
+        if (!leaf) return -1;
+    }
+    z->bulk_last_at = leaf->used;
+    entry_encode(leaf, leaf->data + leaf->used, score, m, ml);
+    leaf->used += (uint32_t)need;
+    leaf->count++;
+    z->count++;
+    return 0;
+}
+
+/* Appends that came out of order (a packed set's ties are in numeric order, the standard
+ * encoding's in byte order; a repeated member too): sort the entries and load them again
+ * into a fresh bulk set, which then takes z's place. 0, -1 on OOM. */
+typedef struct bulk_sorted {
+    double score;
+    const uint8_t *member;
+    size_t length;
+} bulk_sorted_t;
+
+static int bulk_sorted_cmp(const void *a, const void *b) {
+    const bulk_sorted_t *x = a, *y = b;
+    gr_zset_entry_t e = {.member = y->member, .member_length = y->length, .score = y->score};
+    return key_cmp(x->score, x->member, x->length, &e);
+}
+
+static int bulk_resort(gr_zset_t *z) {
+    bulk_sorted_t *all = gr_mem_alloc((z->count ? z->count : 1) * sizeof *all, GR_MEM_OTHER);
+    if (!all) return -1;
+    size_t n = 0;
+    for (uint32_t id = 0; id < z->leaf_ids; id++) {
+        const zs_leaf_t *leaf = z->leaves[id];
+        const uint8_t *p = leaf->data;
+        for (uint32_t i = 0; i < leaf->count; i++) {
+            gr_zset_entry_t e;
+            p = entry_decode(leaf, p, &e);
+            all[n++] = (bulk_sorted_t){e.score, e.member, e.member_length};
+        }
+    }
+    qsort(all, n, sizeof *all, bulk_sorted_cmp);
+    gr_zset_t *fresh = gr_zset_bulk_begin();
+    int result = fresh ? 0 : -1;
+    for (size_t i = 0; i < n && result == 0; i++)
+        result = gr_zset_bulk_append(fresh, all[i].member, all[i].length, all[i].score);
+    gr_mem_free(all, GR_MEM_OTHER);
+    if (result != 0) {
+        gr_zset_free(fresh);
+        return -1;
+    }
+    /* z takes fresh's contents (a repeated member is still misordered: bulk_end refuses it) */
+    gr_zset_t old = *z;
+    *z = *fresh;
+    *fresh = old;
+    gr_zset_free(fresh);
+    return 0;
+}
+
+int gr_zset_bulk_end(gr_zset_t *z) {
+    if (!z->bulk) return 0;
+    if (z->bulk_misordered && bulk_resort(z) != 0) return -1;
+    bulk_trim_last(z);
+    const size_t leaves = z->leaf_ids;
+    if (leaves == 0) {   /* nothing appended: an empty standard set */
+        z->root = zs_leaf_new(z, 0);
+        if (!z->root) return -1;
+        z->bulk = 0;
+        return zs_index_build_unique(z, NULL);
+    }
+    /* the index first: its walk over the leaves reads each one's largest score on the way */
+    size_t inner = 0;
+    for (size_t n = leaves; n > 1; n = (n + GR_ZSET_FANOUT - 1) / GR_ZSET_FANOUT) inner += (n + GR_ZSET_FANOUT - 1) / GR_ZSET_FANOUT;
+    void **level = gr_mem_alloc((leaves + inner) * sizeof *level + leaves * sizeof(double), GR_MEM_OTHER);
+    if (!level) return -1;
+    void **nodes = level + leaves;
+    double *max = (double *)(nodes + inner);
+    int indexed = zs_index_build_unique(z, max);
+    if (indexed != 0) {
+        gr_mem_free(level, GR_MEM_OTHER);
+        return indexed;
+    }
+    /* every inner node before any is linked (an OOM leaves the set as it was, for gr_zset_free) */
+    for (size_t i = 0; i < inner; i++) {
+        if (!(nodes[i] = tree_alloc(z, sizeof(zs_inner_t)))) {
+            while (i--) tree_free(z, nodes[i]);
+            gr_mem_free(level, GR_MEM_OTHER);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < leaves; i++) level[i] = z->leaves[i];
+    /* each level in place: parent j takes children [j * n / parents, (j + 1) * n / parents),
+     * which start at or after j, so parents overwrite only children (and maxima) already read */
+    size_t n = leaves, next_node = 0;
+    while (n > 1) {
+        size_t parents = (n + GR_ZSET_FANOUT - 1) / GR_ZSET_FANOUT;
+        for (size_t j = 0; j < parents; j++) {
+            size_t first = j * n / parents, last = (j + 1) * n / parents;
+            zs_inner_t *in = nodes[next_node++];
+            in->is_leaf = 0;
+            in->count = (uint32_t)(last - first);
+            for (size_t k = first; k < last; k++) {
+                in->child[k - first] = level[k];
+                in->counts[k - first] = node_count(level[k]);
+                in->max[k - first] = max[k];
+            }
+            level[j] = in;
+            max[j] = max[last - 1];
+        }
+        n = parents;
+    }
+    z->root = level[0];
+    gr_mem_free(level, GR_MEM_OTHER);
+    z->bulk = 0;
+    return 0;
+}
 
 /* ---- GOBLIN.ZSET.CONVERT ---- */
 

@@ -172,10 +172,12 @@ void gr_zset_internals(const gr_zset_t *zset, gr_zset_internals_t *out);
  * at a load of 0.7 (tombstones gone). 0, or -1 on OOM (the set unchanged). */
 int gr_zset_optimize(gr_zset_t *zset);
 /* Bulk load (snapshots, RESTORE of a big set): a standard-encoding set filled by appends in
- * strictly increasing (score, member) order — the caller guarantees the order — with the member
- * index built once at the end (as convert_to_standard builds it), instead of one indexed insert
- * per member. begin: NULL on OOM. append: 0, or -1 on OOM. end: 0, -1 on OOM, -2 when a member
- * was appended twice (with two scores); after a failure the caller frees the set. */
+ * increasing (score, member) order, each leaf filled left to right, the inner levels built
+ * bottom-up and the member index built in one pass at its final size at the end — instead of
+ * one descent, insert and index update per member. Appends out of order (a packed set saves
+ * its ties in numeric order) are sorted by end, at the cost of a copy. begin: NULL on OOM.
+ * append: 0, or -1 on OOM. end: 0, -1 on OOM, -2 when a member was appended twice; after a
+ * failure the caller frees the set (gr_zset_free frees a set whose bulk load did not end). */
 gr_zset_t *gr_zset_bulk_begin(void);
 int gr_zset_bulk_append(gr_zset_t *zset, const uint8_t *member, size_t member_length, double score);
 int gr_zset_bulk_end(gr_zset_t *zset);

@@ -377,26 +377,47 @@ size_t zs_index_tombstones(const gr_zset_t *z) {
     return tombstones;
 }
 
-/* ---- bulk load: the index once, at the end, refusing a member appended twice ---- */
+/* ---- bulk load: the index once, at the end, refusing a member appended twice ----
+ *
+ * One probe per member, into an index allocated at its final size: the walk from the member's
+ * home to the first empty slot passes every slot that could name another copy of it (nothing
+ * is ever removed from this index while it is built), so a slot whose tag matches and whose
+ * leaf holds the member at another place is a member appended twice. The hashes of the next
+ * BULK_AHEAD members are computed first and their home slots prefetched, so the cache misses
+ * of a big index overlap instead of following one another. */
 
-/* Whether the index already holds another copy of the member at m (whose own slot is not in
- * yet): a slot with its tag names a leaf in which the member's first copy is not m itself. */
-static int bulk_member_seen(const gr_zset_t *z, uint64_t h, const uint8_t *m, size_t ml) {
-    const zs_slots_t *ix = &z->index;
-    const uint8_t tag = tag_of(h);
-    uint64_t slot = home_of(h, ix->capacity);
-    for (uint64_t n = 0; n < ix->capacity; n++, slot = next_slot(slot, ix->capacity)) {
+#define BULK_AHEAD 16
+
+typedef struct bulk_pending {
+    uint64_t hash;
+    const uint8_t *member;
+    size_t length;
+    uint32_t id;
+} bulk_pending_t;
+
+/* 0, or -2 when the member is already in (another copy of it, at another place). */
+static int bulk_put_unique(gr_zset_t *z, const bulk_pending_t *p) {
+    zs_slots_t *ix = &z->index;
+    const uint8_t tag = tag_of(p->hash);
+    uint64_t slot = home_of(p->hash, ix->capacity);
+    for (;;) {
         uint8_t have = slot_tag(ix, slot);
-        if (have == TAG_EMPTY) return 0;
+        if (have == TAG_EMPTY) break;
         gr_zset_entry_t e;
-        if (have == tag && leaf_find(z->leaves[slot_id(ix, slot)], m, ml, &e) && e.member != m) return 1;
+        if (have == tag && leaf_find(z->leaves[slot_id(ix, slot)], p->member, p->length, &e) && e.member != p->member)
+            return -2;
+        slot = next_slot(slot, ix->capacity);
     }
+    z->index_used++;
+    slot_set(ix, slot, tag, p->id);
     return 0;
 }
 
-int zs_index_build_unique(gr_zset_t *z) {
+int zs_index_build_unique(gr_zset_t *z, double *leaf_max) {
     uint64_t capacity = (uint64_t)z->count * 10 / 7 + 16;   /* a load of 0.7, as GOBLIN.OPTIMIZE */
     if (slots_allocate(z, &z->index, capacity) != 0) return -1;
+    bulk_pending_t ring[BULK_AHEAD];
+    size_t queued = 0, next = 0;   /* ring[next % AHEAD] is the oldest of `queued` members */
     for (uint32_t id = 0; id < z->leaf_ids; id++) {
         zs_leaf_t *leaf = z->leaves[id];
         if (!leaf) continue;
@@ -404,11 +425,23 @@ int zs_index_build_unique(gr_zset_t *z) {
         for (uint32_t i = 0; i < leaf->count; i++) {
             gr_zset_entry_t e;
             p = entry_decode(leaf, p, &e);
-            uint64_t h = zs_member_hash(e.member, e.member_length);
-            if (bulk_member_seen(z, h, e.member, e.member_length)) return -2;   /* a member twice */
-            zs_index_put(z, h, leaf->id);
+            if (queued == BULK_AHEAD) {
+                if (bulk_put_unique(z, &ring[next % BULK_AHEAD]) != 0) return -2;   /* a member twice */
+                next++;
+                queued--;
+            }
+            bulk_pending_t *slot = &ring[(next + queued) % BULK_AHEAD];
+            slot->hash = zs_member_hash(e.member, e.member_length);
+            slot->member = e.member;
+            slot->length = e.member_length;
+            slot->id = leaf->id;
+            __builtin_prefetch(z->index.slots + home_of(slot->hash, capacity) * SLOT_BYTES, 1);
+            queued++;
+            if (leaf_max) leaf_max[id] = e.score;   /* the last one written is the largest */
         }
         leaf->generation = z->generation;
     }
+    for (; queued; queued--, next++)
+        if (bulk_put_unique(z, &ring[next % BULK_AHEAD]) != 0) return -2;
     return 0;
 }

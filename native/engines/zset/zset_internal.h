@@ -62,6 +62,10 @@ struct gr_zset {
     uint32_t *free_ids;
     uint32_t free_count;
     size_t index_bytes;    /* slots, directory and free ids (gr_mem_usable) */
+    uint8_t bulk;          /* between bulk begin and end: no tree yet (root NULL), the leaves are
+                              the directory's ids 0.. in order (zset.c's bulk load) */
+    uint8_t bulk_misordered;   /* an append was not after the one before it (ties in numeric order) */
+    uint32_t bulk_last_at;     /* the last append's offset in the last leaf */
 };
 
 static inline int is_leaf(const void *node) { return *(const uint8_t *)node; }
@@ -220,8 +224,9 @@ void zs_index_maybe_shrink(gr_zset_t *z);
 void zs_index_free(gr_zset_t *z);
 /* An index for a set whose leaves are registered but not indexed (load 0.5): 0, or -1 on OOM. */
 int zs_index_build(gr_zset_t *z);
-/* The same at a load of 0.7 for a bulk load: 0, -1 on OOM, -2 when a member is there twice. */
-int zs_index_build_unique(gr_zset_t *z);
+/* The same at a load of 0.7 for a bulk load: 0, -1 on OOM, -2 when a member is there twice.
+ * leaf_max (NULL, or one per directory id): each leaf's largest score, read on the way. */
+int zs_index_build_unique(gr_zset_t *z, double *leaf_max);
 uint64_t zs_index_scan(const gr_zset_t *z, uint64_t cursor, size_t count, gr_zset_visit_t visit, void *context);
 /* 0 when every slot names a live leaf of its generation and the slots count the members. */
 int zs_index_check(const gr_zset_t *z);
