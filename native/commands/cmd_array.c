@@ -563,11 +563,10 @@ void gr_cmd_arlastitems(gr_server_t *db, size_t argc, const uint8_t *const *argv
     int found = gr_acmd_find_array_or_reply(&c, 0, &array);
     if (found < 0) return;
     if (!found) { gr_reply_array_begin(reply, 0); return; }
-    uint64_t length = gr_array_length(array), n = (uint64_t)count > length ? length : (uint64_t)count;
-    if (n > gr_array_count(array) && n > GR_ARRAY_MAX_REPLY_ITEMS) {
-        reply_error(reply, "ERR count exceeds maximum of 1000000 items");
-        return;
-    }
+    /* Redis's t_array.c clamps COUNT to the number of set slots (not to the span): the walk
+     * may still return holes, but never more positions than values, so no reply cap is needed */
+    uint64_t length = gr_array_length(array), set = gr_array_count(array);
+    uint64_t n = (uint64_t)count > set ? set : (uint64_t)count;
     uint64_t anchor = array->cursor == GR_ARRAY_CURSOR_NONE || array->cursor >= length ? length - 1 : array->cursor;
     gr_reply_array_begin(reply, n);
     /* newest first walks back from the anchor (wrapping at 0 to the tail); oldest first is

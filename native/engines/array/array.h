@@ -27,9 +27,9 @@
  *   per value after first re-packing the array when size shrinks below ARLEN (or grows after
  *   a wrap): the newest contiguous run of up to size set slots, walking back from the cursor,
  *   becomes indexes 0.. with the cursor on its newest.
- * - ARGETRANGE and ARLASTITEMS walk positions (holes are nil) and refuse spans over
- *   1,000,000 ("ERR range exceeds maximum of 1000000 items" / "ERR count exceeds maximum of
- *   1000000 items", the latter only when the span also passes the count of set slots).
+ * - ARGETRANGE and ARLASTITEMS walk positions (holes are nil). ARGETRANGE refuses spans over
+ *   1,000,000 ("ERR range exceeds maximum of 1000000 items"); ARLASTITEMS clamps COUNT to the
+ *   number of set slots (as Redis's t_array.c does), so it needs no cap.
  *   ARSCAN, ARGREP, AROP visit set slots only: their cost follows the set slots, not the span.
  *   A range given high-to-low is walked high-to-low.
  * - The engine is chosen when an array is created (--array-implementation, or a GOBLIN.RT.
@@ -45,7 +45,7 @@
 #include "engines/array/array_engine.h"
 
 #define GR_ARRAY_CURSOR_NONE UINT64_MAX     /* no append yet (or ARSEEK 0) */
-#define GR_ARRAY_MAX_REPLY_ITEMS 1000000    /* ARGETRANGE / ARLASTITEMS span limit */
+#define GR_ARRAY_MAX_REPLY_ITEMS 1000000    /* ARGETRANGE span limit */
 
 typedef struct gr_array {
     const gr_array_engine_t *engine;
