@@ -16,8 +16,9 @@
  *
  * The whole-file CRC decides whether a file is sound; when it disagrees, the chunk CRCs say
  * where (the first chunk whose bytes changed), and a file whose trailer does not add up is
- * reported as truncated at its end. Load checks the CRC before it builds anything, then builds
- * each value through its type's load hook; a structural error names its offset.
+ * reported as truncated at its end. Load checks the CRC on a second thread while it builds each
+ * value through its type's load hook; a mismatch throws the whole build away before any client is
+ * served, and a structural error names its offset.
  *
  * A save writes "temp-<pid>.grdb" beside the target, fsyncs it, renames it over the target and
  * fsyncs the directory, so a crash at any moment leaves either the old file or the new one.
