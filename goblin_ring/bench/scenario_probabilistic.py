@@ -171,7 +171,7 @@ def geo_scenario(method: Method, engines: list[str], progress: Callable) -> dict
             usage = session.admin.execute_command("MEMORY", "USAGE", GEO_KEY)
         return [("memory_usage_key", usage)]
     out = _run("geo", method, engines, progress, geo_rows(method, points), memory_of, size,
-               [f"{size} points over lon 5..15, lat 40..50 (about 40 within 100 km of a point)"])
+               [f"{size} points over lon 5..15, lat 40..50 (about 36,000 within 100 km of a point: each search returns that many)"])
     out["targets"] = [
         _target(out, "GEOSEARCH BYRADIUS 100 km over goblin's RESP >= 1.2x redis (pipelined, one client)",
                 "goblin-resp", "redis", "GEOSEARCH BYRADIUS 100 km ASC", 1.2),
