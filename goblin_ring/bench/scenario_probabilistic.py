@@ -4,7 +4,7 @@ on every engine side by side.
 hyperloglog: three HLLs (one dense of 100k elements, two sparse of 200), then rows of PFADD of a
 new element, PFCOUNT of the dense key (the cached count), PFCOUNT of the three (a merge each time)
 and PFMERGE; memory: the value's bytes (STRLEN: Redis's exact representation, 12304 bytes dense).
-geo: an index of 1M points (--quick: --list-size) spread over a 10 x 10 degree square (about 40
+geo: an index of 1M points (--quick: --list-size) spread over a 10 x 10 degree square (about 36,000
 points within 100 km of a point), population by GEOADD x128 batches, then GEOSEARCH BYRADIUS
 100 km (COUNT-less, ASC) and BYBOX 200 x 200 km from points of the square, GEOPOS and GEODIST;
 memory per point as the set scenario measures it.
