@@ -554,32 +554,15 @@ int gr_db_config_use_file(gr_server_t *db, const char *path) {
     return 0;
 }
 
-typedef struct text_buffer {
-    char *data;
-    size_t length, capacity;
-    int failed;
-} text_buffer_t;
-
-static void text_append(text_buffer_t *b, const char *text, size_t length) {
-    if (b->failed) return;
-    if (b->length + length + 1 > b->capacity) {
-        size_t capacity = b->capacity ? b->capacity * 2 : 4096;
-        while (capacity < b->length + length + 1) capacity *= 2;
-        char *data = realloc(b->data, capacity);
-        if (!data) { b->failed = 1; return; }
-        b->data = data;
-        b->capacity = capacity;
-    }
-    memcpy(b->data + b->length, text, length);
-    b->length += length;
-    b->data[b->length] = '\0';
+static void text_append(gr_text_t *b, const char *text, size_t length) {
+    gr_text_append(b, "%.*s", (int)length, text);
 }
 
-static void text_append_string(text_buffer_t *b, const char *text) { text_append(b, text, strlen(text)); }
+static void text_append_string(gr_text_t *b, const char *text) { gr_text_append(b, "%s", text); }
 
 /* A value as redis.conf reads it back: bare when it is one plain word, else quoted with
  * Redis's escapes (sdscatrepr). */
-static void append_config_value(text_buffer_t *b, const char *value) {
+static void append_config_value(gr_text_t *b, const char *value) {
     int plain = value[0] != '\0';
     for (const char *p = value; *p && plain; p++)
         if (!isgraph((unsigned char)*p) || *p == '"' || *p == '\'' || *p == '\\') plain = 0;
@@ -602,7 +585,7 @@ static void append_config_value(text_buffer_t *b, const char *value) {
 }
 
 /* The lines that set parameter id to its current value. */
-static void append_config_lines(const gr_server_t *db, text_buffer_t *b, int id) {
+static void append_config_lines(const gr_server_t *db, gr_text_t *b, int id) {
     char value[1024];
     param_value(db, id, value, sizeof value);
     const char *name = params[id].name;
@@ -630,8 +613,9 @@ static void append_config_lines(const gr_server_t *db, text_buffer_t *b, int id)
  * when they differ from their defaults. Written to a temporary file and renamed over. */
 static int config_rewrite(gr_server_t *db, char *why, size_t why_size) {
     const char *path = db->config.config_file;
+    gr_text_t out;
+    if (gr_text_init(&out, 4096) != 0) { snprintf(why, why_size, "Rewriting config file: out of memory"); return -1; }
     FILE *in = fopen(path, "r");
-    text_buffer_t out = {0};
     int written[P_COUNT] = {0};
     if (in) {
         char *line = NULL;
@@ -657,6 +641,7 @@ static int config_rewrite(gr_server_t *db, char *why, size_t why_size) {
         fclose(in);
     } else if (errno != ENOENT) {
         snprintf(why, why_size, "Rewriting config file: %s", strerror(errno));
+        gr_text_free(&out);
         return -1;
     }
     int marked = 0;
@@ -672,7 +657,7 @@ static int config_rewrite(gr_server_t *db, char *why, size_t why_size) {
         }
         append_config_lines(db, &out, id);
     }
-    if (out.failed) { free(out.data); snprintf(why, why_size, "Rewriting config file: out of memory"); return -1; }
+    if (out.failed) { gr_text_free(&out); snprintf(why, why_size, "Rewriting config file: out of memory"); return -1; }
     char temporary[4200];
     snprintf(temporary, sizeof temporary, "%s.tmp-%d", path, (int)getpid());
     int fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -690,7 +675,7 @@ static int config_rewrite(gr_server_t *db, char *why, size_t why_size) {
     if (!failed && rename(temporary, path) != 0) failed = 1;
     int saved = errno;
     if (failed) unlink(temporary);
-    free(out.data);
+    gr_text_free(&out);
     if (failed) { snprintf(why, why_size, "Rewriting config file: %s", strerror(saved)); return -1; }
     return 0;
 }

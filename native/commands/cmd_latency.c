@@ -51,25 +51,8 @@ static void latency_history(gr_server_t *db, const uint8_t *name, size_t length,
 
 /* ---- GRAPH: Redis's sparkline ---- */
 
-typedef struct text {
-    char *data;
-    size_t length, capacity;
-    int failed;
-} text_t;
-
-static void put(text_t *t, const char *bytes, size_t n) {
-    if (t->failed) return;
-    if (t->length + n + 1 > t->capacity) {
-        size_t capacity = t->capacity ? t->capacity * 2 : 1024;
-        while (capacity < t->length + n + 1) capacity *= 2;
-        char *data = realloc(t->data, capacity);
-        if (!data) { t->failed = 1; return; }
-        t->data = data;
-        t->capacity = capacity;
-    }
-    memcpy(t->data + t->length, bytes, n);
-    t->length += n;
-}
+/* Raw bytes onto a server_text buffer. */
+static void put(gr_text_t *t, const char *bytes, size_t n) { gr_text_append(t, "%.*s", (int)n, bytes); }
 
 typedef struct point {
     double value;
@@ -78,7 +61,7 @@ typedef struct point {
 
 /* Columns [offset, offset + n) of the sequence: GRAPH_ROWS rows of the fill charset, then a
  * blank line and the labels written downwards, one character a row. */
-static void sparkline_range(text_t *out, const point_t *points, double min, double max, int offset, int n) {
+static void sparkline_range(gr_text_t *out, const point_t *points, double min, double max, int offset, int n) {
     static const char fill[] = "_o#";
     const int charset = 3, steps = charset * GRAPH_ROWS;
     double span = max - min;
@@ -137,7 +120,8 @@ static void latency_graph(gr_server_t *db, const uint8_t *name, size_t length, g
         else if (ago < 86400) snprintf(points[i].label, sizeof points[i].label, "%lldh", (long long)(ago / 3600));
         else snprintf(points[i].label, sizeof points[i].label, "%lldd", (long long)(ago / 86400));
     }
-    text_t out = {0};
+    gr_text_t out;
+    if (gr_text_init(&out, 1024) != 0) { gr_reply_oom(reply); return; }
     char head[200];
     int head_length = snprintf(head, sizeof head, "%s - high %lu ms, low %lu ms (all time high %lu ms)\n", e->name,
                                (unsigned long)max, (unsigned long)min, (unsigned long)e->max_ms);
@@ -150,13 +134,13 @@ static void latency_graph(gr_server_t *db, const uint8_t *name, size_t length, g
     }
     if (out.failed) gr_reply_oom(reply);
     else gr_reply_verbatim(reply, (const uint8_t *)out.data, out.length);
-    free(out.data);
+    gr_text_free(&out);
 }
 
 /* ---- DOCTOR ---- */
 
 static void latency_doctor(gr_server_t *db, gr_reply_t *reply) {
-    text_t out = {0};
+    gr_text_t out;
     char line[600];
     int n;
     if (db->config.latency_monitor_threshold_ms == 0) {
@@ -176,6 +160,7 @@ static void latency_doctor(gr_server_t *db, gr_reply_t *reply) {
         gr_reply_verbatim(reply, (const uint8_t *)line, (size_t)n);
         return;
     }
+    if (gr_text_init(&out, 1024) != 0) { gr_reply_oom(reply); return; }
     n = snprintf(line, sizeof line,
                  "Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you "
                  "Dave?\n\n");
@@ -219,7 +204,7 @@ static void latency_doctor(gr_server_t *db, gr_reply_t *reply) {
     }
     if (out.failed) gr_reply_oom(reply);
     else gr_reply_verbatim(reply, (const uint8_t *)out.data, out.length);
-    free(out.data);
+    gr_text_free(&out);
 }
 
 /* ---- HISTOGRAM ---- */

@@ -8,6 +8,7 @@
 #include <sys/time.h>
 
 #include "exec/db.h"
+#include "exec/server_text.h"
 
 int gr_monitor_add(gr_server_t *db, gr_connection_t *conn) {
     if (conn->monitor) return 0;
@@ -33,28 +34,11 @@ void gr_monitor_remove(gr_server_t *db, gr_connection_t *conn) {
     conn->monitor = 0;
 }
 
-typedef struct line {
-    char *data;
-    size_t length, capacity;
-    int failed;
-} line_t;
-
-static void put(line_t *l, const char *bytes, size_t n) {
-    if (l->failed) return;
-    if (l->length + n > l->capacity) {
-        size_t capacity = l->capacity ? l->capacity * 2 : 256;
-        while (capacity < l->length + n) capacity *= 2;
-        char *data = realloc(l->data, capacity);
-        if (!data) { l->failed = 1; return; }
-        l->data = data;
-        l->capacity = capacity;
-    }
-    memcpy(l->data + l->length, bytes, n);
-    l->length += n;
-}
+/* Raw bytes onto the line. */
+static void put(gr_text_t *l, const char *bytes, size_t n) { gr_text_append(l, "%.*s", (int)n, bytes); }
 
 /* Redis's sdscatrepr: "..." with \\ \" \n \r \t \a \b escaped and other unprintables as \xHH. */
-static void put_quoted(line_t *l, const uint8_t *bytes, size_t n) {
+static void put_quoted(gr_text_t *l, const uint8_t *bytes, size_t n) {
     put(l, "\"", 1);
     for (size_t i = 0; i < n; i++) {
         char escaped[5];
@@ -74,14 +58,15 @@ static void put_quoted(line_t *l, const uint8_t *bytes, size_t n) {
     put(l, "\"", 1);
 }
 
-static void put_argument(line_t *l, const gr_call_t *call, size_t position, const uint8_t *bytes, size_t n) {
+static void put_argument(gr_text_t *l, const gr_call_t *call, size_t position, const uint8_t *bytes, size_t n) {
     if (position) put(l, " ", 1);
     if (position < 64 && (call->redacted >> position) & 1) put(l, "\"(redacted)\"", 12);
     else put_quoted(l, bytes, n);
 }
 
 void gr_monitor_feed(gr_server_t *db, const gr_call_t *call) {
-    line_t l = {0};
+    gr_text_t l;
+    if (gr_text_init(&l, 256) != 0) return;
     struct timeval now;
     gettimeofday(&now, NULL);
     char head[600];
@@ -118,5 +103,5 @@ void gr_monitor_feed(gr_server_t *db, const gr_call_t *call) {
                 monitor->subscriber.deliver(&monitor->subscriber, GR_PUBSUB_MONITOR, none, none, payload);
         }
     }
-    free(l.data);
+    gr_text_free(&l);
 }
