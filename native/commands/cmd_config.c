@@ -246,7 +246,7 @@ static void param_value(const gr_server_t *db, int id, char *out, size_t size) {
 }
 
 /* Redis's memtoull: digits with an optional k/kb/m/mb/g/gb unit (case-insensitive). */
-static int parse_memory(const char *text, int64_t *out) {
+int gr_config_parse_memory(const char *text, int64_t *out) {
     if (!*text) return -1;
     char *end;
     errno = 0;
@@ -294,7 +294,7 @@ static int parse_output_limits(const char *value, parsed_value_t *parsed, char *
         char *end;
         errno = 0;
         long long seconds = strtoll(words[i + 3], &end, 10);
-        if (parse_memory(words[i + 1], &hard) != 0 || parse_memory(words[i + 2], &soft) != 0 || errno || *end ||
+        if (gr_config_parse_memory(words[i + 1], &hard) != 0 || gr_config_parse_memory(words[i + 2], &soft) != 0 || errno || *end ||
             seconds < 0) {
             snprintf(why, why_size, "Error in hard, soft or soft_seconds setting in buffer limit configuration.");
             return -1;
@@ -343,7 +343,7 @@ static int validate(int id, const char *value, parsed_value_t *parsed, char *why
             }
             parsed->number = percent;
             parsed->percent = 1;
-        } else if (parse_memory(value, &parsed->number) != 0) {
+        } else if (gr_config_parse_memory(value, &parsed->number) != 0) {
             snprintf(why, why_size, "argument must be a memory or percent value");
             return -1;
         }
@@ -363,7 +363,7 @@ static int validate(int id, const char *value, parsed_value_t *parsed, char *why
         break;
     }
     case KIND_MEMORY:
-        if (parse_memory(value, &parsed->number) != 0) { snprintf(why, why_size, "argument must be a memory value"); return -1; }
+        if (gr_config_parse_memory(value, &parsed->number) != 0) { snprintf(why, why_size, "argument must be a memory value"); return -1; }
         break;
     case KIND_TEXT:
         if (strlen(value) >= sizeof parsed->text) { snprintf(why, why_size, "argument is too long"); return -1; }

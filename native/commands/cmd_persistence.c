@@ -150,25 +150,6 @@ static void debug_reload(gr_server_t *db, gr_reply_t *reply) {
     gr_reply_ok(reply);
 }
 
-/* Redis's memtoull: digits and an optional k/kb/m/mb/g/gb unit (case-insensitive). 0 or -1. */
-static int memory_bytes(const char *text, int64_t *out) {
-    char *end;
-    errno = 0;
-    long long value = strtoll(text, &end, 10);
-    if (end == text || errno || value < 0) return -1;
-    int64_t unit = 1;
-    if (!strcasecmp(end, "k")) unit = 1000;
-    else if (!strcasecmp(end, "kb")) unit = 1024;
-    else if (!strcasecmp(end, "m")) unit = 1000 * 1000;
-    else if (!strcasecmp(end, "mb")) unit = 1024 * 1024;
-    else if (!strcasecmp(end, "g")) unit = 1000LL * 1000 * 1000;
-    else if (!strcasecmp(end, "gb")) unit = 1024LL * 1024 * 1024;
-    else if (*end) return -1;
-    if (value > INT64_MAX / unit) return -1;
-    *out = value * unit;
-    return 0;
-}
-
 /* DEBUG POPULATE count [prefix] [size]: keys prefix:0 .. prefix:count-1 (default "key") holding
  * "value:N", cut or zero-padded to size bytes when size is given; existing keys are kept. */
 static void debug_populate(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
@@ -306,7 +287,7 @@ void gr_cmd_debug(gr_server_t *db, size_t argc, const uint8_t *const *argv, cons
         size_t n = argv_length[2] < sizeof text - 1 ? argv_length[2] : sizeof text - 1;
         memcpy(text, argv[2], n);
         text[n] = '\0';
-        if (memory_bytes(text, &bytes) != 0 || bytes < 1 || bytes > (int64_t)4 << 30) {
+        if (gr_config_parse_memory(text, &bytes) != 0 || bytes < 1 || bytes > (int64_t)4 << 30) {
             gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR argument must be a memory value bigger than 1 and smaller than 4gb");
             return;
         }

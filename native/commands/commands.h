@@ -33,6 +33,8 @@ size_t gr_sort_find_keys(size_t argc, const uint8_t *const *argv, const size_t *
                          const char **flags, size_t capacity);
 size_t gr_sort_ro_find_keys(size_t argc, const uint8_t *const *argv, const size_t *argv_length, size_t *positions,
                             const char **flags, size_t capacity);
+/* Redis's memtoull (cmd_config.c): digits and an optional b/k/kb/m/mb/g/gb unit. 0, or -1. */
+int gr_config_parse_memory(const char *text, int64_t *out);
 /* GEORADIUS's and GEORADIUSBYMEMBER's (cmd_geo.c): the searched key, and the STORE/STOREDIST key. */
 size_t gr_georadius_find_keys(size_t argc, const uint8_t *const *argv, const size_t *argv_length, size_t *positions,
                               const char **flags, size_t capacity);
