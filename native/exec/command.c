@@ -30,7 +30,6 @@ static struct registry {
     uint64_t argv_blocking_name_lengths;      /* bit n: an argv row of an n-byte name can block */
     int16_t first_subcommand[MAX_COMMANDS];   /* a container's first subcommand row, -1: none */
     uint32_t subcommand_flags[MAX_COMMANDS];  /* GR_CMD_FLAG_* of each subcommand row */
-    uint8_t container[MAX_COMMANDS];          /* 1: subcommand rows ("name|sub") exist for it */
 } registry;
 
 static const char *const flag_names[] = {GR_CMD_FLAG_NAMES};
@@ -41,7 +40,6 @@ static uint32_t name_hash(const uint8_t *name, size_t length) {
     return hash;
 }
 
-static void mark_containers(void);
 
 static uint32_t flag_bits(const char *words) {
     uint32_t bits = 0;
@@ -84,7 +82,6 @@ void gr_exec_install_commands(const gr_command_t *commands, size_t count, const 
         else registry.next_of_template[last_of_template[c->template_id]] = (int16_t)i;
         last_of_template[c->template_id] = (int16_t)i;
     }
-    mark_containers();
 }
 
 size_t gr_command_count(void) { return registry.count; }
@@ -151,28 +148,8 @@ uint32_t gr_command_flags(int index) {
     return sub < registry.subcommand_count && sub < MAX_COMMANDS ? registry.subcommand_flags[sub] : 0;
 }
 
-static void mark_containers(void) {
-    memset(registry.container, 0, sizeof registry.container);
-    for (size_t i = 0; i < registry.subcommand_count; i++) {
-        const char *name = registry.subcommands[i].name, *bar = strchr(name, '|');
-        int index = bar ? gr_command_index((const uint8_t *)name, (size_t)(bar - name)) : -1;
-        if (index >= 0 && index < MAX_COMMANDS) registry.container[index] = 1;
-    }
-}
-
 uint32_t gr_command_call_flags(int index, size_t argc, const uint8_t *const *argv, const size_t *argv_length) {
-    const gr_command_t *c = gr_command_at((size_t)index);
-    if (!c || argc < 2 || argv_length[1] > 64 || !registry.container[index]) return gr_command_flags(index);
-    size_t prefix = strlen(c->name);
-    for (size_t i = 0; i < registry.subcommand_count; i++) {
-        const char *name = registry.subcommands[i].name;
-        if (strncmp(name, c->name, prefix) != 0 || name[prefix] != '|' || strlen(name + prefix + 1) != argv_length[1])
-            continue;
-        size_t k = 0;
-        while (k < argv_length[1] && tolower(argv[1][k]) == name[prefix + 1 + k]) k++;
-        if (k == argv_length[1]) return flag_bits(registry.subcommands[i].flags);
-    }
-    return gr_command_flags(index);
+    return gr_command_flags(gr_command_stat_slot(index, argc, argv, argv_length));   /* a subcommand's own row */
 }
 
 int gr_command_denies_oom(int index) { return (gr_command_flags(index) & GR_CMD_FLAG_DENYOOM) != 0; }
