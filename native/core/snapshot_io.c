@@ -151,7 +151,7 @@ int gr_snapshot_read_double(gr_snapshot_reader_t *r, double *out) {
     return 0;
 }
 
-int gr_snapshot_read_varint(gr_snapshot_reader_t *r, uint64_t *out) {
+int gr_snapshot_read_varint_any(gr_snapshot_reader_t *r, uint64_t *out) {
     if (r->error) return -1;
     const size_t start = r->offset;
     uint64_t value = 0;
@@ -170,7 +170,7 @@ int gr_snapshot_read_varint(gr_snapshot_reader_t *r, uint64_t *out) {
     return fail_at(r, start, "varint overflows 64 bits");   /* not reached: i == 9 caught it */
 }
 
-int gr_snapshot_read_bytes(gr_snapshot_reader_t *r, const uint8_t **data, size_t *length) {
+int gr_snapshot_read_bytes_any(gr_snapshot_reader_t *r, const uint8_t **data, size_t *length) {
     const size_t start = r->offset;
     uint64_t n;
     if (gr_snapshot_read_varint(r, &n) != 0) return -1;

@@ -83,9 +83,31 @@ int gr_snapshot_read_u16(gr_snapshot_reader_t *r, uint16_t *out);
 int gr_snapshot_read_u32(gr_snapshot_reader_t *r, uint32_t *out);
 int gr_snapshot_read_u64(gr_snapshot_reader_t *r, uint64_t *out);
 int gr_snapshot_read_double(gr_snapshot_reader_t *r, double *out);
-int gr_snapshot_read_varint(gr_snapshot_reader_t *r, uint64_t *out);
+int gr_snapshot_read_varint_any(gr_snapshot_reader_t *r, uint64_t *out);
 /* A length-prefixed field: *data points into the reader's bytes (valid as long as they are). */
-int gr_snapshot_read_bytes(gr_snapshot_reader_t *r, const uint8_t **data, size_t *length);
+int gr_snapshot_read_bytes_any(gr_snapshot_reader_t *r, const uint8_t **data, size_t *length);
+/* The two reads every element of a load makes: a one-byte varint (below 128, the usual count,
+ * length or shared prefix) is taken inline; anything else, and every error, goes through the
+ * _any form, which checks it in full. */
+static inline int gr_snapshot_read_varint(gr_snapshot_reader_t *r, uint64_t *out) {
+    if (!r->error && r->offset < r->length && r->data[r->offset] < 0x80) {
+        *out = r->data[r->offset++];
+        return 0;
+    }
+    return gr_snapshot_read_varint_any(r, out);
+}
+static inline int gr_snapshot_read_bytes(gr_snapshot_reader_t *r, const uint8_t **data, size_t *length) {
+    if (!r->error && r->offset < r->length) {
+        const size_t n = r->data[r->offset];
+        if (n < 0x80 && n < r->length - r->offset) {
+            *data = r->data + r->offset + 1;
+            *length = n;
+            r->offset += 1 + n;
+            return 0;
+        }
+    }
+    return gr_snapshot_read_bytes_any(r, data, length);
+}
 /* `length` bytes with no prefix, pointed to as above. */
 int gr_snapshot_read_raw(gr_snapshot_reader_t *r, size_t length, const uint8_t **data);
 /* A varint element count, refused ("count larger than the payload") when `count *

@@ -120,37 +120,62 @@ static void *list_load(const gr_server_t *db, gr_snapshot_reader_t *in) {
     }
     gr_list_t *list = gr_list_new_for(&db->list_config, target);
     if (!list) return NULL;
-    uint8_t *element = NULL;   /* the element being rebuilt (front-coded) */
-    size_t element_length = 0, element_capacity = 0;
-    for (uint64_t i = 0; i < count; i++) {
-        const uint8_t *data;
-        size_t length;
-        uint64_t shared = 0;
-        if ((front_coded && gr_snapshot_read_varint(in, &shared) != 0) || gr_snapshot_read_bytes(in, &data, &length) != 0)
-            goto fail;
+    /* Elements are rebuilt a batch at a time into `arena` and appended with one
+     * gr_list_push_many, which keeps the tail leaf at hand. A front-coded element copies its
+     * shared prefix from the element before it, the arena's last; a new batch starts with that
+     * element moved to the arena's front. A first-form payload's elements are not copied. */
+    enum { BATCH = 256 };
+    gr_value_t batch[BATCH];
+    size_t at[BATCH];
+    uint8_t *arena = NULL;
+    size_t arena_used = 0, arena_capacity = 0, previous_at = 0, previous_length = 0;
+    for (uint64_t done = 0; done < count;) {
+        size_t n = count - done < BATCH ? (size_t)(count - done) : BATCH;
         if (front_coded) {
-            if (shared > element_length) {
+            if (previous_length) memmove(arena, arena + previous_at, previous_length);
+            previous_at = 0;
+            arena_used = previous_length;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const uint8_t *data;
+            size_t length;
+            uint64_t shared = 0;
+            if ((front_coded && gr_snapshot_read_varint(in, &shared) != 0) || gr_snapshot_read_bytes(in, &data, &length) != 0)
+                goto fail;
+            if (!front_coded) {
+                batch[i].data = data;
+                batch[i].length = length;
+                continue;
+            }
+            if (shared > previous_length) {
                 gr_snapshot_reader_fail(in, "a list element shares more than the element before it has");
                 goto fail;
             }
-            if (shared + length > element_capacity) {
-                size_t capacity = (shared + length) * 2;
-                uint8_t *grown = gr_mem_realloc(element, capacity, GR_MEM_LIST);
+            if (!arena || arena_used + shared + length > arena_capacity) {
+                size_t capacity = (arena_used + shared + length) * 2;
+                if (capacity < 4096) capacity = 4096;
+                uint8_t *grown = gr_mem_realloc(arena, capacity, GR_MEM_LIST);
                 if (!grown) goto fail;
-                element = grown;
-                element_capacity = capacity;
+                arena = grown;
+                arena_capacity = capacity;
             }
-            memcpy(element + shared, data, length);
-            element_length = (size_t)shared + length;
-            data = element;
-            length = element_length;
+            gr_bytes_copy(arena + arena_used, arena + previous_at, shared);
+            gr_bytes_copy(arena + arena_used + shared, data, length);
+            at[i] = arena_used;
+            batch[i].length = (size_t)shared + length;
+            previous_at = arena_used;
+            previous_length = batch[i].length;
+            arena_used += batch[i].length;
         }
-        if (gr_list_push(list, GR_LIST_TAIL, data, length) != 0) goto fail;
+        if (front_coded)   /* the arena may have moved while the batch grew it */
+            for (size_t i = 0; i < n; i++) batch[i].data = arena + at[i];
+        if (gr_list_push_many(list, GR_LIST_TAIL, batch, n) != 0) goto fail;
+        done += n;
     }
-    gr_mem_free(element, GR_MEM_LIST);
+    gr_mem_free(arena, GR_MEM_LIST);
     return list;
 fail:
-    gr_mem_free(element, GR_MEM_LIST);
+    gr_mem_free(arena, GR_MEM_LIST);
     gr_list_free(list);
     return NULL;
 }

@@ -352,7 +352,8 @@ int gr_list_push_many(gr_list_t *list, gr_list_end_t end, const gr_value_t *valu
         if (!compact_fits(list, count, bytes, longest) && convert_to_target(list)) return -1;
     }
     size_t before = gr_list_length(list);
-    if (list->encoding == GR_LIST_PMA) {   /* the engine's batch push, in chunks of 64 */
+    const int seg_tail = list->encoding == GR_LIST_SEGMENTED && end == GR_LIST_TAIL;
+    if (list->encoding == GR_LIST_PMA || seg_tail) {   /* the engine's batch push, in chunks of 64 */
         for (size_t done = 0; done < count;) {
             const uint8_t *data[64];
             size_t lengths[64];
@@ -361,7 +362,8 @@ int gr_list_push_many(gr_list_t *list, gr_list_end_t end, const gr_value_t *valu
                 data[i] = values[done + i].data;
                 lengths[i] = values[done + i].length;
             }
-            if (gr_lpma_push_many(&list->as.pma, (gr_lpma_end_t)end, data, lengths, n)) {
+            if (seg_tail ? gr_lseg_push_tail_many(&list->as.seg, data, lengths, n)
+                         : gr_lpma_push_many(&list->as.pma, (gr_lpma_end_t)end, data, lengths, n)) {
                 gr_list_delete_range(list, end == GR_LIST_HEAD ? 0 : before, gr_list_length(list) - before);
                 return -1;
             }

@@ -44,7 +44,7 @@ static inline const uint8_t *entry_skip(const uint8_t *p) {
 
 static inline void entry_put(uint8_t *p, const uint8_t *data, size_t length) {
     p = varint_put(p, length);
-    if (length) memcpy(p, data, length);
+    gr_bytes_copy(p, data, length);
 }
 
 /* What a splice writes: one value to encode, or entries already encoded (a merge), or nothing. */
@@ -574,6 +574,41 @@ int gr_lseg_push(gr_lseg_t *s, gr_lseg_end_t end, const uint8_t *data, size_t le
     else if (s->count) start = slot_at(s, 0)->start - 1;
     dir_insert(s, tail ? s->count : 0, start, l);
     s->length++;
+    return 0;
+}
+
+int gr_lseg_push_tail_many(gr_lseg_t *s, const uint8_t *const *data, const size_t *lengths, size_t count) {
+    size_t i = 0;
+    while (i < count) {
+        /* the tail leaf takes values in place while they fit without a repack */
+        leaf_t *l = s->count ? slot_at(s, s->count - 1)->leaf : NULL;
+        if (l && !is_plain(l)) {
+            uint8_t *b = (uint8_t *)l;
+            size_t appended = 0;
+            for (; i < count; i++) {
+                size_t length = lengths[i];
+                if (length > GR_LSEG_MAX_VALUE) break;
+                uint32_t bytes = varint_size(length) + (uint32_t)length;
+                if (bytes > s->plain_threshold || l->count == UINT16_MAX || (uint64_t)l->hi + bytes > l->size) break;
+                if (l->count && (l->base + l->count) % K == 0) {   /* a group starts: its checkpoint */
+                    if (l->cp_count == l->cp_cap) {
+                        if (l->lo < cp_end(l) + 2) break;
+                        l->cp_cap++;
+                    }
+                    l->cp[l->cp_count++] = (uint16_t)l->hi;
+                }
+                entry_put(b + l->hi, data[i], length);
+                l->hi += bytes;
+                l->count++;
+                appended++;
+            }
+            s->length += appended;
+            if (i == count) break;
+        }
+        /* a new leaf, a plain value, the list's only leaf or a repack: the one-value push */
+        if (gr_lseg_push(s, GR_LSEG_TAIL, data[i], lengths[i]) != 0) return -1;
+        i++;
+    }
     return 0;
 }
 

@@ -108,6 +108,10 @@ void gr_lseg_release(gr_lseg_t *list);   /* frees every leaf and the directory; 
 int gr_lseg_get(const gr_lseg_t *list, size_t index, const uint8_t **data, size_t *length);
 int gr_lseg_peek(const gr_lseg_t *list, gr_lseg_end_t end, const uint8_t **data, size_t *length);
 int gr_lseg_push(gr_lseg_t *list, gr_lseg_end_t end, const uint8_t *data, size_t length);
+/* Appends count values at the tail, as count tail pushes would leave them, in one call that
+ * keeps the tail leaf at hand (a snapshot load, RPUSH with many values). Returns 0, or -1 when
+ * out of memory or a value is too long, with the values before it appended. */
+int gr_lseg_push_tail_many(gr_lseg_t *list, const uint8_t *const *data, const size_t *lengths, size_t count);
 int gr_lseg_pop(gr_lseg_t *list, gr_lseg_end_t end);
 /* gr_lseg_pop of the value gr_lseg_peek(list, end) just returned (data, length), unchanged
  * since: at the tail its position is taken from data instead of found again by a checkpoint
