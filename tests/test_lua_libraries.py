@@ -2,8 +2,9 @@
 native/script/lib, against redis-server 7.0: every case of tests/lua_library_cases.py runs in
 the C host (native/tests/test_lua_libraries.c --batch: a Lua 5.1 state with base, table,
 string, math and the four libraries) and through redis-server's EVAL, and the replies must be
-equal (errors by message text). The same corpus runs through any EVAL: pass a runner to
-lua_library_cases.compare_runners. (The host's own C unit tests run in test_native_programs.)
+equal (errors by message text). The same corpus runs through goblin's own EVAL, over RESP
+(raw frames, against redis-server's) and over the ring (RingClient.eval, against redis-py's
+values from redis-server). (The host's own C unit tests run in test_native_programs.)
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import redis
+
+import goblin_ring.errors
 
 import lua_library_cases as corpus
 from resp_wire import raw_connection
@@ -92,3 +96,32 @@ def test_a_case_that_differs_is_reported():
     differences = corpus.compare_runners(answers.__getitem__, other.__getitem__, cases)
     assert [line.split(":")[0] for line in differences] == ["differs"]
 
+
+
+def test_every_case_replies_through_goblin_eval_over_resp_as_redis_server_7_does(goblin, redis_server):
+    """The corpus through goblin's own EVAL (the libraries inside its sandbox), raw RESP frames."""
+    with raw_connection(goblin.port) as ours, raw_connection(redis_server.port) as theirs:
+        differences = corpus.compare_runners(corpus.resp_eval_runner(ours), corpus.resp_eval_runner(theirs))
+    assert not differences, f"{len(differences)} of {len(corpus.CASES)} cases differ (goblin, then redis):\n" + \
+        "\n".join(differences[:40])
+
+
+def client_eval_runner(client) -> corpus.Runner:
+    """EVAL <script> 0 through a redis-py-shaped client; an error reply becomes a ReplyError."""
+    def run(script: str) -> object:
+        try:
+            return client.eval(script, 0)
+        except (redis.exceptions.ResponseError, goblin_ring.errors.ResponseError) as error:
+            return corpus.ReplyError(str(error))
+    return run
+
+
+def test_every_case_replies_over_the_ring_as_redis_py_gets_them_from_redis_server(ring, redis_server):
+    """The corpus through RingClient.eval against redis-py on redis-server: the same Python values."""
+    theirs = redis.Redis(port=redis_server.port)
+    try:
+        differences = corpus.compare_runners(client_eval_runner(ring), client_eval_runner(theirs))
+    finally:
+        theirs.close()
+    assert not differences, f"{len(differences)} of {len(corpus.CASES)} cases differ (ring, then redis-py):\n" + \
+        "\n".join(differences[:40])
