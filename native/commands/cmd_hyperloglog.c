@@ -116,7 +116,7 @@ void gr_cmd_pfcount(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
         return;
     }
     gr_bytes_t key = arg_bytes(argv, argv_length, 1);
-    int found = find_hll(db, key, 1, &entry, reply);
+    int found = find_hll(db, key, 0, &entry, reply);   /* a read (hit or miss counted), as Redis */
     if (found < 0) return;
     if (!found) { gr_reply_integer(reply, 0); return; }
     gr_string_t *hll = entry->value;

@@ -173,7 +173,7 @@ void gr_cmd_rename(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 void gr_cmd_memory_usage(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_memoryusage_view_t req = gr_memoryusage_view(r);
-    gr_ks_entry_t *entry = gr_db_lookup(db, req.key);
+    gr_ks_entry_t *entry = gr_db_find_live(db, req.key);   /* no hit or miss counted, as Redis */
     if (!entry) { gr_reply_nil(reply); return; }
     gr_reply_integer(reply, (int64_t)(gr_ks_entry_bytes(entry) + gr_value_allocated_bytes(entry->type, entry->value)));
 }
@@ -227,7 +227,9 @@ void gr_cmd_object(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
         return;
     }
     gr_bytes_t key = {argv[2], (uint32_t)argv_length[2]};
-    gr_ks_entry_t *entry = gr_db_find_live(db, key);   /* OBJECT does not count as an access */
+    /* OBJECT counts a hit or miss, but is not an access and publishes no keymiss (Redis's
+     * LOOKUP_NOTOUCH|LOOKUP_NONOTIFY) */
+    gr_ks_entry_t *entry = gr_db_lookup_with(db, key, GR_LOOKUP_NOTOUCH | GR_LOOKUP_NONOTIFY);
     if (!entry) { gr_reply_nil(reply); return; }
     if (gr_word_is(sub, length, "encoding")) {
         const char *encoding = gr_value_encoding(entry->type, entry->value);

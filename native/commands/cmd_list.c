@@ -57,10 +57,12 @@ static __attribute__((noinline)) int reply_not_this_list(gr_server_t *db, const 
 
 /* Find key as a list: 1 found (*list set), 0 absent, -1 wrong type (WRONGTYPE replied): not
  * a list, or, for a qualified request, a list of the other engine. Inline: every list command
- * and each key BLPOP or LMPOP tries starts here. */
-static inline int find_list_or_reply(gr_server_t *db, const gr_request_t *r, gr_bytes_t key, gr_list_t **list,
-                                     gr_ks_entry_t **entry, gr_reply_t *reply) {
-    gr_ks_entry_t *found = gr_db_lookup(db, key);
+ * and each key BLPOP or LMPOP tries starts here. A read (LLEN, LRANGE, ...) counts a keyspace
+ * hit or miss; a write's lookup does not, as Redis's lookupKeyWrite. */
+enum { LIST_READ = 0, LIST_WRITE = GR_LOOKUP_WRITE };
+static inline int find_list_or_reply(gr_server_t *db, const gr_request_t *r, gr_bytes_t key, int for_write,
+                                     gr_list_t **list, gr_ks_entry_t **entry, gr_reply_t *reply) {
+    gr_ks_entry_t *found = gr_db_lookup_with(db, key, for_write);
     if (!found) return 0;
     if (found->type != GR_TYPE_LIST || (r->engine && gr_list_target(found->value) != wanted_engine(db, r)))
         return reply_not_this_list(db, r, found, reply);
@@ -92,7 +94,7 @@ void gr_cmd_push(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
         return;
     }
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, LIST_WRITE, &list, NULL, reply);
     if (found < 0) return;
     if (!found) {
         if (req.only_if_exists) { gr_reply_integer(reply, 0); return; }
@@ -134,7 +136,7 @@ static void reply_and_remove_from_end(gr_list_t *list, gr_list_end_t end, size_t
 void gr_cmd_pop(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_pop_view_t req = gr_pop_view(r);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, LIST_WRITE, &list, NULL, reply);
     if (found < 0) return;
     if (!found) {
         if (req.has_count) gr_reply_nil_array(reply); else gr_reply_nil(reply);
@@ -161,7 +163,7 @@ void gr_cmd_pop(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
 void gr_cmd_llen(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_llen_view_t req = gr_llen_view(r);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, LIST_READ, &list, NULL, reply);
     if (found >= 0) gr_reply_integer(reply, found ? (int64_t)gr_list_length(list) : 0);
 }
 
@@ -175,7 +177,7 @@ static int64_t normalise_index(int64_t index, size_t length) {
 void gr_cmd_lindex(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_lindex_view_t req = gr_lindex_view(r);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, LIST_READ, &list, NULL, reply);
     if (found < 0) return;
     int64_t index = found ? normalise_index(req.index, gr_list_length(list)) : -1;
     gr_value_t value;
@@ -199,7 +201,7 @@ static int clamp_range(int64_t start, int64_t stop, size_t length, size_t *first
 void gr_cmd_lrange(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_lrange_view_t req = gr_lrange_view(r);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, LIST_READ, &list, NULL, reply);
     if (found < 0) return;
     size_t first, last;
     if (!found || !clamp_range(req.start, req.stop, gr_list_length(list), &first, &last)) {
@@ -214,7 +216,7 @@ void gr_cmd_lrange(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
 void gr_cmd_lset(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_lset_view_t req = gr_lset_view(r);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, LIST_WRITE, &list, NULL, reply);
     if (found < 0) return;
     if (!found) { gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key"); return; }
     int64_t index = normalise_index(req.index, gr_list_length(list));
@@ -235,7 +237,7 @@ static int value_equals(gr_value_t value, gr_bytes_t wanted) {
 void gr_cmd_linsert(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_linsert_view_t req = gr_linsert_view(r);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, LIST_WRITE, &list, NULL, reply);
     if (found < 0) return;
     if (!found) { gr_reply_integer(reply, 0); return; }
     gr_list_iter_t iterator;
@@ -261,7 +263,7 @@ void gr_cmd_linsert(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
 void gr_cmd_lrem(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_lrem_view_t req = gr_lrem_view(r);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, LIST_WRITE, &list, NULL, reply);
     if (found < 0) return;
     if (!found) { gr_reply_integer(reply, 0); return; }
     int64_t removed = gr_list_remove_matching(list, req.value.data, req.value.length, req.count);
@@ -274,7 +276,7 @@ void gr_cmd_lrem(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
 void gr_cmd_ltrim(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_ltrim_view_t req = gr_ltrim_view(r);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, LIST_WRITE, &list, NULL, reply);
     if (found < 0) return;
     if (found) {
         size_t first, last, before = gr_list_length(list);
@@ -305,7 +307,7 @@ void gr_cmd_lpos(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
         return;
     }
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, r, req.key, &list, NULL, reply);
+    int found = find_list_or_reply(db, r, req.key, LIST_READ, &list, NULL, reply);
     if (found < 0) return;
     if (!found) {
         if (req.has_count) gr_reply_array_begin(reply, 0); else gr_reply_nil(reply);
@@ -368,10 +370,10 @@ static void notify_pop(gr_server_t *db, gr_bytes_t key, uint8_t end) {
 static int lmove_or_absent(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_lmove_view_t req = gr_lmove_view(r);   /* BLMOVE's request has the same fields */
     gr_list_t *source = NULL, *destination = NULL;
-    int found = find_list_or_reply(db, r, req.source, &source, NULL, reply);
+    int found = find_list_or_reply(db, r, req.source, LIST_WRITE, &source, NULL, reply);
     if (found < 0) return 1;
     if (!found) return 0;
-    int destination_found = find_list_or_reply(db, r, req.destination, &destination, NULL, reply);
+    int destination_found = find_list_or_reply(db, r, req.destination, LIST_WRITE, &destination, NULL, reply);
     if (destination_found < 0) return 1;
 
     gr_value_t value;
@@ -422,7 +424,7 @@ void gr_cmd_lmpop(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     size_t count = req.count ? req.count : 1;
     for (uint32_t i = 0; i < req.keys_count; i++) {
         gr_list_t *list = NULL;
-        int found = find_list_or_reply(db, r, req.keys[i], &list, NULL, reply);
+        int found = find_list_or_reply(db, r, req.keys[i], LIST_WRITE, &list, NULL, reply);
         if (found < 0) return;
         if (!found) continue;
         size_t taken = count < gr_list_length(list) ? count : gr_list_length(list);
@@ -446,7 +448,7 @@ static int blocking_ready(gr_server_t *db, const gr_request_t *r, gr_reply_t *re
     if (r->template_id == GR_T_BLMOVE) return lmove_or_absent(db, r, reply);   /* one lookup of the source */
     for (uint32_t i = 0; i < req.keys_count; i++) {
         gr_list_t *list = NULL;
-        int found = find_list_or_reply(db, r, req.keys[i], &list, NULL, reply);
+        int found = find_list_or_reply(db, r, req.keys[i], LIST_WRITE, &list, NULL, reply);
         if (found < 0) return 1;
         if (!found) continue;
         if (r->template_id == GR_T_BPOP) {
@@ -506,7 +508,7 @@ void gr_cmd_list_internals(gr_server_t *db, size_t argc, const uint8_t *const *a
     gr_request_t plain;
     memset(&plain, 0, sizeof plain);
     gr_list_t *list = NULL;
-    int found = find_list_or_reply(db, &plain, key, &list, NULL, reply);
+    int found = find_list_or_reply(db, &plain, key, LIST_READ, &list, NULL, reply);
     if (found < 0) return;
     if (!found) { gr_reply_nil(reply); return; }
     gr_list_internals_t in;

@@ -129,10 +129,10 @@ oom:
 
 /* The inputs' keys: sorted sets or sets, a missing key empty; -1 with WRONGTYPE replied. */
 static int find_sources_or_reply(gr_server_t *db, const uint8_t *const *argv, const size_t *argv_length, size_t first,
-                                 size_t n, set_source_t *sources, int for_write, gr_reply_t *reply) {
+                                 size_t n, set_source_t *sources, gr_reply_t *reply) {
     for (size_t i = 0; i < n; i++) {
         gr_bytes_t key = arg(argv, argv_length, first + i);
-        gr_ks_entry_t *entry = for_write ? gr_db_find_live(db, key) : gr_db_lookup(db, key);
+        gr_ks_entry_t *entry = gr_db_lookup(db, key);   /* a read for the STORE forms too, as Redis */
         sources[i] = (set_source_t){NULL, NULL, 1.0};
         if (!entry) continue;
         if (entry->type == GR_TYPE_ZSET) sources[i].zset = entry->value;
@@ -160,7 +160,7 @@ static void set_operation_command(gr_server_t *db, size_t argc, const uint8_t *c
     if ((uint64_t)numkeys > argc - numkeys_index - 1) { reply_syntax(reply); return; }
     set_source_t *sources = gr_mem_alloc((size_t)numkeys * sizeof *sources, GR_MEM_OTHER);
     if (!sources) { gr_reply_oom(reply); return; }
-    if (find_sources_or_reply(db, argv, argv_length, numkeys_index + 1, (size_t)numkeys, sources, store, reply) != 0) {
+    if (find_sources_or_reply(db, argv, argv_length, numkeys_index + 1, (size_t)numkeys, sources, reply) != 0) {
         gr_mem_free(sources, GR_MEM_OTHER);
         return;
     }

@@ -313,13 +313,14 @@ gr_ks_entry_t *gr_db_find_live(gr_server_t *db, gr_bytes_t key) {
     return entry;
 }
 
-gr_ks_entry_t *gr_db_lookup(gr_server_t *db, gr_bytes_t key) {
+gr_ks_entry_t *gr_db_lookup_with(gr_server_t *db, gr_bytes_t key, int flags) {
     gr_ks_entry_t *entry = gr_db_find_live(db, key);
     if (entry) {
-        db->stats.keyspace_hits++;
-        gr_ks_touch(db->keyspace, entry);
-    } else {
+        if (!(flags & GR_LOOKUP_WRITE)) db->stats.keyspace_hits++;
+        if (!(flags & GR_LOOKUP_NOTOUCH)) gr_ks_touch(db->keyspace, entry);
+    } else if (!(flags & GR_LOOKUP_WRITE)) {
         db->stats.keyspace_misses++;
+        if (!(flags & GR_LOOKUP_NONOTIFY)) gr_notify(db, GR_NOTIFY_KEY_MISS, "keymiss", key);
     }
     return entry;
 }

@@ -372,9 +372,14 @@ uint64_t gr_db_account(gr_server_t *db, int index, gr_reply_t *reply, uint32_t e
 void gr_db_set_slowlog_threshold(gr_server_t *db, int64_t log_slower_than_us);
 
 /* The entry for key in the current database, or NULL. An entry whose expiry has passed is
- * deleted first (lazy expiry) and counts as absent. gr_db_lookup also counts a keyspace
- * hit or miss and stamps the access time; gr_db_find_live does neither (OBJECT, writes). */
-gr_ks_entry_t *gr_db_lookup(gr_server_t *db, gr_bytes_t key);
+ * deleted first (lazy expiry) and counts as absent. gr_db_lookup (a read, Redis's
+ * lookupKeyRead) also counts a keyspace hit or miss, publishes "keymiss" (class m) for a miss
+ * and stamps the access time; gr_db_find_live does none of these. gr_db_lookup_with chooses:
+ * GR_LOOKUP_WRITE stamps the access time only (lookupKeyWrite), GR_LOOKUP_NOTOUCH leaves the
+ * access time, GR_LOOKUP_NONOTIFY publishes no "keymiss" (OBJECT). */
+enum { GR_LOOKUP_WRITE = 1, GR_LOOKUP_NOTOUCH = 2, GR_LOOKUP_NONOTIFY = 4 };
+gr_ks_entry_t *gr_db_lookup_with(gr_server_t *db, gr_bytes_t key, int flags);
+static inline gr_ks_entry_t *gr_db_lookup(gr_server_t *db, gr_bytes_t key) { return gr_db_lookup_with(db, key, 0); }
 gr_ks_entry_t *gr_db_find_live(gr_server_t *db, gr_bytes_t key);
 /* 1 if the entry's expiry has passed (KEYS and SCAN skip such entries). */
 int gr_db_is_expired(const gr_server_t *db, const gr_ks_entry_t *entry);
