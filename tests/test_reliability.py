@@ -209,7 +209,9 @@ def test_a_gigabyte_attach_does_not_stall_another_clients_ping(tmp_path):
     # target is 5 ms on a quiet machine; a shared CI box adds its own noise, seen in `before`),
     # not the seconds an attach would hold every client if the serving thread reserved its pages.
     assert len(during) > 20, (attached - start, len(during))
-    assert max(during) < max(0.1, 4 * max(before)), (max(during), max(before), attached - start)
+    # (0.5 s: a loaded two-core box has stalled a PING for 0.12 s with no attach to blame; a
+    # serving thread reserving 2 GiB of pages would hold it for seconds)
+    assert max(during) < max(0.5, 4 * max(before)), (max(during), max(before), attached - start)
     assert segments_named(server.name) == []
 
 
