@@ -328,7 +328,7 @@ int gr_request_may_block(const gr_request_t *request, double *timeout) {
     if (request->template_id != GR_T_COMMAND) {
         if (request->template_id >= MAX_TEMPLATE || !registry.template_blocks[request->template_id]) return 0;
         *timeout = request->timeout;
-        return 1;
+        return *timeout >= 0;   /* negative: a typed read that may block but was not asked to (no BLOCK) */
     }
     if (request->item_count == 0 || request->items[0].length >= 64 ||
         !(registry.argv_blocking_name_lengths & (1ull << request->items[0].length)))
