@@ -162,6 +162,11 @@ void gr_command_legacy_range(const gr_command_t *c, int *first, int *last, int *
     size_t specs = 0;
     while (c && specs < GR_MAX_KEY_SPECS && c->keys[specs].begin) specs++;
     if (specs == 0) return;
+    for (size_t i = 0; i < specs; i++)
+        if (c->keys[i].keyword) {   /* keys found by a keyword: no fixed positions */
+            *movable = 1;
+            return;
+        }
     if (specs == 1 && !c->keys[0].keynum) {
         *first = c->keys[0].begin;
         *last = c->keys[0].last >= 0 ? c->keys[0].begin + c->keys[0].last : c->keys[0].last;
