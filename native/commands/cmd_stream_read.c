@@ -3,7 +3,9 @@
  * -> entries in RESP3, an array of [stream, entries] pairs in RESP2), errors, and, for
  * XREADGROUP, the effects Redis 7.0 propagates (an XCLAIM per delivered entry; for NOACK reads
  * XGROUP CREATECONSUMER and XGROUP SETID; nothing for a history read). XREAD's "+" reads the last entry, as Redis 7.4.
- * The entry commands are cmd_stream.c, the groups' cmd_stream_group.c.
+ * The entry commands are cmd_stream.c, the groups' cmd_stream_group.c. XREADGROUP is a typed
+ * row (XReadGroupRequest: its builder parses the options, the handler looks the keys up in
+ * Redis's order); XREAD stays argv. Both run read_run.
  *
  * A parked read is a gr_request_t whose items are the keys, then one ID per key (the "$"
  * already resolved to the stream's last ID, ">" kept), count the COUNT (0: Redis's 1000 for a
