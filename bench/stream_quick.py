@@ -1,5 +1,8 @@
-"""stream_quick.py — the stream measurements issue 33 asks for, side by side in one run, until
-goblin-ring-bench has a `stream` scenario: servers pinned to core 0, clients to core 1.
+"""stream_quick.py — the stream measurements issue 33 asks for, side by side in one run, as a
+standalone script (servers pinned to core 0, clients to core 1). goblin-ring-bench's `stream`
+scenario (goblin_ring/bench/scenario_stream.py) measures the same and more — the native ring
+column, valkey, a work queue of producer and consumer processes — and is the official figure;
+this script stays as the quick single-process cross-check.
 
   1. bytes per entry after N XADD * of one 16-byte field and value (INFO used_memory delta / N,
      and MEMORY USAGE / N): goblin, redis-server 7.0, valkey 9.1;

@@ -94,6 +94,12 @@ REQUEST_SLOTS: dict[str, dict[str, str]] = {
     "ExpireRequest": {"unit": "to_end", "absolute": "flag", "condition": "end", "value": "index", "key": "key"},
     "TtlRequest": {"kind": "end", "key": "key"},
     "PersistRequest": {"key": "key"},
+    "XAddRequest": {"noMkStream": "flag", "trim": "end", "approximate": "to_end", "limit": "index",
+                    "pairs": "items", "key": "key", "entryId": "arg1", "threshold": "arg2"},
+    "XRangeRequest": {"reverse": "flag", "count": "index", "key": "key", "start": "arg1", "end": "arg2"},
+    "XAckRequest": {"ids": "items", "key": "key", "group": "arg1"},
+    "XReadGroupRequest": {"noAck": "flag", "count": "count", "timeoutSeconds": "timeout", "streams": "items",
+                          "group": "arg1", "consumer": "arg2"},
 }
 REPLY_SLOTS: dict[str, dict[str, str]] = {
     "IntegerReply": {"value": "integer"},

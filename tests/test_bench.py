@@ -355,3 +355,22 @@ def test_hyperloglog_and_geo_quick_runs_report_every_row_the_value_sizes_and_iss
     dense = [m for m in run_bench(tmp_path, "hyperloglog", engines=["goblin-resp"])[1]["memory"]
              if m["metric"] == "dense value (STRLEN)"]
     assert dense and dense[0]["bytes"] == 12304
+
+
+def test_stream_quick_run_reports_every_row_memory_per_entry_and_issue_33_targets(tmp_path):
+    engines = GOBLIN + (["redis", "redis-py"] if shutil.which("redis-server") else [])
+    text, document = run_bench(tmp_path, "stream", "-n", "500", "--producers", "1", "--consumers", "1",
+                               engines=engines)
+    check_document(document, "stream", engines)
+    for operation in ("XADD * (1 field, 16 B value)", "XRANGE - + COUNT 10", "work queue, entries/s"):
+        assert f"| {operation} |" in text, operation
+    rows = {(row["column"], row["operation"]): row for row in document["rows"]}
+    assert all(rows[(column, "work queue, entries/s")]["status"] == "ok"
+               for column in ("goblin-ring call", "goblin-ring-native", "goblin-resp"))
+    assert rows[("goblin-resp", "XADD (redis-benchmark -c 1 -P 16)")]["status"] == "ok"
+    memory = [m for m in document["memory"] if m["column"] == "goblin-ring-native"]
+    assert memory and 0 < memory[0]["bytes_per_item"] < 200
+    targets = {target["target"] for target in document["targets"]}
+    assert "RingClient XADD >= 20x redis-py over a Unix socket" in targets
+    assert "work queue over the ring (Python) >= 10x redis-py over a Unix socket" in targets
+    assert any(t.startswith("bytes per entry below redis's") for t in targets)

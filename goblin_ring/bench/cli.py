@@ -83,6 +83,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--clients", type=int, default=1, metavar="N",
                    help="RESP columns (goblin-resp, redis, valkey): N clients with one request in flight each, "
                         "by redis-benchmark -c N -P 1 (pingpong: PING; list100k: the fixed rows); default 1")
+    p.add_argument("--producers", type=int, default=2, metavar="N",
+                   help="stream scenario: work-queue producer processes (2)")
+    p.add_argument("--consumers", type=int, default=2, metavar="M",
+                   help="stream scenario: work-queue consumer processes, XREADGROUP COUNT 10 + XACK (2)")
     p.add_argument("--quick", action="store_true", help="small sizes: the whole run in under a minute")
     p.add_argument("--server-core", type=int, default=0)
     p.add_argument("--client-core", type=int, default=1)
@@ -115,11 +119,14 @@ def main(argv: list[str] | None = None) -> int:
                     zset_size=args.zset_size or defaults["zset_size"],
                     replay_count=args.replay_count or defaults["replay_count"],
                     server_core=args.server_core, client_core=args.client_core, quick=args.quick,
-                    clients=args.clients, tests=tuple(t for t in args.tests.split(",") if t))
+                    clients=args.clients, tests=tuple(t for t in args.tests.split(",") if t),
+                    producers=args.producers, consumers=args.consumers)
     if method.warmup < 4096:
         error("--warmup must be at least 4096")
     if method.clients < 1:
         error("--clients must be at least 1")
+    if method.producers < 1 or method.consumers < 1:
+        error("--producers and --consumers must be at least 1")
     if method.pipeline < 1 or method.trials < 1 or method.n < 1 or method.list_size < 16:
         error("-P, --trials and -n must be positive, --list-size at least 16")
     os.sched_setaffinity(0, {args.client_core})

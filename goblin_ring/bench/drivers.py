@@ -157,6 +157,15 @@ def _method_call(target: Any, command: Command) -> tuple:
         return (lambda key, a, b, unit: target.geodist(key, a, b, unit=unit)), tuple(args)
     if name == "GEOSEARCH":                # the scenario's forms: FROMLONLAT x y BYRADIUS r u ASC / BYBOX w h u WITHDIST
         return _geosearch_call(target, list(args)), ()
+    if name == "XADD" and len(args) >= 4:   # XADD key id f v ... -> xadd(key, {f: v, ...}, id=id)
+        return (lambda key, entry_id, *pairs: target.xadd(key, dict(zip(pairs[::2], pairs[1::2])), id=entry_id)), \
+            tuple(args)
+    if name in ("XRANGE", "XREVRANGE") and len(args) == 5:   # ... COUNT n -> xrange(key, a, b, count=n)
+        method = getattr(target, name.lower())
+        return (lambda key, a, b, _count_word, count: method(key, a, b, count=count)), tuple(args)
+    if name == "XREADGROUP" and len(args) == 8:   # GROUP g c COUNT n STREAMS key id
+        return (lambda _g, group, consumer, _c, count, _s, key, entry_id:
+                target.xreadgroup(group, consumer, {key: entry_id}, count=count)), tuple(args)
     if name == "HSCAN":                    # HSCAN key cursor COUNT n -> hscan(key, cursor, count=n)
         return (lambda key, cursor, _count_word, count: target.hscan(key, cursor, count=count)), tuple(args)
     return getattr(target, name.lower()), tuple(args)

@@ -18,6 +18,7 @@ from .scenario_persistence import persistence_scenario
 from .scenario_probabilistic import geo_scenario, hyperloglog_scenario
 from .scenario_pubsub import pubsub_scenario
 from .scenario_set import set_scenario
+from .scenario_stream import stream_scenario
 from .scenario_zset import zset_scenario
 from .scenario_zset_replay import zset_replay_scenario
 from .scenarios import latency, list100k, pingpong
@@ -39,4 +40,5 @@ SCENARIOS: dict[str, Callable[..., dict]] = {
     "array": array_scenario,
     "hyperloglog": hyperloglog_scenario,
     "geo": geo_scenario,
+    "stream": stream_scenario,
 }

@@ -50,6 +50,8 @@ class Method:
     zset_size: int = 1_000_000   # the zset scenario's members
     replay_count: int = 2_000_000   # the zset-replay scenario's commands
     tests: tuple = ()         # -t: the rows to run, where a scenario names them (empty: all)
+    producers: int = 2        # the stream scenario's work queue: producer processes ...
+    consumers: int = 2        # ... and consumer processes (XREADGROUP COUNT 10 + XACK)
 
 
 def values(count: int, size: int) -> list[bytes]:

@@ -82,6 +82,8 @@ void gr_cmd_swapdb(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     db->expire_cursor[req.first] = db->expire_cursor[req.second];
     db->expire_cursor[req.second] = cursor;
     if (db->current) db->keyspace = db->keyspaces[db->current->db_index];
+    gr_blocking_signal_db_gone(db, (int32_t)req.first);   /* a key the swap took away: as deleted (Redis 7.0) */
+    gr_blocking_signal_db_gone(db, (int32_t)req.second);
     gr_blocking_signal_db(db, (int32_t)req.first);     /* waiters now see the other database's lists */
     gr_blocking_signal_db(db, (int32_t)req.second);
     gr_db_count_changes(db, 1);   /* even SWAPDB 0 0, as Redis */

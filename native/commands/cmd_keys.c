@@ -191,6 +191,7 @@ void gr_cmd_flushdb(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_watch_touch_db(db, i, -1);          /* WATCHed keys that exist are touched */
         gr_db_count_changes(db, (int64_t)gr_ks_size(db->keyspaces[i]));   /* Redis: the keys removed */
         gr_ks_clear(db->keyspaces[i]);
+        gr_blocking_signal_db_gone(db, i);    /* a parked XREADGROUP: "-UNBLOCKED the stream key no longer exists" */
     }
     if (req.all) gr_persist_after_flushall(db);   /* Redis: kill a BGSAVE child, save by the rules */
     gr_effect_always(db);   /* propagated even when there was nothing to remove, as Redis */

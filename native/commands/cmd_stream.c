@@ -2,7 +2,9 @@
  * XRANGE/XREVRANGE, XLEN, XDEL, XTRIM, XSETID, with Redis 7.0's replies, error texts, keyspace
  * events and propagated effects. The engine is engines/stream/; the groups' commands are
  * cmd_stream_group.c, the reads cmd_stream_read.c, and what they share cmd_stream_shared.h.
- * Every command is an argv row (stream.def); over the ring the hot ones are typed.
+ * XADD and XRANGE/XREVRANGE are typed rows (stream.def: XAddRequest, XRangeRequest; their
+ * builders here run Redis's pre-lookup checks, so RESP and the ring client refuse with the same
+ * texts, and the handlers check a ring message again); the others are argv rows.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -269,10 +271,53 @@ typedef struct trim_args {
     size_t id_at;             /* XADD: argv index of the ID (or "*") */
 } trim_args_t;
 
-/* The index of XADD's ID (or XTRIM's end), or 0 with a reply written. */
-static size_t parse_trim_args_or_reply(const gr_server_t *db, size_t argc, const uint8_t *const *argv,
-                                       const size_t *argv_length, int xadd, trim_args_t *args, gr_reply_t *reply) {
+/* Why arguments are refused (a builder's error, or an argv handler's before its reply). */
+static int refuse(gr_build_error_t *error, gr_error_code_t code, const char *text) {
+    error->code = code;
+    snprintf(error->text, sizeof error->text, "%s", text);
+    return -1;
+}
+static int refuse_generic(gr_build_error_t *error, const char *text) { return refuse(error, GR_ERR_GENERIC, text); }
+static int refuse_not_integer(gr_build_error_t *error) {
+    return refuse(error, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
+}
+
+/* MAXLEN's threshold: a length >= 0. */
+static int parse_maxlen(const uint8_t *data, size_t length, uint64_t *out, gr_build_error_t *error) {
+    int64_t value;
+    if (gr_bytes_to_int64(data, length, &value) != 0) return refuse_not_integer(error);
+    if (value < 0) return refuse_generic(error, "ERR The MAXLEN argument must be >= 0.");
+    *out = (uint64_t)value;
+    return 0;
+}
+
+/* The LIMIT rules once every option is read (limit < 0: no LIMIT given); the default LIMIT of a
+ * "~" trim is the server's (trim_default_limit). */
+static int check_limit(trim_args_t *args, int64_t limit, int xadd, gr_build_error_t *error) {
+    args->limit_given = limit >= 0;
+    args->trim.limit = limit > 0 ? limit : 0;
+    if (args->trim.limit && args->trim.strategy == GR_STREAM_TRIM_NONE)
+        return refuse_generic(error, "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy");
+    if (!xadd && args->trim.strategy == GR_STREAM_TRIM_NONE)
+        return refuse_generic(error, "ERR syntax error, XTRIM must be called with a trimming strategy");
+    if (args->limit_given && !args->trim.approx)
+        return refuse_generic(error, "ERR syntax error, LIMIT cannot be used without the special ~ option");
+    return 0;
+}
+
+/* A "~" trim without LIMIT stops after 100 nodes' worth of entries, as Redis. */
+static void trim_default_limit(const gr_server_t *db, trim_args_t *args) {
+    if (!args->trim.approx || args->limit_given) return;
+    args->trim.limit = 100 * db->config.stream_node_max_entries;
+    if (args->trim.limit <= 0 || args->trim.limit > 1000000) args->trim.limit = 10000;
+}
+
+/* Redis's streamParseAddOrTrimArgsOrReply: the index of XADD's ID (or XTRIM's end), or 0 with
+ * *error. Pure: XADD's builder runs it, so RESP and the ring client refuse with the same text. */
+static size_t parse_trim_args(size_t argc, const uint8_t *const *argv, const size_t *argv_length, int xadd,
+                              trim_args_t *args, gr_build_error_t *error) {
     memset(args, 0, sizeof *args);
+    int64_t limit = -1;
     size_t i = 2;
     for (; i < argc; i++) {
         const size_t more = argc - 1 - i;
@@ -283,7 +328,7 @@ static size_t parse_trim_args_or_reply(const gr_server_t *db, size_t argc, const
         } else if ((gr_word_is(opt, opt_length, "maxlen") || gr_word_is(opt, opt_length, "minid")) && more) {
             const int maxlen = gr_word_is(opt, opt_length, "maxlen");
             if (args->trim.strategy != GR_STREAM_TRIM_NONE) {
-                gr_xcmd_reply_error(reply, "ERR syntax error, MAXLEN and MINID options at the same time are not compatible");
+                refuse_generic(error, "ERR syntax error, MAXLEN and MINID options at the same time are not compatible");
                 return 0;
             }
             args->trim.approx = 0;
@@ -294,68 +339,51 @@ static size_t parse_trim_args_or_reply(const gr_server_t *db, size_t argc, const
                 i++;
             }
             if (maxlen) {
-                int64_t value;
-                if (gr_xcmd_int64_or_reply(argv[i + 1], argv_length[i + 1], &value, NULL, reply) != 0) return 0;
-                if (value < 0) {
-                    gr_xcmd_reply_error(reply, "ERR The MAXLEN argument must be >= 0.");
-                    return 0;
-                }
-                args->trim.maxlen = (uint64_t)value;
+                if (parse_maxlen(argv[i + 1], argv_length[i + 1], &args->trim.maxlen, error) != 0) return 0;
                 args->trim.strategy = GR_STREAM_TRIM_MAXLEN;
             } else {
-                if (gr_xcmd_parse_id_or_reply(argv[i + 1], argv_length[i + 1], &args->trim.minid, 0, 1, NULL, reply) != 0)
+                if (gr_xcmd_parse_id(argv[i + 1], argv_length[i + 1], &args->trim.minid, 0, 1, NULL) != 0) {
+                    refuse_generic(error, GR_XCMD_INVALID_ID);
                     return 0;
+                }
                 args->trim.strategy = GR_STREAM_TRIM_MINID;
             }
             i++;
             args->threshold_at = i;
         } else if (gr_word_is(opt, opt_length, "limit") && more) {
-            if (gr_xcmd_int64_or_reply(argv[i + 1], argv_length[i + 1], &args->trim.limit, NULL, reply) != 0) return 0;
-            if (args->trim.limit < 0) {
-                gr_xcmd_reply_error(reply, "ERR The LIMIT argument must be >= 0.");
+            if (gr_bytes_to_int64(argv[i + 1], argv_length[i + 1], &limit) != 0) {
+                refuse_not_integer(error);
                 return 0;
             }
-            args->limit_given = 1;
+            if (limit < 0) {
+                refuse_generic(error, "ERR The LIMIT argument must be >= 0.");
+                return 0;
+            }
             i++;
         } else if (xadd && gr_word_is(opt, opt_length, "nomkstream")) {
             args->nomkstream = 1;
         } else if (xadd) {
-            if (gr_xcmd_parse_id_or_reply(opt, opt_length, &args->id, 0, 1, &args->seq_given, reply) != 0) return 0;
+            if (gr_xcmd_parse_id(opt, opt_length, &args->id, 0, 1, &args->seq_given) != 0) {
+                refuse_generic(error, GR_XCMD_INVALID_ID);
+                return 0;
+            }
             args->id_given = 1;
             break;
         } else {
-            gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
+            refuse(error, GR_ERR_SYNTAX, "ERR syntax error");
             return 0;
         }
     }
-    if (args->trim.limit && args->trim.strategy == GR_STREAM_TRIM_NONE) {
-        gr_xcmd_reply_error(reply, "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy");
-        return 0;
-    }
-    if (!xadd && args->trim.strategy == GR_STREAM_TRIM_NONE) {
-        gr_xcmd_reply_error(reply, "ERR syntax error, XTRIM must be called with a trimming strategy");
-        return 0;
-    }
-    if (args->limit_given) {
-        if (!args->trim.approx) {
-            gr_xcmd_reply_error(reply, "ERR syntax error, LIMIT cannot be used without the special ~ option");
-            return 0;
-        }
-    } else if (args->trim.approx) {
-        args->trim.limit = 100 * db->config.stream_node_max_entries;
-        if (args->trim.limit <= 0 || args->trim.limit > 1000000) args->trim.limit = 10000;
-    } else {
-        args->trim.limit = 0;
-    }
+    if (check_limit(args, limit, xadd, error) != 0) return 0;
     args->id_at = i;
     return i;
 }
 
-/* The effect of an XADD or XTRIM whose trim was approximate or whose ID was generated: its argv
- * with "~" as "=", the threshold as what it left (MAXLEN: the length; MINID: the first entry's
- * ID), LIMIT dropped, and the ID as added — so a replay trims and adds exactly the same. */
+/* The effect of an XTRIM whose trim was approximate: its argv with "~" as "=", the threshold as
+ * what it left (MAXLEN: the length; MINID: the first entry's ID), LIMIT dropped — so a replay
+ * trims exactly the same. (XADD's is effect_xadd, from its typed request.) */
 static void effect_rewritten(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                             const trim_args_t *args, const gr_stream_t *stream, const gr_stream_id_t *added) {
+                             const trim_args_t *args, const gr_stream_t *stream) {
     size_t dropped = 0;
     for (size_t i = 2; i < args->id_at; i++)
         if (gr_word_is(argv[i], argv_length[i], "limit") && i + 1 < args->id_at && i != args->threshold_at) {
@@ -378,8 +406,6 @@ static void effect_rewritten(gr_server_t *db, size_t argc, const uint8_t *const 
                 gr_stream_id_t first = stream->length ? stream->first_id : (gr_stream_id_t){UINT64_MAX, UINT64_MAX};
                 effect_id(db, &first);
             }
-        } else if (added && i == args->id_at) {
-            effect_id(db, added);
         } else {
             gr_effect_bulk(db, argv[i], argv_length[i]);
         }
@@ -388,22 +414,101 @@ static void effect_rewritten(gr_server_t *db, size_t argc, const uint8_t *const 
 
 static int32_t running_db_index(const gr_server_t *db) { return db->current ? db->current->db_index : 0; }
 
-/* ---- XADD ---- */
+/* ---- XADD (typed: XAddRequest; RESP and the ring client build it with gr_build_xadd) ---- */
 
-void gr_cmd_xadd(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
+/* XADD's argv -> XAddRequest: every check Redis makes before it looks the key up, with its
+ * texts, so a refused XADD never reaches the ring. */
+int gr_build_xadd(gr_build_context_t *ctx) {
     trim_args_t args;
-    size_t id_at = parse_trim_args_or_reply(db, argc, argv, argv_length, 1, &args, reply);
-    if (!id_at) return;
+    size_t id_at = parse_trim_args(ctx->argc, ctx->argv, ctx->argv_length, 1, &args, ctx->error);
+    if (!id_at) return -1;
     const size_t field_at = id_at + 1;
-    if (argc < field_at + 2 || (argc - field_at) % 2 == 1) {
-        gr_reply_arity_error(reply, "xadd");
+    if (ctx->argc < field_at + 2 || (ctx->argc - field_at) % 2 == 1)
+        return refuse(ctx->error, GR_ERR_WRONG_ARITY, "ERR wrong number of arguments for 'xadd' command");
+    if (args.id_given && args.seq_given && gr_stream_id_is_zero(&args.id))
+        return refuse_generic(ctx->error, "ERR The ID specified in XADD must be greater than 0-0");
+    gr_request_t *r = ctx->request;
+    r->flag = (uint8_t)args.nomkstream;
+    r->end = (uint8_t)args.trim.strategy;
+    r->to_end = (uint8_t)args.trim.approx;
+    r->index = args.limit_given ? args.trim.limit : -1;
+    r->arg1 = gr_xcmd_arg(ctx->argv, ctx->argv_length, id_at);
+    if (args.threshold_at) r->arg2 = gr_xcmd_arg(ctx->argv, ctx->argv_length, args.threshold_at);
+    r->item_count = (uint32_t)(ctx->argc - field_at);
+    for (size_t i = field_at; i < ctx->argc; i++) r->items[i - field_at] = gr_xcmd_arg(ctx->argv, ctx->argv_length, i);
+    return 0;
+}
+
+/* A typed XAddRequest (from the ring, or built above) back to trim_args_t, checked again: a ring
+ * message is not argv and may carry anything. 0, or -1 with *error. */
+static int xadd_args_of(const gr_xadd_view_t *req, trim_args_t *args, gr_build_error_t *error) {
+    memset(args, 0, sizeof *args);
+    args->nomkstream = req->no_mk_stream != 0;
+    if (req->trim == GR_STREAM_TRIM_MAXLEN) {
+        if (parse_maxlen(req->threshold.data, req->threshold.length, &args->trim.maxlen, error) != 0) return -1;
+    } else if (req->trim == GR_STREAM_TRIM_MINID) {
+        if (gr_xcmd_parse_id(req->threshold.data, req->threshold.length, &args->trim.minid, 0, 1, NULL) != 0)
+            return refuse_generic(error, GR_XCMD_INVALID_ID);
+    } else if (req->trim != GR_STREAM_TRIM_NONE) {
+        return refuse(error, GR_ERR_SYNTAX, "ERR syntax error");
+    }
+    args->trim.strategy = req->trim;
+    args->trim.approx = req->trim != GR_STREAM_TRIM_NONE && req->approximate;
+    if (check_limit(args, req->limit, 1, error) != 0) return -1;
+    if (!(req->entry_id.length == 1 && req->entry_id.data[0] == '*')) {
+        if (gr_xcmd_parse_id(req->entry_id.data, req->entry_id.length, &args->id, 0, 1, &args->seq_given) != 0)
+            return refuse_generic(error, GR_XCMD_INVALID_ID);
+        args->id_given = 1;
+    }
+    if (req->pairs_count < 2 || req->pairs_count % 2 == 1)
+        return refuse(error, GR_ERR_WRONG_ARITY, "ERR wrong number of arguments for 'xadd' command");
+    if (args->id_given && args->seq_given && gr_stream_id_is_zero(&args->id))
+        return refuse_generic(error, "ERR The ID specified in XADD must be greater than 0-0");
+    return 0;
+}
+
+/* XADD key [NOMKSTREAM] [MAXLEN|MINID = threshold] id field value ...: the request as given
+ * (.render), or, for a "~" trim or a generated ID, with what the threshold left (MAXLEN: the
+ * length; MINID: the first entry's ID) and the ID added — so a replay adds and trims the same. */
+static void effect_xadd(gr_server_t *db, const gr_xadd_view_t *req, const gr_stream_t *stream,
+                        const gr_stream_id_t *added) {
+    const int trims = req->trim == GR_STREAM_TRIM_MAXLEN || req->trim == GR_STREAM_TRIM_MINID;
+    gr_effect_begin(db, 3 + (uint64_t)(req->no_mk_stream != 0) + (trims ? 3u : 0u) + req->pairs_count);
+    gr_effect_word(db, "XADD");
+    gr_effect_bytes(db, req->key);
+    if (req->no_mk_stream) gr_effect_word(db, "NOMKSTREAM");
+    if (trims) {
+        gr_effect_word(db, req->trim == GR_STREAM_TRIM_MAXLEN ? "MAXLEN" : "MINID");
+        gr_effect_word(db, "=");
+        if (!stream) {
+            gr_effect_bytes(db, req->threshold);
+        } else if (req->trim == GR_STREAM_TRIM_MAXLEN) {
+            gr_effect_int(db, (int64_t)stream->length);
+        } else {
+            gr_stream_id_t first = stream->length ? stream->first_id : (gr_stream_id_t){UINT64_MAX, UINT64_MAX};
+            effect_id(db, &first);
+        }
+    }
+    if (added) effect_id(db, added);
+    else gr_effect_bytes(db, req->entry_id);
+    for (uint32_t i = 0; i < req->pairs_count; i++) gr_effect_bytes(db, req->pairs[i]);
+}
+
+void gr_render_xadd(gr_server_t *db, const gr_request_t *request) {
+    const gr_xadd_view_t req = gr_xadd_view(request);
+    effect_xadd(db, &req, NULL, NULL);
+}
+
+void gr_cmd_xadd(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    const gr_xadd_view_t req = gr_xadd_view(request);
+    trim_args_t args;
+    gr_build_error_t error;
+    if (xadd_args_of(&req, &args, &error) != 0) {
+        gr_reply_build_error(reply, &error);
         return;
     }
-    if (args.id_given && args.seq_given && gr_stream_id_is_zero(&args.id)) {
-        gr_xcmd_reply_error(reply, "ERR The ID specified in XADD must be greater than 0-0");
-        return;
-    }
-    gr_bytes_t key = gr_xcmd_arg(argv, argv_length, 1);
+    trim_default_limit(db, &args);
+    const gr_bytes_t key = req.key;
     gr_stream_t *stream;
     int found = gr_xcmd_find_or_reply(db, key, &stream, 1, reply);
     if (found < 0) return;
@@ -444,40 +549,53 @@ void gr_cmd_xadd(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
         gr_xcmd_reply_error(reply, "ERR The ID specified in XADD is equal or smaller than the target stream top item");
         return;
     }
-    const size_t pairs = (argc - field_at) / 2;
+    const size_t pairs = req.pairs_count / 2;
     uint64_t total = 0;
-    for (size_t i = field_at; i < argc; i++) total += argv_length[i] + 10;
+    for (uint32_t i = 0; i < req.pairs_count; i++) total += req.pairs[i].length + 10;
     if (total > UINT32_MAX / 4) {
         gr_xcmd_reply_error(reply, "ERR Elements are too large to be stored");
         return;
     }
+    /* the engine takes argv-shaped arrays */
+    const uint8_t *data_on_stack[64];
+    size_t length_on_stack[64];
+    const uint8_t **data = req.pairs_count <= 64 ? data_on_stack : gr_mem_alloc(req.pairs_count * sizeof *data, GR_MEM_OTHER);
+    size_t *lengths = req.pairs_count <= 64 ? length_on_stack : gr_mem_alloc(req.pairs_count * sizeof *lengths, GR_MEM_OTHER);
     int created = 0;
+    if (!data || !lengths) {
+        gr_reply_oom(reply);
+        goto done;
+    }
+    for (uint32_t i = 0; i < req.pairs_count; i++) data[i] = req.pairs[i].data, lengths[i] = req.pairs[i].length;
     if (!found) {
         if (!(stream = gr_stream_new())) {
             gr_reply_oom(reply);
-            return;
+            goto done;
         }
         if (!gr_db_add_key(db, key, GR_TYPE_STREAM, stream)) {
             gr_stream_free(stream);
             gr_reply_oom(reply);
-            return;
+            goto done;
         }
         created = 1;
     }
     const gr_stream_limits_t limits = gr_xcmd_limits(db);
-    if (gr_stream_append(stream, &id, pairs, argv + field_at, argv_length + field_at, &limits) != 0) {
+    if (gr_stream_append(stream, &id, pairs, data, lengths, &limits) != 0) {
         if (created) gr_db_delete_key(db, key);
         gr_reply_oom(reply);
-        return;
+        goto done;
     }
     gr_xcmd_reply_id(reply, &id);
     gr_db_mark_changed(db, key, 1);
     gr_call_notify(db, GR_NOTIFY_STREAM, "xadd", key);
     if (args.trim.strategy != GR_STREAM_TRIM_NONE && gr_stream_trim(stream, &args.trim))
         gr_call_notify(db, GR_NOTIFY_STREAM, "xtrim", key);
-    if (args.trim.approx || !args.id_given || !args.seq_given)
-        effect_rewritten(db, argc, argv, argv_length, &args, stream, &id);
+    if (args.trim.approx || !args.id_given || !args.seq_given)   /* else .render: the request as given */
+        effect_xadd(db, &req, args.trim.approx ? stream : NULL, &id);
     if (!created) gr_blocking_signal(db, running_db_index(db), key.data, key.length);
+done:
+    if (data && data != data_on_stack) gr_mem_free(data, GR_MEM_OTHER);
+    if (lengths && lengths != length_on_stack) gr_mem_free(lengths, GR_MEM_OTHER);
 }
 
 /* ---- XTRIM ---- */
@@ -492,58 +610,80 @@ void gr_cmd_xtrim(gr_server_t *db, size_t argc, const uint8_t *const *argv, cons
         return;
     }
     trim_args_t args;
-    if (!parse_trim_args_or_reply(db, argc, argv, argv_length, 0, &args, reply)) return;
+    gr_build_error_t error;
+    if (!parse_trim_args(argc, argv, argv_length, 0, &args, &error)) {
+        gr_reply_build_error(reply, &error);
+        return;
+    }
+    trim_default_limit(db, &args);
     uint64_t deleted = gr_stream_trim(stream, &args.trim);
     if (deleted) {
         gr_call_notify(db, GR_NOTIFY_STREAM, "xtrim", key);
         gr_db_mark_changed(db, key, (int64_t)deleted);
-        if (args.trim.approx) effect_rewritten(db, argc, argv, argv_length, &args, stream, NULL);
+        if (args.trim.approx) effect_rewritten(db, argc, argv, argv_length, &args, stream);
     } else {
         gr_call_events_stated(db);
     }
     gr_reply_integer(reply, (int64_t)deleted);
 }
 
-/* ---- XRANGE, XREVRANGE ---- */
+/* ---- XRANGE, XREVRANGE (typed: XRangeRequest, reverse for XREVRANGE) ---- */
 
-static void range_generic(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                          gr_reply_t *reply, int reverse) {
-    gr_stream_id_t start, end;
-    const size_t start_at = reverse ? 3 : 2, end_at = reverse ? 2 : 3;
-    if (gr_xcmd_parse_start_or_reply(argv[start_at], argv_length[start_at], &start, reply) != 0) return;
-    if (gr_xcmd_parse_end_or_reply(argv[end_at], argv_length[end_at], &end, reply) != 0) return;
-    int64_t count = -1;
-    for (size_t j = 4; j < argc; j++) {
-        if (gr_word_is(argv[j], argv_length[j], "count") && j + 1 < argc) {
-            if (gr_xcmd_int64_or_reply(argv[j + 1], argv_length[j + 1], &count, NULL, reply) != 0) return;
-            if (count < 0) count = 0;
+/* Redis's interval parse without the reply: exclusive bounds moved inward. 0, or -1 with *error. */
+static int parse_bound(gr_bytes_t text, gr_stream_id_t *id, int end, gr_build_error_t *error) {
+    int exclusive = text.length > 1 && text.data[0] == '(';
+    const uint8_t *data = exclusive ? text.data + 1 : text.data;
+    size_t length = exclusive ? text.length - 1u : text.length;
+    if (gr_xcmd_parse_id(data, length, id, end ? UINT64_MAX : 0, exclusive, NULL) != 0)
+        return refuse_generic(error, GR_XCMD_INVALID_ID);
+    if (exclusive && (end ? gr_stream_id_decr(id) : gr_stream_id_incr(id)) != 0)
+        return refuse_generic(error, end ? "ERR invalid end ID for the interval" : "ERR invalid start ID for the interval");
+    return 0;
+}
+
+/* XRANGE key start end [COUNT n] / XREVRANGE key end start [COUNT n] -> XRangeRequest. */
+int gr_build_xrange(gr_build_context_t *ctx) {
+    gr_request_t *r = ctx->request;   /* flag (reverse) is the row's match field */
+    const size_t start_at = r->flag ? 3 : 2, end_at = r->flag ? 2 : 3;
+    gr_stream_id_t ignored;
+    r->arg1 = gr_xcmd_arg(ctx->argv, ctx->argv_length, start_at);
+    r->arg2 = gr_xcmd_arg(ctx->argv, ctx->argv_length, end_at);
+    if (parse_bound(r->arg1, &ignored, 0, ctx->error) != 0 || parse_bound(r->arg2, &ignored, 1, ctx->error) != 0)
+        return -1;
+    r->index = -1;
+    for (size_t j = 4; j < ctx->argc; j++) {
+        if (gr_word_is(ctx->argv[j], ctx->argv_length[j], "count") && j + 1 < ctx->argc) {
+            if (gr_bytes_to_int64(ctx->argv[j + 1], ctx->argv_length[j + 1], &r->index) != 0)
+                return refuse_not_integer(ctx->error);
+            if (r->index < 0) r->index = 0;
             j++;
         } else {
-            gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
-            return;
+            return refuse(ctx->error, GR_ERR_SYNTAX, "ERR syntax error");
         }
     }
+    return 0;
+}
+
+void gr_cmd_xrange(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    const gr_xrange_view_t req = gr_xrange_view(request);
+    gr_stream_id_t start, end;
+    gr_build_error_t error;
+    if (parse_bound(req.start, &start, 0, &error) != 0 || parse_bound(req.end, &end, 1, &error) != 0) {
+        gr_reply_build_error(reply, &error);
+        return;
+    }
     gr_stream_t *stream;
-    int found = gr_xcmd_find_or_reply(db, gr_xcmd_arg(argv, argv_length, 1), &stream, 0, reply);
+    int found = gr_xcmd_find_or_reply(db, req.key, &stream, 0, reply);
     if (found < 0) return;
     if (!found) {
         gr_reply_array_begin(reply, 0);
         return;
     }
-    if (count == 0) {   /* Redis: COUNT 0 (or negative) on a stream is a nil array */
+    if (req.count == 0) {   /* Redis: COUNT 0 (or negative) on a stream is a nil array */
         gr_reply_nil_array(reply);
         return;
     }
-    gr_xcmd_reply_range(reply, stream, &start, &end, count < 0 ? 0 : (size_t)count, reverse);
-}
-
-void gr_cmd_xrange(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    range_generic(db, argc, argv, argv_length, reply, 0);
-}
-
-void gr_cmd_xrevrange(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                      gr_reply_t *reply) {
-    range_generic(db, argc, argv, argv_length, reply, 1);
+    gr_xcmd_reply_range(reply, stream, &start, &end, req.count < 0 ? 0 : (size_t)req.count, req.reverse != 0);
 }
 
 /* ---- XLEN ---- */

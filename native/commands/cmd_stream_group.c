@@ -227,25 +227,49 @@ void gr_cmd_xgroup(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
 
 /* ---- XACK ---- */
 
-void gr_cmd_xack(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    gr_bytes_t key = gr_xcmd_arg(argv, argv_length, 1);
+/* XACK key group id... -> XAckRequest. The IDs are checked by the handler, after the key's
+ * type, as Redis orders its errors (WRONGTYPE before an invalid ID). */
+int gr_build_xack(gr_build_context_t *ctx) {
+    gr_request_t *r = ctx->request;
+    r->arg1 = gr_xcmd_arg(ctx->argv, ctx->argv_length, 2);
+    r->item_count = (uint32_t)(ctx->argc - 3);
+    for (size_t i = 3; i < ctx->argc; i++) r->items[i - 3] = gr_xcmd_arg(ctx->argv, ctx->argv_length, i);
+    return 0;
+}
+
+/* XACK key group id... as given (what changed is only the group's PEL). */
+void gr_render_xack(gr_server_t *db, const gr_request_t *request) {
+    const gr_xack_view_t req = gr_xack_view(request);
+    gr_effect_begin(db, 3 + (uint64_t)req.ids_count);
+    gr_effect_word(db, "XACK");
+    gr_effect_bytes(db, req.key);
+    gr_effect_bytes(db, req.group);
+    for (uint32_t i = 0; i < req.ids_count; i++) gr_effect_bytes(db, req.ids[i]);
+}
+
+void gr_cmd_xack(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    const gr_xack_view_t req = gr_xack_view(request);
+    if (req.ids_count == 0) {   /* only a ring message can say so */
+        gr_reply_arity_error(reply, "xack");
+        return;
+    }
     gr_stream_t *stream;
-    int found = gr_xcmd_find_or_reply(db, key, &stream, 0, reply);
+    int found = gr_xcmd_find_or_reply(db, req.key, &stream, 0, reply);
     if (found < 0) return;
-    gr_stream_group_t *group = found ? gr_stream_group_find(stream, argv[2], argv_length[2]) : NULL;
-    if (!group) {
+    gr_stream_group_t *group = found ? gr_stream_group_find(stream, req.group.data, req.group.length) : NULL;
+    if (!group) {   /* Redis 7.0: no key or group is 0 before any ID is read */
         gr_reply_integer(reply, 0);
         return;
     }
     gr_stream_id_t on_stack[16];
-    const size_t n = argc - 3;
+    const size_t n = req.ids_count;
     gr_stream_id_t *ids = n <= 16 ? on_stack : gr_mem_alloc(n * sizeof *ids, GR_MEM_OTHER);
     if (!ids) {
         gr_reply_oom(reply);
         return;
     }
     for (size_t j = 0; j < n; j++)
-        if (gr_xcmd_parse_id_or_reply(argv[j + 3], argv_length[j + 3], &ids[j], 0, 1, NULL, reply) != 0) goto done;
+        if (gr_xcmd_parse_id_or_reply(req.ids[j].data, req.ids[j].length, &ids[j], 0, 1, NULL, reply) != 0) goto done;
     int64_t acknowledged = 0;
     for (size_t j = 0; j < n; j++) acknowledged += gr_stream_nack_ack(group, &ids[j]);
     gr_db_count_changes(db, acknowledged);

@@ -3,7 +3,9 @@
  * -> entries in RESP3, an array of [stream, entries] pairs in RESP2), errors, and, for
  * XREADGROUP, the effects Redis 7.0 propagates (an XCLAIM per delivered entry; for NOACK reads
  * XGROUP CREATECONSUMER and XGROUP SETID; nothing for a history read). XREAD's "+" reads the last entry, as Redis 7.4.
- * The entry commands are cmd_stream.c, the groups' cmd_stream_group.c.
+ * The entry commands are cmd_stream.c, the groups' cmd_stream_group.c. XREADGROUP is a typed
+ * row (XReadGroupRequest: its builder parses the options, the handler looks the keys up in
+ * Redis's order); XREAD stays argv. Both run read_run.
  *
  * A parked read is a gr_request_t whose items are the keys, then one ID per key (the "$"
  * already resolved to the stream's last ID, ">" kept), count the COUNT (0: Redis's 1000 for a
@@ -22,6 +24,7 @@
 
 #define BLOCKED_DEFAULT_COUNT 1000   /* Redis's XREAD_BLOCKED_DEFAULT_COUNT */
 enum { READ_NOACK = 1, READ_GROUP = 2 };   /* the parked request's flag */
+#define UNBALANCED "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."
 
 typedef struct read_args {
     int64_t timeout_ms;          /* -1: no BLOCK */
@@ -31,18 +34,24 @@ typedef struct read_args {
     gr_bytes_t group, consumer;
 } read_args_t;
 
+static int refuse(gr_build_error_t *error, gr_error_code_t code, const char *text) {
+    error->code = code;
+    snprintf(error->text, sizeof error->text, "%s", text);
+    return -1;
+}
+
 /* Redis's getTimeoutFromObjectOrReply in milliseconds: an integer, not negative. */
-static int parse_block_or_reply(const uint8_t *data, size_t length, int64_t *ms, gr_reply_t *reply) {
-    if (gr_xcmd_int64_or_reply(data, length, ms, "timeout is not an integer or out of range", reply) != 0) return -1;
-    if (*ms < 0) {
-        gr_xcmd_reply_error(reply, "ERR timeout is negative");
-        return -1;
-    }
+static int parse_block(const uint8_t *data, size_t length, int64_t *ms, gr_build_error_t *error) {
+    if (gr_bytes_to_int64(data, length, ms) != 0)
+        return refuse(error, GR_ERR_GENERIC, "ERR timeout is not an integer or out of range");
+    if (*ms < 0) return refuse(error, GR_ERR_GENERIC, "ERR timeout is negative");
     return 0;
 }
 
-static int parse_read_or_reply(size_t argc, const uint8_t *const *argv, const size_t *argv_length, int group_read,
-                               read_args_t *args, gr_reply_t *reply) {
+/* XREAD's / XREADGROUP's options up to STREAMS, with Redis's texts; pure (XREADGROUP's builder
+ * runs it). 0, or -1 with *error. */
+static int parse_read(size_t argc, const uint8_t *const *argv, const size_t *argv_length, int group_read,
+                      read_args_t *args, gr_build_error_t *error) {
     memset(args, 0, sizeof *args);
     args->timeout_ms = -1;
     for (size_t i = 1; i < argc; i++) {
@@ -51,48 +60,36 @@ static int parse_read_or_reply(size_t argc, const uint8_t *const *argv, const si
         const size_t ol = argv_length[i];
         if (gr_word_is(o, ol, "block") && more) {
             i++;
-            if (parse_block_or_reply(argv[i], argv_length[i], &args->timeout_ms, reply) != 0) return -1;
+            if (parse_block(argv[i], argv_length[i], &args->timeout_ms, error) != 0) return -1;
         } else if (gr_word_is(o, ol, "count") && more) {
             i++;
-            if (gr_xcmd_int64_or_reply(argv[i], argv_length[i], &args->count, NULL, reply) != 0) return -1;
+            if (gr_bytes_to_int64(argv[i], argv_length[i], &args->count) != 0)
+                return refuse(error, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
             if (args->count < 0) args->count = 0;
         } else if (gr_word_is(o, ol, "streams") && more) {
             args->streams_at = i + 1;
             args->stream_count = argc - args->streams_at;
-            if (args->stream_count % 2 != 0) {
-                gr_xcmd_reply_error(reply, "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be "
-                                           "specified.");
-                return -1;
-            }
+            if (args->stream_count % 2 != 0) return refuse(error, GR_ERR_GENERIC, UNBALANCED);
             args->stream_count /= 2;
             break;
         } else if (gr_word_is(o, ol, "group") && more >= 2) {
-            if (!group_read) {
-                gr_xcmd_reply_error(reply, "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.");
-                return -1;
-            }
+            if (!group_read)
+                return refuse(error, GR_ERR_GENERIC,
+                              "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.");
             args->group = gr_xcmd_arg(argv, argv_length, i + 1);
             args->consumer = gr_xcmd_arg(argv, argv_length, i + 2);
             i += 2;
         } else if (gr_word_is(o, ol, "noack")) {
-            if (!group_read) {
-                gr_xcmd_reply_error(reply, "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.");
-                return -1;
-            }
+            if (!group_read)
+                return refuse(error, GR_ERR_GENERIC,
+                              "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.");
             args->noack = 1;
         } else {
-            gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
-            return -1;
+            return refuse(error, GR_ERR_SYNTAX, "ERR syntax error");
         }
     }
-    if (args->streams_at == 0) {
-        gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
-        return -1;
-    }
-    if (group_read && !args->group.data) {
-        gr_xcmd_reply_error(reply, "ERR Missing GROUP option for XREADGROUP");
-        return -1;
-    }
+    if (args->streams_at == 0) return refuse(error, GR_ERR_SYNTAX, "ERR syntax error");
+    if (group_read && !args->group.data) return refuse(error, GR_ERR_GENERIC, "ERR Missing GROUP option for XREADGROUP");
     return 0;
 }
 
@@ -310,11 +307,10 @@ const gr_block_spec_t gr_stream_block_readgroup = {
 
 /* ---- XREAD, XREADGROUP ---- */
 
-static void read_generic(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                         gr_reply_t *reply, int group_read) {
-    read_args_t args;
-    if (parse_read_or_reply(argc, argv, argv_length, group_read, &args, reply) != 0) return;
-    const size_t n = args.stream_count;
+/* A read whose options are parsed: streams holds the keys, then one ID text per key. */
+static void read_run(gr_server_t *db, const read_args_t *args, const gr_bytes_t *streams, gr_reply_t *reply,
+                     int group_read) {
+    const size_t n = args->stream_count;
     /* the request: keys, then each key's ID as text ("$" resolved, "+" as the entry before the
      * last one, so the read returns the last entry) */
     gr_bytes_t on_stack[32];
@@ -326,16 +322,16 @@ static void read_generic(gr_server_t *db, size_t argc, const uint8_t *const *arg
         goto done;
     }
     for (size_t i = 0; i < n; i++) {
-        gr_bytes_t key = gr_xcmd_arg(argv, argv_length, args.streams_at + i);
-        gr_bytes_t id_text = gr_xcmd_arg(argv, argv_length, args.streams_at + n + i);
+        gr_bytes_t key = streams[i];
+        gr_bytes_t id_text = streams[n + i];
         items[i] = key;
         items[n + i] = id_text;
         gr_stream_t *stream;
         int found = gr_xcmd_find_or_reply(db, key, &stream, 0, reply);
         if (found < 0) goto done;
         if (group_read) {
-            if (!found || !gr_stream_group_find(stream, args.group.data, args.group.length)) {
-                gr_xcmd_reply_nogroup(reply, key, args.group, " in XREADGROUP with GROUP option");
+            if (!found || !gr_stream_group_find(stream, args->group.data, args->group.length)) {
+                gr_xcmd_reply_nogroup(reply, key, args->group, " in XREADGROUP with GROUP option");
                 goto done;
             }
         }
@@ -371,25 +367,25 @@ static void read_generic(gr_server_t *db, size_t argc, const uint8_t *const *arg
     request.template_id = GR_T_COMMAND;
     request.items = items;
     request.item_count = request.item_capacity = (uint32_t)(2 * n);
-    request.count = args.count > UINT32_MAX ? UINT32_MAX : (uint32_t)args.count;
-    request.flag = (uint8_t)((args.noack ? READ_NOACK : 0) | (group_read ? READ_GROUP : 0));
-    if (group_read) request.arg1 = args.group, request.arg2 = args.consumer;
-    if (args.timeout_ms < 0) {
+    request.count = args->count > UINT32_MAX ? UINT32_MAX : (uint32_t)args->count;
+    request.flag = (uint8_t)((args->noack ? READ_NOACK : 0) | (group_read ? READ_GROUP : 0));
+    if (group_read) request.arg1 = args->group, request.arg2 = args->consumer;
+    if (args->timeout_ms < 0) {
         if (!serve_read(db, &request, reply, 0)) gr_reply_nil_array(reply);
         goto done;
     }
-    request.timeout = (double)args.timeout_ms / 1000.0;
+    request.timeout = (double)args->timeout_ms / 1000.0;
     if (serve_read(db, &request, reply, 0)) goto done;
     /* About to park: the consumer exists from now on, as Redis 7.2+ and Valkey make it before
      * blocking (7.0 made it only when served). */
     for (size_t i = 0; group_read && i < n; i++) {
         gr_stream_t *stream;
         if (gr_xcmd_find_or_reply(db, items[i], &stream, 0, NULL) <= 0) continue;
-        gr_stream_group_t *group = gr_stream_group_find(stream, args.group.data, args.group.length);
-        if (!group || gr_stream_consumer_find(group, args.consumer.data, args.consumer.length)) continue;
+        gr_stream_group_t *group = gr_stream_group_find(stream, args->group.data, args->group.length);
+        if (!group || gr_stream_consumer_find(group, args->consumer.data, args->consumer.length)) continue;
         int created;
-        if (!gr_xcmd_consumer_or_reply(db, items[i], group, args.consumer, &created, reply)) goto done;
-        gr_xcmd_effect_createconsumer(db, items[i], args.group, args.consumer);
+        if (!gr_xcmd_consumer_or_reply(db, items[i], group, args->consumer, &created, reply)) goto done;
+        gr_xcmd_effect_createconsumer(db, items[i], args->group, args->consumer);
     }
     /* a parked read serves COUNT or Redis's 1000 */
     gr_blocking_run_unserved(db, group_read ? &gr_stream_block_readgroup : &gr_stream_block_read, &request, reply);
@@ -399,10 +395,63 @@ done:
 }
 
 void gr_cmd_xread(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    read_generic(db, argc, argv, argv_length, reply, 0);
+    read_args_t args;
+    gr_build_error_t error;
+    if (parse_read(argc, argv, argv_length, 0, &args, &error) != 0) {
+        gr_reply_build_error(reply, &error);
+        return;
+    }
+    gr_bytes_t on_stack[32];
+    const size_t total = 2 * args.stream_count;
+    gr_bytes_t *streams = total <= 32 ? on_stack : gr_mem_alloc(total * sizeof *streams, GR_MEM_OTHER);
+    if (!streams) {
+        gr_reply_oom(reply);
+        return;
+    }
+    for (size_t i = 0; i < total; i++) streams[i] = gr_xcmd_arg(argv, argv_length, args.streams_at + i);
+    read_run(db, &args, streams, reply, 0);
+    if (streams != on_stack) gr_mem_free(streams, GR_MEM_OTHER);
 }
 
-void gr_cmd_xreadgroup(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                       gr_reply_t *reply) {
-    read_generic(db, argc, argv, argv_length, reply, 1);
+/* XREADGROUP's argv -> XReadGroupRequest: its options parsed with Redis's texts (the keys,
+ * groups and IDs are checked by the handler, in Redis's order, once it looks the keys up). */
+int gr_build_xreadgroup(gr_build_context_t *ctx) {
+    read_args_t args;
+    if (parse_read(ctx->argc, ctx->argv, ctx->argv_length, 1, &args, ctx->error) != 0) return -1;
+    gr_request_t *r = ctx->request;
+    r->key = (gr_bytes_t){0};
+    r->flag = (uint8_t)args.noack;
+    r->count = args.count > UINT32_MAX ? UINT32_MAX : (uint32_t)args.count;
+    r->timeout = args.timeout_ms < 0 ? -1.0 : (double)args.timeout_ms / 1000.0;
+    r->arg1 = args.group;
+    r->arg2 = args.consumer;
+    r->item_count = (uint32_t)(2 * args.stream_count);
+    for (size_t i = 0; i < r->item_count; i++) r->items[i] = gr_xcmd_arg(ctx->argv, ctx->argv_length, args.streams_at + i);
+    return 0;
+}
+
+void gr_cmd_xreadgroup(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    const gr_xreadgroup_view_t req = gr_xreadgroup_view(request);
+    read_args_t args;
+    memset(&args, 0, sizeof args);
+    /* a ring message is not argv: the checks argv's shape made */
+    if (req.streams_count == 0) {
+        gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
+        return;
+    }
+    if (req.streams_count % 2 != 0) {
+        gr_xcmd_reply_error(reply, UNBALANCED);
+        return;
+    }
+    if (req.timeout_seconds != req.timeout_seconds || req.timeout_seconds > 9e15) {   /* NaN, or past int64 ms */
+        gr_xcmd_reply_error(reply, "ERR timeout is not an integer or out of range");
+        return;
+    }
+    args.timeout_ms = req.timeout_seconds < 0 ? -1 : (int64_t)(req.timeout_seconds * 1000.0 + 0.5);
+    args.count = req.count;
+    args.stream_count = req.streams_count / 2;
+    args.noack = req.no_ack != 0;
+    args.group = req.group;
+    args.consumer = req.consumer;
+    read_run(db, &args, req.streams, reply, 1);
 }

@@ -212,11 +212,19 @@ static void reply_key_spec(gr_reply_t *reply, const key_spec_t *spec) {
     reply_text(reply, "begin_search");
     gr_reply_map_begin(reply, 2);
     reply_text(reply, "type");
-    reply_text(reply, "index");
+    reply_text(reply, spec->keyword ? "keyword" : "index");
     reply_text(reply, "spec");
-    gr_reply_map_begin(reply, 1);
-    reply_text(reply, "index");
-    gr_reply_integer(reply, spec->begin);
+    if (spec->keyword) {
+        gr_reply_map_begin(reply, 2);
+        reply_text(reply, "keyword");
+        reply_text(reply, spec->keyword);
+        reply_text(reply, "startfrom");
+        gr_reply_integer(reply, spec->begin);
+    } else {
+        gr_reply_map_begin(reply, 1);
+        reply_text(reply, "index");
+        gr_reply_integer(reply, spec->begin);
+    }
     reply_text(reply, "find_keys");
     gr_reply_map_begin(reply, 2);
     reply_text(reply, "type");
@@ -230,7 +238,7 @@ static void reply_key_spec(gr_reply_t *reply, const key_spec_t *spec) {
     } else {
         reply_text(reply, "lastkey"); gr_reply_integer(reply, spec->last);
         reply_text(reply, "keystep"); gr_reply_integer(reply, spec->step);
-        reply_text(reply, "limit"); gr_reply_integer(reply, 0);
+        reply_text(reply, "limit"); gr_reply_integer(reply, spec->limit);
     }
 }
 
@@ -674,6 +682,23 @@ static long key_positions(const command_doc_t *doc, size_t argc, const uint8_t *
     for (size_t s = 0; s < specs; s++) {
         const key_spec_t *spec = &doc->keys[s];
         long first = spec->begin, last;
+        if (spec->keyword) {   /* Redis's KSPEC_BS_KEYWORD (startfrom > 0), then its range with limit */
+            long found = 0;
+            for (long i = spec->begin; i < n - 1 && !found; i++)
+                if (gr_word_is(argv[i], argv_length[i], spec->keyword)) found = i + 1;
+            if (!found) continue;
+            first = found;
+            last = spec->last >= 0 ? first + spec->last
+                 : spec->limit ? first + ((n - first) / spec->limit + spec->last) : n + spec->last;
+            for (long i = first; i <= last && i < n; i += spec->step) {
+                count++;
+                if (!emit) continue;
+                if (with_flags) gr_reply_array_begin(reply, 2);
+                gr_reply_bulk(reply, argv[i], argv_length[i]);
+                if (with_flags) reply_words(reply, spec->flags);
+            }
+            continue;
+        }
         if (spec->keynum) {
             long at = first + spec->last;
             int64_t keys;

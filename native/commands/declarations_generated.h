@@ -53,6 +53,10 @@ void gr_cmd_strlen(gr_server_t *db, const gr_request_t *request, gr_reply_t *rep
 void gr_cmd_swapdb(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_ttl(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_type(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_xack(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_xadd(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_xrange(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_xreadgroup(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
 
 /* .argv_handler */
 void gr_cmd_arcount(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
@@ -335,10 +339,6 @@ void gr_cmd_unsubscribe(gr_server_t *db, size_t argc, const uint8_t *const *argv
     gr_reply_t *reply);
 void gr_cmd_waitaof(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_xack(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-    gr_reply_t *reply);
-void gr_cmd_xadd(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-    gr_reply_t *reply);
 void gr_cmd_xautoclaim(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_xclaim(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
@@ -353,13 +353,7 @@ void gr_cmd_xlen(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
     gr_reply_t *reply);
 void gr_cmd_xpending(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
-void gr_cmd_xrange(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-    gr_reply_t *reply);
 void gr_cmd_xread(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-    gr_reply_t *reply);
-void gr_cmd_xreadgroup(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-    gr_reply_t *reply);
-void gr_cmd_xrevrange(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_xsetid(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
@@ -479,6 +473,10 @@ int gr_build_setex(gr_build_context_t *ctx);
 int gr_build_setrange(gr_build_context_t *ctx);
 int gr_build_swapdb(gr_build_context_t *ctx);
 int gr_build_value(gr_build_context_t *ctx);
+int gr_build_xack(gr_build_context_t *ctx);
+int gr_build_xadd(gr_build_context_t *ctx);
+int gr_build_xrange(gr_build_context_t *ctx);
+int gr_build_xreadgroup(gr_build_context_t *ctx);
 
 /* .render */
 void gr_render_bpop(gr_server_t *db, const gr_request_t *request);
@@ -501,6 +499,8 @@ void gr_render_pop(gr_server_t *db, const gr_request_t *request);
 void gr_render_push(gr_server_t *db, const gr_request_t *request);
 void gr_render_set(gr_server_t *db, const gr_request_t *request);
 void gr_render_swapdb(gr_server_t *db, const gr_request_t *request);
+void gr_render_xack(gr_server_t *db, const gr_request_t *request);
+void gr_render_xadd(gr_server_t *db, const gr_request_t *request);
 
 /* .blocking */
 extern const gr_block_spec_t gr_list_block_move;

@@ -304,6 +304,18 @@ void gr_blocking_signal_deleted(gr_server_t *db, int32_t db_index, const uint8_t
     if (answered) recompute_deadline(db);
 }
 
+void gr_blocking_signal_db_gone(gr_server_t *db, int32_t db_index) {
+    if (db->blocked_count == 0) return;
+    gr_blocking_t *b = db->blocking;
+    gr_keyspace_t *ks = db->keyspaces[db_index];
+    for (size_t i = 0; i < BUCKETS; i++)
+        for (blocked_key_t *k = b->buckets[i], *next; k; k = next) {
+            next = k->next_in_bucket;   /* k may be freed: its last waiter answered */
+            if (k->db_index == db_index && !gr_ks_find(ks, k->key, k->key_length))
+                gr_blocking_signal_deleted(db, db_index, k->key, k->key_length);
+        }
+}
+
 void gr_blocking_signal_db(gr_server_t *db, int32_t db_index) {
     if (db->blocked_count == 0) return;
     gr_blocking_t *b = db->blocking;

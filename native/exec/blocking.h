@@ -100,6 +100,10 @@ void gr_blocking_signal(gr_server_t *db, int32_t db_index, const uint8_t *key, s
 /* key was deleted from database db_index: waiters whose spec has a gone_reply get it (exec
  * installs this as the keyspaces' delete observer; one branch when nobody waits). */
 void gr_blocking_signal_deleted(gr_server_t *db, int32_t db_index, const uint8_t *key, size_t key_length);
+/* Blocked keys of database db_index that hold no value any more — FLUSHDB / FLUSHALL emptied it,
+ * SWAPDB brought in a database without them — answered as deleted keys (Redis 7.0's
+ * scanDatabaseForDeletedStreams: a parked XREADGROUP gets its gone_reply). */
+void gr_blocking_signal_db_gone(gr_server_t *db, int32_t db_index);
 /* Every blocked key of database db_index (SWAPDB). */
 void gr_blocking_signal_db(gr_server_t *db, int32_t db_index);
 /* Serve the ready keys; called after each top-level command. */

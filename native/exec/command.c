@@ -162,6 +162,11 @@ void gr_command_legacy_range(const gr_command_t *c, int *first, int *last, int *
     size_t specs = 0;
     while (c && specs < GR_MAX_KEY_SPECS && c->keys[specs].begin) specs++;
     if (specs == 0) return;
+    for (size_t i = 0; i < specs; i++)
+        if (c->keys[i].keyword) {   /* keys found by a keyword: no fixed positions */
+            *movable = 1;
+            return;
+        }
     if (specs == 1 && !c->keys[0].keynum) {
         *first = c->keys[0].begin;
         *last = c->keys[0].last >= 0 ? c->keys[0].begin + c->keys[0].last : c->keys[0].last;
@@ -328,7 +333,7 @@ int gr_request_may_block(const gr_request_t *request, double *timeout) {
     if (request->template_id != GR_T_COMMAND) {
         if (request->template_id >= MAX_TEMPLATE || !registry.template_blocks[request->template_id]) return 0;
         *timeout = request->timeout;
-        return 1;
+        return *timeout >= 0;   /* negative: a typed read that may block but was not asked to (no BLOCK) */
     }
     if (request->item_count == 0 || request->items[0].length >= 64 ||
         !(registry.argv_blocking_name_lengths & (1ull << request->items[0].length)))

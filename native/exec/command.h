@@ -91,8 +91,12 @@ int gr_request_may_block(const gr_request_t *request, double *timeout);
 struct gr_server;
 struct gr_block_spec;   /* exec/blocking.h */
 
-/* One Redis 7 key spec with an "index" begin_search. find_keys is either
- *   range:  keys from argv[begin] to argv[begin + last] (last < 0: argc + last), every step
+/* One Redis 7 key spec. begin_search is "index" (begin), or with keyword set "keyword": the
+ * keys start after the first argv[i] equal to keyword, i searched from begin (startfrom) on.
+ * find_keys is either
+ *   range:  keys from argv[begin] to argv[begin + last] (last < 0: argc + last), every step;
+ *           with limit (keyword specs, last -1): up to 1/limit of what follows (XREAD's keys,
+ *           then as many IDs)
  *   keynum: argv[begin + last] holds the key count; keys start at begin + first, every step
  * flags are Redis's key-spec flags as words ("RW access delete"). begin 0: no spec. */
 typedef struct gr_key_spec {
@@ -101,10 +105,14 @@ typedef struct gr_key_spec {
     int8_t last;         /* range: lastkey; keynum: keynumidx */
     int8_t step;
     int8_t first;        /* keynum: firstkey (relative to begin) */
+    int8_t limit;        /* range: Redis's limit (0: none) */
     const char *flags;
+    const char *keyword; /* NULL: an "index" begin_search */
 } gr_key_spec_t;
 #define GR_MAX_KEY_SPECS 2
 #define RANGE(b, l, s, f) {.begin = (b), .keynum = 0, .last = (l), .step = (s), .first = 0, .flags = (f)}
+#define KEYWORD_RANGE(kw, from, l, s, lim, f) \
+    {.begin = (from), .keynum = 0, .last = (l), .step = (s), .first = 0, .limit = (lim), .flags = (f), .keyword = (kw)}
 #define KEYNUM(b, idx, fst, s, f) {.begin = (b), .keynum = 1, .last = (idx), .step = (s), .first = (fst), .flags = (f)}
 
 /* The request fields that tell a command from the others of its template (LPUSH from RPUSH:

@@ -445,4 +445,57 @@ static inline gr_persist_view_t gr_persist_view(const gr_request_t *r) {
     return (gr_persist_view_t){r->key};
 }
 
+/* XAddRequest (template GR_T_XADD) */
+typedef struct gr_xadd_view {
+    uint8_t no_mk_stream;
+    uint8_t trim;
+    uint8_t approximate;
+    int64_t limit;
+    uint32_t pairs_count;
+    const gr_bytes_t *pairs;
+    gr_bytes_t key;
+    gr_bytes_t entry_id;
+    gr_bytes_t threshold;
+} gr_xadd_view_t;
+static inline gr_xadd_view_t gr_xadd_view(const gr_request_t *r) {
+    return (gr_xadd_view_t){r->flag, r->end, r->to_end, r->index, r->item_count, r->items, r->key, r->arg1, r->arg2};
+}
+
+/* XRangeRequest (template GR_T_XRANGE) */
+typedef struct gr_xrange_view {
+    uint8_t reverse;
+    int64_t count;
+    gr_bytes_t key;
+    gr_bytes_t start;
+    gr_bytes_t end;
+} gr_xrange_view_t;
+static inline gr_xrange_view_t gr_xrange_view(const gr_request_t *r) {
+    return (gr_xrange_view_t){r->flag, r->index, r->key, r->arg1, r->arg2};
+}
+
+/* XAckRequest (template GR_T_XACK) */
+typedef struct gr_xack_view {
+    uint32_t ids_count;
+    const gr_bytes_t *ids;
+    gr_bytes_t key;
+    gr_bytes_t group;
+} gr_xack_view_t;
+static inline gr_xack_view_t gr_xack_view(const gr_request_t *r) {
+    return (gr_xack_view_t){r->item_count, r->items, r->key, r->arg1};
+}
+
+/* XReadGroupRequest (template GR_T_XREADGROUP) */
+typedef struct gr_xreadgroup_view {
+    uint8_t no_ack;
+    uint32_t count;
+    double timeout_seconds;
+    uint32_t streams_count;
+    const gr_bytes_t *streams;
+    gr_bytes_t group;
+    gr_bytes_t consumer;
+} gr_xreadgroup_view_t;
+static inline gr_xreadgroup_view_t gr_xreadgroup_view(const gr_request_t *r) {
+    return (gr_xreadgroup_view_t){r->flag, r->count, r->timeout, r->item_count, r->items, r->arg1, r->arg2};
+}
+
 #endif

@@ -60,6 +60,10 @@ enum gr_template {
     GR_T_EXPIRE = 320,   /* ExpireRequest */
     GR_T_TTL = 321,   /* TtlRequest */
     GR_T_PERSIST = 322,   /* PersistRequest */
+    GR_T_XADD = 700,   /* XAddRequest */
+    GR_T_XRANGE = 701,   /* XRangeRequest */
+    GR_T_XACK = 702,   /* XAckRequest */
+    GR_T_XREADGROUP = 703,   /* XReadGroupRequest */
 };
 
 /* The schema's enums, GR_<ENUM>_<VALUE> (ListEngine PMA -> GR_LIST_ENGINE_PMA). */
@@ -76,6 +80,7 @@ enum { GR_EXPIRE_MODE_NONE = 0, GR_EXPIRE_MODE_EX = 1, GR_EXPIRE_MODE_PX = 2, GR
 enum { GR_EXPIRE_CONDITION_ALWAYS = 0, GR_EXPIRE_CONDITION_NX = 1, GR_EXPIRE_CONDITION_XX = 2, GR_EXPIRE_CONDITION_GT = 3, GR_EXPIRE_CONDITION_LT = 4, GR_EXPIRE_CONDITION_XX_LT = 5 };
 enum { GR_TIME_UNIT_SECONDS = 0, GR_TIME_UNIT_MILLISECONDS = 1 };
 enum { GR_TTL_KIND_TTL = 0, GR_TTL_KIND_PTTL = 1, GR_TTL_KIND_EXPIRETIME = 2, GR_TTL_KIND_PEXPIRETIME = 3 };
+enum { GR_TRIM_STRATEGY_NONE = 0, GR_TRIM_STRATEGY_MAXLEN = 1, GR_TRIM_STRATEGY_MINID = 2 };
 /* cffi-cdef-end */
 
 #endif

@@ -30,6 +30,7 @@
 #include "listEngine.h"
 #include "timeUnit.h"
 #include "errorCode.h"
+#include "trimStrategy.h"
 #include "pushKind.h"
 
 #ifdef __cplusplus
