@@ -719,6 +719,16 @@ int gr_db_refuse_busy(gr_server_t *db, int index, size_t argc, const uint8_t *co
     if (!db->busy) return 0;
     uint32_t flags = argc ? gr_command_call_flags(index, argc, argv, argv_length) : gr_command_flags(index);
     if (flags & GR_CMD_FLAG_ALLOW_BUSY) return 0;
+    const gr_command_t *row = gr_command_at((size_t)index);
+    if (row && row->argv_handler == gr_transaction_exec && db->current && db->current->in_multi) {
+        /* EXEC refused: the transaction is discarded, as Redis's execCommandAbort */
+        char text[200];
+        snprintf(text, sizeof text, "EXECABORT Transaction discarded because of: %s", gr_db_busy_text(db));
+        gr_reply_error_text(reply, GR_ERR_GENERIC, text);
+        gr_db_reject(db, index, reply);
+        gr_transaction_forget(db, db->current);
+        return -1;
+    }
     gr_reply_error_text(reply, GR_ERR_GENERIC, gr_db_busy_text(db));
     gr_db_reject(db, index, reply);
     return -1;

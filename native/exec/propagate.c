@@ -245,6 +245,7 @@ void gr_propagate_exec_discard(gr_server_t *db) {
     p->length = p->exec_start;
     p->selected = p->exec_selected;
     p->multi_written = 0;
+    p->in_exec = 0;   /* what was pending before the frame may be flushed now (SHUTDOWN's last write) */
 }
 
 void gr_propagate_exec_end(gr_server_t *db) {

@@ -105,7 +105,8 @@ void gr_propagate_exec_begin(struct gr_server *db);
 void gr_propagate_exec_end(struct gr_server *db);
 
 /* Drop what the open frames wrote (a script ended by SHUTDOWN NOSAVE: Redis exits before
- * propagating its effects); the frames stay open, and their end writes nothing. */
+ * propagating its effects); what was pending before them can be flushed again, and the
+ * frames' ends write nothing. */
 void gr_propagate_exec_discard(struct gr_server *db);
 /* Hand the pending bytes to the sink (the end of every batch of commands). */
 void gr_propagate_flush(struct gr_server *db);
