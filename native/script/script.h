@@ -45,5 +45,7 @@ void gr_script_kill(gr_server_t *db, int function_kind, gr_reply_t *reply);
 /* Cached scripts (INFO's number_of_cached_scripts) and the Lua state's bytes (used_memory_lua). */
 int64_t gr_script_cached_count(const gr_server_t *db);
 int64_t gr_script_memory(const gr_server_t *db);
+/* The cached scripts' bodies and SHA1s in bytes (INFO used_memory_scripts_eval). */
+int64_t gr_script_cache_bytes(const gr_server_t *db);
 
 #endif

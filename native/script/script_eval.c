@@ -143,6 +143,7 @@ static int compile(gr_scripting_t *s, const uint8_t *body, size_t length, const 
     lua_setfield(L, -2, sha);
     lua_pop(L, 1);
     s->cached++;
+    s->cached_bytes += (int64_t)length + 40;
     return 0;
 }
 

@@ -32,6 +32,7 @@ typedef struct gr_scripting {
                                    protected call, where a failed allocation would panic) */
     uint64_t random_state;      /* math.random's 48-bit generator (Redis's rand.c sequence) */
     int64_t cached;             /* scripts in the cache */
+    int64_t cached_bytes;       /* ... their bodies and SHA1s (used_memory_scripts_eval) */
     int error_handler_ref;      /* the runs' error handler in the registry (0: not made yet) */
     gr_script_run_t *run;       /* the running script, or NULL */
     /* redis.call's argv, reused: pointers into Lua strings on the stack */
