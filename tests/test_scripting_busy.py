@@ -97,6 +97,7 @@ def kill_scenario(port):
         seen.append(error_text(lambda: other.execute_command("EXEC")))       # not allow_busy: EXECABORT
         seen.append(error_text(lambda: other.execute_command("DISCARD")))    # the transaction is gone
         seen.append(error_text(lambda: other.execute_command("SHUTDOWN")))   # only NOSAVE while busy
+        seen.append(error_text(lambda: other.execute_command("FUNCTION", "KILL")))   # an EVAL: SCRIPT KILL's
         seen.append(other.execute_command("SCRIPT", "KILL"))
         seen.append(str(run.join()))
         seen += [other.get("kept"), other.exists("x"), other.ping()]
@@ -112,7 +113,7 @@ def test_script_kill_as_redis_7(redis7, goblin_busy):
     assert goblin == kill_scenario(redis7.port)
     assert goblin[2] == NOTBUSY and goblin[3] == BUSY and goblin[4] == BUSY
     assert goblin[7] == f"EXECABORT Transaction discarded because of: {BUSY}"
-    assert goblin[11] == KILLED
+    assert goblin[10] == BUSY and goblin[12] == KILLED
 
 
 def test_a_ring_client_gets_busy_and_its_own_script_can_be_killed(goblin_busy):

@@ -487,6 +487,8 @@ void gr_cmd_function(gr_server_t *db, size_t argc, const uint8_t *const *argv, c
         }
     } else if (gr_word_is(argv[1], argv_length[1], "list")) {
         gr_reply_array_begin(reply, 0);
+    } else if (gr_word_is(argv[1], argv_length[1], "kill") && argc == 2) {
+        gr_script_kill(db, 1, reply);   /* a busy EVAL: its -BUSY text, as Redis; else NOTBUSY */
     } else if (gr_word_is(argv[1], argv_length[1], "help")) {
         static const char *lines[] = {
             "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
