@@ -142,11 +142,17 @@ def test_a_ring_client_gets_busy_and_its_own_script_can_be_killed(goblin_busy):
         resp.close()
 
 
-def test_pcall_cannot_catch_script_kill(goblin_busy):
+@pytest.mark.parametrize("script", [
+    "while true do pcall(function() while true do end end) end",
+    "while true do pcall(coroutine.wrap(function() while true do end end)) end",   # raised in a coroutine
+    "local co = coroutine.create(function() while true do coroutine.yield() end end) "
+    "while true do coroutine.resume(co) end",
+], ids=["pcall", "pcall-of-a-coroutine", "resume-loop"])
+def test_pcall_cannot_catch_script_kill(goblin_busy, script):
     caller, other = resp_of(goblin_busy.port), resp_of(goblin_busy.port)
     try:
         other.config_set("busy-reply-threshold", 100)
-        run = Running(caller, "while true do pcall(function() while true do end end) end")
+        run = Running(caller, script)
         wait_busy(other)
         assert other.execute_command("SCRIPT", "KILL") in (True, b"OK", "OK")
         assert "Script killed by user with SCRIPT KILL..." in str(run.join())

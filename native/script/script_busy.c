@@ -86,8 +86,10 @@ static void hook(lua_State *L, lua_Debug *ar) {
     }
     if (run->killed && db->log_line && !run->shutdown)
         db->log_line(db->log_context, "Lua script killed by user with SCRIPT KILL.");
-    /* from now on the hook runs on every line: a pcall in the script cannot catch the end for good */
+    /* from now on the hook runs on every line, of this thread and of the script's main thread (a
+     * coroutine raising it to a pcall in the main thread): a pcall cannot catch the end for good */
     lua_sethook(L, hook, LUA_MASKLINE | LUA_MASKCOUNT, 1000);
+    if (L != s->L) lua_sethook(s->L, hook, LUA_MASKLINE | LUA_MASKCOUNT, 1000);
     lua_newtable(L);
     lua_pushliteral(L, "err");
     lua_pushstring(L, run->shutdown ? "ERR Script ended by SHUTDOWN NOSAVE..."
