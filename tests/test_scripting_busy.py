@@ -92,6 +92,9 @@ def kill_scenario(port):
         run = Running(caller, LOOP)
         seen.append(wait_busy(other))
         seen.append(error_text(lambda: other.get("kept")))
+        fresh = resp_of(port)                                           # accepted while busy
+        seen.append(error_text(fresh.ping))
+        fresh.close()
         seen.append(error_text(lambda: other.execute_command("MULTI")))   # allow_busy: answered
         seen.append(error_text(lambda: other.set("x", "1")))             # not queued: -BUSY
         seen.append(error_text(lambda: other.execute_command("EXEC")))       # not allow_busy: EXECABORT
@@ -111,9 +114,9 @@ def kill_scenario(port):
 def test_script_kill_as_redis_7(redis7, goblin_busy):
     goblin = kill_scenario(goblin_busy.port)
     assert goblin == kill_scenario(redis7.port)
-    assert goblin[2] == NOTBUSY and goblin[3] == BUSY and goblin[4] == BUSY
-    assert goblin[7] == f"EXECABORT Transaction discarded because of: {BUSY}"
-    assert goblin[10] == BUSY and goblin[12] == KILLED
+    assert goblin[2] == NOTBUSY and goblin[3] == BUSY and goblin[4] == BUSY and goblin[5] == BUSY
+    assert goblin[8] == f"EXECABORT Transaction discarded because of: {BUSY}"
+    assert goblin[11] == BUSY and goblin[13] == KILLED
 
 
 def test_a_ring_client_gets_busy_and_its_own_script_can_be_killed(goblin_busy):
