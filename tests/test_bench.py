@@ -374,3 +374,20 @@ def test_stream_quick_run_reports_every_row_memory_per_entry_and_issue_33_target
     assert "RingClient XADD >= 20x redis-py over a Unix socket" in targets
     assert "work queue over the ring (Python) >= 10x redis-py over a Unix socket" in targets
     assert any(t.startswith("bytes per entry below redis's") for t in targets)
+
+
+def test_script_quick_run_reports_every_row_checks_the_counters_and_issue_32_targets(tmp_path):
+    has_redis = shutil.which("redis-server") is not None
+    engines = ["goblin-ring", "goblin-resp"] + (["redis", "redis-py"] if has_redis else [])
+    text, document = run_bench(tmp_path, "script", "-n", "200", "--trials", "1", engines=engines)
+    rows = {(row["column"], row["operation"]): row for row in document["rows"]}
+    for operation in ("EVALSHA 1-call script (INCR)", "EVALSHA 5-call script", "EVALSHA 20-call script",
+                      "INCR (plain, the ring's baseline)"):
+        for column in ("goblin-ring call", "goblin-ring pipeline", "goblin-resp"):
+            assert rows[(column, operation)]["status"] == "ok", rows[(column, operation)]
+    assert rows[("goblin-resp", "EVALSHA 1-call, redis-benchmark -P 16 -c 1")]["status"] == "ok"
+    assert all(check["ok"] for check in document["checks"]), document["checks"]
+    targets = [t["target"] for t in document["targets"]]
+    assert len(targets) == 3 and all(t in text for t in targets)
+    if has_redis:   # every ratio measured in this run (met or not is the machine's business)
+        assert all(t["ratio"] is not None for t in document["targets"]), document["targets"]

@@ -185,3 +185,43 @@ def test_redis_log_writes_into_the_server_log(tmp_path):
         with client_of(server, "resp") as c:
             assert c.eval("redis.log(redis.LOG_WARNING, 'hello from', 'lua', 42)", 0) is None
             assert any("hello from lua 42" in line for line in server.wait_for_log("hello from lua 42"))
+
+
+# ---- INFO memory: the scripting fields redis-server 7.0 shows ----
+
+SCRIPT_INFO_FIELDS = ["used_memory_lua", "used_memory_vm_eval", "used_memory_lua_human", "used_memory_scripts_eval",
+                      "number_of_cached_scripts", "number_of_functions", "number_of_libraries",
+                      "used_memory_vm_functions", "used_memory_vm_total", "used_memory_vm_total_human",
+                      "used_memory_functions", "used_memory_scripts", "used_memory_scripts_human"]
+
+
+def scripting_fields(info_text):
+    lines = [line.split(":", 1) for line in info_text.splitlines() if ":" in line]
+    return [(name, value) for name, value in lines if name in SCRIPT_INFO_FIELDS]
+
+
+def test_info_memory_counts_cached_scripts_and_the_lua_state(redis_server, goblin):
+    redis = RespClient(port=redis_server.port, socket_timeout=10.0)
+    ours = RespClient(port=goblin.port, socket_timeout=10.0)
+    try:
+        for c in (redis, ours):
+            c.script_flush()
+        # the same fields, in the same order, as redis-server 7.0's INFO memory
+        expected = [name for name, _ in scripting_fields(redis.execute_command("INFO", "memory").decode())]
+        info = dict(scripting_fields(ours.execute_command("INFO", "memory").decode()))
+        assert list(info) == expected == SCRIPT_INFO_FIELDS
+        assert info["number_of_cached_scripts"] == "0"
+        bodies = [f"return {n}" for n in range(5)]
+        for body in bodies:
+            ours.script_load(body)
+        ours.eval("return 'x'", 0)
+        info = dict(scripting_fields(ours.execute_command("INFO", "memory").decode()))
+        assert info["number_of_cached_scripts"] == "6"
+        assert int(info["used_memory_lua"]) > 0 and info["used_memory_lua"] == info["used_memory_vm_eval"]
+        assert int(info["used_memory_scripts_eval"]) >= sum(map(len, bodies)) + 6 * 40
+        assert ours.info("memory")["number_of_cached_scripts"] == 6   # as a client parses it
+        ours.script_flush()
+        assert ours.info("memory")["number_of_cached_scripts"] == 0
+    finally:
+        redis.close()
+        ours.close()

@@ -17,6 +17,7 @@ from .scenario_hash import hash_scenario
 from .scenario_persistence import persistence_scenario
 from .scenario_probabilistic import geo_scenario, hyperloglog_scenario
 from .scenario_pubsub import pubsub_scenario
+from .scenario_script import script_scenario
 from .scenario_set import set_scenario
 from .scenario_stream import stream_scenario
 from .scenario_zset import zset_scenario
@@ -41,4 +42,5 @@ SCENARIOS: dict[str, Callable[..., dict]] = {
     "hyperloglog": hyperloglog_scenario,
     "geo": geo_scenario,
     "stream": stream_scenario,
+    "script": script_scenario,
 }

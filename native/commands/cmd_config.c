@@ -47,6 +47,7 @@ typedef enum {
     P_SHUTDOWN_ON_SIGTERM, P_SHUTDOWN_ON_SIGINT,
     P_SLOWLOG_LOG_SLOWER_THAN, P_SLOWLOG_MAX_LEN,   /* the slow log (exec/slowlog.h) */
     P_LATENCY_MONITOR_THRESHOLD, P_LATENCY_TRACKING, P_LATENCY_TRACKING_INFO_PERCENTILES,   /* exec/latency.h */
+    P_BUSY_REPLY_THRESHOLD,   /* script/script_busy.c */
     P_COUNT
 } param_id_t;
 
@@ -122,6 +123,8 @@ static const param_t params[P_COUNT] = {
     [P_LATENCY_MONITOR_THRESHOLD] = {"latency-monitor-threshold", KIND_INT, 1, 0, INT64_MAX},
     [P_LATENCY_TRACKING] = {"latency-tracking", KIND_BOOL, 1, 0, 1},
     [P_LATENCY_TRACKING_INFO_PERCENTILES] = {"latency-tracking-info-percentiles", KIND_TEXT, 1, 0, 0},
+    /* a script running longer (ms) makes the server answer others -BUSY (script/script_busy.c) */
+    [P_BUSY_REPLY_THRESHOLD] = {"busy-reply-threshold", KIND_INT, 1, 0, INT64_MAX, "lua-time-limit"},
 };
 
 /* latency-tracking-info-percentiles: doubles in [0, 100] separated by spaces (at most 8); their
@@ -233,6 +236,7 @@ static void param_value(const gr_server_t *db, int id, char *out, size_t size) {
     case P_SLOWLOG_LOG_SLOWER_THAN: snprintf(out, size, "%lld", (long long)db->slowlog.log_slower_than_us); break;
     case P_SLOWLOG_MAX_LEN: snprintf(out, size, "%lld", (long long)db->slowlog.max_len); break;
     case P_LATENCY_MONITOR_THRESHOLD: snprintf(out, size, "%lld", (long long)db->config.latency_monitor_threshold_ms); break;
+    case P_BUSY_REPLY_THRESHOLD: snprintf(out, size, "%lld", (long long)db->config.busy_reply_threshold_ms); break;
     case P_LATENCY_TRACKING: snprintf(out, size, "%s", db->config.latency_tracking ? "yes" : "no"); break;
     case P_LATENCY_TRACKING_INFO_PERCENTILES: {
         size_t used = 0;
@@ -476,6 +480,7 @@ static void apply(gr_server_t *db, int id, const parsed_value_t *parsed) {
     case P_STREAM_NODE_MAX_ENTRIES: db->config.stream_node_max_entries = parsed->number; break;
     case P_NOTIFY_KEYSPACE_EVENTS: gr_db_set_notify_flags(db, gr_notify_parse_flags(parsed->text)); break;
     case P_LATENCY_MONITOR_THRESHOLD: db->config.latency_monitor_threshold_ms = parsed->number; break;
+    case P_BUSY_REPLY_THRESHOLD: db->config.busy_reply_threshold_ms = parsed->number; break;
     case P_LATENCY_TRACKING: db->config.latency_tracking = (int)parsed->number; break;
     case P_LATENCY_TRACKING_INFO_PERCENTILES: {
         char why[128];

@@ -81,6 +81,11 @@ void gr_cmd_shutdown(gr_server_t *db, size_t argc, const uint8_t *const *argv, c
         reply_error_message(reply, "ERR No shutdown in progress.");
         return;
     }
+    if (db->busy && !nosave) {   /* a busy script: only SHUTDOWN NOSAVE (the script then ends, script/) */
+        reply_error_message(reply, gr_db_busy_text(db));
+        return;
+    }
+    if (db->busy) gr_propagate_exec_discard(db);   /* the script's writes: Redis exits before propagating them */
     char error[600];
     if (gr_persist_prepare_shutdown(db, save ? 1 : nosave ? 0 : -1, error, sizeof error) != 0) {
         gr_log_to_stderr("Error trying to shut down: %s", error);   /* the "logs" the reply points at */

@@ -68,7 +68,7 @@ void gr_cmd_script(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
     } else if (gr_word_is(sub, sub_length, "flush")) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR SCRIPT FLUSH only support SYNC|ASYNC option");
     } else if (gr_word_is(sub, sub_length, "kill") && argc == 2) {
-        gr_reply_error_text(reply, GR_ERR_GENERIC, "NOTBUSY No scripts in execution right now.");
+        gr_script_kill(db, 0, reply);
     } else if (gr_word_is(sub, sub_length, "debug") && argc == 3) {
         if (gr_word_is(argv[2], argv_length[2], "no")) gr_reply_ok(reply);
         else if (gr_word_is(argv[2], argv_length[2], "yes") || gr_word_is(argv[2], argv_length[2], "sync"))

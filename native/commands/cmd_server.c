@@ -22,6 +22,7 @@
 
 #include "core/alloc.h"
 #include "commands/commands.h"
+#include "script/script.h"
 #include "engines/array/array_rt.h"
 #include "exec/db.h"
 #include "exec/server_text.h"
@@ -117,17 +118,30 @@ static void info_memory(gr_server_t *db, gr_text_t *text) {
     human_bytes(db->stats.peak_memory, peak_human, sizeof peak_human);
     human_bytes(system, system_human, sizeof system_human);
     human_bytes(db->config.maxmemory, max_human, sizeof max_human);
+    /* scripting (script/): the Lua state's bytes (Redis 7.0's eval VM; goblin has no functions VM yet)
+     * and the cached scripts' bodies with their SHA1s */
+    char lua_human[32], scripts_human[32];
+    int64_t lua = gr_script_memory(db), scripts = gr_script_cache_bytes(db);
+    human_bytes(lua, lua_human, sizeof lua_human);
+    human_bytes(scripts, scripts_human, sizeof scripts_human);
     gr_text_append(text,
         "used_memory:%lld\r\nused_memory_human:%s\r\nused_memory_rss:%lld\r\nused_memory_rss_human:%s\r\n"
         "used_memory_peak:%lld\r\nused_memory_peak_human:%s\r\nused_memory_peak_perc:%.2f%%\r\n"
         "used_memory_overhead:%lld\r\nused_memory_dataset:%lld\r\n"
         "total_system_memory:%lld\r\ntotal_system_memory_human:%s\r\n"
+        "used_memory_lua:%lld\r\nused_memory_vm_eval:%lld\r\nused_memory_lua_human:%s\r\n"
+        "used_memory_scripts_eval:%lld\r\nnumber_of_cached_scripts:%lld\r\nnumber_of_functions:0\r\n"
+        "number_of_libraries:0\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:%lld\r\n"
+        "used_memory_vm_total_human:%s\r\nused_memory_functions:0\r\nused_memory_scripts:%lld\r\n"
+        "used_memory_scripts_human:%s\r\n"
         "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:noeviction\r\n"
         "mem_fragmentation_ratio:%.2f\r\nmem_allocator:libc\r\nlazyfree_pending_objects:0\r\n"
         "goblin_memory_keyspace:%lld\r\n",
         (long long)used, used_human, (long long)rss, rss_human, (long long)db->stats.peak_memory, peak_human,
         db->stats.peak_memory ? 100.0 * (double)used / (double)db->stats.peak_memory : 100.0,
         (long long)(used - dataset), (long long)dataset, (long long)system, system_human,
+        (long long)lua, (long long)lua, lua_human, (long long)scripts, (long long)gr_script_cached_count(db),
+        (long long)lua, lua_human, (long long)scripts, scripts_human,
         (long long)db->config.maxmemory, max_human, used ? (double)rss / (double)used : 0.0,
         (long long)gr_mem_used_by(GR_MEM_KEYSPACE));
     for (size_t i = 0; gr_value_type_at(i); i++)   /* one line per value type (the registry's rows) */
@@ -473,6 +487,8 @@ void gr_cmd_function(gr_server_t *db, size_t argc, const uint8_t *const *argv, c
         }
     } else if (gr_word_is(argv[1], argv_length[1], "list")) {
         gr_reply_array_begin(reply, 0);
+    } else if (gr_word_is(argv[1], argv_length[1], "kill") && argc == 2) {
+        gr_script_kill(db, 1, reply);   /* a busy EVAL: its -BUSY text, as Redis; else NOTBUSY */
     } else if (gr_word_is(argv[1], argv_length[1], "help")) {
         static const char *lines[] = {
             "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

@@ -94,6 +94,7 @@ gr_server_t *gr_db_new(uint64_t seed) {
     strcpy(db->config.appendfilename, "appendonly.aof");
     db->config.auto_aof_rewrite_percentage = 100;
     db->config.auto_aof_rewrite_min_size = 64LL * 1024 * 1024;
+    db->config.busy_reply_threshold_ms = 5000;
     strcpy(db->config.bind, "127.0.0.1");
     /* persistence (persist/): a file name of goblin's own and NO save rules: a database made
      * without a server has no directory, and FLUSHALL or the cron saving by rules would write
@@ -541,6 +542,7 @@ int gr_db_admit(gr_server_t *db, int index, int no_auth, gr_reply_t *reply) {
         refusal = "NOAUTH Authentication required.";
     } else if (db->current && db->current->in_multi && (flags & GR_CMD_FLAG_NO_MULTI)) {
         refusal = "ERR Command not allowed inside a transaction";
+    } else if (db->busy) {   /* a busy script: Redis skips the OOM check; -BUSY comes after admission */
     } else if (db->config.maxmemory > 0 && gr_command_denies_oom(index) && gr_mem_used_total() > db->config.maxmemory) {
         refusal = "OOM command not allowed when used memory > 'maxmemory'.";
         code = GR_ERR_OUT_OF_MEMORY;
@@ -704,6 +706,35 @@ static int refused_in_subscribed_mode(gr_server_t *db, int index, size_t argc, c
     return -1;
 }
 
+const char *gr_db_busy_text(const gr_server_t *db) {
+    return db->busy == GR_BUSY_FUNCTION
+               ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+               : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+}
+
+/* Redis's processCommand while a script is busy (db->busy): only commands flagged allow_busy
+ * (the subcommand's row for a container: SCRIPT KILL, FUNCTION KILL/STATS) run; every other
+ * gets -BUSY. 0 to go on, else the refusal is written and counted. */
+int gr_db_refuse_busy(gr_server_t *db, int index, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                      gr_reply_t *reply) {
+    if (!db->busy) return 0;
+    uint32_t flags = argc ? gr_command_call_flags(index, argc, argv, argv_length) : gr_command_flags(index);
+    if (flags & GR_CMD_FLAG_ALLOW_BUSY) return 0;
+    const gr_command_t *row = gr_command_at((size_t)index);
+    if (row && row->argv_handler == gr_transaction_exec && db->current && db->current->in_multi) {
+        /* EXEC refused: the transaction is discarded, as Redis's execCommandAbort */
+        char text[200];
+        snprintf(text, sizeof text, "EXECABORT Transaction discarded because of: %s", gr_db_busy_text(db));
+        gr_reply_error_text(reply, GR_ERR_GENERIC, text);
+        gr_db_reject(db, index, reply);
+        gr_transaction_forget(db, db->current);
+        return -1;
+    }
+    gr_reply_error_text(reply, GR_ERR_GENERIC, gr_db_busy_text(db));
+    gr_db_reject(db, index, reply);
+    return -1;
+}
+
 /* ---- a command's call (exec/call.h) ---- */
 
 void gr_call_begin(gr_server_t *db, gr_call_t *call, const gr_command_t *row, int index, const gr_request_t *request,
@@ -768,6 +799,7 @@ void gr_db_run(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply) 
     }
     if (db->current) db->current->last_command = command->name;
     if (gr_db_admit(db, index, 0, reply) != 0) return;
+    if (db->busy && gr_db_refuse_busy(db, index, 0, NULL, NULL, reply) != 0) return;
     gr_call_t call;
     gr_call_begin(db, &call, command, index, request, 0, NULL, NULL, reply);
     command->handler(db, request, reply);
@@ -792,6 +824,7 @@ void gr_db_run_argv(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
         db->current->last_command = gr_command_stat_name((size_t)gr_command_stat_slot(index, argc, argv, argv_length));
     if (gr_db_admit(db, index, (gr_command_flags(index) & GR_CMD_FLAG_NO_AUTH) != 0, reply) != 0) return;
     if (refused_in_subscribed_mode(db, index, argc, argv, argv_length, reply) != 0) return;
+    if (db->busy && gr_db_refuse_busy(db, index, argc, argv, argv_length, reply) != 0) return;
     gr_request_t *request = &db->scratch_request;
     request->template_id = GR_T_COMMAND;
     gr_call_t call;

@@ -165,6 +165,8 @@ typedef struct gr_db_config {
     char appendfilename[256];               /* in dir: appendonly.aof */
     int64_t auto_aof_rewrite_percentage;    /* rewrite when the file grew this % over its base: 100 */
     int64_t auto_aof_rewrite_min_size;      /* ... and is at least this big: 64mb */
+    int64_t busy_reply_threshold_ms;        /* busy-reply-threshold (lua-time-limit): a script running
+                                               longer makes the server answer others -BUSY: 5000 */
 } gr_db_config_t;
 
 enum { GR_APPENDFSYNC_NO = 0, GR_APPENDFSYNC_ALWAYS = 1, GR_APPENDFSYNC_EVERYSEC = 2 };
@@ -287,7 +289,20 @@ typedef struct gr_server {
     /* the server's log (server/server.c sets it; NULL: lines are dropped): redis.log */
     void (*log_line)(void *context, const char *line);
     void *log_context;
+    /* A script past busy-reply-threshold (script/): the script layer calls busy_serve (the serving
+     * loop's, server/server.c) from inside the script, with busy set to GR_BUSY_SCRIPT or
+     * GR_BUSY_FUNCTION for the time of that call; admission then answers -BUSY to every command
+     * without allow_busy, and the loop reads nothing from busy_caller (the script's client).
+     * NULL busy_serve: nobody else is served until the script ends. */
+    uint8_t busy;
+    gr_connection_t *busy_caller;
+    void (*busy_serve)(void *context);
+    void *busy_context;
 } gr_server_t;
+
+enum { GR_BUSY_NONE = 0, GR_BUSY_SCRIPT = 1, GR_BUSY_FUNCTION = 2 };
+/* The -BUSY text for the running kind (Redis's slowevalerr / slowscripterr, without the dash). */
+const char *gr_db_busy_text(const gr_server_t *db);
 
 /* cffi-cdef-begin */
 typedef struct gr_server gr_server_t;
@@ -352,6 +367,10 @@ void gr_db_run_argv(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
 /* Admission (AUTH, maxmemory): 0 to go on, else the refusal is written and counted.
  * index is the command's table index (-1 unknown); no_auth: AUTH, HELLO, RESET. */
 int gr_db_admit(gr_server_t *db, int index, int no_auth, gr_reply_t *reply);
+/* While a script is busy (db->busy): -BUSY for a command without allow_busy (its subcommand's
+ * row when argv names one; argc 0: the row's own flags), written and counted; 0 to go on. */
+int gr_db_refuse_busy(gr_server_t *db, int index, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                      gr_reply_t *reply);
 /* The -MISCONF text writes get while the data cannot be kept (a failed BGSAVE, the log's
  * write or fsync error), in text or static; NULL when writes are accepted. */
 const char *gr_db_disk_error_refusal(const gr_server_t *db, char *text, size_t size);

@@ -235,6 +235,17 @@ void gr_propagate_exec_begin(gr_server_t *db) {
     if (db->propagation.exec_depth++ > 0) return;
     db->propagation.in_exec = 1;
     db->propagation.multi_written = 0;
+    db->propagation.exec_start = db->propagation.length;
+    db->propagation.exec_selected = db->propagation.selected;
+}
+
+void gr_propagate_exec_discard(gr_server_t *db) {
+    gr_propagation_t *p = &db->propagation;
+    if (!p->in_exec || p->length < p->exec_start) return;
+    p->length = p->exec_start;
+    p->selected = p->exec_selected;
+    p->multi_written = 0;
+    p->in_exec = 0;   /* what was pending before the frame may be flushed now (SHUTDOWN's last write) */
 }
 
 void gr_propagate_exec_end(gr_server_t *db) {

@@ -38,6 +38,8 @@ typedef struct gr_propagation {
     uint8_t failed;           /* a grow failed: the stream lost an entry (the sink reports it) */
     uint8_t skipping;         /* ... and drops the rest of that entry */
     size_t entry_start;       /* where the entry being written began */
+    size_t exec_start;        /* where the outermost MULTI ... EXEC frame began, */
+    int32_t exec_selected;    /* ... and the database selected then */
     /* an entry a handler opened (gr_effect_open): bulk strings, and how many */
     uint8_t *rewrite;
     size_t rewrite_length, rewrite_capacity;
@@ -102,6 +104,10 @@ void gr_propagate_call_end(struct gr_server *db);
 void gr_propagate_exec_begin(struct gr_server *db);
 void gr_propagate_exec_end(struct gr_server *db);
 
+/* Drop what the open frames wrote (a script ended by SHUTDOWN NOSAVE: Redis exits before
+ * propagating its effects); what was pending before them can be flushed again, and the
+ * frames' ends write nothing. */
+void gr_propagate_exec_discard(struct gr_server *db);
 /* Hand the pending bytes to the sink (the end of every batch of commands). */
 void gr_propagate_flush(struct gr_server *db);
 /* Flush, then make it durable when the policy says so: call it before replies leave. */

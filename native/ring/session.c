@@ -370,6 +370,7 @@ int64_t gr_rings_poll(gr_rings_t *rings) {
             continue;
         }
         if (session->state.kill_requested) continue;            /* CLIENT KILL: likewise */
+        if (&session->state == rings->db->busy_caller) continue; /* its busy script is running (db.h) */
         if (session->writer.stage_length) {
             gr_propagate_sync(rings->db);    /* the append-only log first: appendfsync always */
             flush_replies(session);

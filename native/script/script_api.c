@@ -79,6 +79,7 @@ static int call_command(lua_State *L, int raise) {
         }
     }
     int index = -1;
+    uint32_t flags = 0;
     if (!refusal) {
         gr_build_error_t error;
         index = gr_command_lookup((size_t)argc, s->argv, s->argv_length, &error);
@@ -87,7 +88,7 @@ static int call_command(lua_State *L, int raise) {
                                                        : "Unknown Redis command called from script";
     }
     if (!refusal) {
-        uint32_t flags = gr_command_call_flags(index, (size_t)argc, s->argv, s->argv_length);
+        flags = gr_command_call_flags(index, (size_t)argc, s->argv, s->argv_length);
         if (flags & GR_CMD_FLAG_NOSCRIPT) refusal = "This Redis command is not allowed from script";
         else if ((flags & GR_CMD_FLAG_WRITE) && s->run && s->run->read_only)
             refusal = "Write commands are not allowed from read-only scripts.";
@@ -97,9 +98,10 @@ static int call_command(lua_State *L, int raise) {
         push_error(L, refusal);
         return 1;
     }
-    int64_t dirty = s->db->dirty;
+    /* a write command called makes the script unkillable (SCRIPT KILL), whatever it changed,
+     * as Redis's SCRIPT_WRITE_DIRTY */
+    if (s->run && (flags & GR_CMD_FLAG_WRITE)) s->run->wrote = 1;
     gr_script_run_command(s, (size_t)argc, s->argv, s->argv_length);
-    if (s->run && s->db->dirty != dirty) s->run->wrote = 1;
     if (raise && lua_istable(L, -1)) {   /* an error reply is raised */
         lua_getfield(L, -1, "err");
         int is_error = lua_type(L, -1) == LUA_TSTRING;

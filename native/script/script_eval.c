@@ -143,6 +143,7 @@ static int compile(gr_scripting_t *s, const uint8_t *body, size_t length, const 
     lua_setfield(L, -2, sha);
     lua_pop(L, 1);
     s->cached++;
+    s->cached_bytes += (int64_t)length + 40;
     return 0;
 }
 
@@ -232,7 +233,8 @@ static void run(gr_scripting_t *s, const char *sha, uint32_t flags, int read_onl
     set_array(L, "KEYS", numkeys, keys, key_lengths);
     set_array(L, "ARGV", argc, args, arg_lengths);
     lua_pop(L, 1);
-    gr_script_run_t state = {.sha = sha, .read_only = (uint8_t)(read_only || (flags & SCRIPT_FLAG_NO_WRITES)), .resp = 2};
+    gr_script_run_t state = {.sha = sha, .read_only = (uint8_t)(read_only || (flags & SCRIPT_FLAG_NO_WRITES)), .resp = 2,
+                             .kind = GR_BUSY_SCRIPT};
     s->run = &state;
     gr_connection_t *conn = db->current;
     int32_t db_index = conn ? conn->db_index : 0;
@@ -240,7 +242,9 @@ static void run(gr_scripting_t *s, const char *sha, uint32_t flags, int read_onl
     gr_effect_none(db);                            /* EVAL propagates its commands' effects, */
     gr_propagate_exec_begin(db);                   /* as MULTI ... EXEC */
     s->bounded = 1;
+    gr_script_busy_begin(s);                       /* busy-reply-threshold, SCRIPT KILL (script_busy.c) */
     int status = lua_pcall(L, 0, 1, function);
+    gr_script_busy_end(s);
     s->bounded = 0;
     gr_propagate_exec_end(db);
     db->serve_deferred--;

@@ -15,7 +15,12 @@ typedef struct gr_script_run {
     const char *sha;            /* its SHA1, 40 hex digits */
     uint8_t read_only;          /* EVAL_RO, or shebang flags=no-writes: a write is refused */
     uint8_t resp;               /* redis.setresp: the shapes commands' replies come in (2 or 3) */
-    uint8_t wrote;              /* a command it ran changed data */
+    uint8_t wrote;              /* it called a write command: SCRIPT KILL answers -UNKILLABLE */
+    uint8_t kind;               /* GR_BUSY_SCRIPT (EVAL) or GR_BUSY_FUNCTION (FCALL): which KILL ends it */
+    uint8_t timed_out;          /* past busy-reply-threshold: others are served from its hook */
+    uint8_t killed;             /* SCRIPT KILL / FUNCTION KILL: the hook raises at its next call */
+    uint8_t shutdown;           /* SHUTDOWN NOSAVE while it ran: ended, its effects dropped */
+    int64_t start_ns;           /* monotonic: when it started (the threshold counts from here) */
 } gr_script_run_t;
 
 typedef struct gr_scripting {
@@ -27,6 +32,7 @@ typedef struct gr_scripting {
                                    protected call, where a failed allocation would panic) */
     uint64_t random_state;      /* math.random's 48-bit generator (Redis's rand.c sequence) */
     int64_t cached;             /* scripts in the cache */
+    int64_t cached_bytes;       /* ... their bodies and SHA1s (used_memory_scripts_eval) */
     int error_handler_ref;      /* the runs' error handler in the registry (0: not made yet) */
     gr_script_run_t *run;       /* the running script, or NULL */
     /* redis.call's argv, reused: pointers into Lua strings on the stack */
@@ -41,6 +47,10 @@ gr_scripting_t *gr_scripting_get(gr_server_t *db);
 void gr_scripting_reset(gr_server_t *db);             /* SCRIPT FLUSH: a fresh state */
 /* The table and key the globals' proxy, and the library proxies, are read-only through. */
 void gr_script_protect_globals(lua_State *L);
+/* script_busy.c: the count hook a run installs (busy-reply-threshold, SCRIPT KILL, SHUTDOWN NOSAVE
+ * while the script runs), and its removal at the run's end. */
+void gr_script_busy_begin(gr_scripting_t *s);
+void gr_script_busy_end(gr_scripting_t *s);
 /* script_api.c: the `redis` table in the real globals (before the sandbox locks them). */
 void gr_script_open_redis_api(lua_State *L, gr_scripting_t *s);
 /* script_reply.c */

@@ -289,6 +289,7 @@ static int open_state(gr_scripting_t *s) {
     s->error_handler_ref = 0;
     s->lua_bytes = 0;
     s->cached = 0;
+    s->cached_bytes = 0;
     s->L = lua_newstate(lua_alloc, s);
     if (!s->L) return -1;
     if (lua_cpcall(s->L, build_state, s) != 0) {
@@ -323,4 +324,6 @@ void gr_scripting_reset(gr_server_t *db) {
 }
 
 int64_t gr_script_cached_count(const gr_server_t *db) { return db->scripting ? db->scripting->cached : 0; }
+int64_t gr_script_cache_bytes(const gr_server_t *db) { return db->scripting ? db->scripting->cached_bytes : 0; }
+
 int64_t gr_script_memory(const gr_server_t *db) { return db->scripting ? db->scripting->lua_bytes : 0; }

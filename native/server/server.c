@@ -116,12 +116,16 @@ static int epoll_set(gr_serve_loop_t *s, int op, int fd, uint32_t events, int ki
 /* redis.log (script/): a script's line into the server log */
 static void script_log_line(void *context, const char *line) { server_log(context, "%s", line); }
 
+static void serve_while_busy(void *context);
+
 gr_serve_loop_t *gr_server_new(gr_server_t *db, gr_rings_t *rings, int python_fd) {
     gr_serve_loop_t *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->db = db;
     db->log_line = script_log_line;
     db->log_context = s;
+    db->busy_serve = serve_while_busy;
+    db->busy_context = s;
     s->rings = rings;
     s->python_fd = python_fd;
     s->next_client_id = 1;
@@ -151,6 +155,7 @@ static void close_connection(gr_serve_loop_t *s, int fd) {
 void gr_server_free(gr_serve_loop_t *s) {
     if (!s) return;
     if (s->db && s->db->log_context == s) s->db->log_line = NULL, s->db->log_context = NULL;
+    if (s->db && s->db->busy_context == s) s->db->busy_serve = NULL, s->db->busy_context = NULL;
     for (size_t fd = 0; fd < s->slot_capacity; fd++)
         if (s->slots[fd].conn) close_connection(s, (int)fd);
     close(s->epoll_fd);
@@ -503,6 +508,34 @@ static void drain_doorbell(int fd) {
     uint64_t value;
     ssize_t ignored = read(fd, &value, sizeof value);
     (void)ignored;
+}
+
+/* A busy script's hook (script/script_busy.c, through db->busy_serve) while db->busy is set:
+ * one pass of the loop without waiting, as Redis's processEventsWhileBlocked. Admission answers
+ * -BUSY to all but allow_busy commands (SCRIPT KILL, SHUTDOWN NOSAVE, AUTH, ...); the script's
+ * own client (db->busy_caller) is not read (the rings skip its session too), and Python's
+ * wake-ups wait for the loop to return (new ring sessions attach after the script). */
+static void serve_while_busy(void *context) {
+    gr_serve_loop_t *s = context;
+    gr_server_t *db = s->db;
+    struct epoll_event events[MAX_EVENTS];
+    int n = epoll_wait(s->epoll_fd, events, MAX_EVENTS, 0);
+    int64_t now = gr_monotonic_ns();
+    for (int i = 0; i < n; i++) {
+        int kind = (int)(events[i].data.u64 >> 32), fd = (int)(uint32_t)events[i].data.u64;
+        if (kind == WATCH_RESP) {
+            if ((size_t)fd >= s->slot_capacity || !s->slots[fd].conn) continue;
+            if (gr_resp_conn_state(s->slots[fd].conn) == db->busy_caller) continue;
+            serve_connection(s, fd, events[i].events);
+        } else if (kind == WATCH_LISTENER) {
+            for (size_t l = 0; l < s->listener_count; l++)
+                if (s->listeners[l].fd == fd && !s->listeners[l].paused) accept_clients(s, &s->listeners[l], now);
+        } else if (kind == WATCH_DOORBELL) {
+            drain_doorbell(fd);
+        }
+    }
+    if (gr_rings_session_count(s->rings) > 0) gr_rings_poll(s->rings);
+    if (s->synced_count) serve_synced(s);
 }
 
 /* ---- the loop ---- */
