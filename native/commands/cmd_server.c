@@ -1,5 +1,5 @@
 /* cmd_server.c — server commands: PING (typed), and as argv ECHO, INFO, TIME, LASTSAVE,
- * MEMORY, GOBLIN.MEMORY, FUNCTION, QUIT, and the ring's refusals of MULTI/EXEC/WATCH. Their
+ * MEMORY, GOBLIN.MEMORY, QUIT, and the ring's refusals of MULTI/EXEC/WATCH. Their
  * rows are in server.def and goblin.def; the connection commands are cmd_connection.c,
  * CONFIG cmd_config.c, COMMAND command_docs.c, OBJECT cmd_keys.c.
  *
@@ -460,30 +460,6 @@ void gr_cmd_memory(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
     }
 }
 
-/* ---- FUNCTION: there are no functions; FLUSH and LIST answer as an empty library set ---- */
-
-void gr_cmd_function(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                     gr_reply_t *reply) {
-    if (gr_word_is(argv[1], argv_length[1], "flush")) {
-        if (argc > 3 || (argc == 3 && !gr_word_is(argv[2], argv_length[2], "async") && !gr_word_is(argv[2], argv_length[2], "sync"))) {
-            gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
-        } else {
-            gr_db_count_changes(db, 1);   /* as Redis's FUNCTION FLUSH, functions or not */
-            gr_reply_ok(reply);
-        }
-    } else if (gr_word_is(argv[1], argv_length[1], "list")) {
-        gr_reply_array_begin(reply, 0);
-    } else if (gr_word_is(argv[1], argv_length[1], "help")) {
-        static const char *lines[] = {
-            "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "FLUSH [ASYNC|SYNC]", "    Delete all functions (goblin-ring has none).",
-            "LIST", "    Return the function libraries (always empty).",
-        };
-        gr_reply_help(reply, lines, sizeof lines / sizeof lines[0]);
-    } else {
-        gr_reply_unknown_subcommand(reply, argv[1], argv_length[1], "FUNCTION");
-    }
-}
 
 /* ---- the small ones ---- */
 

@@ -135,6 +135,10 @@ void gr_cmd_evalsha(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
     gr_reply_t *reply);
 void gr_cmd_evalsha_ro(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
+void gr_cmd_fcall(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
+void gr_cmd_fcall_ro(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
 void gr_cmd_function(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_geoadd(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
