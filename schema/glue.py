@@ -94,6 +94,8 @@ REQUEST_SLOTS: dict[str, dict[str, str]] = {
     "ExpireRequest": {"unit": "to_end", "absolute": "flag", "condition": "end", "value": "index", "key": "key"},
     "TtlRequest": {"kind": "end", "key": "key"},
     "PersistRequest": {"key": "key"},
+    "EvalShaRequest": {"readOnly": "flag", "numKeys": "count", "arguments": "items", "sha": "arg1"},
+    "FCallRequest": {"readOnly": "flag", "numKeys": "count", "arguments": "items", "function": "arg1"},
 }
 REPLY_SLOTS: dict[str, dict[str, str]] = {
     "IntegerReply": {"value": "integer"},

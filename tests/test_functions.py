@@ -301,3 +301,35 @@ def test_bad_libraries_are_errors_and_the_server_stays_up(goblin, transport):
             c.eval("redis.register_function('f', function() end)", 0)
         assert c.function_list(library="ok")[0][1] == b"ok"
         assert c.function_flush() is True and c.ping() is True
+
+
+# ---- over the ring: EVALSHA and FCALL are typed messages ----
+
+def test_evalsha_and_fcall_build_their_typed_ring_messages_and_bad_key_counts_stay_argv():
+    from goblin_ring._native import lib
+    from test_command_table import build, bytes_of
+
+    index, request, _ = build(b"FCALL", b"incr", b"2", b"k1", b"k2", b"a1")
+    assert index >= 0 and request.template_id == lib.GR_T_FCALL
+    assert (bytes_of(request.arg1), request.count, request.flag) == (b"incr", 2, 0)
+    assert [bytes_of(request.items[i]) for i in range(request.item_count)] == [b"k1", b"k2", b"a1"]
+    _, request, _ = build(b"EVALSHA_RO", b"ab" * 20, b"0", b"x")
+    assert (request.template_id, request.flag, request.count, request.item_count) == (lib.GR_T_EVALSHA, 1, 0, 1)
+    for argv in ([b"FCALL", b"f", b"x"], [b"FCALL", b"f", b"3", b"k"], [b"EVALSHA", b"s", b"-1"]):
+        index, request, _ = build(*argv)
+        assert index >= 0 and request.template_id == lib.GR_T_COMMAND and request.item_count == len(argv)
+
+
+@pytest.mark.parametrize("transport", ["ring", "resp"])
+def test_typed_fcall_and_evalsha_inside_a_transaction(goblin, transport):
+    with client_of(goblin, transport) as c:
+        c.flushall()
+        c.function_flush()
+        c.function_load(COUNTER)
+        sha = c.script_load("return redis.call('incrby', KEYS[1], ARGV[1])")
+        with c.pipeline(transaction=True) as p:
+            p.fcall("incr", 2, "t", "r", 2).evalsha(sha, 1, "t", 3).fcall_ro("peek", 1, "t")
+            assert p.execute() == [b"2", 5, b"5"]
+        many = [f"a{i}" for i in range(100)]
+        assert c.fcall("incr", 2, "t", "r", 1, *many) == b"6"       # past the handler's stack arrays
+        c.function_flush()

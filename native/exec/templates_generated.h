@@ -60,6 +60,8 @@ enum gr_template {
     GR_T_EXPIRE = 320,   /* ExpireRequest */
     GR_T_TTL = 321,   /* TtlRequest */
     GR_T_PERSIST = 322,   /* PersistRequest */
+    GR_T_EVALSHA = 800,   /* EvalShaRequest */
+    GR_T_FCALL = 801,   /* FCallRequest */
 };
 
 /* The schema's enums, GR_<ENUM>_<VALUE> (ListEngine PMA -> GR_LIST_ENGINE_PMA). */

@@ -49,6 +49,8 @@
  *   ExpireRequest        to_end [unit], flag [absolute], end [condition], index [value], key
  *   TtlRequest           end [kind], key
  *   PersistRequest       key
+ *   EvalShaRequest       flag [readOnly], count [numKeys], items [arguments], arg1 [sha]
+ *   FCallRequest         flag [readOnly], count [numKeys], items [arguments], arg1 [function]
  */
 #ifndef GR_CODEC_GENERATED_H
 #define GR_CODEC_GENERATED_H
@@ -64,7 +66,7 @@
 #define GR_MESSAGE_HEADER_LENGTH 8
 #define GR_MAX_BLOCK_LENGTH 26          /* the largest message block in the schema */
 #define GR_GROUP_MAX_ITEMS 2147483647u   /* the most entries a group holds: groupSizeEncoding.numInGroup's maxValue */
-#define GR_REQUEST_TEMPLATE_COUNT 44
+#define GR_REQUEST_TEMPLATE_COUNT 46
 #define GR_REPLY_TEMPLATE_COUNT 6
 #define GR_ATTACH_TEMPLATE_COUNT 3
 /* ArrayReply as the streamed writer lays it out: block, group header, one element's fixed part. */
