@@ -410,8 +410,8 @@ static int parse_metadata(const uint8_t *code, size_t length, const uint8_t **na
  * error. check_exists: refuse a name already loaded ("Library 'x' already exists"). */
 static gr_library_t *make_library(gr_functions_t *fs, const uint8_t *code, size_t length, int check_exists,
                                   char *error, size_t size) {
-    const uint8_t *name;
-    size_t name_length, body;
+    const uint8_t *name = NULL;
+    size_t name_length = 0, body = 0;
     if (parse_metadata(code, length, &name, &name_length, &body, error, size) != 0) return NULL;
     if (check_exists && find_library(fs, (const char *)name, name_length, NULL)) {
         snprintf(error, size, "Library '%.*s' already exists", (int)name_length, name);
