@@ -6,7 +6,9 @@ goblin-ring-bench `script` scenario is not built yet):
   1. RingClient.evalsha of a one-call script (INCR) against redis-py's EVALSHA to redis-server
      over a Unix socket (target >= 10x), and against the ring's plain INCR (target >= 0.5x);
   2. EVALSHA with redis-benchmark -P 16 -c 1 against goblin's RESP port and redis-server's
-     (target >= 1.2x).
+     (target >= 1.2x);
+  3. the same two comparisons for FCALL of a one-call function (INCR): RingClient.fcall (a typed
+     FCallRequest) against redis-py's FCALL over the Unix socket, and redis-benchmark FCALL.
 Servers are started here (goblin: server core 0; clients on core 1 via taskset of this process)."""
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from goblin_ring import RingClient  # noqa: E402
 from servers import GoblinServer, free_port, wait_for_line  # noqa: E402
 
 SCRIPT = "return redis.call('incr', KEYS[1])"
+LIBRARY = "#!lua name=bench\nredis.register_function('incr1', function(keys) return redis.call('incr', keys[1]) end)"
 
 
 def rate(function, n: int) -> float:
@@ -36,9 +39,9 @@ def rate(function, n: int) -> float:
     return n / (time.perf_counter() - start)
 
 
-def benchmark(port: int, sha: str, n: int) -> float:
+def benchmark(port: int, sha: str, n: int, command: str = "evalsha") -> float:
     out = subprocess.run(["taskset", "-c", "1", "redis-benchmark", "-p", str(port), "-c", "1", "-P", "16", "-n", str(n),
-                          "-q", "evalsha", sha, "1", "bk"], capture_output=True, text=True, check=True).stdout
+                          "-q", command, sha, "1", "bk"], capture_output=True, text=True, check=True).stdout
     return float(re.findall(r"([\d.]+) requests per second", out)[-1])
 
 
@@ -67,6 +70,12 @@ def main() -> None:
             redispy_evalsha = rate(lambda: uds.evalsha(sha, 1, "k"), args.n)
             goblin_resp = benchmark(goblin.port, sha, args.n * 10)
             redis_resp = benchmark(redis_port, sha, args.n * 10)
+            ring.function_load(LIBRARY, replace=True)
+            uds.function_load(LIBRARY, replace=True)
+            ring_fcall = rate(lambda: ring.fcall("incr1", 1, "k"), args.n)
+            redispy_fcall = rate(lambda: uds.fcall("incr1", 1, "k"), args.n)
+            goblin_resp_fcall = benchmark(goblin.port, "incr1", args.n * 10, "fcall")
+            redis_resp_fcall = benchmark(redis_port, "incr1", args.n * 10, "fcall")
             print(f"ring evalsha (INCR script)        {ring_evalsha:12.0f}/s")
             print(f"ring plain INCR                   {ring_incr:12.0f}/s")
             print(f"redis-py EVALSHA, redis UDS       {redispy_evalsha:12.0f}/s")
@@ -75,6 +84,11 @@ def main() -> None:
             print(f"ring evalsha / redis-py evalsha   {ring_evalsha / redispy_evalsha:6.2f}x (target >= 10)")
             print(f"ring evalsha / ring INCR          {ring_evalsha / ring_incr:6.2f}x (target >= 0.5)")
             print(f"goblin RESP / redis-server        {goblin_resp / redis_resp:6.2f}x (target >= 1.2)")
+            print(f"ring fcall / redis-py fcall       {ring_fcall / redispy_fcall:6.2f}x ({ring_fcall:.0f}/s vs "
+                  f"{redispy_fcall:.0f}/s)")
+            print(f"ring fcall / ring INCR            {ring_fcall / ring_incr:6.2f}x")
+            print(f"goblin RESP FCALL / redis-server  {goblin_resp_fcall / redis_resp_fcall:6.2f}x ({goblin_resp_fcall:.0f}/s "
+                  f"vs {redis_resp_fcall:.0f}/s)")
             ring.close()
             uds.close()
         finally:
