@@ -100,6 +100,8 @@ REQUEST_SLOTS: dict[str, dict[str, str]] = {
     "XAckRequest": {"ids": "items", "key": "key", "group": "arg1"},
     "XReadGroupRequest": {"noAck": "flag", "count": "count", "timeoutSeconds": "timeout", "streams": "items",
                           "group": "arg1", "consumer": "arg2"},
+    "EvalShaRequest": {"readOnly": "flag", "numKeys": "count", "arguments": "items", "sha": "arg1"},
+    "FCallRequest": {"readOnly": "flag", "numKeys": "count", "arguments": "items", "function": "arg1"},
 }
 REPLY_SLOTS: dict[str, dict[str, str]] = {
     "IntegerReply": {"value": "integer"},

@@ -393,11 +393,11 @@ def test_object_encoding_refcount_idletime_freq(r):
     assert len(r.execute_command("OBJECT", "HELP")) > 4
 
 
-def test_function_flush_and_list_answer_as_a_server_with_no_functions(r):
+def test_function_flush_and_list_on_a_server_with_no_functions(r):
     assert r.function_flush() is True
     assert r.execute_command("FUNCTION", "FLUSH", "ASYNC") == b"OK"
     assert r.function_list() == []
-    with pytest.raises(redis.ResponseError, match="syntax error"):
+    with pytest.raises(redis.ResponseError, match="FUNCTION FLUSH only supports SYNC|ASYNC option"):   # Redis 7.0's text
         r.execute_command("FUNCTION", "FLUSH", "LATER")
 
 

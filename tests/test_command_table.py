@@ -100,6 +100,8 @@ def test_the_table_read_from_python_agrees_with_what_argv_builds():
     assert table["copy"]["template_id"] == 0 and "denyoom" in table["copy"]["flags"]
     for name, row in table.items():
         argv = [name.encode()] + [b"1"] * (abs(row["arity"]) - 1)
+        if name in ("evalsha", "evalsha_ro", "fcall", "fcall_ro"):
+            argv[2] = b"0"   # a key count beyond the arguments stays argv (its handler answers Redis's error)
         index, request, error = build(*argv)
         if index < 0:   # arguments that do not parse; never the arity or the name
             assert error.code not in (lib.GR_ERR_UNKNOWN_COMMAND, lib.GR_ERR_WRONG_ARITY), name

@@ -231,3 +231,39 @@ def test_busy_reply_threshold_from_a_config_file(tmp_path):
             assert client.config_get("lua-time-limit") == {"lua-time-limit": "40"}
         finally:
             client.close()
+
+
+class Calling(Running):
+    """A function called by its own client on a thread (FCALL)."""
+
+    def _run(self, client, name, args):
+        try:
+            self.outcome = client.fcall(name, 0, *args)
+        except Exception as error:
+            self.outcome = error
+
+
+def function_kill_scenario(port):
+    """A busy FCALL: the FUNCTION form of -BUSY, SCRIPT KILL refused, FUNCTION KILL ends it."""
+    caller, other = resp_of(port), resp_of(port)
+    try:
+        other.config_set("busy-reply-threshold", 100)
+        other.function_load("#!lua name=spin\nredis.register_function('spin', function() while true do end end)",
+                            replace=True)
+        run = Calling(caller, "spin")
+        seen = [wait_busy(other),
+                error_text(lambda: other.execute_command("SCRIPT", "KILL")),
+                other.execute_command("FUNCTION", "KILL")]
+        seen.append(str(run.join()))
+        seen += [other.ping(), error_text(lambda: other.execute_command("FUNCTION", "KILL"))]
+        other.function_flush()
+        return seen
+    finally:
+        caller.close()
+        other.close()
+
+
+def test_function_kill_as_redis_7(redis7, goblin_busy):
+    goblin = function_kill_scenario(goblin_busy.port)
+    assert goblin == function_kill_scenario(redis7.port)
+    assert goblin[0].startswith("BUSY") and "FUNCTION KILL" in goblin[0] and goblin[-1] == NOTBUSY

@@ -1,5 +1,5 @@
 /* cmd_server.c — server commands: PING (typed), and as argv ECHO, INFO, TIME, LASTSAVE,
- * MEMORY, GOBLIN.MEMORY, FUNCTION, QUIT, and the ring's refusals of MULTI/EXEC/WATCH. Their
+ * MEMORY, GOBLIN.MEMORY, QUIT, and the ring's refusals of MULTI/EXEC/WATCH. Their
  * rows are in server.def and goblin.def; the connection commands are cmd_connection.c,
  * CONFIG cmd_config.c, COMMAND command_docs.c, OBJECT cmd_keys.c.
  *
@@ -22,6 +22,7 @@
 
 #include "core/alloc.h"
 #include "commands/commands.h"
+#include "script/function.h"
 #include "script/script.h"
 #include "engines/array/array_rt.h"
 #include "exec/db.h"
@@ -118,21 +119,23 @@ static void info_memory(gr_server_t *db, gr_text_t *text) {
     human_bytes(db->stats.peak_memory, peak_human, sizeof peak_human);
     human_bytes(system, system_human, sizeof system_human);
     human_bytes(db->config.maxmemory, max_human, sizeof max_human);
-    /* scripting (script/): the Lua state's bytes (Redis 7.0's eval VM; goblin has no functions VM yet)
-     * and the cached scripts' bodies with their SHA1s */
-    char lua_human[32], scripts_human[32];
+    /* scripting (script/): EVAL's Lua state in bytes (Redis 7.0's eval VM), the functions' state
+     * (its functions VM), the cached scripts' bodies with their SHA1s and the libraries' code */
+    char lua_human[32], scripts_human[32], vm_total_human[32];
     int64_t lua = gr_script_memory(db), scripts = gr_script_cache_bytes(db);
+    int64_t functions_vm = gr_function_vm_bytes(db), functions_code = gr_function_code_bytes(db);
     human_bytes(lua, lua_human, sizeof lua_human);
-    human_bytes(scripts, scripts_human, sizeof scripts_human);
+    human_bytes(scripts + functions_code, scripts_human, sizeof scripts_human);
+    human_bytes(lua + functions_vm, vm_total_human, sizeof vm_total_human);
     gr_text_append(text,
         "used_memory:%lld\r\nused_memory_human:%s\r\nused_memory_rss:%lld\r\nused_memory_rss_human:%s\r\n"
         "used_memory_peak:%lld\r\nused_memory_peak_human:%s\r\nused_memory_peak_perc:%.2f%%\r\n"
         "used_memory_overhead:%lld\r\nused_memory_dataset:%lld\r\n"
         "total_system_memory:%lld\r\ntotal_system_memory_human:%s\r\n"
         "used_memory_lua:%lld\r\nused_memory_vm_eval:%lld\r\nused_memory_lua_human:%s\r\n"
-        "used_memory_scripts_eval:%lld\r\nnumber_of_cached_scripts:%lld\r\nnumber_of_functions:0\r\n"
-        "number_of_libraries:0\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:%lld\r\n"
-        "used_memory_vm_total_human:%s\r\nused_memory_functions:0\r\nused_memory_scripts:%lld\r\n"
+        "used_memory_scripts_eval:%lld\r\nnumber_of_cached_scripts:%lld\r\nnumber_of_functions:%lld\r\n"
+        "number_of_libraries:%lld\r\nused_memory_vm_functions:%lld\r\nused_memory_vm_total:%lld\r\n"
+        "used_memory_vm_total_human:%s\r\nused_memory_functions:%lld\r\nused_memory_scripts:%lld\r\n"
         "used_memory_scripts_human:%s\r\n"
         "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:noeviction\r\n"
         "mem_fragmentation_ratio:%.2f\r\nmem_allocator:libc\r\nlazyfree_pending_objects:0\r\n"
@@ -141,7 +144,9 @@ static void info_memory(gr_server_t *db, gr_text_t *text) {
         db->stats.peak_memory ? 100.0 * (double)used / (double)db->stats.peak_memory : 100.0,
         (long long)(used - dataset), (long long)dataset, (long long)system, system_human,
         (long long)lua, (long long)lua, lua_human, (long long)scripts, (long long)gr_script_cached_count(db),
-        (long long)lua, lua_human, (long long)scripts, scripts_human,
+        (long long)gr_function_count(db), (long long)gr_function_library_count(db), (long long)functions_vm,
+        (long long)(lua + functions_vm), vm_total_human, (long long)functions_code, (long long)(scripts + functions_code),
+        scripts_human,
         (long long)db->config.maxmemory, max_human, used ? (double)rss / (double)used : 0.0,
         (long long)gr_mem_used_by(GR_MEM_KEYSPACE));
     for (size_t i = 0; gr_value_type_at(i); i++)   /* one line per value type (the registry's rows) */
@@ -474,32 +479,6 @@ void gr_cmd_memory(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
     }
 }
 
-/* ---- FUNCTION: there are no functions; FLUSH and LIST answer as an empty library set ---- */
-
-void gr_cmd_function(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
-                     gr_reply_t *reply) {
-    if (gr_word_is(argv[1], argv_length[1], "flush")) {
-        if (argc > 3 || (argc == 3 && !gr_word_is(argv[2], argv_length[2], "async") && !gr_word_is(argv[2], argv_length[2], "sync"))) {
-            gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
-        } else {
-            gr_db_count_changes(db, 1);   /* as Redis's FUNCTION FLUSH, functions or not */
-            gr_reply_ok(reply);
-        }
-    } else if (gr_word_is(argv[1], argv_length[1], "list")) {
-        gr_reply_array_begin(reply, 0);
-    } else if (gr_word_is(argv[1], argv_length[1], "kill") && argc == 2) {
-        gr_script_kill(db, 1, reply);   /* a busy EVAL: its -BUSY text, as Redis; else NOTBUSY */
-    } else if (gr_word_is(argv[1], argv_length[1], "help")) {
-        static const char *lines[] = {
-            "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-            "FLUSH [ASYNC|SYNC]", "    Delete all functions (goblin-ring has none).",
-            "LIST", "    Return the function libraries (always empty).",
-        };
-        gr_reply_help(reply, lines, sizeof lines / sizeof lines[0]);
-    } else {
-        gr_reply_unknown_subcommand(reply, argv[1], argv_length[1], "FUNCTION");
-    }
-}
 
 /* ---- the small ones ---- */
 

@@ -44,6 +44,7 @@ static const gr_command_t commands[] = {
 #include "commands/aof.def"
 #include "commands/slowlog.def"
 #include "commands/scripting.def"
+#include "commands/function.def"
 #undef COMMAND
 /* GOBLIN.RT.<ARCMD>: the AR* rows again, served on the RT engine (cmd_array.c reads the engine
  * from the name), then the RT engine's own rows */
@@ -79,6 +80,7 @@ static const gr_command_t subcommands[] = {
 #include "commands/aof.def"
 #include "commands/slowlog.def"
 #include "commands/scripting.def"
+#include "commands/function.def"
 #undef COMMAND
 #undef SUBCOMMAND
 };

@@ -15,8 +15,10 @@
 void gr_cmd_append(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_dbsize(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_del(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_evalsha_typed(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_exists(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_expire(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+void gr_cmd_fcall_typed(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_flushdb(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_get(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_cmd_getdel(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
@@ -138,6 +140,10 @@ void gr_cmd_eval_ro(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
 void gr_cmd_evalsha(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_evalsha_ro(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
+void gr_cmd_fcall(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
+void gr_cmd_fcall_ro(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_function(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
@@ -467,6 +473,7 @@ int gr_build_pop(gr_build_context_t *ctx);
 int gr_build_push(gr_build_context_t *ctx);
 int gr_build_range(gr_build_context_t *ctx);
 int gr_build_scan(gr_build_context_t *ctx);
+int gr_build_script_call(gr_build_context_t *ctx);
 int gr_build_select(gr_build_context_t *ctx);
 int gr_build_set(gr_build_context_t *ctx);
 int gr_build_setex(gr_build_context_t *ctx);

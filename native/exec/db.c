@@ -114,6 +114,7 @@ gr_server_t *gr_db_new(uint64_t seed) {
 void gr_db_free(gr_server_t *db) {
     if (!db) return;
     if (db->scripting_release) db->scripting_release(db);
+    if (db->functions_release) db->functions_release(db);
     gr_blocking_free_all(db);
     gr_transaction_free_all(db);
     for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_free(db->keyspaces[i]);

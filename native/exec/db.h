@@ -286,6 +286,13 @@ typedef struct gr_server {
      * release gr_db_free calls */
     struct gr_scripting *scripting;
     void (*scripting_release)(struct gr_server *db);
+    /* script/'s function libraries (FUNCTION, FCALL), made at the first FUNCTION LOAD, with
+     * the release gr_db_free calls */
+    struct gr_functions *functions;
+    void (*functions_release)(struct gr_server *db);
+    /* the state whose script runs now (EVAL's or the functions' engine), NULL between runs:
+     * SCRIPT KILL and FUNCTION KILL find the run through it */
+    struct gr_scripting *script_running;
     /* the server's log (server/server.c sets it; NULL: lines are dropped): redis.log */
     void (*log_line)(void *context, const char *line);
     void *log_context;

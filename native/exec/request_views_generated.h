@@ -498,4 +498,28 @@ static inline gr_xreadgroup_view_t gr_xreadgroup_view(const gr_request_t *r) {
     return (gr_xreadgroup_view_t){r->flag, r->count, r->timeout, r->item_count, r->items, r->arg1, r->arg2};
 }
 
+/* EvalShaRequest (template GR_T_EVALSHA) */
+typedef struct gr_evalsha_view {
+    uint8_t read_only;
+    uint32_t num_keys;
+    uint32_t arguments_count;
+    const gr_bytes_t *arguments;
+    gr_bytes_t sha;
+} gr_evalsha_view_t;
+static inline gr_evalsha_view_t gr_evalsha_view(const gr_request_t *r) {
+    return (gr_evalsha_view_t){r->flag, r->count, r->item_count, r->items, r->arg1};
+}
+
+/* FCallRequest (template GR_T_FCALL) */
+typedef struct gr_fcall_view {
+    uint8_t read_only;
+    uint32_t num_keys;
+    uint32_t arguments_count;
+    const gr_bytes_t *arguments;
+    gr_bytes_t function;
+} gr_fcall_view_t;
+static inline gr_fcall_view_t gr_fcall_view(const gr_request_t *r) {
+    return (gr_fcall_view_t){r->flag, r->count, r->item_count, r->items, r->arg1};
+}
+
 #endif

@@ -64,6 +64,8 @@ enum gr_template {
     GR_T_XRANGE = 701,   /* XRangeRequest */
     GR_T_XACK = 702,   /* XAckRequest */
     GR_T_XREADGROUP = 703,   /* XReadGroupRequest */
+    GR_T_EVALSHA = 800,   /* EvalShaRequest */
+    GR_T_FCALL = 801,   /* FCallRequest */
 };
 
 /* The schema's enums, GR_<ENUM>_<VALUE> (ListEngine PMA -> GR_LIST_ENGINE_PMA). */

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/snapshot_io.h"
+#include "persist/snapshot.h"
 #include "exec/child.h"
 #include "exec/command.h"
 #include "exec/value_type.h"
@@ -309,12 +310,21 @@ static int write_key(void *context, gr_ks_entry_t *entry) {
     return w->failed;
 }
 
-/* Every database's live keys as SELECT + RESTOREs into fd, pausing key_delay_us per key; 0, or
- * -1 (errno or an unsavable type). */
+static int write_function(void *context, const uint8_t *code, size_t length) {
+    dataset_writer_t *w = context;
+    out_bytes(w, "*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n", 28);
+    out_bulk(w, code, length);
+    return w->failed;
+}
+
+/* The function libraries as FUNCTION LOADs (as Redis's rewrite), then every database's live
+ * keys as SELECT + RESTOREs into fd, pausing key_delay_us per key; 0, or -1 (errno or an
+ * unsavable type). */
 static int write_dataset(gr_server_t *db, int fd, int64_t key_delay_us) {
     dataset_writer_t *w = calloc(1, sizeof *w);
     if (!w) return -1;
     w->db = db, w->fd = fd, w->now_ms = wall_ms(), w->key_delay_us = key_delay_us;
+    if (gr_function_hooks) gr_function_hooks->each(db, write_function, w);
     for (int i = 0; i < GR_DB_COUNT && !w->failed; i++) {
         if (gr_ks_size(db->keyspaces[i]) == 0) continue;
         char select[64];

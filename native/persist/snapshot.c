@@ -24,7 +24,7 @@
 #define GR_PACKAGE_VERSION "dev"
 #endif
 
-enum { OP_SELECT_DB = 0xFE, OP_END = 0xFF };
+enum { OP_FUNCTION = 0xF5, OP_SELECT_DB = 0xFE, OP_END = 0xFF };
 enum { KEY_HAS_EXPIRY = 1 };
 #define FLUSH_AT ((size_t)1 << 20)   /* hand the buffer to write(2) once it holds this much */
 #define MAX_CHUNKS ((size_t)1 << 26)
@@ -132,6 +132,17 @@ static int save_key(void *context, gr_ks_entry_t *entry) {
     return 0;
 }
 
+const gr_function_hooks_t *gr_function_hooks;
+
+void gr_persist_set_function_hooks(const gr_function_hooks_t *hooks) { gr_function_hooks = hooks; }
+
+static int write_function(void *context, const uint8_t *code, size_t length) {
+    gr_snapshot_writer_t *out = context;
+    gr_snapshot_write_u8(out, OP_FUNCTION);
+    gr_snapshot_write_bytes(out, code, length);
+    return out->oom ? -1 : 0;
+}
+
 static int64_t unix_ms(void) {
     struct timeval now;
     gettimeofday(&now, NULL);
@@ -146,6 +157,10 @@ static int write_snapshot(gr_server_t *db, file_sink_t *sink, save_pass_t *pass)
     gr_snapshot_write_u64(out, (uint64_t)unix_ms());
     static const char producer[] = "goblin-ring " GR_PACKAGE_VERSION;
     gr_snapshot_write_bytes(out, (const uint8_t *)producer, sizeof producer - 1);
+    if (gr_function_hooks && gr_function_hooks->each(db, write_function, out) != 0) {
+        sink->error = ENOMEM;
+        return -1;
+    }
     for (int i = 0; i < GR_DB_COUNT; i++) {
         gr_keyspace_t *ks = db->keyspaces[i];
         if (gr_ks_size(ks) == 0) continue;
@@ -317,6 +332,17 @@ static int load_body(gr_server_t *db, gr_snapshot_reader_t *in, const char *path
             }
             break;
         }
+        if (op == OP_FUNCTION && format >= 2 && !ks) {
+            const uint8_t *code;
+            size_t code_length;
+            if (gr_snapshot_read_bytes(in, &code, &code_length) != 0) goto bad;
+            char why[512] = "functions are not available";
+            if (!gr_function_hooks || gr_function_hooks->load(db, code, code_length, why, sizeof why) != 0) {
+                snprintf(error, error_size, "%s: the function library at offset %zu does not load: %s", path, at, why);
+                return -1;
+            }
+            continue;
+        }
         if (op == OP_SELECT_DB) {
             uint64_t index, keys, expires;
             if (gr_snapshot_read_varint(in, &index) != 0 || gr_snapshot_read_varint(in, &keys) != 0 ||
@@ -425,10 +451,10 @@ int gr_snapshot_load(gr_server_t *db, const char *path, gr_snapshot_stats_t *sta
     const size_t seal = 10;
     if (memcmp(data, GR_SNAPSHOT_MAGIC, 8) != 0) {
         snprintf(error, error_size, "%s: not a goblin snapshot (bad signature at offset 0)", path);
-    } else if (length >= 10 && read_le(data + 8, 2) != GR_SNAPSHOT_FORMAT) {
-        snprintf(error, error_size, "%s: snapshot format %u is not supported (this server reads %u) at offset 8", path,
-                 (unsigned)read_le(data + 8, 2), GR_SNAPSHOT_FORMAT);
-    } else if (length < seal + 8 || read_le(data + length - seal, 2) != GR_SNAPSHOT_FORMAT ||
+    } else if (length >= 10 && (read_le(data + 8, 2) < GR_SNAPSHOT_FORMAT_OLDEST || read_le(data + 8, 2) > GR_SNAPSHOT_FORMAT)) {
+        snprintf(error, error_size, "%s: snapshot format %u is not supported (this server reads %u to %u) at offset 8",
+                 path, (unsigned)read_le(data + 8, 2), GR_SNAPSHOT_FORMAT_OLDEST, GR_SNAPSHOT_FORMAT);
+    } else if (length < seal + 8 || read_le(data + length - seal, 2) != read_le(data + 8, 2) ||
                read_le(data + length - seal - 8, 4) > MAX_CHUNKS ||
                8 + read_le(data + length - seal - 8, 4) * 8 > length - seal) {
         describe_bad_checksum(data, length, path, error, error_size);   /* the trailer does not add up */

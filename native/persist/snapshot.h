@@ -6,6 +6,8 @@
  * Layout (every integer little-endian; varint and bytes as core/snapshot_io.h):
  *
  *   header   "GRSNAPSH" (8)  u16 format  u64 written at (unix ms)  bytes producer ("goblin-ring 0.x")
+ *   function u8 0xF5  bytes code    one per function library, its FUNCTION LOAD code (format 2 on;
+ *                                   format 1 files, which have none, still load)
  *   database u8 0xFE  varint db index  varint keys  varint keys with an expiry      (non-empty dbs)
  *     key    u8 type id  u8 flags (bit 0: expiry follows)  [u64 expiry, unix ms]
  *            bytes key   the type's save body (exec/value_type.h: encoding and layout are the type's)
@@ -32,7 +34,8 @@
 #include "exec/db.h"
 
 #define GR_SNAPSHOT_MAGIC "GRSNAPSH"
-#define GR_SNAPSHOT_FORMAT 1
+#define GR_SNAPSHOT_FORMAT 2          /* 2: function libraries after the header */
+#define GR_SNAPSHOT_FORMAT_OLDEST 1   /* the oldest format load reads */
 #define GR_SNAPSHOT_CHUNK (1u << 20)
 
 typedef struct gr_snapshot_stats {
@@ -40,6 +43,19 @@ typedef struct gr_snapshot_stats {
     int64_t keys_expired;    /* load: keys skipped because their time had passed */
     int64_t bytes;           /* file bytes */
 } gr_snapshot_stats_t;
+
+/* The function libraries (FUNCTION LOAD's code), which script/ keeps. A layer above persist, it
+ * installs these hooks from a constructor; until then (and in C tests without script/) there
+ * are no libraries to save and a file's libraries are refused.
+ *   each: write(context, code, length) for every library, stopping at (and returning) the first
+ *         non-zero return;
+ *   load: make a library from its code as FUNCTION LOAD REPLACE would: 0, or -1 with error. */
+typedef struct gr_function_hooks {
+    int (*each)(gr_server_t *db, int (*write)(void *context, const uint8_t *code, size_t length), void *context);
+    int (*load)(gr_server_t *db, const uint8_t *code, size_t length, char *error, size_t error_size);
+} gr_function_hooks_t;
+void gr_persist_set_function_hooks(const gr_function_hooks_t *hooks);
+extern const gr_function_hooks_t *gr_function_hooks;
 
 /* Write the whole keyspace to path (temp file, fsync, rename, directory fsync). key_delay_us
  * > 0 sleeps that long after each key (rdb-key-save-delay, for tests). 0, or -1 with a

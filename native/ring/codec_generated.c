@@ -66,8 +66,10 @@
 #include "generated/goblin/xRangeRequest.h"
 #include "generated/goblin/xAckRequest.h"
 #include "generated/goblin/xReadGroupRequest.h"
+#include "generated/goblin/evalShaRequest.h"
+#include "generated/goblin/fCallRequest.h"
 
-const uint16_t gr_request_templates[] = {GR_T_PING, GR_T_COMMAND, GR_T_DEL, GR_T_EXISTS, GR_T_TYPE, GR_T_DBSIZE, GR_T_FLUSHDB, GR_T_KEYS, GR_T_SCAN, GR_T_RENAME, GR_T_MEMORYUSAGE, GR_T_SELECT, GR_T_MOVE, GR_T_SWAPDB, GR_T_PUSH, GR_T_POP, GR_T_LLEN, GR_T_LINDEX, GR_T_LRANGE, GR_T_LSET, GR_T_LINSERT, GR_T_LREM, GR_T_LTRIM, GR_T_LPOS, GR_T_LMOVE, GR_T_LMPOP, GR_T_BPOP, GR_T_BLMOVE, GR_T_BLMPOP, GR_T_SET, GR_T_GET, GR_T_GETDEL, GR_T_GETEX, GR_T_MSET, GR_T_MGET, GR_T_INCRBY, GR_T_INCRBYFLOAT, GR_T_APPEND, GR_T_STRLEN, GR_T_GETRANGE, GR_T_SETRANGE, GR_T_EXPIRE, GR_T_TTL, GR_T_PERSIST, GR_T_XADD, GR_T_XRANGE, GR_T_XACK, GR_T_XREADGROUP};
+const uint16_t gr_request_templates[] = {GR_T_PING, GR_T_COMMAND, GR_T_DEL, GR_T_EXISTS, GR_T_TYPE, GR_T_DBSIZE, GR_T_FLUSHDB, GR_T_KEYS, GR_T_SCAN, GR_T_RENAME, GR_T_MEMORYUSAGE, GR_T_SELECT, GR_T_MOVE, GR_T_SWAPDB, GR_T_PUSH, GR_T_POP, GR_T_LLEN, GR_T_LINDEX, GR_T_LRANGE, GR_T_LSET, GR_T_LINSERT, GR_T_LREM, GR_T_LTRIM, GR_T_LPOS, GR_T_LMOVE, GR_T_LMPOP, GR_T_BPOP, GR_T_BLMOVE, GR_T_BLMPOP, GR_T_SET, GR_T_GET, GR_T_GETDEL, GR_T_GETEX, GR_T_MSET, GR_T_MGET, GR_T_INCRBY, GR_T_INCRBYFLOAT, GR_T_APPEND, GR_T_STRLEN, GR_T_GETRANGE, GR_T_SETRANGE, GR_T_EXPIRE, GR_T_TTL, GR_T_PERSIST, GR_T_XADD, GR_T_XRANGE, GR_T_XACK, GR_T_XREADGROUP, GR_T_EVALSHA, GR_T_FCALL};
 const uint16_t gr_reply_templates[] = {GR_T_INTEGER_REPLY, GR_T_BULK_REPLY, GR_T_ARRAY_REPLY, GR_T_STATUS_REPLY, GR_T_ERROR_REPLY, GR_T_PUSH_MESSAGE};
 const uint16_t gr_attach_templates[] = {GR_T_ATTACH, GR_T_ATTACH_REPLY, GR_T_ATTACH_CONFIRM};
 
@@ -121,6 +123,8 @@ uint32_t gr_request_slots(uint16_t template_id) {
     case GR_T_XRANGE: return GR_SLOT_FLAG | GR_SLOT_INDEX | GR_SLOT_KEY | GR_SLOT_ARG1 | GR_SLOT_ARG2;
     case GR_T_XACK: return GR_SLOT_KEY | GR_SLOT_ARG1 | GR_SLOT_ITEMS;
     case GR_T_XREADGROUP: return GR_SLOT_FLAG | GR_SLOT_COUNT | GR_SLOT_TIMEOUT | GR_SLOT_ARG1 | GR_SLOT_ARG2 | GR_SLOT_ITEMS;
+    case GR_T_EVALSHA: return GR_SLOT_FLAG | GR_SLOT_COUNT | GR_SLOT_ARG1 | GR_SLOT_ITEMS;
+    case GR_T_FCALL: return GR_SLOT_FLAG | GR_SLOT_COUNT | GR_SLOT_ARG1 | GR_SLOT_ITEMS;
     default: return 0;
     }
 }
@@ -184,6 +188,8 @@ const char *gr_template_name(uint16_t template_id) {
     case GR_T_XRANGE: return "XRangeRequest";
     case GR_T_XACK: return "XAckRequest";
     case GR_T_XREADGROUP: return "XReadGroupRequest";
+    case GR_T_EVALSHA: return "EvalShaRequest";
+    case GR_T_FCALL: return "FCallRequest";
     default: return NULL;
     }
 }
@@ -888,6 +894,52 @@ gr_codec_status_t gr_decode_request(const uint8_t *buffer, size_t length, gr_req
         }
         TRY(gr_wire_take_var_data(buffer, length, &position, &out->arg1));
         TRY(gr_wire_take_var_data(buffer, length, &position, &out->arg2));
+        return GR_CODEC_OK;
+    }
+    case GR_T_EVALSHA: {   /* EvalShaRequest */
+        if (header.block_length < 13) return GR_CODEC_SHORT_BLOCK;
+        if (length - GR_MESSAGE_HEADER_LENGTH < header.block_length) return GR_CODEC_TRUNCATED;
+        const uint8_t *block = buffer + GR_MESSAGE_HEADER_LENGTH;
+        out->request_id = gr_wire_load_uint64(block + 0);
+        out->flag = gr_wire_load_uint8(block + 8);
+        if (!((out->flag) <= 1u)) return GR_CODEC_BAD_ENUM;
+        out->count = gr_wire_load_uint32(block + 9);
+        size_t position = GR_MESSAGE_HEADER_LENGTH + (size_t)header.block_length;
+        {
+            uint32_t entry_block, count;
+            TRY(gr_wire_group_header(buffer, length, &position, 4, 0, 1, &entry_block, &count));
+            out->item_count = count;
+            if (count > out->item_capacity) return GR_CODEC_TOO_MANY_ITEMS;
+            for (uint32_t i = 0; i < count; i++) {
+                if (length - position < entry_block) return GR_CODEC_TRUNCATED;
+                position += entry_block;
+                TRY(gr_wire_take_var_data(buffer, length, &position, &out->items[i]));
+            }
+        }
+        TRY(gr_wire_take_var_data(buffer, length, &position, &out->arg1));
+        return GR_CODEC_OK;
+    }
+    case GR_T_FCALL: {   /* FCallRequest */
+        if (header.block_length < 13) return GR_CODEC_SHORT_BLOCK;
+        if (length - GR_MESSAGE_HEADER_LENGTH < header.block_length) return GR_CODEC_TRUNCATED;
+        const uint8_t *block = buffer + GR_MESSAGE_HEADER_LENGTH;
+        out->request_id = gr_wire_load_uint64(block + 0);
+        out->flag = gr_wire_load_uint8(block + 8);
+        if (!((out->flag) <= 1u)) return GR_CODEC_BAD_ENUM;
+        out->count = gr_wire_load_uint32(block + 9);
+        size_t position = GR_MESSAGE_HEADER_LENGTH + (size_t)header.block_length;
+        {
+            uint32_t entry_block, count;
+            TRY(gr_wire_group_header(buffer, length, &position, 4, 0, 1, &entry_block, &count));
+            out->item_count = count;
+            if (count > out->item_capacity) return GR_CODEC_TOO_MANY_ITEMS;
+            for (uint32_t i = 0; i < count; i++) {
+                if (length - position < entry_block) return GR_CODEC_TRUNCATED;
+                position += entry_block;
+                TRY(gr_wire_take_var_data(buffer, length, &position, &out->items[i]));
+            }
+        }
+        TRY(gr_wire_take_var_data(buffer, length, &position, &out->arg1));
         return GR_CODEC_OK;
     }
     default:
@@ -1669,6 +1721,50 @@ gr_codec_status_t gr_encode_request(const gr_request_t *in, uint8_t *buffer, siz
         *length = position;
         return GR_CODEC_OK;
     }
+    case GR_T_EVALSHA: {   /* EvalShaRequest */
+        if (!((in->flag) <= 1u)) return GR_CODEC_BAD_ENUM;
+        if (in->item_count > GR_GROUP_MAX_ITEMS) return GR_CODEC_TOO_MANY_ITEMS;
+        size_t size = GR_MESSAGE_HEADER_LENGTH + 13 + 4 + (size_t)in->arg1.length;
+        size += 6 + (size_t)in->item_count * 4;
+        for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
+        if (size > capacity) return GR_CODEC_NO_SPACE;
+        gr_wire_put_header(buffer, 13, GR_T_EVALSHA);
+        uint8_t *block = buffer + GR_MESSAGE_HEADER_LENGTH;
+        memset(block, 0, 13);
+        gr_wire_store_uint64(block + 0, (uint64_t)in->request_id);
+        gr_wire_store_uint8(block + 8, (uint8_t)in->flag);
+        gr_wire_store_uint32(block + 9, (uint32_t)in->count);
+        size_t position = GR_MESSAGE_HEADER_LENGTH + 13;
+        gr_wire_put_group_header(buffer, &position, 4, 0, in->item_count);
+        for (uint32_t i = 0; i < in->item_count; i++) {
+            gr_wire_put_var_data(buffer, &position, in->items[i]);
+        }
+        gr_wire_put_var_data(buffer, &position, in->arg1);
+        *length = position;
+        return GR_CODEC_OK;
+    }
+    case GR_T_FCALL: {   /* FCallRequest */
+        if (!((in->flag) <= 1u)) return GR_CODEC_BAD_ENUM;
+        if (in->item_count > GR_GROUP_MAX_ITEMS) return GR_CODEC_TOO_MANY_ITEMS;
+        size_t size = GR_MESSAGE_HEADER_LENGTH + 13 + 4 + (size_t)in->arg1.length;
+        size += 6 + (size_t)in->item_count * 4;
+        for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
+        if (size > capacity) return GR_CODEC_NO_SPACE;
+        gr_wire_put_header(buffer, 13, GR_T_FCALL);
+        uint8_t *block = buffer + GR_MESSAGE_HEADER_LENGTH;
+        memset(block, 0, 13);
+        gr_wire_store_uint64(block + 0, (uint64_t)in->request_id);
+        gr_wire_store_uint8(block + 8, (uint8_t)in->flag);
+        gr_wire_store_uint32(block + 9, (uint32_t)in->count);
+        size_t position = GR_MESSAGE_HEADER_LENGTH + 13;
+        gr_wire_put_group_header(buffer, &position, 4, 0, in->item_count);
+        for (uint32_t i = 0; i < in->item_count; i++) {
+            gr_wire_put_var_data(buffer, &position, in->items[i]);
+        }
+        gr_wire_put_var_data(buffer, &position, in->arg1);
+        *length = position;
+        return GR_CODEC_OK;
+    }
     default:
         return GR_CODEC_UNKNOWN_TEMPLATE;
     }
@@ -1888,6 +1984,18 @@ size_t gr_request_encoded_size(const gr_request_t *in) {
     }
     case GR_T_XREADGROUP: {
         size_t size = GR_MESSAGE_HEADER_LENGTH + 21 + 4 + (size_t)in->arg1.length + 4 + (size_t)in->arg2.length;
+        size += 6 + (size_t)in->item_count * 4;
+        for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
+        return size;
+    }
+    case GR_T_EVALSHA: {
+        size_t size = GR_MESSAGE_HEADER_LENGTH + 13 + 4 + (size_t)in->arg1.length;
+        size += 6 + (size_t)in->item_count * 4;
+        for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
+        return size;
+    }
+    case GR_T_FCALL: {
+        size_t size = GR_MESSAGE_HEADER_LENGTH + 13 + 4 + (size_t)in->arg1.length;
         size += 6 + (size_t)in->item_count * 4;
         for (uint32_t i = 0; i < in->item_count; i++) size += in->items[i].length;
         return size;
@@ -2609,5 +2717,19 @@ int gr_codec_self_check(void) {
         goblin_xReadGroupRequest_timeoutSeconds_encoding_offset() != 13 ||
         goblin_xReadGroupRequest_streams_sbe_block_length() != 0)
         return GR_T_XREADGROUP;
+    if (GR_T_EVALSHA != GOBLIN_EVAL_SHA_REQUEST_SBE_TEMPLATE_ID ||
+        goblin_evalShaRequest_sbe_block_length() != 13 ||
+        goblin_evalShaRequest_requestId_encoding_offset() != 0 ||
+        goblin_evalShaRequest_readOnly_encoding_offset() != 8 ||
+        goblin_evalShaRequest_numKeys_encoding_offset() != 9 ||
+        goblin_evalShaRequest_arguments_sbe_block_length() != 0)
+        return GR_T_EVALSHA;
+    if (GR_T_FCALL != GOBLIN_F_CALL_REQUEST_SBE_TEMPLATE_ID ||
+        goblin_fCallRequest_sbe_block_length() != 13 ||
+        goblin_fCallRequest_requestId_encoding_offset() != 0 ||
+        goblin_fCallRequest_readOnly_encoding_offset() != 8 ||
+        goblin_fCallRequest_numKeys_encoding_offset() != 9 ||
+        goblin_fCallRequest_arguments_sbe_block_length() != 0)
+        return GR_T_FCALL;
     return 0;
 }

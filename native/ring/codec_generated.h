@@ -53,6 +53,8 @@
  *   XRangeRequest        flag [reverse], index [count], key, arg1 [start], arg2 [end]
  *   XAckRequest          items [ids], key, arg1 [group]
  *   XReadGroupRequest    flag [noAck], count, timeout [timeoutSeconds], items [streams], arg1 [group], arg2 [consumer]
+ *   EvalShaRequest       flag [readOnly], count [numKeys], items [arguments], arg1 [sha]
+ *   FCallRequest         flag [readOnly], count [numKeys], items [arguments], arg1 [function]
  */
 #ifndef GR_CODEC_GENERATED_H
 #define GR_CODEC_GENERATED_H
@@ -68,7 +70,7 @@
 #define GR_MESSAGE_HEADER_LENGTH 8
 #define GR_MAX_BLOCK_LENGTH 26          /* the largest message block in the schema */
 #define GR_GROUP_MAX_ITEMS 2147483647u   /* the most entries a group holds: groupSizeEncoding.numInGroup's maxValue */
-#define GR_REQUEST_TEMPLATE_COUNT 48
+#define GR_REQUEST_TEMPLATE_COUNT 50
 #define GR_REPLY_TEMPLATE_COUNT 6
 #define GR_ATTACH_TEMPLATE_COUNT 3
 /* ArrayReply as the streamed writer lays it out: block, group header, one element's fixed part. */

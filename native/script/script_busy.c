@@ -100,17 +100,19 @@ static void hook(lua_State *L, lua_Debug *ar) {
 
 void gr_script_busy_begin(gr_scripting_t *s) {
     s->run->start_ns = gr_monotonic_ns();
+    s->db->script_running = s;
     lua_sethook(s->L, hook, LUA_MASKCOUNT, HOOK_COUNT);
 }
 
 void gr_script_busy_end(gr_scripting_t *s) {
     lua_sethook(s->L, NULL, 0, 0);
+    s->db->script_running = NULL;
     if (s->run && s->run->shutdown) gr_propagate_exec_discard(s->db);
 }
 
 /* SCRIPT KILL (function_kind 0) and FUNCTION KILL (1): Redis 7.0's scriptKill. */
 void gr_script_kill(gr_server_t *db, int function_kind, gr_reply_t *reply) {
-    gr_scripting_t *s = db->scripting;
+    gr_scripting_t *s = db->script_running;   /* EVAL's state or the functions' */
     gr_script_run_t *run = s ? s->run : NULL;
     if (!run || !db->busy) {   /* only a busy script's hook serves anyone while a script runs */
         gr_reply_error_text(reply, GR_ERR_GENERIC, "NOTBUSY No scripts in execution right now.");

@@ -219,22 +219,26 @@ static void set_array(lua_State *L, const char *name, size_t count, const uint8_
 static void run(gr_scripting_t *s, const char *sha, uint32_t flags, int read_only, size_t numkeys,
                 const uint8_t *const *keys, const size_t *key_lengths, size_t argc, const uint8_t *const *args,
                 const size_t *arg_lengths, gr_reply_t *reply) {
+    lua_State *L = s->L;
+    lua_getfield(L, LUA_REGISTRYINDEX, "gr_globals");
+    set_array(L, "KEYS", numkeys, keys, key_lengths);
+    set_array(L, "ARGV", argc, args, arg_lengths);
+    lua_pop(L, 1);
+    gr_script_run(s, sha, read_only || (flags & SCRIPT_FLAG_NO_WRITES), GR_BUSY_SCRIPT, 0, reply);
+}
+
+void gr_script_run(gr_scripting_t *s, const char *sha, int read_only, int kind, int nargs, gr_reply_t *reply) {
     gr_server_t *db = s->db;
     lua_State *L = s->L;
     static int gc_count;
-    int function = lua_gettop(L);
+    int function = lua_gettop(L) - nargs;
     if (!s->error_handler_ref) {
         lua_pushcfunction(L, error_handler);
         s->error_handler_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     }
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->error_handler_ref);
-    lua_insert(L, function);                       /* handler, function */
-    lua_getfield(L, LUA_REGISTRYINDEX, "gr_globals");
-    set_array(L, "KEYS", numkeys, keys, key_lengths);
-    set_array(L, "ARGV", argc, args, arg_lengths);
-    lua_pop(L, 1);
-    gr_script_run_t state = {.sha = sha, .read_only = (uint8_t)(read_only || (flags & SCRIPT_FLAG_NO_WRITES)), .resp = 2,
-                             .kind = GR_BUSY_SCRIPT};
+    lua_insert(L, function);                       /* handler, function, arguments */
+    gr_script_run_t state = {.sha = sha, .read_only = (uint8_t)read_only, .resp = 2, .kind = (uint8_t)kind};
     s->run = &state;
     gr_connection_t *conn = db->current;
     int32_t db_index = conn ? conn->db_index : 0;
@@ -242,8 +246,8 @@ static void run(gr_scripting_t *s, const char *sha, uint32_t flags, int read_onl
     gr_effect_none(db);                            /* EVAL propagates its commands' effects, */
     gr_propagate_exec_begin(db);                   /* as MULTI ... EXEC */
     s->bounded = 1;
-    gr_script_busy_begin(s);                       /* busy-reply-threshold, SCRIPT KILL (script_busy.c) */
-    int status = lua_pcall(L, 0, 1, function);
+    gr_script_busy_begin(s);                       /* busy-reply-threshold, SCRIPT/FUNCTION KILL (script_busy.c) */
+    int status = lua_pcall(L, nargs, 1, function);
     gr_script_busy_end(s);
     s->bounded = 0;
     gr_propagate_exec_end(db);

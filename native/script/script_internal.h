@@ -45,12 +45,25 @@ typedef struct gr_scripting {
 /* script_state.c: the state, made at the first use (NULL: out of memory). */
 gr_scripting_t *gr_scripting_get(gr_server_t *db);
 void gr_scripting_reset(gr_server_t *db);             /* SCRIPT FLUSH: a fresh state */
+/* A second state of its own, not db->scripting (script_function.c's: functions run apart
+ * from EVAL's scripts, as Redis's function engine has its own Lua); free it with the other. */
+gr_scripting_t *gr_scripting_new_detached(gr_server_t *db);
+void gr_scripting_free_detached(gr_scripting_t *s);
 /* The table and key the globals' proxy, and the library proxies, are read-only through. */
 void gr_script_protect_globals(lua_State *L);
 /* script_busy.c: the count hook a run installs (busy-reply-threshold, SCRIPT KILL, SHUTDOWN NOSAVE
  * while the script runs), and its removal at the run's end. */
 void gr_script_busy_begin(gr_scripting_t *s);
 void gr_script_busy_end(gr_scripting_t *s);
+/* The table at the top of the stack replaced by a read-only proxy of it; the __index
+ * metamethod that raises "Script attempted to access nonexistent global variable 'x'". */
+void gr_script_make_readonly(lua_State *L);
+int gr_script_missing_global(lua_State *L);
+/* script_eval.c: run the function under nargs arguments on top of the stack as a script named
+ * name (errors read "... script: <name>, on <source>:<line>."): its effects framed, its
+ * result (or error) written to reply; the function and arguments are popped. kind is
+ * GR_BUSY_SCRIPT (EVAL) or GR_BUSY_FUNCTION (FCALL): which KILL ends it once busy. */
+void gr_script_run(gr_scripting_t *s, const char *name, int read_only, int kind, int nargs, gr_reply_t *reply);
 /* script_api.c: the `redis` table in the real globals (before the sandbox locks them). */
 void gr_script_open_redis_api(lua_State *L, gr_scripting_t *s);
 /* script_reply.c */

@@ -71,7 +71,7 @@ static int readonly_error(lua_State *L) {        /* rawset, setmetatable: no pos
     return lua_error(L);
 }
 
-static int missing_global(lua_State *L) {
+int gr_script_missing_global(lua_State *L) {
     const char *name = lua_tostring(L, 2);
     return luaL_error(L, "Script attempted to access nonexistent global variable '%s'", name ? name : "?");
 }
@@ -89,7 +89,7 @@ static int push_target(lua_State *L, int index) {
 }
 
 /* A proxy for the table at the top of the stack, which it replaces. */
-static void make_proxy(lua_State *L) {
+void gr_script_make_readonly(lua_State *L) {
     lua_newtable(L);                       /* target proxy */
     lua_createtable(L, 0, 4);              /* target proxy meta */
     lua_pushvalue(L, -3);
@@ -220,7 +220,7 @@ void gr_script_protect_globals(lua_State *L) {
     for (int i = 0; libraries[i]; i++) {
         lua_getfield(L, LUA_GLOBALSINDEX, libraries[i]);
         if (!lua_istable(L, -1)) { lua_pop(L, 1); continue; }
-        make_proxy(L);
+        gr_script_make_readonly(L);
         if (!strcmp(libraries[i], "string")) {   /* ("").x reads through the same proxy */
             lua_pushliteral(L, "");
             if (lua_getmetatable(L, -1)) {
@@ -235,12 +235,12 @@ void gr_script_protect_globals(lua_State *L) {
     /* G: a missing name is an error; the thread's globals become P, G._G too */
     lua_pushvalue(L, LUA_GLOBALSINDEX);                 /* G */
     lua_createtable(L, 0, 1);
-    lua_pushcfunction(L, missing_global);
+    lua_pushcfunction(L, gr_script_missing_global);
     lua_setfield(L, -2, "__index");
     lua_setmetatable(L, -2);
     lua_pushvalue(L, -1);
     lua_setfield(L, LUA_REGISTRYINDEX, "gr_globals"); /* the real table, for KEYS and ARGV */
-    make_proxy(L);                                      /* P */
+    gr_script_make_readonly(L);                                      /* P */
     lua_getfield(L, LUA_REGISTRYINDEX, "gr_globals");
     lua_pushliteral(L, "_G");
     lua_pushvalue(L, -3);
@@ -313,6 +313,27 @@ gr_scripting_t *gr_scripting_get(gr_server_t *db) {
         return NULL;
     }
     return s;
+}
+
+gr_scripting_t *gr_scripting_new_detached(gr_server_t *db) {
+    gr_scripting_t *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->db = db;
+    s->random_state = 0x1234ABCD330EULL;
+    if (open_state(s) != 0) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void gr_scripting_free_detached(gr_scripting_t *s) {
+    if (!s) return;
+    if (s->L) lua_close(s->L);
+    free(s->argv);
+    free(s->argv_length);
+    free(s->number_text);
+    free(s);
 }
 
 void gr_scripting_reset(gr_server_t *db) {

@@ -22,7 +22,7 @@ is written once: it builds the Redis argv and names the reply conversion; the tr
     pubsub.py    PubSubCommands: PUBLISH, SPUBLISH, PUBSUB CHANNELS/NUMSUB/NUMPAT/SHARDCHANNELS/SHARDNUMSUB
     streams.py   StreamCommands: XADD, XRANGE, XREAD, XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XINFO, ...
     arrays.py    ArrayCommands: the 18 AR* commands (ARSET, ARGET, ARSCAN, ARINSERT, ...)
-    scripting.py ScriptingCommands: EVAL, EVALSHA, SCRIPT *, register_script (Script), lock() (redis-py's Lock)
+    scripting.py ScriptingCommands: EVAL, EVALSHA, SCRIPT *, register_script (Script), lock() (redis-py's Lock); FUNCTION *, FCALL, FCALL_RO
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """scripting.py — ScriptingCommands: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT LOAD/EXISTS/
 FLUSH/KILL, register_script (redis-py's Script: EVALSHA, then SCRIPT LOAD and EVALSHA again on
-NOSCRIPT) and lock() (redis-py's Lock, whose release, extend and reacquire are scripts), written
-once for both transports (see core.py). The scripts run in the server's Lua (native/script/)."""
+NOSCRIPT), lock() (redis-py's Lock, whose release, extend and reacquire are scripts), and Redis 7
+functions (function_load/list/delete/flush/dump/restore/stats/kill, fcall, fcall_ro, with
+redis-py's argument and reply shapes), written once for both transports (see core.py). The
+scripts and functions run in the server's Lua (native/script/)."""
 
 from __future__ import annotations
 
@@ -85,6 +87,51 @@ class ScriptingCommands(CommandsCore):
 
     def script_kill(self) -> bool:
         return self._execute((b"SCRIPT", b"KILL"), bool_ok)
+
+    # ---- Redis 7 functions (redis-py's FunctionCommands shapes) ----
+
+    def function_load(self, code: Any, replace: bool | None = False) -> Any:
+        """FUNCTION LOAD [REPLACE] code: the library's name (bytes, as redis-py gives it)."""
+        argv = (b"FUNCTION", b"LOAD", b"REPLACE", encode(code)) if replace else (b"FUNCTION", b"LOAD", encode(code))
+        return self._execute(argv)
+
+    def function_delete(self, library: Any) -> bool:
+        return self._execute((b"FUNCTION", b"DELETE", encode(library)), bool_ok)
+
+    def function_flush(self, mode: str = "SYNC") -> bool:
+        return self._execute((b"FUNCTION", b"FLUSH", encode(mode)), bool_ok)
+
+    def function_list(self, library: Any = "*", withcode: bool | None = False) -> list:
+        """FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE]: redis-py's RESP2 shape, a list of
+        flat [b'library_name', name, b'engine', b'LUA', b'functions', [...], ...] lists."""
+        argv = [b"FUNCTION", b"LIST"]
+        if library is not None:
+            argv += [b"LIBRARYNAME", encode(library)]
+        if withcode:
+            argv.append(b"WITHCODE")
+        return self._execute(tuple(argv))
+
+    def function_dump(self) -> bytes:
+        return self._execute((b"FUNCTION", b"DUMP"))
+
+    def function_restore(self, payload: Any, policy: str | None = "APPEND") -> bool:
+        argv = (b"FUNCTION", b"RESTORE", encode(payload))
+        if policy is not None:
+            argv += (encode(policy),)
+        return self._execute(argv, bool_ok)
+
+    def function_kill(self) -> Any:
+        return self._execute((b"FUNCTION", b"KILL"))
+
+    def function_stats(self) -> Any:
+        return self._execute((b"FUNCTION", b"STATS"))
+
+    def fcall(self, function: Any, numkeys: int, *keys_and_args: Any) -> Any:
+        """FCALL function numkeys key... arg...: the function's reply."""
+        return self._execute((b"FCALL", encode(function), encode(numkeys), *map(encode, keys_and_args)))
+
+    def fcall_ro(self, function: Any, numkeys: int, *keys_and_args: Any) -> Any:
+        return self._execute((b"FCALL_RO", encode(function), encode(numkeys), *map(encode, keys_and_args)))
 
     def register_script(self, script: Any) -> Script:
         """A Script bound to this client: call it with keys= and args=."""
