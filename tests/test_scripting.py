@@ -225,3 +225,41 @@ def test_info_memory_counts_cached_scripts_and_the_lua_state(redis_server, gobli
     finally:
         redis.close()
         ours.close()
+
+
+SHEBANG_CASES = ["#!lua\nreturn 1", "#!lua flags=allow-oom\nreturn 1", "#!lua flags=no-writes\nreturn 1", "return 1",
+                 "return redis.call('set','k','v')", "#!lua\nreturn redis.call('get','a')"]
+
+
+def flagged_script_admission(client) -> list:
+    """Each script by EVAL and EVAL_RO past maxmemory, then the flag-less shebang by EVAL_RO
+    under no limit: a reply or its error's text."""
+    def outcome(call):
+        try:
+            return call()
+        except Exception as error:   # noqa: BLE001 - the text is what is compared
+            return re.sub(r"^(OOM|ERR) ", "", str(error))   # as redis-py's exceptions drop the code
+    client.flushall()
+    client.set("a", "x" * 100)
+    client.config_set("maxmemory", 1)
+    try:
+        seen = [outcome(lambda: client.eval(s, 0)) for s in SHEBANG_CASES]
+        seen += [outcome(lambda: client.eval_ro(s, 0)) for s in SHEBANG_CASES]
+    finally:
+        client.config_set("maxmemory", 0)
+    seen += [outcome(lambda: client.eval_ro("#!lua\nreturn 1", 0)),
+             outcome(lambda: client.eval_ro("#!lua\nreturn redis.call('set','k','v')", 0))]
+    return [value.decode() if isinstance(value, bytes) else value for value in seen]
+
+
+def test_a_shebang_script_is_admitted_by_its_flags_as_redis_7(client, redis_server):
+    """#!lua without allow-oom/no-writes is refused past maxmemory (OOM) and by *_RO; a legacy
+    script only when it writes."""
+    import redis
+    reference = redis.Redis(port=redis_server.port)
+    try:
+        expected = flagged_script_admission(reference)
+    finally:
+        reference.close()
+    assert flagged_script_admission(client) == expected
+    assert "maxmemory" in expected[0] and "write flag" in expected[-1]

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/digest.h"
 #include "core/number.h"
 #include "script/script.h"
@@ -269,6 +270,30 @@ void gr_script_run(gr_scripting_t *s, const char *sha, int read_only, int kind, 
     }
 }
 
+/* A script with a shebang declares what it does, and Redis 7.0 admits it by its flags before it
+ * runs (processCommand's checks with the flags it implies, then scriptPrepareForRun): unless
+ * allow-oom or no-writes, OOM past maxmemory; unless no-writes, MISCONF after a failed save, and
+ * EVAL_RO / EVALSHA_RO refused. 1 when refused (replied). */
+static int refuse_flagged(gr_server_t *db, uint32_t flags, int read_only, gr_reply_t *reply) {
+    if (!(flags & (SCRIPT_FLAG_ALLOW_OOM | SCRIPT_FLAG_NO_WRITES)) && db->config.maxmemory > 0 &&
+        gr_mem_used_total() > db->config.maxmemory) {
+        gr_reply_error_text(reply, GR_ERR_OUT_OF_MEMORY, "OOM command not allowed when used memory > 'maxmemory'.");
+        return 1;
+    }
+    if (flags & SCRIPT_FLAG_NO_WRITES) return 0;
+    char text[512];
+    const char *refusal = gr_db_disk_error_refusal(db, text, sizeof text);
+    if (refusal) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, refusal);
+        return 1;
+    }
+    if (read_only) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Can not execute a script with write flag using *_ro command.");
+        return 1;
+    }
+    return 0;
+}
+
 static void reply_noscript(gr_reply_t *reply) {
     gr_reply_error_text(reply, GR_ERR_GENERIC, "NOSCRIPT No matching script. Please use EVAL.");
 }
@@ -304,6 +329,10 @@ void gr_script_eval(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
     } else {
         sha1_hex(argv[1], argv_length[1], sha);
         if (!push_cached(s->L, sha, &flags) && compile(s, argv[1], argv_length[1], sha, &flags, reply) != 0) return;
+    }
+    if ((flags & SCRIPT_FLAG_SHEBANG) && refuse_flagged(db, flags, read_only, reply)) {
+        lua_pop(s->L, 1);   /* the cached function */
+        return;
     }
     size_t keys = (size_t)numkeys;
     run(s, sha, flags, read_only, keys, argv + 3, argv_length + 3, argc - 3 - keys, argv + 3 + keys,
