@@ -298,21 +298,28 @@ static void reply_noscript(gr_reply_t *reply) {
     gr_reply_error_text(reply, GR_ERR_GENERIC, "NOSCRIPT No matching script. Please use EVAL.");
 }
 
+int gr_script_read_numkeys(size_t argc, const uint8_t *const *argv, const size_t *argv_length, int function,
+                           int64_t *numkeys, gr_reply_t *reply) {
+    if (gr_bytes_to_int64(argv[2], argv_length[2], numkeys) != 0) {
+        if (function) gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Bad number of keys provided");
+        else gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
+        return -1;
+    }
+    if (*numkeys > (int64_t)argc - 3) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Number of keys can't be greater than number of args");
+        return -1;
+    }
+    if (*numkeys < 0) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Number of keys can't be negative");
+        return -1;
+    }
+    return 0;
+}
+
 void gr_script_eval(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply, int by_sha, int read_only) {
     int64_t numkeys;
-    if (gr_bytes_to_int64(argv[2], argv_length[2], &numkeys) != 0) {
-        gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
-        return;
-    }
-    if (numkeys > (int64_t)argc - 3) {
-        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Number of keys can't be greater than number of args");
-        return;
-    }
-    if (numkeys < 0) {
-        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Number of keys can't be negative");
-        return;
-    }
+    if (gr_script_read_numkeys(argc, argv, argv_length, 0, &numkeys, reply) != 0) return;
     gr_scripting_t *s = gr_scripting_get(db);
     if (!s) { gr_reply_oom(reply); return; }
     if (s->run) {   /* a script cannot run a script (EVAL is noscript), but never re-enter */

@@ -861,18 +861,7 @@ void gr_function_call(gr_server_t *db, size_t argc, const uint8_t *const *argv, 
         }
     }
     int64_t numkeys;
-    if (gr_bytes_to_int64(argv[2], argv_length[2], &numkeys) != 0) {
-        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Bad number of keys provided");
-        return;
-    }
-    if (numkeys > (int64_t)argc - 3) {
-        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Number of keys can't be greater than number of args");
-        return;
-    }
-    if (numkeys < 0) {
-        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Number of keys can't be negative");
-        return;
-    }
+    if (gr_script_read_numkeys(argc, argv, argv_length, 1, &numkeys, reply) != 0) return;
     if (read_only && !(flags & FLAG_NO_WRITES)) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Can not execute a script with write flag using *_ro command.");
         return;

@@ -64,6 +64,10 @@ int gr_script_missing_global(lua_State *L);
  * result (or error) written to reply; the function and arguments are popped. kind is
  * GR_BUSY_SCRIPT (EVAL) or GR_BUSY_FUNCTION (FCALL): which KILL ends it once busy. */
 void gr_script_run(gr_scripting_t *s, const char *name, int read_only, int kind, int nargs, gr_reply_t *reply);
+/* EVAL's and FCALL's numkeys (argv[2]) checked against the arguments after it, with Redis's
+ * texts (function: FCALL's "Bad number of keys provided" for a non-number). 0, or -1 replied. */
+int gr_script_read_numkeys(size_t argc, const uint8_t *const *argv, const size_t *argv_length, int function,
+                           int64_t *numkeys, gr_reply_t *reply);
 /* script_api.c: the `redis` table in the real globals (before the sandbox locks them). */
 void gr_script_open_redis_api(lua_State *L, gr_scripting_t *s);
 /* script_reply.c */
