@@ -43,6 +43,7 @@ static const gr_command_t commands[] = {
 #include "commands/pubsub.def"
 #include "commands/aof.def"
 #include "commands/slowlog.def"
+#include "commands/acl.def"
 #include "commands/scripting.def"
 #undef COMMAND
 /* GOBLIN.RT.<ARCMD>: the AR* rows again, served on the RT engine (cmd_array.c reads the engine
@@ -78,6 +79,7 @@ static const gr_command_t subcommands[] = {
 #include "commands/pubsub.def"
 #include "commands/aof.def"
 #include "commands/slowlog.def"
+#include "commands/acl.def"
 #include "commands/scripting.def"
 #undef COMMAND
 #undef SUBCOMMAND

@@ -110,7 +110,7 @@ int gr_acl_slot_in_category(int slot, int category) {
 static void set_bit(gr_acl_user_t *user, size_t slot, int allow) {
     if (slot >= GR_ACL_SLOTS) return;
     if (allow) user->allowed[slot >> 6] |= 1ull << (slot & 63);
-    else user->allowed[slot >> 6] &= ~(1ull << (slot & 63)), user->allcommands = 0;
+    else user->allowed[slot >> 6] &= ~(1ull << (slot & 63));   /* +@all's flag stays, as Redis's */
 }
 
 /* Redis's ACLChangeSelectorPerm: a command and all its subcommands. */
@@ -255,7 +255,7 @@ gr_acl_user_t *gr_acl_authenticate(const gr_acl_t *acl, const uint8_t *name, siz
 /* ---- rules ---- */
 
 enum { E_OK = 0, E_SYNTAX, E_UNKNOWN, E_KEYS_AFTER_ALL, E_CHANNELS_AFTER_ALL, E_NO_PASSWORD, E_BAD_HASH,
-       E_NO_MEMORY, E_SELECTORS, E_FIRST_ARG };
+       E_NO_MEMORY, E_SELECTORS, E_FIRST_ARG, E_FIRST_ARG_RULES };
 
 static const char *const RULE_ERRORS[] = {
     [E_SYNTAX] = "Syntax error",
@@ -269,6 +269,7 @@ static const char *const RULE_ERRORS[] = {
     [E_NO_MEMORY] = "Out of memory",
     [E_SELECTORS] = "Selectors are not supported by goblin-ring yet",
     [E_FIRST_ARG] = "Allowing first-arg of a subcommand is not supported",
+    [E_FIRST_ARG_RULES] = "First-arg rules (+command|first-arg) are not supported by goblin-ring yet",
 };
 
 static int word_is(const uint8_t *rule, size_t length, const char *word) {
@@ -396,7 +397,7 @@ static int command_rule(gr_acl_user_t *user, const uint8_t *rule, size_t length)
     int index = gr_command_index(name, (size_t)(bar - name));
     if (index < 0) return E_UNKNOWN;
     size_t sub_length = name_length - (size_t)(bar - name) - 1;
-    if (facts.end_sub[index] == 0) return memchr(bar + 1, '|', sub_length) ? E_SYNTAX : E_UNKNOWN;
+    if (facts.end_sub[index] == 0) return E_FIRST_ARG_RULES;   /* Redis 7.0's +select|0: not built */
     for (int slot = facts.first_sub[index]; slot < facts.end_sub[index]; slot++) {
         const char *full = gr_command_stat_name((size_t)slot);
         const char *sub = strchr(full, '|') + 1;
@@ -421,7 +422,7 @@ static void reset_passwords(gr_acl_user_t *user) {
 }
 
 static int apply_rule(gr_acl_user_t *user, const uint8_t *rule, size_t length) {
-    if (length == 0) return E_SYNTAX;
+    if (length == 0) return E_OK;   /* an empty rule changes nothing, as Redis */
     if (word_is(rule, length, "on")) { user->enabled = 1; return E_OK; }
     if (word_is(rule, length, "off")) { user->enabled = 0; return E_OK; }
     if (word_is(rule, length, "nopass")) { reset_passwords(user); user->nopass = 1; return E_OK; }
@@ -437,10 +438,12 @@ static int apply_rule(gr_acl_user_t *user, const uint8_t *rule, size_t length) {
         reset_keys(user);
         reset_channels(user);
         user->enabled = 0;
+        user->payload = GR_ACL_SANITIZE;
         return command_rule(user, (const uint8_t *)"-@all", 5);
     }
     if (word_is(rule, length, "clearselectors")) return E_OK;   /* there are none to clear */
-    if (word_is(rule, length, "sanitize-payload") || word_is(rule, length, "skip-sanitize-payload")) return E_OK;
+    if (word_is(rule, length, "sanitize-payload")) { user->payload = GR_ACL_SANITIZE; return E_OK; }
+    if (word_is(rule, length, "skip-sanitize-payload")) { user->payload = GR_ACL_SKIP_SANITIZE; return E_OK; }
     uint8_t hash[GR_SHA256_BYTES];
     switch (rule[0]) {
     case '>': gr_sha256(rule + 1, length - 1, hash); return add_hash(user, hash);
@@ -615,6 +618,7 @@ char *gr_acl_describe_user(const gr_acl_user_t *user) {
     if (gr_text_init(&text, 128) != 0) { free(commands); return NULL; }
     gr_text_append(&text, "user %s %s ", user->name, user->enabled ? "on" : "off");
     if (user->nopass) gr_text_append(&text, "nopass ");
+    if (user->payload) gr_text_append(&text, "%s ", user->payload == GR_ACL_SANITIZE ? "sanitize-payload" : "skip-sanitize-payload");
     for (uint32_t i = 0; i < user->password_count; i++) {
         gr_text_append(&text, "#");
         for (size_t b = 0; b < GR_SHA256_BYTES; b++) gr_text_append(&text, "%02x", user->passwords[i][b]);
@@ -638,6 +642,7 @@ char *gr_acl_describe_keys(const gr_acl_user_t *user) {
     if (gr_text_init(&text, 32) != 0) return NULL;
     describe_keys(user, &text);
     if (text.failed) { gr_text_free(&text); return NULL; }
-    if (text.length) text.data[--text.length] = '\0';
+    if (text.length) text.length--;
+    text.data[text.length] = '\0';   /* also when nothing was written */
     return text.data;
 }

@@ -21,7 +21,8 @@
 #define GR_ACL_SLOTS 512   /* == GR_COMMAND_STAT_SLOTS (db.h): commands and subcommands */
 #define GR_ACL_WORDS (GR_ACL_SLOTS / 64)
 
-enum { GR_ACL_READ = 1, GR_ACL_WRITE = 2 };   /* a key pattern's %R~ / %W~ (both: ~) */
+enum { GR_ACL_READ = 1, GR_ACL_WRITE = 2 };
+enum { GR_ACL_SANITIZE = 1, GR_ACL_SKIP_SANITIZE = 2 };   /* flags shown, as Redis's; not acted on */   /* a key pattern's %R~ / %W~ (both: ~) */
 
 typedef struct gr_acl_pattern {
     char *text;
@@ -32,6 +33,7 @@ typedef struct gr_acl_pattern {
 typedef struct gr_acl_user {
     uint64_t allowed[GR_ACL_WORDS];    /* by stat slot: the hot path's one bit test */
     uint8_t enabled, nopass, allkeys, allchannels, allcommands;
+    uint8_t payload;                   /* RESTORE's payload rule: 0 unset, GR_ACL_SANITIZE, GR_ACL_SKIP_SANITIZE */
     char *name;
     size_t name_length;
     uint8_t (*passwords)[GR_SHA256_BYTES];
@@ -84,6 +86,7 @@ int gr_acl_allows_channel(const gr_acl_user_t *user, const uint8_t *channel, siz
  * keys "~* %R~x"; channels "&*"; the whole line is "user NAME flags #hashes keys channels commands". */
 char *gr_acl_describe_commands(const gr_acl_user_t *user);
 char *gr_acl_describe_user(const gr_acl_user_t *user);
+char *gr_acl_describe_keys(const gr_acl_user_t *user);   /* GETUSER's keys: "~k* %R~r*" */
 
 /* Categories: Redis's names, in ACL CAT order; -1 for an unknown name. */
 size_t gr_acl_category_count(void);

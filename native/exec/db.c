@@ -562,7 +562,7 @@ static int key_access(const char *flags) {
 
 /* Every key of an argv call, found as COMMAND GETKEYS finds them (the row's key specs, or its
  * own key finder), against the user's key patterns: 0 allowed, -1 not. */
-static int keys_allowed(const gr_acl_user_t *user, const gr_command_t *row, const gr_admit_args_t *args) {
+static int keys_allowed(const gr_acl_user_t *user, const gr_command_t *row, const gr_admit_args_t *args, size_t *refused) {
     size_t argc = args->argc;
     if (row->find_keys) {
         size_t positions[64];
@@ -572,8 +572,10 @@ static int keys_allowed(const gr_acl_user_t *user, const gr_command_t *row, cons
         for (size_t i = 0; i < found; i++) {
             int access = key_access(flags[i]);
             if (access >= 0 && positions[i] < argc &&
-                !gr_acl_allows_key(user, args->argv[positions[i]], args->argv_length[positions[i]], access))
+                !gr_acl_allows_key(user, args->argv[positions[i]], args->argv_length[positions[i]], access)) {
+                *refused = positions[i];
                 return -1;
+            }
         }
         return 0;
     }
@@ -595,7 +597,7 @@ static int keys_allowed(const gr_acl_user_t *user, const gr_command_t *row, cons
             last = first + ((size_t)count - 1) * step;
         }
         for (size_t i = first; i <= last && i < argc; i += step)
-            if (!gr_acl_allows_key(user, args->argv[i], args->argv_length[i], access)) return -1;
+            if (!gr_acl_allows_key(user, args->argv[i], args->argv_length[i], access)) { *refused = i; return -1; }
     }
     return 0;
 }
@@ -612,25 +614,38 @@ static int request_keys_allowed(const gr_acl_user_t *user, const gr_command_t *r
     return access < 0 || gr_acl_allows_key(user, request->key.data, request->key.length, access) ? 0 : -1;
 }
 
+int gr_db_acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key) {
+    int slot = args ? args->slot : index;
+    if (!gr_acl_allows_slot(user, slot)) return GR_ACL_DENIED_COMMAND;
+    const gr_command_t *row = gr_command_at((size_t)index);
+    if (user->allkeys || !row) return GR_ACL_ALLOWED;
+    *refused_key = 0;
+    int status = args && args->argc ? keys_allowed(user, row, args, refused_key)
+                                    : request_keys_allowed(user, row, args ? args->request : NULL);
+    return status == 0 ? GR_ACL_ALLOWED : GR_ACL_DENIED_KEY;
+}
+
 int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_auth, gr_reply_t *reply) {
     const char *refusal = NULL;
     gr_error_code_t code = GR_ERR_GENERIC;
     uint32_t flags = gr_command_flags(index);
     char text[200];
     gr_acl_user_t *user = gr_db_current_user(db);
-    int slot = args ? args->slot : index;
+    int slot = args ? args->slot : index, denied;
+    size_t refused_key = 0;
     if (!user && !no_auth) {
         refusal = "NOAUTH Authentication required.";
     } else if (db->current && db->current->in_multi && (flags & GR_CMD_FLAG_NO_MULTI)) {
         refusal = "ERR Command not allowed inside a transaction";
-    } else if (!no_auth && !gr_acl_allows_slot(user, slot)) {
-        const char *name = gr_command_stat_name((size_t)(slot >= 0 ? slot : 0));
-        snprintf(text, sizeof text, "NOPERM this user has no permissions to run the '%s' command", name ? name : "");
-        refusal = text;
-    } else if (!no_auth && !user->allkeys && gr_command_at((size_t)index) &&
-               (args && args->argc ? keys_allowed(user, gr_command_at((size_t)index), args)
-                                   : request_keys_allowed(user, gr_command_at((size_t)index), args ? args->request : NULL)) != 0) {
-        refusal = "NOPERM this user has no permissions to access one of the keys used as arguments";
+    } else if (!no_auth && !(user->allkeys && gr_acl_allows_slot(user, slot)) &&   /* the hot path: one bit */
+               (denied = gr_db_acl_check(user, index, args, &refused_key)) != GR_ACL_ALLOWED) {
+        if (denied == GR_ACL_DENIED_COMMAND) {
+            const char *name = gr_command_stat_name((size_t)(slot >= 0 ? slot : 0));
+            snprintf(text, sizeof text, "NOPERM this user has no permissions to run the '%s' command", name ? name : "");
+            refusal = text;
+        } else {
+            refusal = "NOPERM this user has no permissions to access one of the keys used as arguments";
+        }
     } else if (db->config.maxmemory > 0 && gr_command_denies_oom(index) && gr_mem_used_total() > db->config.maxmemory) {
         refusal = "OOM command not allowed when used memory > 'maxmemory'.";
         code = GR_ERR_OUT_OF_MEMORY;
