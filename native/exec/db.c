@@ -560,9 +560,20 @@ static int key_access(const char *flags) {
     return access;
 }
 
+/* key_access of a row's key spec, worked out once per row (the words are constant): the
+ * restricted user's check then costs no string search per call. */
+static int8_t spec_access_cache[GR_COMMAND_STAT_SLOTS][GR_MAX_KEY_SPECS];   /* access + 2; 0: not yet */
+static int spec_access(int index, int s, const char *flags) {
+    if (index < 0 || index >= GR_COMMAND_STAT_SLOTS) return key_access(flags);
+    int8_t *cached = &spec_access_cache[index][s];
+    if (!*cached) *cached = (int8_t)(key_access(flags) + 2);
+    return *cached - 2;
+}
+
 /* Every key of an argv call, found as COMMAND GETKEYS finds them (the row's key specs, or its
  * own key finder), against the user's key patterns: 0 allowed, -1 not. */
-static int keys_allowed(const gr_acl_user_t *user, const gr_command_t *row, const gr_admit_args_t *args, size_t *refused) {
+static int keys_allowed(const gr_acl_user_t *user, int index, const gr_command_t *row, const gr_admit_args_t *args,
+                        size_t *refused) {
     size_t argc = args->argc;
     if (row->find_keys) {
         size_t positions[64];
@@ -581,7 +592,7 @@ static int keys_allowed(const gr_acl_user_t *user, const gr_command_t *row, cons
     }
     for (int s = 0; s < GR_MAX_KEY_SPECS && row->keys[s].begin; s++) {
         const gr_key_spec_t *spec = &row->keys[s];
-        int access = key_access(spec->flags);
+        int access = spec_access(index, s, spec->flags);
         if (access < 0) continue;
         size_t first, last, step = spec->step > 0 ? (size_t)spec->step : 1;
         if (!spec->keynum) {
@@ -605,12 +616,13 @@ static int keys_allowed(const gr_acl_user_t *user, const gr_command_t *row, cons
 /* A typed request's key: the one key of a single-key row (key spec RANGE(1, 0, ...)); a typed
  * request of a row with more keys is refused for a user without allkeys (its keys are not
  * placed in argv to walk: send it as a command, or give the user allkeys). */
-static int request_keys_allowed(const gr_acl_user_t *user, const gr_command_t *row, const gr_request_t *request) {
+static int request_keys_allowed(const gr_acl_user_t *user, int index, const gr_command_t *row,
+                                const gr_request_t *request) {
     const gr_key_spec_t *spec = &row->keys[0];
     if (!spec->begin) return 0;
     int single = spec->begin == 1 && !spec->keynum && spec->last == 0 && !row->keys[1].begin && !row->find_keys;
     if (!single || !request) return -1;
-    int access = key_access(spec->flags);
+    int access = spec_access(index, 0, spec->flags);
     return access < 0 || gr_acl_allows_key(user, request->key.data, request->key.length, access) ? 0 : -1;
 }
 
@@ -620,8 +632,8 @@ int gr_db_acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t 
     const gr_command_t *row = gr_command_at((size_t)index);
     if (user->allkeys || !row) return GR_ACL_ALLOWED;
     *refused_key = 0;
-    int status = args && args->argc ? keys_allowed(user, row, args, refused_key)
-                                    : request_keys_allowed(user, row, args ? args->request : NULL);
+    int status = args && args->argc ? keys_allowed(user, index, row, args, refused_key)
+                                    : request_keys_allowed(user, index, row, args ? args->request : NULL);
     return status == 0 ? GR_ACL_ALLOWED : GR_ACL_DENIED_KEY;
 }
 
