@@ -6,7 +6,7 @@ compatibility path is RESP over TCP. See README.md and ARCHITECTURE.md.
 
 from ._version import __version__
 from .errors import (
-    CodecError, ConnectionError, DataError, GoblinError, MessageTooLargeError, NoScriptError, ProtocolError,
+    AuthenticationError, CodecError, ConnectionError, DataError, GoblinError, MessageTooLargeError, NoScriptError, ProtocolError,
     ResponseError, RingFullError, TimeoutError, WatchError, WrongTypeError,
 )
 
@@ -26,7 +26,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "RespClient", "RingClient", "connect", "__version__", "CodecError", "ConnectionError", "DataError",
+    "RespClient", "RingClient", "connect", "__version__", "AuthenticationError", "CodecError", "ConnectionError", "DataError",
     "GoblinError", "MessageTooLargeError", "NoScriptError",
     "ProtocolError", "ResponseError", "RingFullError", "TimeoutError", "WatchError", "WrongTypeError",
 ]

@@ -188,7 +188,7 @@ def decode_reply(data: bytes) -> dict:
 
 
 _ATTACH_INT_FIELDS = ("protocol_version", "error_code", "ring_capacity", "pid", "session_id")
-_ATTACH_BYTES_FIELDS = ("client_name", "request_ring_name", "reply_ring_name", "error_message")
+_ATTACH_BYTES_FIELDS = ("client_name", "username", "password", "request_ring_name", "reply_ring_name", "error_message")
 
 
 def encode_attach(template_id: int, **fields: Any) -> bytes:
@@ -402,6 +402,10 @@ class Database:
         if lib.gr_db_config_use_file(self.pointer, path.encode()) != 0:
             raise MemoryError("gr_db_config_use_file failed")
 
+    def credentials_valid(self, username: bytes, password: bytes) -> bool:
+        """Whether username (empty: default) and password log in, as AUTH would."""
+        return bool(lib.gr_db_credentials_valid(self.pointer, username, len(username), password, len(password)))
+
     def count_connection(self, rejected: bool) -> None:
         lib.gr_db_count_connection(self.pointer, int(rejected))
 
@@ -424,6 +428,11 @@ class RingSessions:
 
     def remove(self, session_id: int) -> None:
         lib.gr_rings_remove_session(self.pointer, session_id)
+
+    def authenticate(self, session_id: int, username: bytes, password: bytes) -> bool:
+        """The session logs in as username (empty: default) with password, as AUTH: True if right."""
+        return lib.gr_rings_authenticate_session(self.pointer, session_id, username, len(username),
+                                                 password, len(password)) == 0
 
     def set_peer(self, session_id: int, control_fd: int, pid: int, address: str, name: str) -> None:
         lib.gr_rings_set_session_peer(self.pointer, session_id, control_fd, pid, address.encode(),

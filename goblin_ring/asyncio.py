@@ -220,9 +220,10 @@ class RingClient(Commands):
 
     def __init__(self, name: str = "goblin", runtime_dir: Any = None, ring_size: int = 0,
                  timeout: float | None = None, spin_iterations: int = 20000, client_name: str = "",
-                 max_connections: int | None = None):
+                 max_connections: int | None = None, username: str | None = None, password: str | None = None):
         self._options = dict(name=name, runtime_dir=runtime_dir, ring_size=ring_size, timeout=timeout,
-                             spin_iterations=spin_iterations, client_name=client_name)
+                             spin_iterations=spin_iterations, client_name=client_name,
+                             username=username, password=password)
         self.max_connections = max_connections
         self._loop = asyncio.get_running_loop()
         self._main = _Channel(self._options, self._loop)

@@ -17,7 +17,7 @@ import socket
 import struct
 from pathlib import Path
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 FRAME_HEADER = struct.Struct("<I")
 MAX_CONTROL_FRAME = 4096
 SHM_DIR = Path("/dev/shm")

@@ -58,6 +58,10 @@ class ConnectionError(GoblinError):  # noqa: A001 - deliberate, like redis-py's
     """The peer is gone or could not be reached."""
 
 
+class AuthenticationError(ConnectionError):
+    """The server refused the credentials (WRONGPASS), as redis-py's AuthenticationError."""
+
+
 class TimeoutError(GoblinError):  # noqa: A001
     """A wait ran out of time."""
 

@@ -162,7 +162,10 @@ class RingConnection(AbstractConnection):
     def _connect(self) -> _RingSocket:
         try:
             session = RingClient(name=self.name, runtime_dir=self.runtime_dir, ring_size=self.ring_size,
-                                 timeout=self.socket_timeout, spin_iterations=self.spin_iterations)
+                                 timeout=self.socket_timeout, spin_iterations=self.spin_iterations,
+                                 username=self.username, password=self.password)
+        except goblin_errors.AuthenticationError as error:
+            raise redis_errors.AuthenticationError(str(error)) from error
         except goblin_errors.ConnectionError as error:
             raise redis_errors.ConnectionError(str(error)) from error
         # redis-py's pool hands a connection to one thread at a time, different ones over its life

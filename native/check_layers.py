@@ -135,6 +135,9 @@ NOT_COMMANDS = {
     ("persist/aof.c", "restore"): "the rewrite's own record of a key: one that fails to load is a corrupt file",
     ("persist/persistence.c", "save"): "a shutdown flag's word (SHUTDOWN SAVE, shutdown-on-sigterm save)",
     ("exec/db.c", "command"): "the latency monitor's event for a slow call (LATENCY LATEST's 'command')",
+    ("exec/acl.c", "set"): "an ACL category's name (@set), Redis's ACLCommandCategories",
+    ("exec/acl.c", "pubsub"): "an ACL category's name (@pubsub), Redis's ACLCommandCategories",
+    ("exec/acl.c", "reset"): "an ACL SETUSER rule's word (reset: resetpass resetkeys resetchannels off -@all)",
 }
 
 

@@ -113,7 +113,8 @@ REPLY_SLOTS: dict[str, dict[str, str]] = {
 }
 ATTACH_SLOTS: dict[str, dict[str, str]] = {
     "AttachRequest": {"protocolVersion": "protocol_version", "ringCapacity": "ring_capacity",
-                      "clientPid": "pid", "clientName": "client_name"},
+                      "clientPid": "pid", "clientName": "client_name",
+                      "username": "username", "password": "password"},
     "AttachReply": {"protocolVersion": "protocol_version", "errorCode": "error_code", "sessionId": "session_id",
                     "ringCapacity": "ring_capacity", "serverPid": "pid", "requestRingName": "request_ring_name",
                     "replyRingName": "reply_ring_name", "errorMessage": "error_message"},

@@ -105,8 +105,8 @@ def test_requirepass_refuses_commands_until_auth(tmp_path):
             assert typed.get("k") == b"v"
         with RespClient(port=server.port, username="default", password="s3cret") as typed:
             assert typed.get("k") == b"v"
-        # the ring's control socket is owner-only: a ring session is authenticated by it
-        with RingClient(name=server.name, runtime_dir=server.runtime_dir, timeout=10) as ring:
+        # a ring session authenticates too: at attach, or with AUTH over the session
+        with RingClient(name=server.name, runtime_dir=server.runtime_dir, timeout=10, password="s3cret") as ring:
             assert ring.get("k") == b"v"
 
 

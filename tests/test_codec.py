@@ -122,9 +122,9 @@ def test_reply_messages_round_trip():
 def test_attach_messages_round_trip():
     request = _native.decode_attach(_native.encode_attach(
         lib.GR_T_ATTACH, protocol_version=1, ring_capacity=2 ** 21, pid=1234,
-        client_name=b"worker-1"))
-    assert (request["protocol_version"], request["ring_capacity"], request["pid"],
-            request["client_name"]) == (1, 2 ** 21, 1234, b"worker-1")
+        client_name=b"worker-1", username=b"alice", password=b"s3cret"))
+    assert (request["protocol_version"], request["ring_capacity"], request["pid"], request["client_name"],
+            request["username"], request["password"]) == (1, 2 ** 21, 1234, b"worker-1", b"alice", b"s3cret")
     reply = _native.decode_attach(_native.encode_attach(
         lib.GR_T_ATTACH_REPLY, protocol_version=1, session_id=99, ring_capacity=4096,
         pid=55, request_ring_name=b"/goblin-a-req", reply_ring_name=b"/goblin-a-rep",

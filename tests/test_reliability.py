@@ -242,7 +242,7 @@ def attach_without_confirming(server: GoblinServer) -> socket.socket:
     from goblin_ring import _native
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(str(control.socket_path(server.runtime_dir, server.name)))
-    sock.sendall(control.frame(_native.encode_attach(_native.lib.GR_T_ATTACH, protocol_version=1,
+    sock.sendall(control.frame(_native.encode_attach(_native.lib.GR_T_ATTACH, protocol_version=control.PROTOCOL_VERSION,
                                                      ring_capacity=65536, pid=os.getpid())))
     _message, fds = control.receive_frame(sock, max_fds=1)
     for fd in fds:

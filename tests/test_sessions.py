@@ -211,7 +211,7 @@ def test_a_restarted_server_sweeps_segments_a_crashed_one_left(tmp_path):
     name = server.name
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(str(control.socket_path(tmp_path, name)))
-    sock.sendall(control.frame(_native.encode_attach(lib.GR_T_ATTACH, protocol_version=1,
+    sock.sendall(control.frame(_native.encode_attach(lib.GR_T_ATTACH, protocol_version=control.PROTOCOL_VERSION,
                                                      ring_capacity=65536, pid=os.getpid())))
     _message, fds = control.receive_frame(sock, max_fds=1)   # attached, never confirmed
     for fd in fds:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .. import _native, control
-from ..errors import ConnectionError, DataError, ProtocolError, WatchError, error_from_reply
+from ..errors import AuthenticationError, ConnectionError, DataError, ProtocolError, WatchError, error_from_reply
 from .commands import Commands, ListCommands, bool_ok, encode, raise_first_error
 
 LEFT, RIGHT = 0, 1
@@ -129,6 +129,12 @@ def _new_fork_lock() -> None:
 os.register_at_fork(after_in_child=_new_fork_lock)
 
 
+def _credential(value: str | bytes | None) -> bytes:
+    if value is None:
+        return b""
+    return value if isinstance(value, bytes) else value.encode()
+
+
 class RingClient(Commands):
     _reply_doorbell = -1      # an eventfd given to the server at attach (goblin_ring/asyncio.py)
     _thread = None            # a thread session's thread (another thread's close() must not free it)
@@ -153,9 +159,11 @@ class RingClient(Commands):
 
     def __init__(self, name: str = "goblin", runtime_dir: str | os.PathLike | None = None,
                  ring_size: int = 0, timeout: float | None = None, spin_iterations: int = 20000,
-                 client_name: str = "", max_connections: int | None = None):
+                 client_name: str = "", max_connections: int | None = None,
+                 username: str | None = None, password: str | None = None):
         self._options = dict(name=name, runtime_dir=runtime_dir, ring_size=ring_size, timeout=timeout,
-                             spin_iterations=spin_iterations, client_name=client_name)   # other sessions'
+                             spin_iterations=spin_iterations, client_name=client_name,
+                             username=username, password=password)   # other sessions'
         if max_connections is not None and (type(max_connections) is not int or max_connections < 1):
             raise ValueError('"max_connections" must be a positive integer')
         self.max_connections = max_connections
@@ -182,7 +190,7 @@ class RingClient(Commands):
             self._sock.close()
             raise ConnectionError(f"no goblin-ring server named {options['name']!r} at {path}: {error}") from error
         try:
-            self._attach(options["ring_size"], options["client_name"])
+            self._attach(options["ring_size"], options["client_name"], options["username"], options["password"])
         except OSError as error:                # the server died mid-attach (a reset, a broken pipe)
             self._release()
             raise ConnectionError(f"attach to goblin-ring server {options['name']!r} failed: {error}") from error
@@ -192,10 +200,17 @@ class RingClient(Commands):
         self._closed = False
         self._core.set_wait(options["spin_iterations"], options["timeout"])
 
-    def _attach(self, ring_size: int, client_name: str) -> None:
+    def _attach(self, ring_size: int, client_name: str, username: str | None = None,
+                password: str | None = None) -> None:
+        """username/password: the ACL user the session logs in as (AUTH at attach, as redis.Redis
+        takes them); a password alone is the default user's. A refusal raises AuthenticationError."""
         request = _native.encode_attach(
             _T.GR_T_ATTACH, protocol_version=control.PROTOCOL_VERSION,
-            ring_capacity=ring_size, pid=os.getpid(), client_name=client_name.encode())
+            ring_capacity=ring_size, pid=os.getpid(), client_name=client_name.encode(),
+            username=_credential(username), password=_credential(password))
+        if len(control.frame(request)) > control.MAX_CONTROL_FRAME:   # the server would drop the socket
+            raise DataError(f"the attach request is {len(request)} bytes, more than the control socket's "
+                            f"{control.MAX_CONTROL_FRAME}: credentials that long can go by AUTH after attaching")
         if self._reply_doorbell >= 0:          # an event loop's client: the server writes it on reply
             socket.send_fds(self._sock, [control.frame(request)], [self._reply_doorbell])
         else:
@@ -208,7 +223,10 @@ class RingClient(Commands):
         if reply["error_code"]:
             for fd in fds:
                 os.close(fd)
-            raise ConnectionError(f"attach refused: {reply['error_message'].decode(errors='replace')}")
+            message = reply['error_message'].decode(errors='replace')
+            if message.startswith("WRONGPASS"):
+                raise AuthenticationError(message)
+            raise ConnectionError(f"attach refused: {message}")
         if len(fds) != 1:
             raise ConnectionError("attach reply came without the doorbell descriptor")
         self._doorbell = fds[0]

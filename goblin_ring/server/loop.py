@@ -65,6 +65,8 @@ class Session:
     client_pid: int = 0          # the kernel's word for it (SO_PEERCRED) when it has one, else the client's
     peer_pid: int = 0
     client_name: str = ""
+    username: bytes = b""     # the attach's credentials, between _attach and _finish_attach
+    password: bytes = b""
     requests: _native.Segment | None = None
     replies: _native.Segment | None = None
     doorbell: int = -1
@@ -523,6 +525,11 @@ class Server:
             self._refuse(session, 15, f"protocol version {attach['protocol_version']} is not "
                                       f"supported (server speaks {control.PROTOCOL_VERSION})")
             return
+        session.username, session.password = attach["username"], attach["password"]
+        if (session.username or session.password) and \
+                not self.database.credentials_valid(session.username, session.password):
+            self._refuse(session, 1, "WRONGPASS invalid username-password pair or user is disabled.")
+            return
         capacity = attach["ring_capacity"] or self.config.ring_size
         if capacity < 4096 or capacity > (1 << 30) or capacity & (capacity - 1):
             self._refuse(session, 11, f"ring capacity {capacity} must be a power of two from 4096 to 1 GiB")
@@ -562,6 +569,11 @@ class Server:
             if session.reply_doorbell >= 0:     # before the attach reply: no reply is ever sent without it
                 self.rings.set_reply_doorbell(session.session_id, session.reply_doorbell)
             session.attached = True
+            # the credentials were checked in _attach; if the user changed meanwhile, the session
+            # stays unauthenticated (NOAUTH until AUTH) rather than being let in
+            if session.username or session.password:
+                self.rings.authenticate(session.session_id, session.username, session.password)
+            session.username = session.password = b""
             self.rings.set_peer(session.session_id, session.sock.fileno(), session.client_pid,
                                 f"ring:pid={session.client_pid}", session.client_name)
             self.database.count_connection(rejected=False)

@@ -454,7 +454,10 @@ static void apply(gr_server_t *db, int id, const parsed_value_t *parsed) {
     case P_SHUTDOWN_ON_SIGINT: db->persistence.shutdown_on_sigint = (uint8_t)parsed->number; break;
     case P_SLOWLOG_LOG_SLOWER_THAN: gr_db_set_slowlog_threshold(db, parsed->number); break;
     case P_SLOWLOG_MAX_LEN: db->slowlog.max_len = parsed->number; break;
-    case P_REQUIREPASS: snprintf(db->requirepass, sizeof db->requirepass, "%s", parsed->text); break;
+    case P_REQUIREPASS:   /* the default user's password, as Redis's updateRequirePass */
+        snprintf(db->requirepass, sizeof db->requirepass, "%s", parsed->text);
+        gr_acl_set_requirepass(db->acl, db->requirepass);
+        break;
     case P_PROTECTED_MODE: db->config.protected_mode = (uint8_t)parsed->number; break;
     case P_MAXMEMORY: db->config.maxmemory = parsed->number; break;
     case P_MAXCLIENTS: db->config.maxclients = parsed->number; break;

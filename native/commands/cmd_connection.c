@@ -23,32 +23,23 @@
 
 static const char *const KIND_NAMES[] = {"tcp", "unix", "ring"};
 
-/* Password comparison whose time does not depend on where the bytes differ. */
-static int password_matches(const gr_server_t *db, const uint8_t *given, size_t length) {
-    size_t expected = strlen(db->requirepass);
-    unsigned difference = (unsigned)(expected ^ length);
-    for (size_t i = 0; i < length; i++)
-        difference |= (unsigned)(given[i] ^ (uint8_t)db->requirepass[i < expected ? i : 0]);
-    return expected != 0 && difference == 0;
-}
-
 /* AUTH's rule, shared with HELLO ... AUTH: 0 when the pair is right (the connection is then
- * authenticated), else the error is written. */
+ * authenticated as that user), else the error is written. AUTH <password> is the default user's. */
 static int authenticate(gr_server_t *db, const uint8_t *user, size_t user_length, const uint8_t *password,
                         size_t password_length, gr_reply_t *reply) {
-    int default_user = user == NULL || gr_word_is(user, user_length, "default");
-    if (db->requirepass[0] == '\0' && user == NULL) {
+    if (user == NULL && db->acl->default_user->nopass) {
         gr_reply_error_text(reply, GR_ERR_GENERIC,
                             "ERR AUTH <password> called without any password configured for the default user. "
                             "Are you sure your configuration is correct?");
         return -1;
     }
-    int ok = default_user && (db->requirepass[0] == '\0' || password_matches(db, password, password_length));
-    if (!ok) {
+    if (user == NULL) user = (const uint8_t *)"default", user_length = 7;
+    gr_acl_user_t *found = gr_acl_authenticate(db->acl, user, user_length, password, password_length);
+    if (!found) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, "WRONGPASS invalid username-password pair or user is disabled.");
         return -1;
     }
-    db->current->authenticated = 1;
+    db->current->user = found;
     return 0;
 }
 
@@ -128,7 +119,7 @@ static void hello(gr_server_t *db, size_t argc, const uint8_t *const *argv, cons
         return;
     }
     if (user && authenticate(db, user, user_length, password, password_length, reply) != 0) return;
-    if (!conn->authenticated) {
+    if (!gr_db_current_user(db)) {
         gr_reply_error_text(reply, GR_ERR_GENERIC,
                             "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
                             "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
@@ -156,9 +147,9 @@ static void reset(gr_server_t *db, gr_reply_t *reply) {
     gr_monitor_remove(db, conn);                        /* out of MONITOR mode */
     conn->db_index = 0;
     db->keyspace = db->keyspaces[0];
-    if (conn->kind != GR_CONN_RING) {
+    if (conn->kind != GR_CONN_RING) {   /* a ring session keeps the user it attached as */
         conn->protocol = 2;
-        conn->authenticated = db->requirepass[0] == '\0';
+        conn->user = gr_acl_implicit_user(db->acl);
     }
     gr_reply_status(reply, "RESET", 5);
 }
@@ -170,13 +161,14 @@ static void describe(const gr_server_t *db, const gr_connection_t *conn, gr_text
     gr_text_append(text,
         "id=%lld addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%u psub=%u ssub=%u multi=-1 "
         "qbuf=%lld qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%lld tot-mem=%lld events=%s cmd=%s "
-        "user=default redir=-1 resp=%d lib-name=%s lib-ver=%s transport=%s\n",
+        "user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s transport=%s\n",
         (long long)conn->id, conn->addr, conn->laddr, conn->fd, conn->name, (long long)(age < 0 ? 0 : age),
         (long long)(idle < 0 ? 0 : idle), conn->blocked ? "b" : gr_subscriber_total(&conn->subscriber) ? "P" : "N",
         (int)conn->db_index, conn->subscriber.counts[GR_PUBSUB_CHANNELS], conn->subscriber.counts[GR_PUBSUB_PATTERNS],
         conn->subscriber.counts[GR_PUBSUB_SHARD_CHANNELS],
         (long long)conn->query_buffer_bytes, (long long)conn->output_buffer_bytes, (long long)conn->memory_bytes,
         conn->output_buffer_bytes ? "rw" : "r", conn->last_command ? conn->last_command : "NULL",
+        conn->user ? conn->user->name : "default",
         (int)conn->protocol, conn->lib_name, conn->lib_ver, KIND_NAMES[conn->kind < 3 ? conn->kind : 0]);
 }
 

@@ -43,6 +43,7 @@ static const gr_command_t commands[] = {
 #include "commands/pubsub.def"
 #include "commands/aof.def"
 #include "commands/slowlog.def"
+#include "commands/acl.def"
 #include "commands/scripting.def"
 #include "commands/function.def"
 #undef COMMAND
@@ -79,6 +80,7 @@ static const gr_command_t subcommands[] = {
 #include "commands/pubsub.def"
 #include "commands/aof.def"
 #include "commands/slowlog.def"
+#include "commands/acl.def"
 #include "commands/scripting.def"
 #include "commands/function.def"
 #undef COMMAND

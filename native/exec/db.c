@@ -52,6 +52,8 @@ gr_server_t *gr_db_new(uint64_t seed) {
     db->keyspace = db->keyspaces[0];
     db->pubsub = gr_pubsub_new(seed);
     if (!db->pubsub) { gr_db_free(db); return NULL; }
+    db->acl = gr_acl_new();
+    if (!db->acl) { gr_db_free(db); return NULL; }
     /* sets' and hashes' tables hash with a key of their own, fixed by the first db */
     gr_table_set_hash_seed(seed ^ 0x5bd1e9955bd1e995ULL, seed * 0x9e3779b97f4a7c15ULL + 1);
     db->scratch_items = calloc(SCRATCH_ITEMS, sizeof *db->scratch_items);
@@ -121,6 +123,7 @@ void gr_db_free(gr_server_t *db) {
     for (int i = 0; i < GR_COMMAND_STAT_SLOTS; i++) free(db->command_stats[i].histogram);
     for (gr_connection_t *conn = db->connections; conn; conn = conn->next) gr_pubsub_forget(db->pubsub, &conn->subscriber);
     gr_pubsub_free(db->pubsub);
+    gr_acl_free(db->acl);
     free(db->pending_output);
     gr_mem_free(db->notify_records, GR_MEM_OTHER);
     free(db->scratch_items);
@@ -182,7 +185,7 @@ void gr_db_set_info_number(gr_server_t *db, const char *field, int64_t value) {
 }
 
 int gr_db_accepts_peer(gr_server_t *db, int is_loopback) {
-    return is_loopback || !db->config.protected_mode || db->requirepass[0] != '\0';
+    return is_loopback || !db->config.protected_mode || !db->acl->default_user->nopass;
 }
 
 void gr_db_count_connection(gr_server_t *db, int rejected) {
@@ -202,7 +205,7 @@ void gr_connection_register(gr_server_t *db, gr_connection_t *conn, int64_t id, 
     conn->id = id;
     conn->kind = (uint8_t)kind;
     conn->protocol = 2;
-    conn->authenticated = kind == GR_CONN_RING || db->requirepass[0] == '\0';
+    conn->user = gr_acl_implicit_user(db->acl);   /* ring sessions too: they AUTH at attach or after */
     conn->created_ms = conn->last_command_ms = now_ms();
     conn->fd = -1;
     conn->prev = NULL;
@@ -534,15 +537,130 @@ const char *gr_db_disk_error_refusal(const gr_server_t *db, char *text, size_t s
     return text;
 }
 
-int gr_db_admit(gr_server_t *db, int index, int no_auth, gr_reply_t *reply) {
+gr_acl_user_t *gr_db_current_user(const gr_server_t *db) {
+    if (!db->current) return db->acl->default_user;   /* no connection: the server's own calls */
+    return db->current->user ? db->current->user : gr_acl_implicit_user(db->acl);
+}
+
+gr_acl_user_t *gr_db_credentials_user(gr_server_t *db, const uint8_t *username, size_t username_length,
+                                      const uint8_t *password, size_t password_length) {
+    if (username_length == 0) username = (const uint8_t *)"default", username_length = 7;
+    return gr_acl_authenticate(db->acl, username, username_length, password, password_length);
+}
+
+int gr_db_credentials_valid(gr_server_t *db, const uint8_t *username, size_t username_length,
+                            const uint8_t *password, size_t password_length) {
+    return gr_db_credentials_user(db, username, username_length, password, password_length) != NULL;
+}
+
+/* Key-spec flags as Redis's ACLSelectorCheckKey reads them: access is a read; insert, delete
+ * and update are writes; -1 for a position that is not a key (not_key). */
+static int key_access(const char *flags) {
+    if (!flags) return 0;
+    if (strstr(flags, "not_key")) return -1;
+    int access = strstr(flags, "access") ? GR_ACL_READ : 0;
+    if (strstr(flags, "insert") || strstr(flags, "delete") || strstr(flags, "update")) access |= GR_ACL_WRITE;
+    return access;
+}
+
+/* key_access of a row's key spec, worked out once per row (the words are constant): the
+ * restricted user's check then costs no string search per call. */
+static int8_t spec_access_cache[GR_COMMAND_STAT_SLOTS][GR_MAX_KEY_SPECS];   /* access + 2; 0: not yet */
+static int spec_access(int index, int s, const char *flags) {
+    if (index < 0 || index >= GR_COMMAND_STAT_SLOTS) return key_access(flags);
+    int8_t *cached = &spec_access_cache[index][s];
+    if (!*cached) *cached = (int8_t)(key_access(flags) + 2);
+    return *cached - 2;
+}
+
+/* Every key of an argv call, found as COMMAND GETKEYS finds them (the row's key specs, or its
+ * own key finder), against the user's key patterns: 0 allowed, -1 not. */
+static int keys_allowed(const gr_acl_user_t *user, int index, const gr_command_t *row, const gr_admit_args_t *args,
+                        size_t *refused) {
+    size_t argc = args->argc;
+    if (row->find_keys) {
+        size_t positions[64];
+        const char *flags[64];
+        size_t found = row->find_keys(argc, args->argv, args->argv_length, positions, flags, 64);
+        if (found > 64) return -1;   /* more keys than looked at: refused rather than unchecked */
+        for (size_t i = 0; i < found; i++) {
+            int access = key_access(flags[i]);
+            if (access >= 0 && positions[i] < argc &&
+                !gr_acl_allows_key(user, args->argv[positions[i]], args->argv_length[positions[i]], access)) {
+                *refused = positions[i];
+                return -1;
+            }
+        }
+        return 0;
+    }
+    for (int s = 0; s < GR_MAX_KEY_SPECS && row->keys[s].begin; s++) {
+        const gr_key_spec_t *spec = &row->keys[s];
+        int access = spec_access(index, s, spec->flags);
+        if (access < 0) continue;
+        size_t first, last, step = spec->step > 0 ? (size_t)spec->step : 1;
+        if (!spec->keynum) {
+            first = (size_t)spec->begin;
+            long end = spec->last >= 0 ? (long)spec->begin + spec->last : (long)argc + spec->last;
+            if (end < (long)first) continue;
+            last = (size_t)end;
+        } else {
+            size_t at = (size_t)spec->begin + (size_t)spec->last;
+            int64_t count;
+            if (at >= argc || gr_bytes_to_int64(args->argv[at], args->argv_length[at], &count) != 0 || count <= 0) continue;
+            first = (size_t)spec->begin + (size_t)spec->first;
+            last = first + ((size_t)count - 1) * step;
+        }
+        for (size_t i = first; i <= last && i < argc; i += step)
+            if (!gr_acl_allows_key(user, args->argv[i], args->argv_length[i], access)) { *refused = i; return -1; }
+    }
+    return 0;
+}
+
+/* A typed request's key: the one key of a single-key row (key spec RANGE(1, 0, ...)); a typed
+ * request of a row with more keys is refused for a user without allkeys (its keys are not
+ * placed in argv to walk: send it as a command, or give the user allkeys). */
+static int request_keys_allowed(const gr_acl_user_t *user, int index, const gr_command_t *row,
+                                const gr_request_t *request) {
+    const gr_key_spec_t *spec = &row->keys[0];
+    if (!spec->begin) return 0;
+    int single = spec->begin == 1 && !spec->keynum && spec->last == 0 && !row->keys[1].begin && !row->find_keys;
+    if (!single || !request) return -1;
+    int access = spec_access(index, 0, spec->flags);
+    return access < 0 || gr_acl_allows_key(user, request->key.data, request->key.length, access) ? 0 : -1;
+}
+
+int gr_db_acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key) {
+    int slot = args ? args->slot : index;
+    if (!gr_acl_allows_slot(user, slot)) return GR_ACL_DENIED_COMMAND;
+    const gr_command_t *row = gr_command_at((size_t)index);
+    if (user->allkeys || !row) return GR_ACL_ALLOWED;
+    *refused_key = 0;
+    int status = args && args->argc ? keys_allowed(user, index, row, args, refused_key)
+                                    : request_keys_allowed(user, index, row, args ? args->request : NULL);
+    return status == 0 ? GR_ACL_ALLOWED : GR_ACL_DENIED_KEY;
+}
+
+int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_auth, gr_reply_t *reply) {
     const char *refusal = NULL;
     gr_error_code_t code = GR_ERR_GENERIC;
     uint32_t flags = gr_command_flags(index);
-    char text[160];
-    if (db->current && !db->current->authenticated && !no_auth) {
+    char text[200];
+    gr_acl_user_t *user = gr_db_current_user(db);
+    int slot = args ? args->slot : index, denied;
+    size_t refused_key = 0;
+    if (!user && !no_auth) {
         refusal = "NOAUTH Authentication required.";
     } else if (db->current && db->current->in_multi && (flags & GR_CMD_FLAG_NO_MULTI)) {
         refusal = "ERR Command not allowed inside a transaction";
+    } else if (!no_auth && !(user->allkeys && gr_acl_allows_slot(user, slot)) &&   /* the hot path: one bit */
+               (denied = gr_db_acl_check(user, index, args, &refused_key)) != GR_ACL_ALLOWED) {
+        if (denied == GR_ACL_DENIED_COMMAND) {
+            const char *name = gr_command_stat_name((size_t)(slot >= 0 ? slot : 0));
+            snprintf(text, sizeof text, "NOPERM this user has no permissions to run the '%s' command", name ? name : "");
+            refusal = text;
+        } else {
+            refusal = "NOPERM this user has no permissions to access one of the keys used as arguments";
+        }
     } else if (db->busy) {   /* a busy script: Redis skips the OOM check; -BUSY comes after admission */
     } else if (db->config.maxmemory > 0 && gr_command_denies_oom(index) && gr_mem_used_total() > db->config.maxmemory) {
         refusal = "OOM command not allowed when used memory > 'maxmemory'.";
@@ -799,7 +917,8 @@ void gr_db_run(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply) 
         return;
     }
     if (db->current) db->current->last_command = command->name;
-    if (gr_db_admit(db, index, 0, reply) != 0) return;
+    gr_admit_args_t admit = {index, 0, NULL, NULL, request};
+    if (gr_db_admit(db, index, &admit, 0, reply) != 0) return;
     if (db->busy && gr_db_refuse_busy(db, index, 0, NULL, NULL, reply) != 0) return;
     gr_call_t call;
     gr_call_begin(db, &call, command, index, request, 0, NULL, NULL, reply);
@@ -821,9 +940,11 @@ void gr_db_run_argv(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
         return;
     }
     const gr_command_t *command = gr_command_at((size_t)index);
+    int slot = gr_command_stat_slot(index, argc, argv, argv_length);
     if (db->current)   /* a subcommand by its full name ("client|info"), as CLIENT LIST shows it */
-        db->current->last_command = gr_command_stat_name((size_t)gr_command_stat_slot(index, argc, argv, argv_length));
-    if (gr_db_admit(db, index, (gr_command_flags(index) & GR_CMD_FLAG_NO_AUTH) != 0, reply) != 0) return;
+        db->current->last_command = gr_command_stat_name((size_t)slot);
+    gr_admit_args_t admit = {slot, argc, argv, argv_length, NULL};
+    if (gr_db_admit(db, index, &admit, (gr_command_flags(index) & GR_CMD_FLAG_NO_AUTH) != 0, reply) != 0) return;
     if (refused_in_subscribed_mode(db, index, argc, argv, argv_length, reply) != 0) return;
     if (db->busy && gr_db_refuse_busy(db, index, argc, argv, argv_length, reply) != 0) return;
     gr_request_t *request = &db->scratch_request;

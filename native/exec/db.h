@@ -33,6 +33,7 @@
 #include "exec/child.h"        /* the one background child (BGSAVE, BGREWRITEAOF) */
 #include "exec/slowlog.h"      /* SLOWLOG: the commands over slowlog-log-slower-than */
 #include "exec/latency.h"      /* LATENCY: the monitor's events and per-command histograms */
+#include "exec/acl.h"          /* ACL users: who a connection is and what it may run */
 
 
 #define GR_DB_COUNT 16
@@ -45,7 +46,6 @@ typedef struct gr_connection {
     int64_t id;
     uint8_t kind;             /* gr_connection_kind_t */
     uint8_t protocol;         /* RESP protocol: 2, or 3 after HELLO 3 (ring sessions: 2) */
-    uint8_t authenticated;    /* ring sessions always (their socket is owner-only) */
     uint8_t kill_requested;   /* CLIENT KILL: the transport closes it after this command */
     uint8_t kill_reported;
     uint8_t reply_off;        /* CLIENT REPLY OFF: RESP writes no reply until CLIENT REPLY ON */
@@ -55,6 +55,8 @@ typedef struct gr_connection {
     int32_t db_index;
     int64_t created_ms;
     int64_t last_command_ms;
+    struct gr_acl_user *user;  /* the user it authenticated as (exec/acl.h), NULL before: admission
+                                  then acts as the default user when that is on and nopass, else NOAUTH */
     char name[128];
     char lib_name[64];
     char lib_ver[64];
@@ -232,7 +234,8 @@ typedef struct gr_server {
     gr_connection_t *connections;             /* registry, newest first */
     int64_t kills_pending;                    /* killed connections the server has not closed (server.c) */
     int64_t now_ms;                           /* unix ms, read once per command */
-    char requirepass[256];                    /* empty: no AUTH needed */
+    char requirepass[256];                    /* empty: no AUTH needed; the default user's password */
+    struct gr_acl *acl;                       /* ACL users (exec/acl.h) */
     gr_db_config_t config;
     int64_t dirty;                            /* changes since the last save (rdb_changes_since_last_save) */
     gr_child_t child;                         /* the background child (child.h): reaped by gr_db_cron */
@@ -344,6 +347,10 @@ int64_t gr_db_config_number(gr_server_t *db, const char *name);
  * startup settings are applied: every parameter's value now is taken as its default, which
  * CONFIG REWRITE leaves out of the file. 0, or -1 when out of memory. */
 int gr_db_config_use_file(gr_server_t *db, const char *path);
+/* Whether a username and password log in (AUTH's rule; an empty username is the default
+ * user): 1 or 0. The ring's attach checks it before making the session's rings. */
+int gr_db_credentials_valid(gr_server_t *db, const uint8_t *username, size_t username_length,
+                            const uint8_t *password, size_t password_length);
 /* Whether a new RESP client from this peer may be served (protected mode). */
 int gr_db_accepts_peer(gr_server_t *db, int is_loopback);
 /* cffi-cdef-end */
@@ -371,9 +378,31 @@ void gr_db_execute_argv(gr_server_t *db, gr_connection_t *conn, size_t argc, con
 void gr_db_run(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
 void gr_db_run_argv(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply);
-/* Admission (AUTH, maxmemory): 0 to go on, else the refusal is written and counted.
- * index is the command's table index (-1 unknown); no_auth: AUTH, HELLO, RESET. */
-int gr_db_admit(gr_server_t *db, int index, int no_auth, gr_reply_t *reply);
+/* What admission checks a call against the connection's user with (ACL): the stat slot (the
+ * subcommand's own row when it is one, else index) and its arguments, as argv (argc > 0) or as
+ * a typed request. */
+typedef struct gr_admit_args {
+    int slot;
+    size_t argc;
+    const uint8_t *const *argv;
+    const size_t *argv_length;
+    const gr_request_t *request;
+} gr_admit_args_t;
+/* Admission (AUTH, ACL, maxmemory): 0 to go on, else the refusal is written and counted.
+ * index is the command's table index (-1 unknown); no_auth: AUTH, HELLO, RESET. args NULL:
+ * checked by index alone (keys then count as refused for a user without allkeys). */
+int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_auth, gr_reply_t *reply);
+/* ACL: whether a user may run a command with these arguments: GR_ACL_ALLOWED, or denied for
+ * the command itself or for a key (its argv position in *refused_key; 0 for a typed request).
+ * Admission's check, and ACL DRYRUN's. */
+enum { GR_ACL_ALLOWED = 0, GR_ACL_DENIED_COMMAND = 1, GR_ACL_DENIED_KEY = 2 };
+int gr_db_acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key);
+/* The user the running command acts as: its connection's, or the default user when that is
+ * on and nopass; NULL when the connection must AUTH first. */
+gr_acl_user_t *gr_db_current_user(const gr_server_t *db);
+/* The user a username and password log in as (empty username: default), or NULL. */
+gr_acl_user_t *gr_db_credentials_user(gr_server_t *db, const uint8_t *username, size_t username_length,
+                                      const uint8_t *password, size_t password_length);
 /* While a script is busy (db->busy): -BUSY for a command without allow_busy (its subcommand's
  * row when argv names one; argc 0: the row's own flags), written and counted; 0 to go on. */
 int gr_db_refuse_busy(gr_server_t *db, int index, size_t argc, const uint8_t *const *argv, const size_t *argv_length,

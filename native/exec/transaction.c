@@ -428,7 +428,8 @@ int gr_transaction_queue_argv(gr_server_t *db, gr_connection_t *conn, size_t arg
     }
     int index = gr_command_index(argv[0], argv_length[0]);
     if (runs_at_once(index)) return 0;
-    if (gr_db_admit(db, index, 0, reply) != 0 ||   /* NOAUTH, OOM, BUSY: refused now, as Redis */
+    gr_admit_args_t admit = {gr_command_stat_slot(index, argc, argv, argv_length), argc, argv, argv_length, NULL};
+    if (gr_db_admit(db, index, &admit, 0, reply) != 0 ||   /* NOAUTH, NOPERM, OOM, BUSY: refused now, as Redis */
         (db->busy && gr_db_refuse_busy(db, index, argc, argv, argv_length, reply) != 0)) {
         if (tx) tx->failed = 1;
         return 1;
@@ -472,7 +473,8 @@ int gr_transaction_queue_request(gr_server_t *db, gr_connection_t *conn, const g
         return taken;
     }
     int index = gr_command_index_of_request(request);
-    if (gr_db_admit(db, index, 0, reply) != 0 || (db->busy && gr_db_refuse_busy(db, index, 0, NULL, NULL, reply) != 0)) {
+    gr_admit_args_t admit = {index, 0, NULL, NULL, request};
+    if (gr_db_admit(db, index, &admit, 0, reply) != 0 || (db->busy && gr_db_refuse_busy(db, index, 0, NULL, NULL, reply) != 0)) {
         gr_transaction_t *tx = state_of(conn);
         if (tx) tx->failed = 1;
         return 1;

@@ -726,7 +726,7 @@ int gr_aof_load(gr_server_t *db, const char *path, int allow_truncated, int64_t 
     gr_reply_t *reply = &loader_reply.base;
     if (!conn) { snprintf(message, message_size, "out of memory"); if (data) munmap((void *)data, size); close(fd); return -1; }
     gr_connection_register(db, conn, -1, GR_CONN_UNIX);
-    conn->authenticated = 1;
+    conn->user = db->acl->default_user;   /* the log replays as the server itself */
     snprintf(conn->name, sizeof conn->name, "aof-loader");
     conn->reply = reply;
     const uint8_t **argv = NULL;

@@ -385,7 +385,7 @@ static int parse_count(const uint8_t *at, const uint8_t *end, int64_t *out) {
     return gr_bytes_to_int64(at, (size_t)(end - at), out);
 }
 
-static int auth_required(const gr_resp_conn_t *conn) { return !conn->state.authenticated; }
+static int auth_required(const gr_resp_conn_t *conn) { return !conn->state.user && !gr_acl_implicit_user(conn->db->acl); }
 
 /* processMultibulkBuffer: resumes the frame in progress; PARSED fills argv/argc. */
 static parse_status_t parse_multibulk(gr_resp_conn_t *conn, size_t *argc, size_t *consumed, const char **error) {

@@ -65,6 +65,8 @@ typedef struct gr_attach {
     uint32_t pid;             /* clientPid (request) or serverPid (reply) */
     uint64_t session_id;
     gr_bytes_t client_name;
+    gr_bytes_t username;      /* AttachRequest: the ACL user and password (empty: none given) */
+    gr_bytes_t password;
     gr_bytes_t request_ring_name;
     gr_bytes_t reply_ring_name;
     gr_bytes_t error_message;

@@ -2242,6 +2242,8 @@ gr_codec_status_t gr_decode_attach(const uint8_t *buffer, size_t length, gr_atta
         out->pid = gr_wire_load_uint32(block + 6);
         size_t position = GR_MESSAGE_HEADER_LENGTH + (size_t)header.block_length;
         TRY(gr_wire_take_var_data(buffer, length, &position, &out->client_name));
+        TRY(gr_wire_take_var_data(buffer, length, &position, &out->username));
+        TRY(gr_wire_take_var_data(buffer, length, &position, &out->password));
         return GR_CODEC_OK;
     }
     case GR_T_ATTACH_REPLY: {   /* AttachReply */
@@ -2274,7 +2276,7 @@ gr_codec_status_t gr_decode_attach(const uint8_t *buffer, size_t length, gr_atta
 gr_codec_status_t gr_encode_attach(const gr_attach_t *in, uint8_t *buffer, size_t capacity, size_t *length) {
     switch (in->template_id) {
     case GR_T_ATTACH: {   /* AttachRequest */
-        size_t size = GR_MESSAGE_HEADER_LENGTH + 10 + 4 + (size_t)in->client_name.length;
+        size_t size = GR_MESSAGE_HEADER_LENGTH + 10 + 4 + (size_t)in->client_name.length + 4 + (size_t)in->username.length + 4 + (size_t)in->password.length;
         if (size > capacity) return GR_CODEC_NO_SPACE;
         gr_wire_put_header(buffer, 10, GR_T_ATTACH);
         uint8_t *block = buffer + GR_MESSAGE_HEADER_LENGTH;
@@ -2284,6 +2286,8 @@ gr_codec_status_t gr_encode_attach(const gr_attach_t *in, uint8_t *buffer, size_
         gr_wire_store_uint32(block + 6, (uint32_t)in->pid);
         size_t position = GR_MESSAGE_HEADER_LENGTH + 10;
         gr_wire_put_var_data(buffer, &position, in->client_name);
+        gr_wire_put_var_data(buffer, &position, in->username);
+        gr_wire_put_var_data(buffer, &position, in->password);
         *length = position;
         return GR_CODEC_OK;
     }
@@ -2324,7 +2328,7 @@ gr_codec_status_t gr_encode_attach(const gr_attach_t *in, uint8_t *buffer, size_
 size_t gr_attach_encoded_size(const gr_attach_t *in) {
     switch (in->template_id) {
     case GR_T_ATTACH: {
-        size_t size = GR_MESSAGE_HEADER_LENGTH + 10 + 4 + (size_t)in->client_name.length;
+        size_t size = GR_MESSAGE_HEADER_LENGTH + 10 + 4 + (size_t)in->client_name.length + 4 + (size_t)in->username.length + 4 + (size_t)in->password.length;
         return size;
     }
     case GR_T_ATTACH_REPLY: {

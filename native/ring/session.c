@@ -143,6 +143,18 @@ static void wake_client(gr_session_t *session) {
     }
 }
 
+int gr_rings_authenticate_session(gr_rings_t *rings, uint64_t session_id, const uint8_t *username,
+                                  size_t username_length, const uint8_t *password, size_t password_length) {
+    for (size_t i = 0; i < rings->count; i++) {
+        if (rings->sessions[i]->id != session_id) continue;
+        gr_acl_user_t *user = gr_db_credentials_user(rings->db, username, username_length, password, password_length);
+        if (!user) return -1;
+        rings->sessions[i]->state.user = user;
+        return 0;
+    }
+    return -1;
+}
+
 void gr_rings_set_session_peer(gr_rings_t *rings, uint64_t session_id, int control_fd, int32_t pid,
                                const char *addr, const char *name) {
     for (size_t i = 0; i < rings->count; i++) {

@@ -38,6 +38,10 @@ void gr_rings_remove_session(gr_rings_t *rings, uint64_t session_id);
 size_t gr_rings_session_count(const gr_rings_t *rings);
 /* For CLIENT LIST: the client's description ("pid=123") and the name it attached with. */
 /* Also the control socket (whose EOF means the client is gone) and the client's pid. */
+/* Authenticate a session as an ACL user (the attach's username and password, as AUTH): 0 when
+ * they are right, -1 otherwise (the session stays as it was: NOAUTH while a password is needed). */
+int gr_rings_authenticate_session(gr_rings_t *rings, uint64_t session_id, const uint8_t *username,
+                                  size_t username_length, const uint8_t *password, size_t password_length);
 void gr_rings_set_session_peer(gr_rings_t *rings, uint64_t session_id, int control_fd, int32_t pid,
                                const char *addr, const char *name);
 /* An eventfd the client gave at attach (ATTACH_CONFIRM's descriptor): written whenever the

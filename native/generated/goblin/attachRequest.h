@@ -787,4 +787,290 @@ SBE_ONE_DEF struct goblin_attachRequest *goblin_attachRequest_put_clientName(
     return codec;
 }
 
+SBE_ONE_DEF const char *goblin_attachRequest_username_meta_attribute(
+    const enum goblin_attachRequest_meta_attribute attribute)
+{
+    switch (attribute)
+    {
+        case goblin_attachRequest_meta_attribute_EPOCH: return "";
+        case goblin_attachRequest_meta_attribute_TIME_UNIT: return "";
+        case goblin_attachRequest_meta_attribute_SEMANTIC_TYPE: return "";
+        case goblin_attachRequest_meta_attribute_PRESENCE: return "required";
+    }
+
+    return "";
+}
+
+SBE_ONE_DEF const char *goblin_attachRequest_username_character_encoding(void)
+{
+    return "null";
+}
+
+SBE_ONE_DEF uint64_t goblin_attachRequest_username_since_version(void)
+{
+    return 0;
+}
+
+SBE_ONE_DEF bool goblin_attachRequest_username_in_acting_version(
+    const struct goblin_attachRequest *const codec)
+{
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wtautological-compare"
+#endif
+    return codec->acting_version >= goblin_attachRequest_username_since_version();
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
+}
+
+SBE_ONE_DEF uint16_t goblin_attachRequest_username_id(void)
+{
+    return 11;
+}
+
+SBE_ONE_DEF uint64_t goblin_attachRequest_username_header_length(void)
+{
+    return 4;
+}
+
+SBE_ONE_DEF uint32_t goblin_attachRequest_username_length(
+    const struct goblin_attachRequest *const codec)
+{
+    uint32_t length;
+    memcpy(&length, codec->buffer + goblin_attachRequest_sbe_position(codec), sizeof(uint32_t));
+
+    return SBE_LITTLE_ENDIAN_ENCODE_32(length);
+}
+
+SBE_ONE_DEF const char *goblin_attachRequest_username(
+    struct goblin_attachRequest *const codec)
+{
+    uint32_t length_field_value;
+    memcpy(&length_field_value, codec->buffer + goblin_attachRequest_sbe_position(codec), sizeof(uint32_t));
+    const char *field_ptr = (codec->buffer + goblin_attachRequest_sbe_position(codec) + 4);
+
+    if (!goblin_attachRequest_set_sbe_position(
+        codec, goblin_attachRequest_sbe_position(codec) + 4 + SBE_LITTLE_ENDIAN_ENCODE_32(length_field_value)))
+    {
+        return NULL;
+    }
+
+    return field_ptr;
+}
+
+SBE_ONE_DEF uint64_t goblin_attachRequest_get_username(
+    struct goblin_attachRequest *const codec,
+    char *dst,
+    const uint64_t length)
+{
+    uint64_t length_of_length_field = 4;
+    uint64_t length_position = goblin_attachRequest_sbe_position(codec);
+    if (!goblin_attachRequest_set_sbe_position(codec, length_position + length_of_length_field))
+    {
+        return 0;
+    }
+
+    uint32_t length_field_value;
+    memcpy(&length_field_value, codec->buffer + length_position, sizeof(uint32_t));
+    uint64_t data_length = SBE_LITTLE_ENDIAN_ENCODE_32(length_field_value);
+    uint64_t bytes_to_copy = length < data_length ? length : data_length;
+    uint64_t pos = goblin_attachRequest_sbe_position(codec);
+
+    if (!goblin_attachRequest_set_sbe_position(codec, pos + data_length))
+    {
+        return 0;
+    }
+
+    memcpy(dst, codec->buffer + pos, bytes_to_copy);
+
+    return bytes_to_copy;
+}
+
+SBE_ONE_DEF struct goblin_attachRequest_string_view goblin_attachRequest_get_username_as_string_view(
+    struct goblin_attachRequest *const codec)
+{
+    uint32_t length_field_value = goblin_attachRequest_username_length(codec);
+    const char *field_ptr = codec->buffer + goblin_attachRequest_sbe_position(codec) + 4;
+    if (!goblin_attachRequest_set_sbe_position(
+        codec, goblin_attachRequest_sbe_position(codec) + 4 + length_field_value))
+    {
+        struct goblin_attachRequest_string_view ret = {NULL, 0};
+        return ret;
+    }
+
+    struct goblin_attachRequest_string_view ret = {field_ptr, length_field_value};
+
+    return ret;
+}
+
+SBE_ONE_DEF struct goblin_attachRequest *goblin_attachRequest_put_username(
+    struct goblin_attachRequest *const codec,
+    const char *src,
+    const uint32_t length)
+{
+    uint64_t length_of_length_field = 4;
+    uint64_t length_position = goblin_attachRequest_sbe_position(codec);
+    uint32_t length_field_value = SBE_LITTLE_ENDIAN_ENCODE_32(length);
+    if (!goblin_attachRequest_set_sbe_position(codec, length_position + length_of_length_field))
+    {
+        return NULL;
+    }
+
+    memcpy(codec->buffer + length_position, &length_field_value, sizeof(uint32_t));
+    uint64_t pos = goblin_attachRequest_sbe_position(codec);
+
+    if (!goblin_attachRequest_set_sbe_position(codec, pos + length))
+    {
+        return NULL;
+    }
+
+    memcpy(codec->buffer + pos, src, length);
+
+    return codec;
+}
+
+SBE_ONE_DEF const char *goblin_attachRequest_password_meta_attribute(
+    const enum goblin_attachRequest_meta_attribute attribute)
+{
+    switch (attribute)
+    {
+        case goblin_attachRequest_meta_attribute_EPOCH: return "";
+        case goblin_attachRequest_meta_attribute_TIME_UNIT: return "";
+        case goblin_attachRequest_meta_attribute_SEMANTIC_TYPE: return "";
+        case goblin_attachRequest_meta_attribute_PRESENCE: return "required";
+    }
+
+    return "";
+}
+
+SBE_ONE_DEF const char *goblin_attachRequest_password_character_encoding(void)
+{
+    return "null";
+}
+
+SBE_ONE_DEF uint64_t goblin_attachRequest_password_since_version(void)
+{
+    return 0;
+}
+
+SBE_ONE_DEF bool goblin_attachRequest_password_in_acting_version(
+    const struct goblin_attachRequest *const codec)
+{
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wtautological-compare"
+#endif
+    return codec->acting_version >= goblin_attachRequest_password_since_version();
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
+}
+
+SBE_ONE_DEF uint16_t goblin_attachRequest_password_id(void)
+{
+    return 12;
+}
+
+SBE_ONE_DEF uint64_t goblin_attachRequest_password_header_length(void)
+{
+    return 4;
+}
+
+SBE_ONE_DEF uint32_t goblin_attachRequest_password_length(
+    const struct goblin_attachRequest *const codec)
+{
+    uint32_t length;
+    memcpy(&length, codec->buffer + goblin_attachRequest_sbe_position(codec), sizeof(uint32_t));
+
+    return SBE_LITTLE_ENDIAN_ENCODE_32(length);
+}
+
+SBE_ONE_DEF const char *goblin_attachRequest_password(
+    struct goblin_attachRequest *const codec)
+{
+    uint32_t length_field_value;
+    memcpy(&length_field_value, codec->buffer + goblin_attachRequest_sbe_position(codec), sizeof(uint32_t));
+    const char *field_ptr = (codec->buffer + goblin_attachRequest_sbe_position(codec) + 4);
+
+    if (!goblin_attachRequest_set_sbe_position(
+        codec, goblin_attachRequest_sbe_position(codec) + 4 + SBE_LITTLE_ENDIAN_ENCODE_32(length_field_value)))
+    {
+        return NULL;
+    }
+
+    return field_ptr;
+}
+
+SBE_ONE_DEF uint64_t goblin_attachRequest_get_password(
+    struct goblin_attachRequest *const codec,
+    char *dst,
+    const uint64_t length)
+{
+    uint64_t length_of_length_field = 4;
+    uint64_t length_position = goblin_attachRequest_sbe_position(codec);
+    if (!goblin_attachRequest_set_sbe_position(codec, length_position + length_of_length_field))
+    {
+        return 0;
+    }
+
+    uint32_t length_field_value;
+    memcpy(&length_field_value, codec->buffer + length_position, sizeof(uint32_t));
+    uint64_t data_length = SBE_LITTLE_ENDIAN_ENCODE_32(length_field_value);
+    uint64_t bytes_to_copy = length < data_length ? length : data_length;
+    uint64_t pos = goblin_attachRequest_sbe_position(codec);
+
+    if (!goblin_attachRequest_set_sbe_position(codec, pos + data_length))
+    {
+        return 0;
+    }
+
+    memcpy(dst, codec->buffer + pos, bytes_to_copy);
+
+    return bytes_to_copy;
+}
+
+SBE_ONE_DEF struct goblin_attachRequest_string_view goblin_attachRequest_get_password_as_string_view(
+    struct goblin_attachRequest *const codec)
+{
+    uint32_t length_field_value = goblin_attachRequest_password_length(codec);
+    const char *field_ptr = codec->buffer + goblin_attachRequest_sbe_position(codec) + 4;
+    if (!goblin_attachRequest_set_sbe_position(
+        codec, goblin_attachRequest_sbe_position(codec) + 4 + length_field_value))
+    {
+        struct goblin_attachRequest_string_view ret = {NULL, 0};
+        return ret;
+    }
+
+    struct goblin_attachRequest_string_view ret = {field_ptr, length_field_value};
+
+    return ret;
+}
+
+SBE_ONE_DEF struct goblin_attachRequest *goblin_attachRequest_put_password(
+    struct goblin_attachRequest *const codec,
+    const char *src,
+    const uint32_t length)
+{
+    uint64_t length_of_length_field = 4;
+    uint64_t length_position = goblin_attachRequest_sbe_position(codec);
+    uint32_t length_field_value = SBE_LITTLE_ENDIAN_ENCODE_32(length);
+    if (!goblin_attachRequest_set_sbe_position(codec, length_position + length_of_length_field))
+    {
+        return NULL;
+    }
+
+    memcpy(codec->buffer + length_position, &length_field_value, sizeof(uint32_t));
+    uint64_t pos = goblin_attachRequest_sbe_position(codec);
+
+    if (!goblin_attachRequest_set_sbe_position(codec, pos + length))
+    {
+        return NULL;
+    }
+
+    memcpy(codec->buffer + pos, src, length);
+
+    return codec;
+}
+
 #endif

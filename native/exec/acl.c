@@ -1,0 +1,648 @@
+/* acl.c — the ACL user table, ACL SETUSER's rule grammar, the checks admission makes, and the
+ * descriptions ACL LIST / GETUSER print; see acl.h.
+ *
+ * Command bits are kept exactly as Redis 7.0 keeps them: one per command and one per
+ * subcommand (the command table's stat slots); +cmd / -cmd on a command with subcommands sets
+ * or clears all of them, +cmd|sub one; +@category walks every command and subcommand in it. A
+ * command is checked by its subcommand's slot when it has one. Categories per slot are worked
+ * out once from the rows (flags imply some, as Redis's setImplicitACLCategories; .acl names the
+ * others). Changes are made on a copy of the user and kept only when every rule is valid.
+ */
+#include "exec/acl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/glob.h"
+#include "exec/command.h"
+#include "exec/server_text.h"
+
+/* ---- categories: Redis 7.0's ACLCommandCategories, in its order ---- */
+
+static const char *const CATEGORY_NAMES[] = {
+    "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap", "hyperloglog", "geo",
+    "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous", "connection", "transaction", "scripting",
+};
+#define CATEGORY_COUNT (sizeof CATEGORY_NAMES / sizeof CATEGORY_NAMES[0])
+enum { CAT_READ = 1, CAT_WRITE = 2, CAT_PUBSUB = 12, CAT_ADMIN = 13, CAT_FAST = 14, CAT_SLOW = 15,
+       CAT_BLOCKING = 16, CAT_DANGEROUS = 17, CAT_SCRIPTING = 20 };
+
+size_t gr_acl_category_count(void) { return CATEGORY_COUNT; }
+const char *gr_acl_category_name(size_t index) { return index < CATEGORY_COUNT ? CATEGORY_NAMES[index] : NULL; }
+
+int gr_acl_category_index(const uint8_t *name, size_t length) {
+    for (size_t i = 0; i < CATEGORY_COUNT; i++)
+        if (strlen(CATEGORY_NAMES[i]) == length && !strncasecmp(CATEGORY_NAMES[i], (const char *)name, length))
+            return (int)i;
+    return -1;
+}
+
+/* Per slot: its categories (bits by CATEGORY_NAMES index), its container (a subcommand's
+ * command, else -1) and, for a command, its subcommands' slots [first, end). */
+static struct {
+    int ready;
+    size_t slots;
+    uint32_t categories[GR_ACL_SLOTS];
+    int16_t container[GR_ACL_SLOTS];
+    int16_t first_sub[GR_ACL_SLOTS], end_sub[GR_ACL_SLOTS];
+} facts;
+
+static int has_word(const char *words, const char *word) {
+    size_t n = strlen(word);
+    for (const char *p = words; p && *p;) {
+        while (*p == ' ') p++;
+        const char *end = p;
+        while (*end && *end != ' ') end++;
+        if ((size_t)(end - p) == n && !strncmp(p, word, n)) return 1;
+        p = end;
+    }
+    return 0;
+}
+
+static const gr_command_t *row_of(size_t slot) {
+    size_t count = gr_command_count();
+    return slot < count ? gr_command_at(slot) : gr_subcommand_at(slot - count);
+}
+
+static void learn_facts(void) {
+    if (facts.ready) return;
+    size_t count = gr_command_count();
+    size_t slots = 0;
+    while (slots < GR_ACL_SLOTS && gr_command_stat_name(slots)) slots++;
+    facts.slots = slots;
+    for (size_t slot = 0; slot < slots; slot++) {
+        const gr_command_t *row = row_of(slot);
+        uint32_t flags = gr_command_flags((int)slot), bits = 0;
+        for (size_t c = 0; c < CATEGORY_COUNT; c++)
+            if (row && has_word(row->acl, CATEGORY_NAMES[c])) bits |= 1u << c;
+        if (flags & GR_CMD_FLAG_WRITE) bits |= 1u << CAT_WRITE;
+        if ((flags & GR_CMD_FLAG_READONLY) && !(bits & (1u << CAT_SCRIPTING))) bits |= 1u << CAT_READ;
+        if (flags & GR_CMD_FLAG_ADMIN) bits |= 1u << CAT_ADMIN | 1u << CAT_DANGEROUS;
+        if (flags & GR_CMD_FLAG_PUBSUB) bits |= 1u << CAT_PUBSUB;
+        if (flags & GR_CMD_FLAG_FAST) bits |= 1u << CAT_FAST;
+        if (flags & GR_CMD_FLAG_BLOCKING) bits |= 1u << CAT_BLOCKING;
+        if (!(bits & (1u << CAT_FAST))) bits |= 1u << CAT_SLOW;
+        facts.categories[slot] = bits;
+        facts.container[slot] = -1;
+        facts.first_sub[slot] = facts.end_sub[slot] = 0;
+    }
+    for (size_t slot = count; slot < slots; slot++) {
+        const char *name = gr_command_stat_name(slot), *bar = strchr(name, '|');
+        int container = bar ? gr_command_index((const uint8_t *)name, (size_t)(bar - name)) : -1;
+        facts.container[slot] = (int16_t)container;
+        if (container < 0) continue;
+        if (facts.end_sub[container] == 0) facts.first_sub[container] = (int16_t)slot;
+        facts.end_sub[container] = (int16_t)(slot + 1);
+    }
+    facts.ready = 1;
+}
+
+int gr_acl_slot_in_category(int slot, int category) {
+    learn_facts();
+    return slot >= 0 && (size_t)slot < facts.slots && category >= 0 && (facts.categories[slot] >> category & 1);
+}
+
+/* ---- users ---- */
+
+static void set_bit(gr_acl_user_t *user, size_t slot, int allow) {
+    if (slot >= GR_ACL_SLOTS) return;
+    if (allow) user->allowed[slot >> 6] |= 1ull << (slot & 63);
+    else user->allowed[slot >> 6] &= ~(1ull << (slot & 63));   /* +@all's flag stays, as Redis's */
+}
+
+/* Redis's ACLChangeSelectorPerm: a command and all its subcommands. */
+static void change_command(gr_acl_user_t *user, size_t slot, int allow) {
+    set_bit(user, slot, allow);
+    if (facts.container[slot] < 0)
+        for (int sub = facts.first_sub[slot]; sub < facts.end_sub[slot]; sub++)
+            if (facts.container[sub] == (int)slot) set_bit(user, (size_t)sub, allow);
+}
+
+static void change_category(gr_acl_user_t *user, int category, int allow) {
+    for (size_t slot = 0; slot < facts.slots; slot++)
+        if (facts.categories[slot] >> category & 1) {
+            if (facts.container[slot] < 0) change_command(user, slot, allow);
+            else set_bit(user, slot, allow);
+        }
+}
+
+static void free_patterns(gr_acl_pattern_t *patterns, uint32_t count) {
+    for (uint32_t i = 0; i < count; i++) free(patterns[i].text);
+    free(patterns);
+}
+
+static void user_release(gr_acl_user_t *user) {
+    free(user->name);
+    free(user->passwords);
+    free_patterns(user->keys, user->key_count);
+    free_patterns(user->channels, user->channel_count);
+}
+
+static int copy_patterns(gr_acl_pattern_t **to, const gr_acl_pattern_t *from, uint32_t count) {
+    *to = NULL;
+    if (!count) return 0;
+    *to = calloc(count, sizeof **to);
+    if (!*to) return -1;
+    for (uint32_t i = 0; i < count; i++) {
+        (*to)[i] = from[i];
+        (*to)[i].text = malloc(from[i].length + 1);
+        if (!(*to)[i].text) return -1;
+        memcpy((*to)[i].text, from[i].text, from[i].length + 1);
+    }
+    return 0;
+}
+
+/* A deep copy (name included); 0 or -1 out of memory (the copy is then released). */
+static int user_copy(gr_acl_user_t *to, const gr_acl_user_t *from) {
+    *to = *from;
+    to->name = NULL, to->passwords = NULL, to->keys = to->channels = NULL;
+    to->next = NULL;
+    int failed = 0;
+    to->name = malloc(from->name_length + 1);
+    if (to->name) memcpy(to->name, from->name, from->name_length + 1);
+    else failed = 1;
+    if (from->password_count) {
+        to->passwords = malloc(from->password_count * sizeof *to->passwords);
+        if (to->passwords) memcpy(to->passwords, from->passwords, from->password_count * sizeof *to->passwords);
+        else failed = 1;
+    }
+    uint32_t keys = to->key_count, channels = to->channel_count;
+    to->key_count = to->channel_count = 0;
+    if (copy_patterns(&to->keys, from->keys, keys) != 0) failed = 1;
+    to->key_count = to->keys ? keys : 0;
+    if (copy_patterns(&to->channels, from->channels, channels) != 0) failed = 1;
+    to->channel_count = to->channels ? channels : 0;
+    if (failed) { user_release(to); return -1; }
+    return 0;
+}
+
+static gr_acl_user_t *user_new(const uint8_t *name, size_t length) {
+    gr_acl_user_t *user = calloc(1, sizeof *user);
+    if (!user) return NULL;
+    user->name = malloc(length + 1);
+    if (!user->name) { free(user); return NULL; }
+    memcpy(user->name, name, length);
+    user->name[length] = '\0';
+    user->name_length = length;
+    return user;   /* Redis's new user: off, no passwords, no keys, resetchannels, -@all */
+}
+
+static void insert_sorted(gr_acl_t *acl, gr_acl_user_t *user) {
+    gr_acl_user_t **at = &acl->users;
+    while (*at) {
+        size_t n = (*at)->name_length < user->name_length ? (*at)->name_length : user->name_length;
+        int order = memcmp((*at)->name, user->name, n);
+        if (order > 0 || (order == 0 && (*at)->name_length > user->name_length)) break;
+        at = &(*at)->next;
+    }
+    user->next = *at;
+    *at = user;
+}
+
+gr_acl_t *gr_acl_new(void) {
+    learn_facts();
+    gr_acl_t *acl = calloc(1, sizeof *acl);
+    if (!acl) return NULL;
+    gr_acl_user_t *user = user_new((const uint8_t *)"default", 7);
+    if (!user) { free(acl); return NULL; }
+    user->enabled = user->nopass = user->allkeys = user->allchannels = user->allcommands = 1;
+    memset(user->allowed, 0xff, sizeof user->allowed);
+    acl->users = acl->default_user = user;
+    return acl;
+}
+
+void gr_acl_free(gr_acl_t *acl) {
+    if (!acl) return;
+    for (gr_acl_user_t *user = acl->users, *next; user; user = next) {
+        next = user->next;
+        user_release(user);
+        free(user);
+    }
+    free(acl);
+}
+
+gr_acl_user_t *gr_acl_find(const gr_acl_t *acl, const uint8_t *name, size_t length) {
+    for (gr_acl_user_t *user = acl->users; user; user = user->next)
+        if (user->name_length == length && !memcmp(user->name, name, length)) return user;
+    return NULL;
+}
+
+gr_acl_user_t *gr_acl_implicit_user(const gr_acl_t *acl) {
+    const gr_acl_user_t *user = acl->default_user;
+    return user->enabled && user->nopass ? acl->default_user : NULL;
+}
+
+/* Compared over every stored hash whatever matches, so the time says nothing of which did. */
+gr_acl_user_t *gr_acl_authenticate(const gr_acl_t *acl, const uint8_t *name, size_t name_length,
+                                   const uint8_t *password, size_t password_length) {
+    gr_acl_user_t *user = gr_acl_find(acl, name, name_length);
+    if (!user || !user->enabled) return NULL;
+    if (user->nopass) return user;
+    uint8_t hash[GR_SHA256_BYTES];
+    gr_sha256(password, password_length, hash);
+    int found = 0;
+    for (uint32_t i = 0; i < user->password_count; i++) {
+        unsigned difference = 0;
+        for (size_t b = 0; b < GR_SHA256_BYTES; b++) difference |= hash[b] ^ user->passwords[i][b];
+        found |= difference == 0;
+    }
+    return found ? user : NULL;
+}
+
+/* ---- rules ---- */
+
+enum { E_OK = 0, E_SYNTAX, E_UNKNOWN, E_KEYS_AFTER_ALL, E_CHANNELS_AFTER_ALL, E_NO_PASSWORD, E_BAD_HASH,
+       E_NO_MEMORY, E_SELECTORS, E_FIRST_ARG, E_FIRST_ARG_RULES };
+
+static const char *const RULE_ERRORS[] = {
+    [E_SYNTAX] = "Syntax error",
+    [E_UNKNOWN] = "Unknown command or category name in ACL",
+    [E_KEYS_AFTER_ALL] = "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have "
+                         "any effect. Try 'resetkeys' to start with an empty list of patterns",
+    [E_CHANNELS_AFTER_ALL] = "Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does "
+                             "not have any effect. Try 'resetchannels' to start with an empty list of channels",
+    [E_NO_PASSWORD] = "The password you are trying to remove from the user does not exist",
+    [E_BAD_HASH] = "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters",
+    [E_NO_MEMORY] = "Out of memory",
+    [E_SELECTORS] = "Selectors are not supported by goblin-ring yet",
+    [E_FIRST_ARG] = "Allowing first-arg of a subcommand is not supported",
+    [E_FIRST_ARG_RULES] = "First-arg rules (+command|first-arg) are not supported by goblin-ring yet",
+};
+
+static int word_is(const uint8_t *rule, size_t length, const char *word) {
+    return strlen(word) == length && !strncasecmp((const char *)rule, word, length);
+}
+
+static int add_hash(gr_acl_user_t *user, const uint8_t hash[GR_SHA256_BYTES]) {
+    user->nopass = 0;
+    for (uint32_t i = 0; i < user->password_count; i++)
+        if (!memcmp(user->passwords[i], hash, GR_SHA256_BYTES)) return E_OK;
+    void *grown = realloc(user->passwords, (user->password_count + 1) * sizeof *user->passwords);
+    if (!grown) return E_NO_MEMORY;
+    user->passwords = grown;
+    memcpy(user->passwords[user->password_count++], hash, GR_SHA256_BYTES);
+    return E_OK;
+}
+
+static int remove_hash(gr_acl_user_t *user, const uint8_t hash[GR_SHA256_BYTES]) {
+    for (uint32_t i = 0; i < user->password_count; i++)
+        if (!memcmp(user->passwords[i], hash, GR_SHA256_BYTES)) {
+            memmove(user->passwords[i], user->passwords[i + 1], (user->password_count - i - 1) * sizeof *user->passwords);
+            user->password_count--;
+            user->nopass = 0;
+            return E_OK;
+        }
+    return E_NO_PASSWORD;
+}
+
+static int parse_hash(const uint8_t *text, size_t length, uint8_t hash[GR_SHA256_BYTES]) {
+    if (length != 2 * GR_SHA256_BYTES) return E_BAD_HASH;
+    for (size_t i = 0; i < length; i++) {
+        int c = text[i], v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (v < 0) return E_BAD_HASH;
+        if (i % 2 == 0) hash[i / 2] = (uint8_t)(v << 4);
+        else hash[i / 2] |= (uint8_t)v;
+    }
+    return E_OK;
+}
+
+static int add_pattern(gr_acl_pattern_t **patterns, uint32_t *count, const uint8_t *text, size_t length, uint8_t flags) {
+    for (uint32_t i = 0; i < *count; i++)
+        if ((*patterns)[i].length == length && !memcmp((*patterns)[i].text, text, length)) {
+            (*patterns)[i].flags |= flags;
+            return E_OK;
+        }
+    if (length > UINT32_MAX - 1) return E_NO_MEMORY;
+    gr_acl_pattern_t *grown = realloc(*patterns, (*count + 1) * sizeof **patterns);
+    if (!grown) return E_NO_MEMORY;
+    *patterns = grown;
+    char *copy = malloc(length + 1);
+    if (!copy) return E_NO_MEMORY;
+    memcpy(copy, text, length);
+    copy[length] = '\0';
+    grown[(*count)++] = (gr_acl_pattern_t){copy, (uint32_t)length, flags};
+    return E_OK;
+}
+
+static void clear_patterns(gr_acl_pattern_t **patterns, uint32_t *count) {
+    free_patterns(*patterns, *count);
+    *patterns = NULL;
+    *count = 0;
+}
+
+/* A key rule: ~pattern, %R~pattern, %W~pattern, %RW~pattern. */
+static int key_rule(gr_acl_user_t *user, const uint8_t *rule, size_t length) {
+    uint8_t flags = 0;
+    size_t offset;
+    if (rule[0] == '~') {
+        flags = GR_ACL_READ | GR_ACL_WRITE, offset = 1;
+    } else {
+        offset = 1;
+        while (offset < length && rule[offset] != '~') {
+            if (rule[offset] == 'R' || rule[offset] == 'r') flags |= GR_ACL_READ;
+            else if (rule[offset] == 'W' || rule[offset] == 'w') flags |= GR_ACL_WRITE;
+            else return E_SYNTAX;
+            offset++;
+        }
+        if (offset == length || flags == 0) return E_SYNTAX;
+        offset++;
+    }
+    if (user->allkeys) return E_KEYS_AFTER_ALL;
+    const uint8_t *pattern = rule + offset;
+    size_t pattern_length = length - offset;
+    if (pattern_length == 1 && pattern[0] == '*' && flags == (GR_ACL_READ | GR_ACL_WRITE)) {
+        clear_patterns(&user->keys, &user->key_count);
+        user->allkeys = 1;
+        return E_OK;
+    }
+    return add_pattern(&user->keys, &user->key_count, pattern, pattern_length, flags);
+}
+
+static int channel_rule(gr_acl_user_t *user, const uint8_t *pattern, size_t length) {
+    if (user->allchannels) return E_CHANNELS_AFTER_ALL;
+    if (length == 1 && pattern[0] == '*') {
+        clear_patterns(&user->channels, &user->channel_count);
+        user->allchannels = 1;
+        return E_OK;
+    }
+    return add_pattern(&user->channels, &user->channel_count, pattern, length, 0);
+}
+
+/* +name, -name, +@category, -@category, +name|sub, -name|sub. */
+static int command_rule(gr_acl_user_t *user, const uint8_t *rule, size_t length) {
+    int allow = rule[0] == '+';
+    const uint8_t *name = rule + 1;
+    size_t name_length = length - 1;
+    if (name_length && name[0] == '@') {
+        if (word_is(name + 1, name_length - 1, "all")) {
+            memset(user->allowed, allow ? 0xff : 0, sizeof user->allowed);
+            user->allcommands = (uint8_t)allow;
+            return E_OK;
+        }
+        int category = gr_acl_category_index(name + 1, name_length - 1);
+        if (category < 0) return E_UNKNOWN;
+        change_category(user, category, allow);
+        return E_OK;
+    }
+    const uint8_t *bar = memchr(name, '|', name_length);
+    if (!bar) {
+        int index = gr_command_index(name, name_length);
+        if (index < 0) return E_UNKNOWN;
+        change_command(user, (size_t)index, allow);
+        return E_OK;
+    }
+    int index = gr_command_index(name, (size_t)(bar - name));
+    if (index < 0) return E_UNKNOWN;
+    size_t sub_length = name_length - (size_t)(bar - name) - 1;
+    if (facts.end_sub[index] == 0) return E_FIRST_ARG_RULES;   /* Redis 7.0's +select|0: not built */
+    for (int slot = facts.first_sub[index]; slot < facts.end_sub[index]; slot++) {
+        const char *full = gr_command_stat_name((size_t)slot);
+        const char *sub = strchr(full, '|') + 1;
+        if (facts.container[slot] == index && strlen(sub) == sub_length && !strncasecmp(sub, (const char *)bar + 1, sub_length)) {
+            set_bit(user, (size_t)slot, allow);
+            return E_OK;
+        }
+    }
+    return memchr(bar + 1, '|', sub_length) ? E_FIRST_ARG : E_UNKNOWN;
+}
+
+static void reset_keys(gr_acl_user_t *user) { clear_patterns(&user->keys, &user->key_count); user->allkeys = 0; }
+static void reset_channels(gr_acl_user_t *user) {
+    clear_patterns(&user->channels, &user->channel_count);
+    user->allchannels = 0;
+}
+static void reset_passwords(gr_acl_user_t *user) {
+    free(user->passwords);
+    user->passwords = NULL;
+    user->password_count = 0;
+    user->nopass = 0;
+}
+
+static int apply_rule(gr_acl_user_t *user, const uint8_t *rule, size_t length) {
+    if (length == 0) return E_OK;   /* an empty rule changes nothing, as Redis */
+    if (word_is(rule, length, "on")) { user->enabled = 1; return E_OK; }
+    if (word_is(rule, length, "off")) { user->enabled = 0; return E_OK; }
+    if (word_is(rule, length, "nopass")) { reset_passwords(user); user->nopass = 1; return E_OK; }
+    if (word_is(rule, length, "resetpass")) { reset_passwords(user); return E_OK; }
+    if (word_is(rule, length, "allkeys")) { reset_keys(user); user->allkeys = 1; return E_OK; }
+    if (word_is(rule, length, "resetkeys")) { reset_keys(user); return E_OK; }
+    if (word_is(rule, length, "allchannels")) { reset_channels(user); user->allchannels = 1; return E_OK; }
+    if (word_is(rule, length, "resetchannels")) { reset_channels(user); return E_OK; }
+    if (word_is(rule, length, "allcommands")) return command_rule(user, (const uint8_t *)"+@all", 5);
+    if (word_is(rule, length, "nocommands")) return command_rule(user, (const uint8_t *)"-@all", 5);
+    if (word_is(rule, length, "reset")) {
+        reset_passwords(user);
+        reset_keys(user);
+        reset_channels(user);
+        user->enabled = 0;
+        user->payload = GR_ACL_SANITIZE;
+        return command_rule(user, (const uint8_t *)"-@all", 5);
+    }
+    if (word_is(rule, length, "clearselectors")) return E_OK;   /* there are none to clear */
+    if (word_is(rule, length, "sanitize-payload")) { user->payload = GR_ACL_SANITIZE; return E_OK; }
+    if (word_is(rule, length, "skip-sanitize-payload")) { user->payload = GR_ACL_SKIP_SANITIZE; return E_OK; }
+    uint8_t hash[GR_SHA256_BYTES];
+    switch (rule[0]) {
+    case '>': gr_sha256(rule + 1, length - 1, hash); return add_hash(user, hash);
+    case '<': gr_sha256(rule + 1, length - 1, hash); return remove_hash(user, hash);
+    case '#': { int status = parse_hash(rule + 1, length - 1, hash); return status ? status : add_hash(user, hash); }
+    case '!': { int status = parse_hash(rule + 1, length - 1, hash); return status ? status : remove_hash(user, hash); }
+    case '~': case '%': return key_rule(user, rule, length);
+    case '&': return channel_rule(user, rule + 1, length - 1);
+    case '+': case '-': return command_rule(user, rule, length);
+    case '(': return rule[length - 1] == ')' ? E_SELECTORS : E_SYNTAX;
+    default: return E_SYNTAX;
+    }
+}
+
+int gr_acl_set_user(gr_acl_t *acl, const uint8_t *name, size_t name_length, size_t rule_count,
+                    const uint8_t *const *rules, const size_t *rule_lengths, char *error, size_t error_size) {
+    learn_facts();
+    gr_acl_user_t *existing = gr_acl_find(acl, name, name_length), work;
+    if (existing) {
+        if (user_copy(&work, existing) != 0) { snprintf(error, error_size, "ERR Out of memory"); return -1; }
+    } else {
+        gr_acl_user_t *fresh = user_new(name, name_length);
+        if (!fresh) { snprintf(error, error_size, "ERR Out of memory"); return -1; }
+        work = *fresh;
+        free(fresh);
+    }
+    for (size_t i = 0; i < rule_count; i++) {
+        int status = apply_rule(&work, rules[i], rule_lengths[i]);
+        if (status != E_OK) {
+            int shown = rule_lengths[i] > 128 ? 128 : (int)rule_lengths[i];
+            snprintf(error, error_size, "ERR Error in ACL SETUSER modifier '%.*s': %s", shown, (const char *)rules[i],
+                     RULE_ERRORS[status]);
+            user_release(&work);
+            return -1;
+        }
+    }
+    if (existing) {
+        gr_acl_user_t *next = existing->next;
+        user_release(existing);
+        *existing = work;
+        existing->next = next;
+        return 0;
+    }
+    gr_acl_user_t *user = malloc(sizeof *user);
+    if (!user) { user_release(&work); snprintf(error, error_size, "ERR Out of memory"); return -1; }
+    *user = work;
+    insert_sorted(acl, user);
+    return 0;
+}
+
+int gr_acl_delete_user(gr_acl_t *acl, gr_acl_user_t *user) {
+    for (gr_acl_user_t **at = &acl->users; *at; at = &(*at)->next)
+        if (*at == user) {
+            *at = user->next;
+            user_release(user);
+            free(user);
+            return 1;
+        }
+    return 0;
+}
+
+void gr_acl_set_requirepass(gr_acl_t *acl, const char *password) {
+    gr_acl_user_t *user = acl->default_user;
+    reset_passwords(user);
+    if (!password[0]) { user->nopass = 1; return; }
+    uint8_t hash[GR_SHA256_BYTES];
+    gr_sha256((const uint8_t *)password, strlen(password), hash);
+    if (add_hash(user, hash) != E_OK) user->nopass = 0;   /* out of memory: no password logs in */
+}
+
+/* ---- checks ---- */
+
+int gr_acl_allows_key(const gr_acl_user_t *user, const uint8_t *key, size_t length, int access) {
+    if (user->allkeys) return 1;
+    for (uint32_t i = 0; i < user->key_count; i++) {
+        const gr_acl_pattern_t *p = &user->keys[i];
+        if ((p->flags & access) != access) continue;
+        if (gr_glob_match((const uint8_t *)p->text, p->length, key, length, 0)) return 1;
+    }
+    return 0;
+}
+
+int gr_acl_allows_channel(const gr_acl_user_t *user, const uint8_t *channel, size_t length, int is_pattern) {
+    if (user->allchannels) return 1;
+    for (uint32_t i = 0; i < user->channel_count; i++) {
+        const gr_acl_pattern_t *p = &user->channels[i];
+        if (is_pattern ? p->length == length && !memcmp(p->text, channel, length)
+                       : gr_glob_match((const uint8_t *)p->text, p->length, channel, length, 0))
+            return 1;
+    }
+    return 0;
+}
+
+/* ---- descriptions ---- */
+
+static int bit_of(const uint64_t *bits, size_t slot) { return (int)(bits[slot >> 6] >> (slot & 63) & 1); }
+
+static void count_category(const gr_acl_user_t *user, int category, unsigned long *on, unsigned long *off) {
+    *on = *off = 0;
+    for (size_t slot = 0; slot < facts.slots; slot++)
+        if (facts.categories[slot] >> category & 1) {
+            if (bit_of(user->allowed, slot)) (*on)++;
+            else (*off)++;
+        }
+}
+
+/* Redis 7.0's ACLDescribeSelectorCommandRules: +@all or -@all, then the categories that fit
+ * best (each applied to a scratch user), then the single commands still different. */
+char *gr_acl_describe_commands(const gr_acl_user_t *user) {
+    learn_facts();
+    gr_text_t text;
+    if (gr_text_init(&text, 128) != 0) return NULL;
+    int additive = !user->allcommands;
+    gr_acl_user_t fake, temp;
+    memset(&fake, 0, sizeof fake);
+    memset(&temp, 0, sizeof temp);
+    if (!additive) memset(fake.allowed, 0xff, sizeof fake.allowed);
+    memcpy(temp.allowed, user->allowed, sizeof temp.allowed);
+    gr_text_append(&text, additive ? "-@all " : "+@all ");
+    char applied[CATEGORY_COUNT] = {0};
+    for (;;) {
+        int best = -1;
+        unsigned long min_diff = (unsigned long)-1, max_same = 0;
+        for (size_t c = 0; c < CATEGORY_COUNT; c++) {
+            if (applied[c]) continue;
+            unsigned long on, off;
+            count_category(&temp, (int)c, &on, &off);
+            unsigned long diff = additive ? off : on, same = additive ? on : off;
+            if (same > diff && (diff < min_diff || (diff == min_diff && same > max_same)))
+                best = (int)c, min_diff = diff, max_same = same;
+        }
+        if (best < 0) break;
+        change_category(&fake, best, additive);
+        change_category(&temp, best, !additive);
+        gr_text_append(&text, "%s@%s ", additive ? "+" : "-", CATEGORY_NAMES[best]);
+        applied[best] = 1;
+    }
+    size_t count = gr_command_count();
+    for (size_t slot = 0; slot < count && slot < facts.slots; slot++) {
+        int mine = bit_of(user->allowed, slot);
+        if (mine != bit_of(fake.allowed, slot)) {
+            gr_text_append(&text, "%s%s ", mine ? "+" : "-", gr_command_stat_name(slot));
+            change_command(&fake, slot, mine);
+        }
+        for (int sub = facts.first_sub[slot]; sub < facts.end_sub[slot]; sub++) {
+            if (facts.container[sub] != (int)slot) continue;
+            int sub_mine = bit_of(user->allowed, (size_t)sub);
+            if (sub_mine != bit_of(fake.allowed, (size_t)sub)) {
+                gr_text_append(&text, "%s%s ", sub_mine ? "+" : "-", gr_command_stat_name((size_t)sub));
+                set_bit(&fake, (size_t)sub, sub_mine);
+            }
+        }
+    }
+    if (text.failed) { gr_text_free(&text); return NULL; }
+    if (text.length) text.data[--text.length] = '\0';   /* the last space */
+    return text.data;
+}
+
+static void describe_keys(const gr_acl_user_t *user, gr_text_t *text) {
+    if (user->allkeys) { gr_text_append(text, "~* "); return; }
+    for (uint32_t i = 0; i < user->key_count; i++) {
+        const gr_acl_pattern_t *p = &user->keys[i];
+        const char *prefix = p->flags == (GR_ACL_READ | GR_ACL_WRITE) ? "~" : p->flags == GR_ACL_READ ? "%R~" : "%W~";
+        gr_text_append(text, "%s%s ", prefix, p->text);
+    }
+}
+
+char *gr_acl_describe_user(const gr_acl_user_t *user) {
+    char *commands = gr_acl_describe_commands(user);
+    if (!commands) return NULL;
+    gr_text_t text;
+    if (gr_text_init(&text, 128) != 0) { free(commands); return NULL; }
+    gr_text_append(&text, "user %s %s ", user->name, user->enabled ? "on" : "off");
+    if (user->nopass) gr_text_append(&text, "nopass ");
+    if (user->payload) gr_text_append(&text, "%s ", user->payload == GR_ACL_SANITIZE ? "sanitize-payload" : "skip-sanitize-payload");
+    for (uint32_t i = 0; i < user->password_count; i++) {
+        gr_text_append(&text, "#");
+        for (size_t b = 0; b < GR_SHA256_BYTES; b++) gr_text_append(&text, "%02x", user->passwords[i][b]);
+        gr_text_append(&text, " ");
+    }
+    describe_keys(user, &text);
+    if (user->allchannels) gr_text_append(&text, "&* ");
+    else {
+        gr_text_append(&text, "resetchannels ");
+        for (uint32_t i = 0; i < user->channel_count; i++) gr_text_append(&text, "&%s ", user->channels[i].text);
+    }
+    gr_text_append(&text, "%s", commands);
+    free(commands);
+    if (text.failed) { gr_text_free(&text); return NULL; }
+    return text.data;
+}
+
+/* For ACL GETUSER's keys field: "~k* %R~r*" (no trailing space). NULL: out of memory. */
+char *gr_acl_describe_keys(const gr_acl_user_t *user) {
+    gr_text_t text;
+    if (gr_text_init(&text, 32) != 0) return NULL;
+    describe_keys(user, &text);
+    if (text.failed) { gr_text_free(&text); return NULL; }
+    if (text.length) text.length--;
+    text.data[text.length] = '\0';   /* also when nothing was written */
+    return text.data;
+}
