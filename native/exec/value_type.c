@@ -233,21 +233,36 @@ static void *hash_load(const gr_server_t *db, gr_snapshot_reader_t *in) {
         gr_hash_free(hash);
         return NULL;
     }
-    for (uint64_t i = 0; i < count; i++) {
-        const uint8_t *field, *data;
-        size_t field_length, length;
-        uint64_t expire;
-        if (gr_snapshot_read_bytes(in, &field, &field_length) != 0 || gr_snapshot_read_bytes(in, &data, &length) != 0 ||
-            gr_snapshot_read_varint(in, &expire) != 0 ||
-            gr_hash_set(hash, field, field_length, data, length, 0, &limits) != 1 ||
-            (expire && (expire > (uint64_t)INT64_MAX ||
-                        gr_hash_set_field_expire(hash, field, field_length, (int64_t)(expire - 1), &limits) != 0))) {
-            if (!in->error) gr_snapshot_reader_fail(in, "bad or repeated hash field");
-            gr_hash_free(hash);
-            return NULL;
+    /* A batch of fields at a time, added with one gr_hash_add_many (hashes computed and index
+     * slots prefetched ahead of the inserts), then the batch's field expiries. */
+    enum { BATCH = 64 };
+    gr_bytes_t fields[BATCH], values[BATCH];
+    uint64_t expires[BATCH];
+    for (uint64_t done = 0; done < count;) {
+        size_t n = count - done < BATCH ? (size_t)(count - done) : BATCH, with_expiry = 0;
+        for (size_t i = 0; i < n; i++) {
+            const uint8_t *field, *data;
+            size_t field_length, length;
+            if (gr_snapshot_read_bytes(in, &field, &field_length) != 0 || gr_snapshot_read_bytes(in, &data, &length) != 0 ||
+                gr_snapshot_read_varint(in, &expires[i]) != 0 || field_length > UINT32_MAX || length > UINT32_MAX ||
+                expires[i] > (uint64_t)INT64_MAX)
+                goto fail;
+            fields[i] = (gr_bytes_t){field, (uint32_t)field_length};
+            values[i] = (gr_bytes_t){data, (uint32_t)length};
+            with_expiry += expires[i] != 0;
         }
+        if (gr_hash_add_many(hash, fields, values, n, &limits) != 0) goto fail;
+        for (size_t i = 0; with_expiry && i < n; i++)
+            if (expires[i] &&
+                gr_hash_set_field_expire(hash, fields[i].data, fields[i].length, (int64_t)(expires[i] - 1), &limits) != 0)
+                goto fail;
+        done += n;
     }
     return hash;
+fail:
+    if (!in->error) gr_snapshot_reader_fail(in, "bad or repeated hash field");
+    gr_hash_free(hash);
+    return NULL;
 }
 
 /* Digest: per field, SHA1-mixed field then value, xored into the whole (order-free). A field
@@ -304,19 +319,34 @@ static void *set_load(const gr_server_t *db, gr_snapshot_reader_t *in) {
         .max_compact_entries = db->config.set_max_listpack_entries < 0 ? 0 : (size_t)db->config.set_max_listpack_entries,
         .max_compact_value = db->config.set_max_listpack_value < 0 ? 0 : (size_t)db->config.set_max_listpack_value,
     };
+    /* A batch of members at a time through gr_set_add_many (a big set's table takes them with
+     * their hashes computed and index slots prefetched ahead); the first member chooses the
+     * encoding the set starts in. */
+    enum { BATCH = 64 };
+    gr_bytes_t members[BATCH];
     gr_set_t *set = NULL;
-    for (uint64_t i = 0; i < count; i++) {
-        const uint8_t *data;
-        size_t length;
-        if (gr_snapshot_read_bytes(in, &data, &length) != 0) break;
-        if (!set && !(set = gr_set_new_for(&config, data, length, (size_t)count))) return NULL;
-        int added = gr_set_add(set, &config, data, length);
-        if (added <= 0) {
-            if (added == 0) gr_snapshot_reader_fail(in, "duplicate set member");
-            break;
+    for (uint64_t done = 0; done < count;) {
+        size_t n = count - done < BATCH ? (size_t)(count - done) : BATCH;
+        for (size_t i = 0; i < n; i++) {
+            const uint8_t *data;
+            size_t length;
+            if (gr_snapshot_read_bytes(in, &data, &length) != 0) goto fail;
+            if (length > UINT32_MAX) {
+                gr_snapshot_reader_fail(in, "set member too long");
+                goto fail;
+            }
+            members[i] = (gr_bytes_t){data, (uint32_t)length};
         }
-        if (i + 1 == count) return set;
+        if (!set && !(set = gr_set_new_for(&config, members[0].data, members[0].length, (size_t)count))) return NULL;
+        int added = gr_set_add_many(set, &config, members, n);
+        if (added != 0) {
+            if (added == -2) gr_snapshot_reader_fail(in, "duplicate set member");
+            goto fail;
+        }
+        done += n;
     }
+    return set;
+fail:
     gr_set_free(set);
     return NULL;
 }

@@ -388,6 +388,39 @@ static void test_values_keys_and_replies_follow_the_contract(void) {
     gr_table_free(s);
 }
 
+/* gr_table_add_many (snapshot loads): the same entries as one add at a time, across index
+ * resizes; a repeated key (against the table or inside the batch) is -2 with the keys before it
+ * added. */
+static void test_add_many_adds_what_single_adds_add_and_refuses_a_repeat(int with_values) {
+    gr_table_t *t = gr_table_new(with_values, CATEGORY);
+    enum { N = 20000 };
+    static char names[N][24], datas[N][24];
+    static gr_bytes_t keys[N], values[N];
+    for (int i = 0; i < N; i++) {
+        keys[i] = (gr_bytes_t){(const uint8_t *)names[i], (uint32_t)snprintf(names[i], sizeof names[i], "field:%d", i)};
+        values[i] = (gr_bytes_t){(const uint8_t *)datas[i], (uint32_t)snprintf(datas[i], sizeof datas[i], "v%d", i * 7)};
+    }
+    int ok = 1;
+    for (int done = 0; done < N; done += 999) {   /* batches that end mid-way through ADD_MANY's own */
+        size_t n = N - done < 999 ? (size_t)(N - done) : 999;
+        ok &= gr_table_add_many(t, keys + done, values, n) == (int)n;
+    }
+    CHECK(ok && gr_table_count(t) == N, "add_many added every key (%zu)", gr_table_count(t));
+    gr_bytes_t v;
+    for (int i = 0; i < N && ok; i++) {
+        ok &= gr_table_get(t, keys[i].data, keys[i].length, &v) == 1;
+        if (with_values) ok &= v.length == values[i % 999].length && memcmp(v.data, values[i % 999].data, v.length) == 0;
+    }
+    CHECK(ok, "every key reads back%s", with_values ? " with its value" : "");
+    gr_bytes_t repeat[3] = {{(const uint8_t *)"new:1", 5}, {(const uint8_t *)"field:5", 7}, {(const uint8_t *)"new:2", 5}};
+    CHECK(gr_table_add_many(t, repeat, values, 3) == -2 && gr_table_count(t) == N + 1 &&
+          gr_table_get(t, (const uint8_t *)"new:1", 5, NULL) == 1 && gr_table_get(t, (const uint8_t *)"new:2", 5, NULL) == 0,
+          "a key already there: -2, the keys before it added, none after");
+    gr_bytes_t twice[2] = {{(const uint8_t *)"x", 1}, {(const uint8_t *)"x", 1}};
+    CHECK(gr_table_add_many(t, twice, values, 2) == -2 && gr_table_count(t) == N + 2, "a key twice in one batch: -2");
+    gr_table_free(t);
+}
+
 /* SPOP's pattern (delete the key gr_table_random handed out) and writes whose bytes come
  * from the table itself, under ASan: nothing is read after it moved. */
 static void test_keys_and_values_may_point_into_the_table(void) {
@@ -493,6 +526,8 @@ int main(int argc, char **argv) {
     if (argc > 2) rng_state = strtoull(argv[2], NULL, 10);
 
     test_values_keys_and_replies_follow_the_contract();
+    test_add_many_adds_what_single_adds_add_and_refuses_a_repeat(0);
+    test_add_many_adds_what_single_adds_add_and_refuses_a_repeat(1);
     test_random_operations_agree_with_a_plain_model(0, operations);
     test_random_operations_agree_with_a_plain_model(1, operations);
     test_scan_sees_every_entry_present_throughout_while_the_table_resizes(0);

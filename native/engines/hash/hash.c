@@ -119,6 +119,19 @@ int gr_hash_reserve(gr_hash_t *hash, size_t count, const gr_hash_limits_t *limit
     return 0;
 }
 
+int gr_hash_add_many(gr_hash_t *hash, const gr_bytes_t *fields, const gr_bytes_t *values, size_t count,
+                     const gr_hash_limits_t *limits) {
+    if (hash->fields.table) {
+        int added = gr_table_add_many(hash->fields.table, fields, values, count);
+        return added < 0 ? added : 0;
+    }
+    for (size_t i = 0; i < count; i++) {
+        int added = map_set(&hash->fields, fields[i].data, fields[i].length, values[i].data, values[i].length, limits);
+        if (added != 1) return added < 0 ? -1 : -2;
+    }
+    return 0;
+}
+
 static int map_delete(map_t *map, const uint8_t *field, size_t field_length) {
     return map->table ? gr_table_delete(map->table, field, field_length)
                       : gr_hcompact_delete(&map->compact, field, field_length);

@@ -74,6 +74,11 @@ void gr_hash_free(gr_hash_t *hash);           /* NULL ok */
  * encoding at once when count passes limits' compact size, its index sized for them (no
  * conversion or resize on the way). 0, or -1 out of memory (nothing changed). */
 int gr_hash_reserve(gr_hash_t *hash, size_t count, const gr_hash_limits_t *limits);
+/* Bulk loads: `count` fields that must all be new (no TTLs), fields[i] -> values[i]; a hash in
+ * its table encoding takes them in one batched insert (engines/table's gr_table_add_many).
+ * 0, -1 out of memory, -2 a field repeated (the fields before it stay set). */
+int gr_hash_add_many(gr_hash_t *hash, const gr_bytes_t *fields, const gr_bytes_t *values, size_t count,
+                     const gr_hash_limits_t *limits);
 gr_hash_t *gr_hash_duplicate(const gr_hash_t *hash);   /* fields, values and TTLs; NULL on OOM */
 
 /* ---- Access ---- */

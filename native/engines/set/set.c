@@ -187,6 +187,18 @@ static int table_add(gr_set_t *set, const uint8_t *data, size_t length) {
     return added < 0 ? -1 : added;
 }
 
+int gr_set_add_many(gr_set_t *set, const gr_set_config_t *config, const gr_bytes_t *members, size_t count) {
+    if (set->encoding == GR_SET_TABLE) {
+        int added = gr_table_add_many(set->as.table, members, NULL, count);
+        return added < 0 ? added : 0;
+    }
+    for (size_t i = 0; i < count; i++) {
+        int added = gr_set_add(set, config, members[i].data, members[i].length);
+        if (added != 1) return added < 0 ? -1 : -2;
+    }
+    return 0;
+}
+
 int gr_set_add(gr_set_t *set, const gr_set_config_t *config, const uint8_t *data, size_t length) {
     int64_t value;
     switch (set->encoding) {

@@ -107,6 +107,10 @@ gr_set_t *gr_set_duplicate(const gr_set_t *set);
 /* 1 added, 0 already present, -1 out of memory (the set still holds what it held). Converts
  * per the rules above. data must not point into this set. */
 int gr_set_add(gr_set_t *set, const gr_set_config_t *config, const uint8_t *data, size_t length);
+/* Bulk loads: `count` members that must all be new; a set in its table encoding takes them in
+ * one batched insert (engines/table's gr_table_add_many), others one by one as gr_set_add.
+ * 0, -1 out of memory, -2 a member repeated (the members before it stay added). */
+int gr_set_add_many(gr_set_t *set, const gr_set_config_t *config, const gr_bytes_t *members, size_t count);
 /* 1 removed, 0 absent. data must not point into this set. Never converts. */
 int gr_set_remove(gr_set_t *set, const uint8_t *data, size_t length);
 int gr_set_contains(const gr_set_t *set, const uint8_t *data, size_t length);

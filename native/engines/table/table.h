@@ -144,6 +144,12 @@ uint64_t gr_table_scan(const gr_table_t *t, uint64_t cursor, size_t count,
  * number; different numbers give independent draws): 1, or 0 when the table is empty. */
 int gr_table_random(const gr_table_t *t, uint64_t random, gr_bytes_t *key, gr_bytes_t *value);
 
+/* Bulk: adds `count` entries that must all be new (snapshot loads, RESTORE): keys[i] with
+ * values[i] (values NULL, or ignored, in a table without values). Hashes a batch ahead and
+ * prefetches its index slots. The number added (count), -1 on OOM or -2 when a key is already
+ * there (a repeated key); on failure the entries before it stay added. */
+int gr_table_add_many(gr_table_t *t, const gr_bytes_t *keys, const gr_bytes_t *values, size_t count);
+
 /* Bulk: iteration over all entries in block order (SMEMBERS, HGETALL, COPY, DUMP). */
 typedef struct gr_table_iter {
     const gr_table_t *table;
