@@ -144,7 +144,7 @@ int gr_snapshot_read_u32(gr_snapshot_reader_t *r, uint32_t *out) {
 
 int gr_snapshot_read_u64(gr_snapshot_reader_t *r, uint64_t *out) { return read_le(r, 8, out); }
 
-int gr_snapshot_read_double(gr_snapshot_reader_t *r, double *out) {
+int gr_snapshot_read_double_any(gr_snapshot_reader_t *r, double *out) {
     uint64_t bits;
     if (read_le(r, 8, &bits) != 0) return -1;
     memcpy(out, &bits, sizeof *out);

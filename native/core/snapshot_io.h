@@ -33,6 +33,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/alloc.h"
 
@@ -82,7 +83,7 @@ int gr_snapshot_read_u8(gr_snapshot_reader_t *r, uint8_t *out);
 int gr_snapshot_read_u16(gr_snapshot_reader_t *r, uint16_t *out);
 int gr_snapshot_read_u32(gr_snapshot_reader_t *r, uint32_t *out);
 int gr_snapshot_read_u64(gr_snapshot_reader_t *r, uint64_t *out);
-int gr_snapshot_read_double(gr_snapshot_reader_t *r, double *out);
+int gr_snapshot_read_double_any(gr_snapshot_reader_t *r, double *out);
 int gr_snapshot_read_varint_any(gr_snapshot_reader_t *r, uint64_t *out);
 /* A length-prefixed field: *data points into the reader's bytes (valid as long as they are). */
 int gr_snapshot_read_bytes_any(gr_snapshot_reader_t *r, const uint8_t **data, size_t *length);
@@ -95,6 +96,20 @@ static inline int gr_snapshot_read_varint(gr_snapshot_reader_t *r, uint64_t *out
         return 0;
     }
     return gr_snapshot_read_varint_any(r, out);
+}
+/* A score: 8 bytes little-endian, taken inline when they are there. */
+static inline int gr_snapshot_read_double(gr_snapshot_reader_t *r, double *out) {
+    if (!r->error && r->length - r->offset >= 8) {
+        uint64_t bits;
+        memcpy(&bits, r->data + r->offset, sizeof bits);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        bits = __builtin_bswap64(bits);
+#endif
+        memcpy(out, &bits, sizeof *out);
+        r->offset += 8;
+        return 0;
+    }
+    return gr_snapshot_read_double_any(r, out);
 }
 static inline int gr_snapshot_read_bytes(gr_snapshot_reader_t *r, const uint8_t **data, size_t *length) {
     if (!r->error && r->offset < r->length) {
