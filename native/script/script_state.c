@@ -273,17 +273,6 @@ static int build_state(lua_State *L) {
     return 0;
 }
 
-static void release(gr_server_t *db) {
-    gr_scripting_t *s = db->scripting;
-    if (!s) return;
-    if (s->L) lua_close(s->L);
-    free(s->argv);
-    free(s->argv_length);
-    free(s->number_text);
-    free(s);
-    db->scripting = NULL;
-}
-
 static int open_state(gr_scripting_t *s) {
     s->bounded = 0;
     s->error_handler_ref = 0;
@@ -298,21 +287,6 @@ static int open_state(gr_scripting_t *s) {
         return -1;
     }
     return 0;
-}
-
-gr_scripting_t *gr_scripting_get(gr_server_t *db) {
-    if (db->scripting) return db->scripting;
-    gr_scripting_t *s = calloc(1, sizeof *s);
-    if (!s) return NULL;
-    s->db = db;
-    s->random_state = 0x1234ABCD330EULL;
-    db->scripting = s;
-    db->scripting_release = release;
-    if (open_state(s) != 0) {
-        release(db);
-        return NULL;
-    }
-    return s;
 }
 
 gr_scripting_t *gr_scripting_new_detached(gr_server_t *db) {
@@ -334,6 +308,21 @@ void gr_scripting_free_detached(gr_scripting_t *s) {
     free(s->argv_length);
     free(s->number_text);
     free(s);
+}
+
+/* EVAL's state is a detached one hung off the server, freed with it. */
+static void release(gr_server_t *db) {
+    gr_scripting_free_detached(db->scripting);
+    db->scripting = NULL;
+}
+
+gr_scripting_t *gr_scripting_get(gr_server_t *db) {
+    if (db->scripting) return db->scripting;
+    gr_scripting_t *s = gr_scripting_new_detached(db);
+    if (!s) return NULL;
+    db->scripting = s;
+    db->scripting_release = release;
+    return s;
 }
 
 void gr_scripting_reset(gr_server_t *db) {
