@@ -159,32 +159,15 @@ uint8_t gr_hll_dense_register(const gr_string_t *hll, uint32_t index) {
 int gr_hll_to_dense(gr_string_t **hll) {
     const gr_string_t *sparse = *hll;
     if (sparse->data[4] == GR_HLL_DENSE) return 0;
+    uint8_t values[GR_HLL_REGISTERS] = {0};   /* the sparse registers, read by the one decoder */
+    if (gr_hll_merge_into(values, sparse) != 0) return GR_HLL_CORRUPT;
     gr_string_t *dense = gr_string_new_zeroed(GR_HLL_DENSE_BYTES);
     if (!dense) return GR_HLL_NO_MEMORY;
     memcpy(dense->data, sparse->data, GR_HLL_HEADER_BYTES);   /* the cached count comes along */
     dense->data[4] = GR_HLL_DENSE;
     uint8_t *registers = dense->data + GR_HLL_HEADER_BYTES;
-    const uint8_t *p = sparse->data + GR_HLL_HEADER_BYTES, *end = sparse->data + sparse->length;
-    uint32_t index = 0;
-    while (p < end) {
-        if (IS_ZERO(p)) {
-            index += ZERO_RUN(p);
-            p++;
-        } else if (IS_XZERO(p)) {
-            if (p + 1 >= end) break;
-            index += XZERO_RUN(p);
-            p += 2;
-        } else {
-            int run = VAL_RUN(p), value = VAL_VALUE(p);
-            if (index + (uint32_t)run > GR_HLL_REGISTERS) break;
-            while (run--) dense_set(registers, index++, (uint8_t)value);
-            p++;
-        }
-    }
-    if (p != end || index != GR_HLL_REGISTERS) {
-        gr_string_free(dense);
-        return GR_HLL_CORRUPT;
-    }
+    for (uint32_t i = 0; i < GR_HLL_REGISTERS; i++)
+        if (values[i]) dense_set(registers, i, values[i]);
     gr_string_free(*hll);
     *hll = dense;
     return 1;
