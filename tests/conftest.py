@@ -57,6 +57,15 @@ def resp(goblin):
     c.close()
 
 
+@pytest.fixture
+def dirs(tmp_path):
+    """A runtime directory (control socket) and a data directory (snapshots, the AOF), empty."""
+    runtime, data = tmp_path / "runtime", tmp_path / "data"
+    runtime.mkdir()
+    data.mkdir()
+    return runtime, data
+
+
 @pytest.fixture(scope="module")
 def redis_server():
     if not shutil.which("redis-server"):

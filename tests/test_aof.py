@@ -56,14 +56,6 @@ def state(client, keys=None, databases=(0, 3)):
     return result
 
 
-@pytest.fixture
-def dirs(tmp_path):
-    runtime, data = tmp_path / "runtime", tmp_path / "data"
-    runtime.mkdir()
-    data.mkdir()
-    return runtime, data
-
-
 def test_writes_from_both_transports_are_replayed_at_start(dirs):
     runtime, data = dirs
     server = start(runtime, data)

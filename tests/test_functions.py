@@ -19,6 +19,7 @@ import pytest
 import redis
 
 from goblin_ring import RespClient, ResponseError, RingClient
+from conftest import make_client
 from servers import GoblinServer
 
 COUNTER = """#!lua name=counter
@@ -31,20 +32,6 @@ redis.register_function('incr', incr)
 redis.register_function{function_name='peek', callback=function(keys) return redis.call('get', keys[1]) end,
                         flags={'no-writes'}, description='reads a counter'}
 """
-
-
-def client_of(server, transport):
-    if transport == "ring":
-        return RingClient(name=server.name, runtime_dir=server.runtime_dir, timeout=10.0)
-    return RespClient(port=server.port, socket_timeout=10.0)
-
-
-@pytest.fixture
-def dirs(tmp_path):
-    runtime, data = tmp_path / "runtime", tmp_path / "data"
-    runtime.mkdir()
-    data.mkdir()
-    return runtime, data
 
 
 def by_name(listing: list) -> list:
@@ -103,7 +90,7 @@ def test_redis_pys_function_calls_give_what_they_give_on_redis_server(transport,
         expected = exercise(reference)
     finally:
         reference.close()
-    with client_of(goblin, transport) as c:
+    with make_client(goblin, transport) as c:
         got = exercise(c)
     assert got == expected
     assert got[1] == b"counter" and got[4] == b"5" and got[5] == b"5"
@@ -148,7 +135,7 @@ def test_dump_payloads_cross_between_goblin_and_redis_server(goblin, redis_serve
         reference.function_load(BIG)                     # long and repetitive: redis-server compresses it (LZF)
         reference.function_load(COUNTER)
         from_redis = reference.function_dump()
-        with client_of(goblin, "resp") as c:
+        with make_client(goblin, "resp") as c:
             c.flushall()
             c.function_flush()
             assert c.function_restore(from_redis) is True
@@ -173,14 +160,14 @@ def test_dump_payloads_cross_between_goblin_and_redis_server(goblin, redis_serve
 def test_functions_survive_a_restart_through_the_snapshot(dirs):
     runtime, data = dirs
     server = GoblinServer(runtime, "--dir", str(data)).start()
-    with client_of(server, "ring") as c:
+    with make_client(server, "ring") as c:
         c.function_load(COUNTER)
         c.fcall("incr", 2, "n", "r", 7)
         c.save()
     server.stop_cleanly()
     restarted = GoblinServer(runtime, "--dir", str(data), name=server.name).start()
     try:
-        with client_of(restarted, "resp") as c:
+        with make_client(restarted, "resp") as c:
             assert c.fcall_ro("peek", 1, "n") == b"7"
             assert c.fcall("incr", 2, "n", "r", 1) == b"8"
             assert c.function_list(withcode=True)[0][7] == COUNTER.encode()
@@ -190,7 +177,7 @@ def test_functions_survive_a_restart_through_the_snapshot(dirs):
         restarted.stop_cleanly()
     again = GoblinServer(runtime, "--dir", str(data), name=server.name).start()   # a delete is saved too
     try:
-        with client_of(again, "resp") as c:
+        with make_client(again, "resp") as c:
             assert c.function_list() == [] and c.get("n") == b"8"
     finally:
         again.stop_cleanly()
@@ -200,7 +187,7 @@ def test_functions_survive_a_restart_through_the_snapshot(dirs):
 def test_functions_and_their_effects_survive_a_restart_through_the_append_only_file(dirs, transport):
     runtime, data = dirs
     server = GoblinServer(runtime, "--appendonly", "yes", "--dir", str(data)).start()
-    with client_of(server, transport) as c:
+    with make_client(server, transport) as c:
         c.function_load(COUNTER)
         c.fcall("incr", 2, "n", "r", 2)
         c.fcall("incr", 2, "n", "r", 3)
@@ -212,7 +199,7 @@ def test_functions_and_their_effects_survive_a_restart_through_the_append_only_f
     assert len(re.findall(rb"\*1\r\n\$5\r\nMULTI\r\n", text)) == 2    # one block per writing call
     restarted = GoblinServer(runtime, "--appendonly", "yes", "--dir", str(data), name=server.name).start()
     try:
-        with client_of(restarted, transport) as c:
+        with make_client(restarted, transport) as c:
             assert (c.get("n"), c.get("r")) == before       # the random value replayed, not recomputed
             assert c.fcall("incr", 2, "n", "r", 1) == b"6"
             assert c.bgrewriteaof()
@@ -226,7 +213,7 @@ def test_functions_and_their_effects_survive_a_restart_through_the_append_only_f
     assert b"FUNCTION" in (data / "appendonly.aof").read_bytes()
     again = GoblinServer(runtime, "--appendonly", "yes", "--dir", str(data), name=server.name).start()
     try:
-        with client_of(again, transport) as c:
+        with make_client(again, transport) as c:
             assert c.fcall_ro("peek", 1, "n") == b"6"
     finally:
         again.stop_cleanly()
@@ -235,7 +222,7 @@ def test_functions_and_their_effects_survive_a_restart_through_the_append_only_f
 # ---- threads and fork ----
 
 def test_a_client_shared_by_threads_and_used_after_fork_calls_functions(goblin):
-    with client_of(goblin, "ring") as c:
+    with make_client(goblin, "ring") as c:
         c.flushall()
         c.function_flush()
         c.function_load(COUNTER)
@@ -271,7 +258,7 @@ def test_a_client_shared_by_threads_and_used_after_fork_calls_functions(goblin):
 
 @pytest.mark.parametrize("transport", ["ring", "resp"])
 def test_bad_libraries_are_errors_and_the_server_stays_up(goblin, transport):
-    with client_of(goblin, transport) as c:
+    with make_client(goblin, transport) as c:
         c.function_flush()
         bad = {
             "no name": ("#!lua\nredis.register_function('f', function() return 1 end)", "Library name was not given"),
@@ -322,7 +309,7 @@ def test_evalsha_and_fcall_build_their_typed_ring_messages_and_bad_key_counts_st
 
 @pytest.mark.parametrize("transport", ["ring", "resp"])
 def test_typed_fcall_and_evalsha_inside_a_transaction(goblin, transport):
-    with client_of(goblin, transport) as c:
+    with make_client(goblin, transport) as c:
         c.flushall()
         c.function_flush()
         c.function_load(COUNTER)

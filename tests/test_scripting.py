@@ -61,14 +61,6 @@ def test_a_registered_script_loads_itself_again_after_script_flush(client):
 
 # ---- the append-only file gets the effects ----
 
-@pytest.fixture
-def dirs(tmp_path):
-    runtime, data = tmp_path / "runtime", tmp_path / "data"
-    runtime.mkdir()
-    data.mkdir()
-    return runtime, data
-
-
 RANDOM_WRITES = """
 redis.call('set', KEYS[1], tostring(math.random()))
 local t = redis.call('time')
