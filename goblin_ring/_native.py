@@ -372,6 +372,24 @@ class Database:
             raise ValueError(ffi.string(error).decode(errors="replace"))
         return result == 1, lib.gr_persist_last_load_seconds(self.pointer)
 
+    def import_rdb(self, path: str) -> tuple[bool, float]:
+        """Load a Redis RDB file: (loaded, seconds); no file is (False, 0). ValueError names the
+        file, what is wrong and the byte offset (nothing is loaded)."""
+        error = ffi.new("char[]", 1024)
+        result = lib.gr_persist_import_rdb(self.pointer, os.fsencode(path), error, 1024)
+        if result < 0:
+            raise ValueError(ffi.string(error).decode(errors="replace"))
+        return result == 1, lib.gr_persist_last_load_seconds(self.pointer)
+
+    def export_rdb(self, path: str) -> tuple[int, int]:
+        """Write every database as a Redis RDB file (version 10): (keys written, keys skipped)."""
+        error = ffi.new("char[]", 1024)
+        keys = ffi.new("int64_t *")
+        skipped = ffi.new("int64_t *")
+        if lib.gr_persist_export_rdb(self.pointer, os.fsencode(path), keys, skipped, error, 1024) != 0:
+            raise ValueError(ffi.string(error).decode(errors="replace"))
+        return keys[0], skipped[0]
+
     def prepare_shutdown(self, mode: int = -1) -> None:
         """Kill a BGSAVE child, then save if mode is 1, or -1 and save rules are set; ValueError on failure."""
         error = ffi.new("char[]", 1024)

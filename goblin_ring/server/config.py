@@ -67,6 +67,11 @@ class ServerConfig:
     dbfilename: str = "dump.grdb"
     save: str | None = None
     start_empty_on_bad_snapshot: bool = False
+    # Redis's RDB format (native/persist/rdb_format.h): --import-rdb starts from a Redis RDB file
+    # instead of dir/dbfilename (a dbfilename that holds one is read the same way by itself);
+    # --export-rdb writes the loaded data as a Redis RDB (version 10) and exits without serving.
+    import_rdb: str | None = None
+    export_rdb: str | None = None
     # Redis's persistence-error settings: writes refused (-MISCONF) after a failed BGSAVE, and
     # what SIGTERM / SIGINT's shutdown does ("default", or of "save nosave now force")
     stop_writes_on_bgsave_error: bool = True
@@ -85,6 +90,9 @@ class ServerConfig:
     settings: list = field(default_factory=list)
 
     def validate(self) -> None:
+        if self.import_rdb and self.appendonly:
+            raise ConfigError("--import-rdb with --appendonly yes: the append-only file would not hold the imported "
+                              "data; import first (and save), then restart with --appendonly yes")
         for flag, value in (("--shutdown-on-sigterm", self.shutdown_on_sigterm),
                             ("--shutdown-on-sigint", self.shutdown_on_sigint)):
             words = value.lower().split()
@@ -223,6 +231,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--aof-load-truncated", default="yes", choices=("yes", "no"),
                         help="at start, drop a last command cut short instead of refusing to start (default: yes)")
     parser.add_argument("--dbfilename", default="dump.grdb", help="snapshot file name (default: dump.grdb)")
+    parser.add_argument("--import-rdb", metavar="PATH", default=None,
+                        help="start with the data of a Redis RDB file (redis-server 5.0-7.4, Valkey 7-9) instead of "
+                             "the snapshot in --dir; the next save writes goblin's own snapshot")
+    parser.add_argument("--export-rdb", metavar="PATH", default=None,
+                        help="load the data as usual (or --import-rdb), write it to PATH as a Redis RDB file "
+                             "(version 10, redis-server 7.0 and later load it) and exit without serving")
     parser.add_argument("--save", action="append", nargs="*", metavar="SECONDS CHANGES",
                         help='snapshot rules, Redis\'s syntax: --save "3600 1 300 100" (or --save 3600 1 '
                              '--save 300 100); --save "" never saves (default: 3600 1 300 100 60 10000)')
@@ -322,6 +336,7 @@ def config_from_args(argv: list[str] | None = None) -> ServerConfig:
         dbfilename=arguments.dbfilename,
         save=None if arguments.save is None else " ".join(word for group in arguments.save for word in group).strip(),
         start_empty_on_bad_snapshot=arguments.start_empty_on_bad_snapshot,
+        import_rdb=arguments.import_rdb, export_rdb=arguments.export_rdb,
         stop_writes_on_bgsave_error=arguments.stop_writes_on_bgsave_error == "yes",
         shutdown_on_sigterm=arguments.shutdown_on_sigterm, shutdown_on_sigint=arguments.shutdown_on_sigint,
         array_implementation=arguments.array_implementation, mlock=arguments.mlock,

@@ -213,6 +213,9 @@ class Server:
         """With --appendonly yes the append-only file is the data (as Redis: it wins over the
         snapshot); it is replayed, then opened to record every write from here on. Otherwise
         the snapshot (dir/dbfilename) is loaded, if there is one."""
+        if self.config.import_rdb:
+            self._import_rdb(self.config.import_rdb)
+            return
         if not self.config.appendonly:
             self._load_snapshot()
             return
@@ -234,6 +237,25 @@ class Server:
             self.database.aof_start(write_dataset=loaded is None and self.database.key_count() > 0)
         except OSError as error:
             raise StartupError(f"--appendonly yes: {error}") from None
+
+    def _import_rdb(self, path: str) -> None:
+        """--import-rdb: a Redis RDB file's data, before any client is served; a refused file
+        (missing, corrupt, a module's value) stops the start with the offset it names."""
+        try:
+            loaded, seconds = self.database.import_rdb(path)
+        except ValueError as error:
+            raise StartupError(f"refusing to start: --import-rdb {error}") from None
+        if not loaded:
+            raise StartupError(f"refusing to start: --import-rdb {path}: no such file")
+        log(f"DB loaded from the Redis RDB file {path}: {seconds:.3f} seconds, {self.database.key_count()} keys")
+
+    def export_rdb(self, path: str) -> None:
+        """--export-rdb: the data loaded at start, written as a Redis RDB file."""
+        try:
+            keys, skipped = self.database.export_rdb(path)
+        except ValueError as error:
+            raise StartupError(f"--export-rdb {error}") from None
+        log(f"Redis RDB written to {path}: {keys} keys" + (f", {skipped} skipped (no Redis form)" if skipped else ""))
 
     def _load_snapshot(self) -> None:
         """Redis's loadDataFromDisk: the snapshot before any client is served. A refused file
@@ -722,6 +744,11 @@ def run(config: ServerConfig) -> int:
     signal.signal(signal.SIGTERM, server.request_stop)
     signal.signal(signal.SIGINT, server.request_stop)
     try:
+        if config.export_rdb:
+            server._fit_maxclients_to_descriptors()
+            server._load_data()
+            server.export_rdb(config.export_rdb)
+            return 0
         server.start()
         server.serve_forever()      # until SHUTDOWN, or a signal whose shutdown saved what it had to
     finally:

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "persist/aof.h"
+#include "persist/rdb_format.h"
 #include "persist/snapshot.h"
 
 #define BGSAVE_RETRY_DELAY_S 5   /* Redis's CONFIG_BGSAVE_RETRY_DELAY */
@@ -207,6 +208,7 @@ int gr_persist_load_at_start(gr_server_t *db, char *error, size_t error_size) {
         snprintf(error, error_size, "the snapshot path is too long");
         return -1;
     }
+    if (gr_rdb_file_is_rdb(path)) return gr_persist_import_rdb(db, path, error, error_size);
     int64_t start = monotonic_us();
     gr_snapshot_stats_t stats;
     int result = gr_snapshot_load(db, path, &stats, error, error_size);
@@ -216,6 +218,28 @@ int gr_persist_load_at_start(gr_server_t *db, char *error, size_t error_size) {
         db->persistence.last_load_keys_expired = stats.keys_expired;
         db->persistence.last_file_bytes = stats.bytes;
     }
+    return result;
+}
+
+int gr_persist_import_rdb(gr_server_t *db, const char *path, char *error, size_t error_size) {
+    int64_t start = monotonic_us();
+    gr_rdb_stats_t stats;
+    int result = gr_rdb_load(db, path, &stats, error, error_size);
+    db->persistence.loading_seconds_us = monotonic_us() - start;
+    if (result == 1) {
+        db->persistence.last_load_keys_loaded = stats.keys;
+        db->persistence.last_load_keys_expired = stats.keys_expired;
+        db->persistence.last_file_bytes = stats.bytes;
+    }
+    return result;
+}
+
+int gr_persist_export_rdb(gr_server_t *db, const char *path, int64_t *keys, int64_t *skipped, char *error,
+                          size_t error_size) {
+    gr_rdb_stats_t stats;
+    int result = gr_rdb_save(db, path, &stats, error, error_size);
+    *keys = stats.keys;
+    *skipped = stats.keys_skipped;
     return result;
 }
 

@@ -51,6 +51,14 @@ int gr_persist_shutdown_for_signal(gr_server_t *db, int is_sigint, char *error, 
 /* The server's start: load dir/dbfilename. 1 loaded, 0 no file, -1 refused (error names the
  * file and the offset; nothing is loaded). */
 int gr_persist_load_at_start(gr_server_t *db, char *error, size_t error_size);
+/* A Redis (or Valkey) RDB file at path (persist/rdb_format.h), loaded into the databases as
+ * at start (--import-rdb; a dbfilename whose file begins "REDIS" goes this way by itself).
+ * 1 loaded, 0 no such file, -1 refused (error names the file and the offset; nothing loaded). */
+int gr_persist_import_rdb(gr_server_t *db, const char *path, char *error, size_t error_size);
+/* Write every database as a Redis RDB (version 10, redis-server 7.0 loads it) to path
+ * (--export-rdb). 0, or -1 with error set; *skipped: values with no Redis form (arrays). */
+int gr_persist_export_rdb(gr_server_t *db, const char *path, int64_t *keys, int64_t *skipped, char *error,
+                          size_t error_size);
 /* Seconds (as a double) the last load took, keys loaded, keys skipped as expired. */
 double gr_persist_last_load_seconds(gr_server_t *db);
 /* The save rules and a scheduled BGSAVE; call it from the cron (after gr_db_cron reaped). */
