@@ -280,6 +280,25 @@ gr_ks_entry_t *gr_ks_find(gr_keyspace_t *ks, const uint8_t *key, size_t length) 
     return link ? *link : NULL;
 }
 
+void gr_ks_prefetch(const gr_keyspace_t *ks, const uint8_t *key, size_t length) {
+    const ks_table_t *table = &ks->table[ks_moving(ks) ? 1 : 0];
+    if (!table->size) return;
+    __builtin_prefetch(&table->buckets[ks_hash(ks, key, length) & (table->size - 1)]);
+}
+
+int gr_ks_reserve(gr_keyspace_t *ks, size_t count) {
+    if (gr_ks_size(ks) != 0 || ks_resizing(ks) || count <= ks->table[0].size) return 0;
+    size_t size = next_power_of_two(count);
+    gr_ks_entry_t **buckets = alloc_buckets(size);
+    if (!buckets) return -1;
+    memset(buckets, 0, size * sizeof *buckets);
+    gr_mem_free(ks->table[0].buckets, GR_MEM_KEYSPACE);
+    ks->table[0].buckets = buckets;
+    ks->table[0].size = size;
+    ks->table[0].used = 0;
+    return 0;
+}
+
 gr_ks_entry_t *gr_ks_add(gr_keyspace_t *ks, const uint8_t *key, size_t length, uint8_t type, void *value) {
     if (ensure_table(ks) != 0) return NULL;
     gr_ks_entry_t *entry = new_entry(ks, key, length, type, value);

@@ -109,6 +109,12 @@ void gr_ks_set_clock(gr_keyspace_t *ks, uint64_t now_ms);
 /* Access */
 /* The entry for key, or NULL. Does not touch access_ms. */
 gr_ks_entry_t *gr_ks_find(gr_keyspace_t *ks, const uint8_t *key, size_t length);
+/* Bulk loads: start fetching the bucket key would be found in or added to, so that the miss
+ * overlaps with building its value (a hint: nothing changes). */
+void gr_ks_prefetch(const gr_keyspace_t *ks, const uint8_t *key, size_t length);
+/* Bulk loads (an RDB file's RESIZEDB hint): an empty keyspace sized for `count` keys at once,
+ * so that no resize runs while they are added. 0, or -1 out of memory (nothing changed). */
+int gr_ks_reserve(gr_keyspace_t *ks, size_t count);
 /* Adds key, which must not exist (check with gr_ks_find: a duplicate is not detected).
  * The entry has no expire and access_ms = the clock. NULL on OOM, or for a key longer than
  * UINT32_MAX bytes; nothing changes then, and value is not freed. */

@@ -1082,6 +1082,9 @@ static int load_body(loader_t *L, gr_rdb_stats_t *stats, char *why, size_t why_s
         case GR_RDB_OPCODE_RESIZEDB: {
             uint64_t size, expires;
             if (read_len(in, &size, "a database size") != 0 || read_len(in, &expires, "a database size") != 0) return -1;
+            /* sized once for its keys (a key takes at least 3 bytes of the file: no hint can
+             * ask for more than the file could hold) */
+            if (size <= (in->length - in->at) / 3) (void)gr_ks_reserve(ks, (size_t)size);
             continue;
         }
         case GR_RDB_OPCODE_AUX: {
@@ -1142,6 +1145,7 @@ static int load_body(loader_t *L, gr_rdb_stats_t *stats, char *why, size_t why_s
         /* a key */
         els_reset(&L->key);
         if (read_string(in, &L->key, "a key") != 0) return -1;
+        gr_ks_prefetch(ks, el_data(&L->key, &L->key.v[0]), L->key.v[0].n);
         uint8_t gtype = 0;
         void *value = load_value(L, op, &gtype);
         if (!value) return -1;

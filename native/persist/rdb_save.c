@@ -35,6 +35,10 @@
 #include "exec/value_type.h"
 #include "persist/snapshot.h"
 
+#ifndef GR_PACKAGE_VERSION
+#define GR_PACKAGE_VERSION "dev"   /* the C tests' builds; the extension's names the package */
+#endif
+
 enum { FLUSH_AT = 1 << 20, LIST_NODE_ENTRIES = 128, STREAM_NODE_ENTRIES = 100 };
 #define PLAIN_NODE_BYTES ((size_t)1 << 20)
 
