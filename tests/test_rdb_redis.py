@@ -336,6 +336,65 @@ def test_redis_5_and_6_encodings_load(tmp_path):
             assert c.get("s:int8") == b"123"
 
 
+def listpack(items: list) -> bytes:
+    """A listpack of short strings (6-bit length form) and integers (7-bit, or int64 0xF4), each
+    entry followed by its one-byte back-length."""
+    body = b""
+    for item in items:
+        if isinstance(item, int):
+            encoded = bytes([item]) if 0 <= item <= 127 else b"\xf4" + struct.pack("<q", item)
+        else:
+            encoded = bytes([0x80 | len(item)]) + item
+        body += encoded + bytes([len(encoded)])
+    return struct.pack("<IH", 6 + len(body) + 1, len(items)) + body + b"\xff"
+
+
+def test_redis_7_4_hash_field_ttls_stream_v1_and_module_aux_load(tmp_path):
+    import time
+    t = int(time.time() * 1000) + 3_600_000
+    metadata = struct.pack("<Q", t) + rdb_length(3) + b"".join(
+        rdb_length(ttl) + rdb_string(f) + rdb_string(v) for ttl, f, v in ((1, b"a", b"1"), (0, b"b", b"2"), (5001, b"c", b"3")))
+    metadata_pre_ga = rdb_length(2) + rdb_length(0) + rdb_string(b"a") + rdb_string(b"1") + \
+        b"\x81" + struct.pack(">Q", t) + rdb_string(b"b") + rdb_string(b"2")
+    listpack_ex = struct.pack("<Q", t) + rdb_string(listpack([b"f1", b"v1", t, b"f2", b"v2", 0]))
+    listpack_ex_pre_ga = rdb_string(listpack([b"f1", b"v1", 0, b"f2", b"v2", t + 7]))
+    master = struct.pack(">QQ", 1, 0)
+    stream_v1 = (rdb_length(1) + rdb_string(master) +
+                 rdb_string(listpack([2, 0, 1, b"f", 0, 2, 0, 0, b"v1", 4, 2, 1, 0, b"v2", 4])) +
+                 rdb_length(2) + rdb_length(2) + rdb_length(0) +              # length, last ID 2-0
+                 rdb_length(1) + rdb_string(b"g") + rdb_length(1) + rdb_length(0) +
+                 rdb_length(1) + master + struct.pack("<Q", 1234) + rdb_length(3) +
+                 rdb_length(1) + rdb_string(b"c") + struct.pack("<Q", 5678) + rdb_length(1) + master)
+    keys = [(24, b"h:meta", metadata), (22, b"h:meta-rc", metadata_pre_ga), (25, b"h:lpex", listpack_ex),
+            (23, b"h:lpex-rc", listpack_ex_pre_ga), (15, b"x:v1", stream_v1)]
+    # a module's aux field (skipped as Redis's check-rdb walks it): id, when-opcode, when, UINT 5, EOF
+    aux = b"\xf7" + rdb_length(12345) + rdb_length(2) + rdb_length(2) + rdb_length(2) + rdb_length(5) + rdb_length(0)
+    data = old_rdb(12, keys)
+    data = data[:9] + aux + data[9:-8]
+    data += struct.pack("<Q", crc64(data))
+    path = tmp_path / "r74.rdb"
+    path.write_bytes(data)
+    with GoblinServer(tmp_path / "g", "--import-rdb", str(path)).start() as goblin, \
+            RespClient(port=goblin.port, socket_timeout=10) as c:
+        assert c.hgetall("h:meta") == {b"a": b"1", b"b": b"2", b"c": b"3"}
+        assert c.execute_command("HPEXPIRETIME", "h:meta", "FIELDS", 3, "a", "b", "c") == [t, -1, t + 5000]
+        assert c.execute_command("HPEXPIRETIME", "h:meta-rc", "FIELDS", 2, "a", "b") == [-1, t]
+        assert c.execute_command("HPEXPIRETIME", "h:lpex", "FIELDS", 2, "f1", "f2") == [t, -1]
+        assert c.execute_command("HPEXPIRETIME", "h:lpex-rc", "FIELDS", 2, "f1", "f2") == [-1, t + 7]
+        assert c.xrange("x:v1") == [(b"1-0", {b"f": b"v1"}), (b"2-0", {b"f": b"v2"})]
+        pending = c.execute_command("XPENDING", "x:v1", "g", "-", "+", 10)
+        assert [(p[0], p[1], p[3]) for p in pending] == [(b"1-0", b"c", 3)]
+    # a module's value cannot be loaded: refused, naming the type and the offset
+    module_key = old_rdb(9, [(7, b"m", rdb_length(12345) + rdb_length(0))])
+    path.write_bytes(module_key)
+    runtime = tmp_path / "g2"
+    runtime.mkdir()
+    done = subprocess.run([sys.executable, "-m", "goblin_ring.server", "--name", f"x{free_port()}",
+                           "--runtime-dir", str(runtime), "--port", "0", "--import-rdb", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "a module's value (RDB type 7)" in done.stderr and "offset" in done.stderr, done.stderr
+
+
 def test_valkey_9_rdb_loads(tmp_path):
     from goblin_ring.bench.servers import valkey_executable
     executable, why = valkey_executable()
