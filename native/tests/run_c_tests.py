@@ -86,6 +86,8 @@ PROGRAMS: dict[str, dict] = {
     "test_transaction": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
     # the snapshot file: a random keyspace round-trips, every flipped byte and cut is refused
     "test_snapshot": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
+    # Redis's RDB files: a random keyspace round-trips; cuts, flips and damage behind a zeroed checksum refused
+    "test_rdb": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
     # a value type kept out of the product: registry row, blocking spec, type-blind commands
     "test_value_types": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"], "args": []},
     # includes commands/command_docs.c itself, to reach its static table and parser
