@@ -403,6 +403,10 @@ def test_valkey_9_rdb_loads(tmp_path):
     valkey = Redis(tmp_path / "valkey", executable=executable)
     try:
         keys = populate(valkey.client)
+        valkey.client.hset("h:fieldttl", mapping={"a": "1", "b": "2", "c": "3"})   # Valkey 9's hash type 22
+        valkey.client.execute_command("HPEXPIRE", "h:fieldttl", 3_600_000, "FIELDS", 2, "a", "c")
+        keys = sorted(keys + ["h:fieldttl"])
+        field_ttls = valkey.client.execute_command("HPEXPIRETIME", "h:fieldttl", "FIELDS", 3, "a", "b", "c")
         expected = state(valkey.client, keys)
         expected_contents = contents(valkey.client, keys)
         valkey.client.save()
@@ -416,6 +420,8 @@ def test_valkey_9_rdb_loads(tmp_path):
         for field in ("types", "ttls", "streams", "dbsize"):
             assert got[field] == expected[field], field
         assert contents(ours, keys) == expected_contents
+        assert ours.execute_command("HPEXPIRETIME", "h:fieldttl", "FIELDS", 3, "a", "b", "c") == field_ttls
+        assert field_ttls[1] == -1 and field_ttls[0] > 0
 
 
 # ---- damaged files ----

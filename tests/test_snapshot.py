@@ -293,8 +293,11 @@ def test_the_good_file_loads_equal_after_the_corruption_checks(tmp_path, saved_f
 
 def test_a_file_that_is_not_a_snapshot_is_refused(tmp_path):
     (tmp_path / "data").mkdir()
-    snapshot_file(tmp_path).write_bytes(b"REDIS0009" + b"\0" * 100)
+    snapshot_file(tmp_path).write_bytes(b"NOTASNAP9" + b"\0" * 100)
     assert "not a goblin snapshot" in refused_start(tmp_path)
+    # one that begins as Redis's RDB is read as one (persist/rdb_load.c): this one is refused there
+    snapshot_file(tmp_path).write_bytes(b"REDIS0009" + b"\0" * 100)
+    assert "truncated" in refused_start(tmp_path) and "offset 109" in refused_start(tmp_path)
 
 
 def test_save_rules_take_redis_syntax_and_fire_a_bgsave(tmp_path):

@@ -50,6 +50,8 @@ enum {
     GR_RDB_TYPE_HASH_LISTPACK_EX_PRE_GA = 23,
     GR_RDB_TYPE_HASH_METADATA = 24,
     GR_RDB_TYPE_HASH_LISTPACK_EX = 25,
+    /* Valkey 9 (a VALKEY-magic file): a hash with field TTLs, each field, value, i64 LE expiry (-1 none) */
+    GR_RDB_TYPE_VALKEY_HASH_2 = 22,
 };
 
 /* Opcodes */

@@ -379,6 +379,7 @@ typedef struct loader {
     gr_server_t *db;
     in_t *in;
     els_t key, vals, blob, blob2;
+    size_t type_at;   /* the offset of the key's type byte */
     int64_t now;
 } loader_t;
 
@@ -500,7 +501,31 @@ static void *build_zset(loader_t *L, size_t at, const els_t *e, const double *sc
     }
     gr_zset_limits_t limits = {L->db->config.zset_max_listpack_entries, L->db->config.zset_max_listpack_value,
                                L->db->config.zset_packed};
-    gr_zset_t *zset = gr_zset_new();
+    gr_zset_t *zset = NULL;
+    if ((int64_t)count > limits.max_compact_entries && scores) {
+        /* a big set: the engine's bulk load, fed lowest first (Redis writes a skiplist highest
+         * first, so such a file is read backwards; any other order is sorted by the end) */
+        const int backwards = scores[0] > scores[count - 1];
+        gr_zset_t *bulk = gr_zset_bulk_begin();
+        if (!bulk) goto oom;
+        for (size_t k = 0; k < count; k++) {
+            const size_t i = backwards ? count - 1 - k : k;
+            if (gr_zset_bulk_append(bulk, el_data(e, &e->v[i]), e->v[i].n, scores[i]) != 0) {
+                gr_zset_free(bulk);
+                goto oom;
+            }
+        }
+        int end = gr_zset_bulk_end(bulk);
+        if (end != 0) {
+            gr_zset_free(bulk);
+            if (end == -1) goto oom;
+            fail(L->in, at, "a sorted-set member is repeated");
+            return NULL;
+        }
+        if (limits.packed) (void)gr_zset_convert(bulk, 1);
+        return bulk;
+    }
+    zset = gr_zset_new();
     if (!zset) goto oom;
     for (size_t i = 0; i < count; i++) {
         const el_t *m = scores ? &e->v[i] : &e->v[2 * i];
@@ -521,7 +546,7 @@ static void *build_zset(loader_t *L, size_t at, const els_t *e, const double *sc
     }
     return zset;
 oom:
-    gr_zset_free(zset);
+    if (zset) gr_zset_free(zset);
     fail(L->in, at, "out of memory");
     return NULL;
 }
@@ -790,6 +815,36 @@ static int skip_module_value(in_t *in) {
     }
 }
 
+/* Valkey 9's hash with field TTLs: count, then per field its name, its value and an i64 LE
+ * expiry in unix ms (-1: none). */
+static void *load_valkey_hash(loader_t *L) {
+    in_t *in = L->in;
+    const size_t at = in->at;
+    uint64_t count;
+    if (read_len(in, &count, "a hash's size") != 0) return NULL;
+    if (count > (in->length - in->at) / 10) {
+        truncated(in, "a hash's fields");
+        return NULL;
+    }
+    int64_t *expires = malloc((count ? count : 1) * sizeof *expires);
+    if (!expires) {
+        fail(in, at, "out of memory");
+        return NULL;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t expire = 0;
+        if (read_string(in, &L->vals, "a hash field") != 0 || read_string(in, &L->vals, "a hash value") != 0 ||
+            read_le(in, 8, &expire, "a hash field's expiry") != 0) {
+            free(expires);
+            return NULL;
+        }
+        expires[i] = (int64_t)expire < 0 ? 0 : (int64_t)expire;
+    }
+    void *hash = L->vals.count ? build_hash(L, at, &L->vals, expires) : (void *)-1;
+    free(expires);
+    return hash;
+}
+
 /* The value of type `type` at in->at: a new value and its goblin type id, or NULL (error set),
  * or (void *)-1 when the value is empty after expired parts are dropped. */
 static void *load_value(loader_t *L, int type, uint8_t *gtype) {
@@ -798,6 +853,10 @@ static void *load_value(loader_t *L, int type, uint8_t *gtype) {
     els_t *e = &L->vals;
     els_reset(e);
     uint64_t count;
+    if (in->valkey && type > GR_RDB_TYPE_VALKEY_HASH_2) {   /* Valkey's own ids past 22 are not Redis's */
+        fail(in, L->type_at, "unknown value type %d (a Valkey type this server does not read yet)", type);
+        return NULL;
+    }
     switch (type) {
     case GR_RDB_TYPE_STRING: {
         if (read_string(in, e, "a string value") != 0) return NULL;
@@ -965,9 +1024,10 @@ static void *load_value(loader_t *L, int type, uint8_t *gtype) {
             return NULL;
         if (e->count == 0) return (void *)-1;
         return build_hash(L, at, e, NULL);
-    case GR_RDB_TYPE_HASH_METADATA_PRE_GA:
+    case GR_RDB_TYPE_HASH_METADATA_PRE_GA:   /* and Valkey's GR_RDB_TYPE_VALKEY_HASH_2 */
     case GR_RDB_TYPE_HASH_METADATA: {
         *gtype = GR_TYPE_HASH;
+        if (in->valkey && type == GR_RDB_TYPE_VALKEY_HASH_2) return load_valkey_hash(L);
         uint64_t min_expire = 0;
         if (type == GR_RDB_TYPE_HASH_METADATA && read_le(in, 8, &min_expire, "a hash's least field expiry") != 0)
             return NULL;
@@ -1037,11 +1097,10 @@ static void *load_value(loader_t *L, int type, uint8_t *gtype) {
         return load_stream(L, type);
     case GR_RDB_TYPE_MODULE_PRE_GA:
     case GR_RDB_TYPE_MODULE_2:
-        fail(in, at - 1, "a module's value (RDB type %d): goblin has no modules, so this file cannot be loaded", type);
+        fail(in, L->type_at, "a module's value (RDB type %d): goblin has no modules, so this file cannot be loaded", type);
         return NULL;
     default:
-        fail(in, at - 1, "unknown value type %d%s", type,
-             in->valkey && type >= 22 ? " (a Valkey type this server does not read yet)" : "");
+        fail(in, L->type_at, "unknown value type %d", type);
         return NULL;
     }
 }
@@ -1143,6 +1202,7 @@ static int load_body(loader_t *L, gr_rdb_stats_t *stats, char *why, size_t why_s
         default: break;
         }
         /* a key */
+        L->type_at = at;
         els_reset(&L->key);
         if (read_string(in, &L->key, "a key") != 0) return -1;
         gr_ks_prefetch(ks, el_data(&L->key, &L->key.v[0]), L->key.v[0].n);
