@@ -477,7 +477,10 @@ static void apply(gr_server_t *db, int id, const parsed_value_t *parsed) {
         db->config.maxmemory = parsed->number;
         if (parsed->number > 0 && gr_mem_used_total() > parsed->number) db->evict_running = 1;
         break;
-    case P_MAXMEMORY_POLICY: db->config.maxmemory_policy = (int32_t)parsed->number; break;
+    case P_MAXMEMORY_POLICY:   /* the pool's scores are the old policy's: start it afresh */
+        if (db->config.maxmemory_policy != (int32_t)parsed->number) gr_evict_release(db);
+        db->config.maxmemory_policy = (int32_t)parsed->number;
+        break;
     case P_MAXMEMORY_SAMPLES: db->config.maxmemory_samples = parsed->number; break;
     case P_MAXMEMORY_EVICTION_TENACITY: db->config.maxmemory_eviction_tenacity = parsed->number; break;
     case P_LFU_LOG_FACTOR: db->config.lfu_log_factor = parsed->number; break;

@@ -153,7 +153,7 @@ void gr_cmd_rename(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key");
         return;
     }
-    gr_db_find_live(db, req.new_key);   /* an expired target is gone before the rename */
+    gr_db_peek_live(db, req.new_key);   /* an expired target is gone before the rename (its value goes too) */
     int result = gr_ks_rename(db->keyspace, req.key.data, req.key.length, req.new_key.data, req.new_key.length);
     if (result == -1) gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key");
     else if (result == -2) gr_reply_oom(reply);

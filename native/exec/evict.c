@@ -266,7 +266,7 @@ int gr_evict_perform(gr_server_t *db) {
         int64_t before = gr_mem_used_total();
         evict_one(db, dbid, entry);
         freed += before - gr_mem_used_total();
-        if (++keys % 16 == 0 && monotonic_us() - start > limit) {
+        if (++keys % 16 == 0 && freed < to_free && monotonic_us() - start > limit) {
             db->evict_running = 1;   /* the cron goes on; this command runs */
             return GR_EVICT_RUNNING;
         }
