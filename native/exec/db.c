@@ -807,6 +807,8 @@ void gr_db_reset_stats(gr_server_t *db) {
     db->stats.commands_processed = 0;
     db->stats.keyspace_hits = db->stats.keyspace_misses = 0;
     db->stats.expired_keys = 0;
+    db->stats.evicted_keys = db->stats.evicted_clients = 0;   /* Redis's resetServerStats */
+    db->stats.eviction_exceeded_total_us = 0;
     db->stats.rejected_connections = 0;
     db->stats.connections_received = 0;
     db->stats.net_input_bytes = db->stats.net_output_bytes = 0;
