@@ -305,7 +305,9 @@ static void enter(gr_server_t *db, gr_connection_t *conn) {
         db->batch_clock_read = db->batch_depth > 0;
     }
     conn->last_command_ms = db->now_ms;
-    gr_ks_set_clock(db->keyspace, gr_evict_stamp(db->now_ms));   /* new keys' LRU clock and LFU counter */
+    if (db->stamp_ms != db->now_ms)   /* new keys' LRU clock and LFU counter: made once per ms */
+        db->stamp_ms = db->now_ms, db->access_stamp = gr_evict_stamp(db->now_ms);
+    gr_ks_set_clock(db->keyspace, db->access_stamp);
 }
 
 int gr_db_is_expired(const gr_server_t *db, const gr_ks_entry_t *entry) {

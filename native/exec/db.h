@@ -298,6 +298,8 @@ typedef struct gr_server {
     uint8_t evict_running;
     uint8_t touch_forced;
     uint64_t evict_random;
+    int64_t stamp_ms;                         /* the ms access_stamp was made for ... */
+    uint64_t access_stamp;                    /* ... gr_evict_stamp(stamp_ms): new keys' access bits */
     gr_bytes_t *scratch_items;
     uint32_t scratch_capacity;
     /* persistence: the write-effect stream (propagate.h) and the append-only log that
