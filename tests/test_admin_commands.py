@@ -222,7 +222,8 @@ def test_config_get_takes_globs_and_several_patterns(goblin, r):
     assert r.execute_command("CONFIG", "GET", "databases") == [b"databases", b"16"]
     both = r.execute_command("CONFIG", "GET", "maxmemory*", "save", "maxmemory")
     assert dict(zip(both[::2], both[1::2])) == {b"maxmemory": b"0", b"maxmemory-policy": b"noeviction",
-                                                b"maxmemory-clients": b"0", b"save": b""}
+                                                b"maxmemory-clients": b"0", b"maxmemory-samples": b"5",
+                                                b"maxmemory-eviction-tenacity": b"10", b"save": b""}
     assert r.config_get("no-such-parameter") == {}
     assert r.config_get("bind") == {"bind": "127.0.0.1"}
 

@@ -12,6 +12,7 @@ from typing import Callable
 
 from .aof_rows import aof_write_cost
 from .client_rows import client
+from .scenario_eviction import eviction_scenario
 from .scenario_array import array_scenario
 from .scenario_hash import hash_scenario
 from .scenario_persistence import persistence_scenario
@@ -43,4 +44,5 @@ SCENARIOS: dict[str, Callable[..., dict]] = {
     "geo": geo_scenario,
     "stream": stream_scenario,
     "script": script_scenario,
+    "eviction": eviction_scenario,
 }

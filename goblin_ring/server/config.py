@@ -33,6 +33,10 @@ class ConfigError(ValueError):
 # shutdown-on-sigterm / shutdown-on-sigint's words (Redis 7's)
 SHUTDOWN_FLAGS = {"default", "save", "nosave", "now", "force"}
 
+# maxmemory-policy's values (native/exec/evict.h), Redis's names
+MAXMEMORY_POLICIES = ("noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu",
+                      "volatile-random", "volatile-ttl")
+
 # Redis's default save rules (redis.conf), what the server uses without --save.
 DEFAULT_SAVE_RULES = "3600 1 300 100 60 10000"
 
@@ -55,6 +59,7 @@ class ServerConfig:
     maxclients: int = 10_000
     timeout: int = 0
     maxmemory: int = 0
+    maxmemory_policy: str = "noeviction"
     # persistence: the data directory, and the append-only log (native/persist/aof.h)
     dir: str | None = None               # None: the runtime dir
     appendonly: bool = False
@@ -218,6 +223,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--maxclients", type=int, default=10_000, help="RESP clients at once (default: 10000)")
     parser.add_argument("--timeout", type=int, default=0,
                         help="close RESP clients idle this many seconds; 0 never (default: 0)")
+    parser.add_argument("--maxmemory-policy", default="noeviction", choices=MAXMEMORY_POLICIES,
+                        help="over --maxmemory, evict keys by this policy before a command that adds data "
+                             "(Redis's: *-lru, *-lfu, *-random, volatile-ttl), or refuse it with OOM "
+                             "(noeviction, the default)")
     parser.add_argument("--maxmemory", type=parse_size, default=0,
                         help="refuse commands that add data once used memory exceeds this (default: 0, no limit)")
     parser.add_argument("--dir", help="directory of the snapshot and append-only files (default: the runtime dir)")
@@ -331,6 +340,7 @@ def config_from_args(argv: list[str] | None = None) -> ServerConfig:
         spin_us=arguments.spin_us,
         requirepass=arguments.requirepass, protected_mode=arguments.protected_mode == "yes",
         maxclients=arguments.maxclients, timeout=arguments.timeout, maxmemory=arguments.maxmemory,
+        maxmemory_policy=arguments.maxmemory_policy,
         dir=arguments.dir, appendonly=arguments.appendonly == "yes", appendfsync=arguments.appendfsync,
         appendfilename=arguments.appendfilename, aof_load_truncated=arguments.aof_load_truncated == "yes",
         dbfilename=arguments.dbfilename,

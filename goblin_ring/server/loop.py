@@ -99,6 +99,7 @@ class Server:
                             ("requirepass", config.requirepass),
                             ("protected-mode", config.protected_mode),
                             ("timeout", config.timeout), ("maxmemory", config.maxmemory),
+                            ("maxmemory-policy", config.maxmemory_policy),
                             ("appendfsync", config.appendfsync), ("appendfilename", config.appendfilename),
                             ("aof-load-truncated", config.aof_load_truncated),
                             ("stop-writes-on-bgsave-error", config.stop_writes_on_bgsave_error),

@@ -5,7 +5,7 @@
  * (db->config, db->requirepass, db->info), so CONFIG SET takes effect at once:
  * requirepass gates new connections' commands, protected-mode and maxclients are read by
  * the server at accept, timeout by the cron, proto-max-bulk-len by the RESP parser,
- * maxmemory by command admission, the encoding thresholds (list-max-listpack-size, the
+ * maxmemory and maxmemory-policy by command admission (which evicts: exec/evict.h), the encoding thresholds (list-max-listpack-size, the
  * set/hash/zset *-max-* ones) by the types when they convert, dir/dbfilename/save by the
  * snapshots (persist/). Parameters fixed at startup are immutable, with Redis's error;
  * appendonly accepts only "no". CONFIG SET of several
@@ -48,6 +48,7 @@ typedef enum {
     P_SLOWLOG_LOG_SLOWER_THAN, P_SLOWLOG_MAX_LEN,   /* the slow log (exec/slowlog.h) */
     P_LATENCY_MONITOR_THRESHOLD, P_LATENCY_TRACKING, P_LATENCY_TRACKING_INFO_PERCENTILES,   /* exec/latency.h */
     P_BUSY_REPLY_THRESHOLD,   /* script/script_busy.c */
+    P_MAXMEMORY_SAMPLES, P_MAXMEMORY_EVICTION_TENACITY, P_LFU_LOG_FACTOR, P_LFU_DECAY_TIME,   /* exec/evict.h */
     P_COUNT
 } param_id_t;
 
@@ -125,6 +126,11 @@ static const param_t params[P_COUNT] = {
     [P_LATENCY_TRACKING_INFO_PERCENTILES] = {"latency-tracking-info-percentiles", KIND_TEXT, 1, 0, 0},
     /* a script running longer (ms) makes the server answer others -BUSY (script/script_busy.c) */
     [P_BUSY_REPLY_THRESHOLD] = {"busy-reply-threshold", KIND_INT, 1, 0, INT64_MAX, "lua-time-limit"},
+    /* eviction (exec/evict.h), with Redis 7.0's bounds: maxmemory-policy is above */
+    [P_MAXMEMORY_SAMPLES] = {"maxmemory-samples", KIND_INT, 1, 1, INT32_MAX},
+    [P_MAXMEMORY_EVICTION_TENACITY] = {"maxmemory-eviction-tenacity", KIND_INT, 1, 0, 100},
+    [P_LFU_LOG_FACTOR] = {"lfu-log-factor", KIND_INT, 1, 0, INT32_MAX},
+    [P_LFU_DECAY_TIME] = {"lfu-decay-time", KIND_INT, 1, 0, INT32_MAX},
 };
 
 /* latency-tracking-info-percentiles: doubles in [0, 100] separated by spaces (at most 8); their
@@ -182,7 +188,11 @@ static void param_value(const gr_server_t *db, int id, char *out, size_t size) {
     case P_REQUIREPASS: snprintf(out, size, "%s", db->requirepass); break;
     case P_PROTECTED_MODE: snprintf(out, size, "%s", db->config.protected_mode ? "yes" : "no"); break;
     case P_MAXMEMORY: snprintf(out, size, "%lld", (long long)db->config.maxmemory); break;
-    case P_MAXMEMORY_POLICY: snprintf(out, size, "noeviction"); break;
+    case P_MAXMEMORY_POLICY: snprintf(out, size, "%s", gr_evict_policy_name(db->config.maxmemory_policy)); break;
+    case P_MAXMEMORY_SAMPLES: snprintf(out, size, "%lld", (long long)db->config.maxmemory_samples); break;
+    case P_MAXMEMORY_EVICTION_TENACITY: snprintf(out, size, "%lld", (long long)db->config.maxmemory_eviction_tenacity); break;
+    case P_LFU_LOG_FACTOR: snprintf(out, size, "%lld", (long long)db->config.lfu_log_factor); break;
+    case P_LFU_DECAY_TIME: snprintf(out, size, "%lld", (long long)db->config.lfu_decay_time); break;
     case P_MAXCLIENTS: snprintf(out, size, "%lld", (long long)db->config.maxclients); break;
     case P_TIMEOUT: snprintf(out, size, "%lld", (long long)db->config.timeout_s); break;
     case P_PROTO_MAX_BULK_LEN: snprintf(out, size, "%lld", (long long)db->config.proto_max_bulk_len); break;
@@ -388,9 +398,13 @@ static int validate(int id, const char *value, parsed_value_t *parsed, char *why
         snprintf(why, why_size, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
         return -1;
     }
-    if (id == P_MAXMEMORY_POLICY && strcasecmp(value, "noeviction") != 0) {
-        snprintf(why, why_size, "goblin-ring never evicts: the only policy is noeviction");
-        return -1;
+    if (id == P_MAXMEMORY_POLICY) {
+        int policy = gr_evict_policy_parse(value);
+        if (policy < 0) {
+            snprintf(why, why_size, "argument(s) must be one of the following: %s", GR_EVICT_POLICY_NAMES);
+            return -1;
+        }
+        parsed->number = policy;
     }
     if (id == P_SAVE) {
         gr_save_rule_t rules[GR_SAVE_RULES_MAX];
@@ -459,7 +473,18 @@ static void apply(gr_server_t *db, int id, const parsed_value_t *parsed) {
         gr_acl_set_requirepass(db->acl, db->requirepass);
         break;
     case P_PROTECTED_MODE: db->config.protected_mode = (uint8_t)parsed->number; break;
-    case P_MAXMEMORY: db->config.maxmemory = parsed->number; break;
+    case P_MAXMEMORY:   /* over the new limit: the cron starts evicting, as Redis's updateMaxmemory */
+        db->config.maxmemory = parsed->number;
+        if (parsed->number > 0 && gr_mem_used_total() > parsed->number) db->evict_running = 1;
+        break;
+    case P_MAXMEMORY_POLICY:   /* the pool's scores are the old policy's: start it afresh */
+        if (db->config.maxmemory_policy != (int32_t)parsed->number) gr_evict_release(db);
+        db->config.maxmemory_policy = (int32_t)parsed->number;
+        break;
+    case P_MAXMEMORY_SAMPLES: db->config.maxmemory_samples = parsed->number; break;
+    case P_MAXMEMORY_EVICTION_TENACITY: db->config.maxmemory_eviction_tenacity = parsed->number; break;
+    case P_LFU_LOG_FACTOR: db->config.lfu_log_factor = parsed->number; break;
+    case P_LFU_DECAY_TIME: db->config.lfu_decay_time = parsed->number; break;
     case P_MAXCLIENTS: db->config.maxclients = parsed->number; break;
     case P_TIMEOUT: db->config.timeout_s = parsed->number; break;
     case P_PROTO_MAX_BULK_LEN: db->config.proto_max_bulk_len = parsed->number; break;

@@ -146,6 +146,7 @@ static void reset(gr_server_t *db, gr_reply_t *reply) {
     gr_pubsub_forget(db->pubsub, &conn->subscriber);   /* every subscription, unconfirmed */
     gr_monitor_remove(db, conn);                        /* out of MONITOR mode */
     conn->db_index = 0;
+    conn->no_touch = conn->no_evict = 0;   /* Redis's clearClientConnectionState */
     db->keyspace = db->keyspaces[0];
     if (conn->kind != GR_CONN_RING) {   /* a ring session keeps the user it attached as */
         conn->protocol = 2;
@@ -157,13 +158,21 @@ static void reset(gr_server_t *db, gr_reply_t *reply) {
 /* ---- CLIENT ---- */
 
 static void describe(const gr_server_t *db, const gr_connection_t *conn, gr_text_t *text) {
+    char flags[8];   /* Redis's letters: b blocked, P subscribed, e no-evict, T no-touch; N none */
+    size_t n = 0;
+    if (conn->blocked) flags[n++] = 'b';
+    else if (gr_subscriber_total(&conn->subscriber)) flags[n++] = 'P';
+    if (conn->no_evict) flags[n++] = 'e';
+    if (conn->no_touch) flags[n++] = 'T';
+    if (!n) flags[n++] = 'N';
+    flags[n] = '\0';
     int64_t age = (db->now_ms - conn->created_ms) / 1000, idle = (db->now_ms - conn->last_command_ms) / 1000;
     gr_text_append(text,
         "id=%lld addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%u psub=%u ssub=%u multi=-1 "
         "qbuf=%lld qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%lld tot-mem=%lld events=%s cmd=%s "
         "user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s transport=%s\n",
         (long long)conn->id, conn->addr, conn->laddr, conn->fd, conn->name, (long long)(age < 0 ? 0 : age),
-        (long long)(idle < 0 ? 0 : idle), conn->blocked ? "b" : gr_subscriber_total(&conn->subscriber) ? "P" : "N",
+        (long long)(idle < 0 ? 0 : idle), flags,
         (int)conn->db_index, conn->subscriber.counts[GR_PUBSUB_CHANNELS], conn->subscriber.counts[GR_PUBSUB_PATTERNS],
         conn->subscriber.counts[GR_PUBSUB_SHARD_CHANNELS],
         (long long)conn->query_buffer_bytes, (long long)conn->output_buffer_bytes, (long long)conn->memory_bytes,
@@ -421,8 +430,11 @@ static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
         } else {
             gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
         }
-    } else if (gr_word_is(sub, length, "no-evict") && argc == 3) {
-        if (gr_word_is(argv[2], argv_length[2], "on") || gr_word_is(argv[2], argv_length[2], "off")) gr_reply_ok(reply);
+    } else if ((gr_word_is(sub, length, "no-evict") || gr_word_is(sub, length, "no-touch")) && argc == 3) {
+        /* NO-EVICT: maxmemory-clients passes this client over (flag e); NO-TOUCH (Redis 7.2) makes this client's lookups leave the LRU/LFU alone */
+        uint8_t *flag = gr_word_is(sub, length, "no-evict") ? &conn->no_evict : &conn->no_touch;
+        if (gr_word_is(argv[2], argv_length[2], "on")) *flag = 1, gr_reply_ok(reply);
+        else if (gr_word_is(argv[2], argv_length[2], "off")) *flag = 0, gr_reply_ok(reply);
         else gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
     } else if (gr_word_is(sub, length, "help") && argc == 2) {
         static const char *lines[] = {
@@ -433,7 +445,8 @@ static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
             "KILL <ip:port>", "    Kill connection made from <ip:port>.",
             "KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options: ID, ADDR, LADDR, TYPE, USER, SKIPME, MAXAGE.",
             "LIST [TYPE <type>] [ID <id> [<id> ...]]", "    Return information about client connections (RESP and ring).",
-            "NO-EVICT (ON|OFF)", "    goblin-ring never evicts clients; accepted for compatibility.",
+            "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+            "NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
             "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection (RESP only).",
             "SETINFO <option> <value>", "    Set LIB-NAME or LIB-VER for the current connection.",
             "SETNAME <name>", "    Assign the name <name> to the current connection.",
@@ -443,6 +456,7 @@ static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
         gr_reply_help(reply, lines, sizeof lines / sizeof lines[0]);
     } else if (gr_word_is(sub, length, "id") || gr_word_is(sub, length, "setname") || gr_word_is(sub, length, "getname") ||
                gr_word_is(sub, length, "info") || gr_word_is(sub, length, "kill") || gr_word_is(sub, length, "no-evict") ||
+               gr_word_is(sub, length, "no-touch") ||
                gr_word_is(sub, length, "reply") ||
                gr_word_is(sub, length, "help")) {
         gr_reply_subcommand_arity_error(reply, "client", sub, length);

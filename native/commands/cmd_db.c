@@ -30,7 +30,7 @@ void gr_cmd_select(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     if (!valid_index(req.db)) { reply_out_of_range(reply); return; }
     if (db->current) db->current->db_index = (int32_t)req.db;
     db->keyspace = db->keyspaces[req.db];
-    gr_ks_set_clock(db->keyspace, (uint64_t)db->now_ms);
+    gr_ks_set_clock(db->keyspace, gr_evict_stamp(db->now_ms));
     gr_reply_ok(reply);
 }
 
@@ -55,6 +55,7 @@ void gr_cmd_move(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     gr_ks_entry_t *moved = gr_ks_add(target, req.key.data, req.key.length, entry->type, entry->value);
     if (!moved) { gr_reply_oom(reply); return; }
     if (entry->expire_at_ms >= 0) gr_ks_set_expire(target, moved, entry->expire_at_ms);
+    moved->access_ms = entry->access_ms;   /* the object moves with its LRU clock and LFU counter, as Redis's */
     gr_ks_entry_t *source = gr_ks_unlink(db->keyspace, req.key.data, req.key.length);
     gr_ks_entry_free(db->keyspace, source, 0);   /* the value now belongs to the target */
     gr_blocking_signal(db, (int32_t)req.db, req.key.data, req.key.length);

@@ -58,7 +58,7 @@ void gr_cmd_expire(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 void gr_cmd_ttl(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_ttl_view_t req = gr_ttl_view(r);
-    gr_ks_entry_t *entry = gr_db_lookup(db, req.key);
+    gr_ks_entry_t *entry = gr_db_lookup_with(db, req.key, GR_LOOKUP_NOTOUCH);   /* not an access, as Redis */
     if (!entry) { gr_reply_integer(reply, -2); return; }
     int64_t at = entry->expire_at_ms;
     if (at < 0) { gr_reply_integer(reply, -1); return; }

@@ -42,13 +42,14 @@ void gr_cmd_del(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
 void gr_cmd_exists(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_exists_view_t req = gr_exists_view(r);
     int64_t count = 0;
-    for (uint32_t i = 0; i < req.keys_count; i++) count += gr_db_lookup(db, req.keys[i]) != NULL;
+    for (uint32_t i = 0; i < req.keys_count; i++)   /* not an access (Redis's LOOKUP_NOTOUCH) */
+        count += gr_db_lookup_with(db, req.keys[i], GR_LOOKUP_NOTOUCH) != NULL;
     gr_reply_integer(reply, count);
 }
 
 void gr_cmd_type(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_type_view_t req = gr_type_view(r);
-    gr_ks_entry_t *entry = gr_db_lookup(db, req.key);
+    gr_ks_entry_t *entry = gr_db_lookup_with(db, req.key, GR_LOOKUP_NOTOUCH);   /* not an access, as Redis */
     const char *name = entry ? gr_value_type_name(entry->type) : "none";
     gr_reply_status(reply, name, strlen(name));
 }
@@ -152,7 +153,7 @@ void gr_cmd_rename(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
         gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key");
         return;
     }
-    gr_db_find_live(db, req.new_key);   /* an expired target is gone before the rename */
+    gr_db_peek_live(db, req.new_key);   /* an expired target is gone before the rename (its value goes too) */
     int result = gr_ks_rename(db->keyspace, req.key.data, req.key.length, req.new_key.data, req.new_key.length);
     if (result == -1) gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key");
     else if (result == -2) gr_reply_oom(reply);
@@ -173,7 +174,7 @@ void gr_cmd_rename(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
 
 void gr_cmd_memory_usage(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_memoryusage_view_t req = gr_memoryusage_view(r);
-    gr_ks_entry_t *entry = gr_db_find_live(db, req.key);   /* no hit or miss counted, as Redis */
+    gr_ks_entry_t *entry = gr_db_peek_live(db, req.key);   /* no hit or miss counted, not an access */
     if (!entry) { gr_reply_nil(reply); return; }
     gr_reply_integer(reply, (int64_t)(gr_ks_entry_bytes(entry) + gr_value_allocated_bytes(entry->type, entry->value)));
 }
@@ -209,8 +210,8 @@ void gr_cmd_object(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
             "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "ENCODING <key>", "    Return the kind of internal representation used in order to store the value",
             "    associated with a <key>.",
-            "FREQ <key>", "    Return the access frequency index of the <key> (needs an LFU maxmemory-policy,",
-            "    which goblin-ring does not have).",
+            "FREQ <key>", "    Return the access frequency index of the <key>. The returned integer is",
+            "    proportional to the logarithm of the recent access frequency of the key.",
             "IDLETIME <key>", "    Return the idle time of the <key>, that is the approximated number of",
             "    seconds elapsed since the last access to the key.",
             "REFCOUNT <key>", "    Return the number of references of the value associated with the specified",
@@ -238,13 +239,21 @@ void gr_cmd_object(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
     } else if (gr_word_is(sub, length, "refcount")) {
         gr_reply_integer(reply, 1);
     } else if (gr_word_is(sub, length, "idletime")) {
-        int64_t idle = (gr_db_now_ms(db) - (int64_t)entry->access_ms) / 1000;
-        gr_reply_integer(reply, idle < 0 ? 0 : idle);
-    } else {
+        if (db->config.maxmemory_policy & GR_MAXMEMORY_FLAG_LFU) {
+            gr_reply_error_text(reply, GR_ERR_GENERIC,
+                                "ERR An LFU maxmemory policy is selected, idle time not tracked. "
+                                "Please note that when switching between policies at runtime LRU and LFU data "
+                                "will take some time to adjust.");
+            return;
+        }
+        gr_reply_integer(reply, (int64_t)(gr_evict_idle_ms(entry->access_ms, gr_db_now_ms(db)) / 1000));
+    } else if (!(db->config.maxmemory_policy & GR_MAXMEMORY_FLAG_LFU)) {
         gr_reply_error_text(reply, GR_ERR_GENERIC,
                             "ERR An LFU maxmemory policy is not selected, access frequency not tracked. "
                             "Please note that when switching between policies at runtime LRU and LFU data "
                             "will take some time to adjust.");
+    } else {
+        gr_reply_integer(reply, gr_evict_lfu_counter(db, entry->access_ms));
     }
 }
 
@@ -358,10 +367,12 @@ void gr_cmd_renamenx(gr_server_t *db, size_t argc, const uint8_t *const *argv, c
 void gr_cmd_touch(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                   gr_reply_t *reply) {
     int64_t touched = 0;
+    db->touch_forced = 1;   /* TOUCH touches even for a CLIENT NO-TOUCH client (Redis 7.2) */
     for (size_t i = 1; i < argc; i++) {
         gr_bytes_t key = {argv[i], (uint32_t)argv_length[i]};
         touched += gr_db_lookup(db, key) != NULL;
     }
+    db->touch_forced = 0;
     gr_reply_integer(reply, touched);
 }
 
@@ -439,8 +450,8 @@ static void *load_dump_payload(gr_server_t *db, gr_snapshot_reader_t *body, uint
 
 /* Redis's restoreCommand, in its order: options (an IDLETIME or FREQ value is checked where it
  * stands), then BUSYKEY, the TTL, the payload's version and checksum, the value. A TTL already
- * in the past deletes a REPLACEd key and stores nothing, answering OK. Goblin keeps no LFU
- * counter: FREQ is checked and otherwise ignored (OBJECT FREQ answers its policy error). */
+ * in the past deletes a REPLACEd key and stores nothing, answering OK. FREQ sets the LFU counter
+ * under an LFU policy, IDLETIME the LRU clock under any other (the other one is ignored). */
 void gr_cmd_restore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply) {
     gr_bytes_t key = {argv[1], (uint32_t)argv_length[1]};
@@ -529,9 +540,13 @@ void gr_cmd_restore(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
         return;
     }
     if (ttl) gr_ks_set_expire(db->keyspace, added, ttl);
-    if (idle_seconds >= 0) {
-        const int64_t idle_ms = idle_seconds > now / 1000 ? now : idle_seconds * 1000;
-        added->access_ms = (uint64_t)(now - idle_ms);
+    /* Redis's objectSetLRUOrLFU: FREQ under an LFU policy, IDLETIME under any other */
+    if (db->config.maxmemory_policy & GR_MAXMEMORY_FLAG_LFU) {
+        if (frequency >= 0) added->access_ms = gr_evict_with_freq(added->access_ms, now, (int)frequency);
+    } else if (idle_seconds >= 0) {
+        const uint64_t idle_ms = idle_seconds > (int64_t)(GR_ACCESS_LRU_MASK / 2000) ? GR_ACCESS_LRU_MASK / 2
+                                                                                     : (uint64_t)idle_seconds * 1000;
+        added->access_ms = gr_evict_with_idle(added->access_ms, now, idle_ms);
     }
     gr_blocking_signal(db, current_db_index(db), key.data, key.length);
     gr_watch_touch_current(db, key);

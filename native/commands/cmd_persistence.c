@@ -197,17 +197,19 @@ static void debug_populate(gr_server_t *db, size_t argc, const uint8_t *const *a
     gr_reply_ok(reply);
 }
 
-/* DEBUG OBJECT key: Redis's one-line description (its address, refcount and LRU fields are
- * goblin's own: the value's address, 1, and the access clock in seconds). */
+/* DEBUG OBJECT key: Redis's one-line description (its address and refcount are goblin's own:
+ * the value's address, 1; lru is the LRU clock in seconds mod 2^24, as Redis's field). Not an
+ * access. */
 static void debug_object(gr_server_t *db, gr_bytes_t key, gr_reply_t *reply) {
-    gr_ks_entry_t *entry = gr_db_find_live(db, key);
+    gr_ks_entry_t *entry = gr_db_peek_live(db, key);
     if (!entry) { gr_reply_error_text(reply, GR_ERR_NO_SUCH_KEY, "ERR no such key"); return; }
     const gr_value_type_t *type = gr_value_type(entry->type);
     const char *encoding = type && type->encoding ? type->encoding(entry->value) : "raw";
     size_t bytes = type && type->allocated_bytes ? type->allocated_bytes(entry->value) : 0;
     char text[256];
-    int n = snprintf(text, sizeof text, "Value at:%p refcount:1 encoding:%s serializedlength:%zu lru:0 lru_seconds_idle:0",
-                     entry->value, encoding, bytes);
+    int n = snprintf(text, sizeof text, "Value at:%p refcount:1 encoding:%s serializedlength:%zu lru:%llu lru_seconds_idle:%llu",
+                     entry->value, encoding, bytes, (unsigned long long)(((entry->access_ms >> 24) / 1000) & 0xFFFFFF),
+                     (unsigned long long)(gr_evict_idle_ms(entry->access_ms, db->now_ms) / 1000));
     gr_reply_status(reply, text, n > 0 && (size_t)n < sizeof text ? (size_t)n : 0);
 }
 
@@ -255,7 +257,7 @@ void gr_cmd_debug(gr_server_t *db, size_t argc, const uint8_t *const *argv, cons
         gr_reply_array_begin(reply, argc - 2);
         for (size_t i = 2; i < argc; i++) {
             uint8_t digest[GR_DIGEST_BYTES] = {0};
-            gr_ks_entry_t *entry = gr_db_find_live(db, (gr_bytes_t){argv[i], (uint32_t)argv_length[i]});
+            gr_ks_entry_t *entry = gr_db_peek_live(db, (gr_bytes_t){argv[i], (uint32_t)argv_length[i]});
             if (entry) key_digest(entry, 0, digest);
             char hex[2 * GR_DIGEST_BYTES + 1];
             gr_digest_hex(digest, hex);

@@ -137,8 +137,9 @@ static void info_memory(gr_server_t *db, gr_text_t *text) {
         "number_of_libraries:%lld\r\nused_memory_vm_functions:%lld\r\nused_memory_vm_total:%lld\r\n"
         "used_memory_vm_total_human:%s\r\nused_memory_functions:%lld\r\nused_memory_scripts:%lld\r\n"
         "used_memory_scripts_human:%s\r\n"
-        "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:noeviction\r\n"
-        "mem_fragmentation_ratio:%.2f\r\nmem_allocator:libc\r\nlazyfree_pending_objects:0\r\n"
+        "maxmemory:%lld\r\nmaxmemory_human:%s\r\nmaxmemory_policy:%s\r\n"
+        "mem_fragmentation_ratio:%.2f\r\nmem_allocator:libc\r\nmem_not_counted_for_evict:0\r\n"
+        "lazyfree_pending_objects:0\r\n"
         "goblin_memory_keyspace:%lld\r\n",
         (long long)used, used_human, (long long)rss, rss_human, (long long)db->stats.peak_memory, peak_human,
         db->stats.peak_memory ? 100.0 * (double)used / (double)db->stats.peak_memory : 100.0,
@@ -147,7 +148,8 @@ static void info_memory(gr_server_t *db, gr_text_t *text) {
         (long long)gr_function_count(db), (long long)gr_function_library_count(db), (long long)functions_vm,
         (long long)(lua + functions_vm), vm_total_human, (long long)functions_code, (long long)(scripts + functions_code),
         scripts_human,
-        (long long)db->config.maxmemory, max_human, used ? (double)rss / (double)used : 0.0,
+        (long long)db->config.maxmemory, max_human, gr_evict_policy_name(db->config.maxmemory_policy),
+        used ? (double)rss / (double)used : 0.0,
         (long long)gr_mem_used_by(GR_MEM_KEYSPACE));
     for (size_t i = 0; gr_value_type_at(i); i++)   /* one line per value type (the registry's rows) */
         gr_text_append(text, "goblin_memory_%s:%lld\r\n", gr_value_type_at(i)->name,
@@ -186,16 +188,26 @@ static void info_persistence(gr_server_t *db, gr_text_t *text) {
 }
 
 static void info_stats(gr_server_t *db, gr_text_t *text) {
+    /* Redis's eviction times, in ms: how long used memory has been over maxmemory with eviction */
+    int64_t current_exceeded_us = 0;
+    if (db->stats.eviction_exceeded_start_us) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        current_exceeded_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 - db->stats.eviction_exceeded_start_us;
+    }
     gr_text_append(text,
         "total_connections_received:%lld\r\ntotal_commands_processed:%lld\r\ninstantaneous_ops_per_sec:%lld\r\n"
         "total_net_input_bytes:%lld\r\ntotal_net_output_bytes:%lld\r\nrejected_connections:%lld\r\n"
-        "expired_keys:%lld\r\nevicted_keys:0\r\nkeyspace_hits:%lld\r\nkeyspace_misses:%lld\r\n"
+        "expired_keys:%lld\r\nevicted_keys:%lld\r\nevicted_clients:%lld\r\ntotal_eviction_exceeded_time:%lld\r\n"
+        "current_eviction_exceeded_time:%lld\r\nkeyspace_hits:%lld\r\nkeyspace_misses:%lld\r\n"
         "pubsub_channels:%lld\r\npubsub_patterns:%lld\r\npubsubshard_channels:%lld\r\ntotal_error_replies:%lld\r\n"
         "goblin_ring_messages:%lld\r\ngoblin_ring_malformed:%lld\r\n",
         (long long)db->stats.connections_received, (long long)db->stats.commands_processed,
         (long long)db->stats.ops_per_sec, (long long)db->stats.net_input_bytes,
         (long long)db->stats.net_output_bytes, (long long)db->stats.rejected_connections,
-        (long long)db->stats.expired_keys, (long long)db->stats.keyspace_hits,
+        (long long)db->stats.expired_keys, (long long)db->stats.evicted_keys, (long long)db->stats.evicted_clients,
+        (long long)((db->stats.eviction_exceeded_total_us + current_exceeded_us) / 1000),
+        (long long)(current_exceeded_us / 1000), (long long)db->stats.keyspace_hits,
         (long long)db->stats.keyspace_misses, (long long)gr_pubsub_name_count(db->pubsub, GR_PUBSUB_CHANNELS),
         (long long)gr_pubsub_name_count(db->pubsub, GR_PUBSUB_PATTERNS),
         (long long)gr_pubsub_name_count(db->pubsub, GR_PUBSUB_SHARD_CHANNELS), (long long)db->total_error_replies,

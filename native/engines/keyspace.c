@@ -43,6 +43,7 @@ struct gr_keyspace {
     size_t expires;
     size_t entry_bytes;       /* usable bytes of the entries in the tables */
     uint64_t clock_ms;
+    uint64_t keep_bits;       /* gr_ks_set_keep_bits */
     uint64_t sip_k0, sip_k1;
     uint64_t random_state;
     gr_ks_value_free_t free_value;
@@ -269,6 +270,7 @@ void gr_ks_free(gr_keyspace_t *ks) {
 }
 
 void gr_ks_set_clock(gr_keyspace_t *ks, uint64_t now_ms) { ks->clock_ms = now_ms; }
+void gr_ks_set_keep_bits(gr_keyspace_t *ks, uint64_t mask) { ks->keep_bits = mask; }
 
 /* ---- Access ---- */
 
@@ -316,7 +318,7 @@ void gr_ks_replace_value(gr_keyspace_t *ks, gr_ks_entry_t *entry, uint8_t type, 
     gr_ks_set_expire(ks, entry, -1);
     entry->type = type;
     entry->value = value;
-    entry->access_ms = ks->clock_ms;
+    entry->access_ms = (entry->access_ms & ks->keep_bits) | (ks->clock_ms & ~ks->keep_bits);
     if (ks->free_value) ks->free_value(old_type, old_value, ks->context);
 }
 
@@ -372,7 +374,7 @@ int gr_ks_rename(gr_keyspace_t *ks, const uint8_t *from, size_t from_length,
         gr_ks_set_expire(ks, target, source->expire_at_ms);
         target->type = source->type;
         target->value = source->value;
-        target->access_ms = ks->clock_ms;
+        target->access_ms = (source->access_ms & ks->keep_bits) | (ks->clock_ms & ~ks->keep_bits);
         /* Nothing has been unlinked yet, so source_link is still the source's link. */
         gr_ks_entry_free(ks, remove_at(ks, source_link, source_table), 0);
         if (ks->free_value) ks->free_value(old_type, old_value, ks->context);
@@ -382,6 +384,7 @@ int gr_ks_rename(gr_keyspace_t *ks, const uint8_t *from, size_t from_length,
     gr_ks_entry_t *moved = new_entry(ks, to, to_length, source->type, source->value);
     if (!moved) return -2;
     moved->expire_at_ms = source->expire_at_ms;
+    moved->access_ms = (source->access_ms & ks->keep_bits) | (ks->clock_ms & ~ks->keep_bits);
     gr_ks_entry_free(ks, remove_at(ks, source_link, source_table), 0);
     link_entry(ks, moved);
     return 0;
@@ -394,7 +397,9 @@ void gr_ks_set_expire(gr_keyspace_t *ks, gr_ks_entry_t *entry, int64_t expire_at
     if (expire_at_ms >= 0) ks->expires++;
 }
 
-void gr_ks_touch(gr_keyspace_t *ks, gr_ks_entry_t *entry) { entry->access_ms = ks->clock_ms; }
+void gr_ks_touch(gr_keyspace_t *ks, gr_ks_entry_t *entry) {
+    entry->access_ms = (entry->access_ms & ks->keep_bits) | (ks->clock_ms & ~ks->keep_bits);
+}
 
 /* ---- Queries ---- */
 
@@ -499,6 +504,24 @@ gr_ks_entry_t *gr_ks_random(gr_keyspace_t *ks) {
     size_t pick = (size_t)(splitmix64(&ks->random_state) % length);
     while (pick--) head = head->next;
     return head;
+}
+
+size_t gr_ks_sample(gr_keyspace_t *ks, gr_ks_entry_t **out, size_t count, int only_volatile, size_t max_buckets) {
+    if (gr_ks_size(ks) == 0 || count == 0 || (only_volatile && ks->expires == 0)) return 0;
+    resize_step(ks);
+    /* Buckets [first, size0) of table[0] and, while moving, all of table[1], as one span. */
+    size_t first = ks_moving(ks) ? (size_t)ks->rehash_index : 0, size0 = ks->table[0].size;
+    size_t span = size0 - first + (ks_moving(ks) ? ks->table[1].size : 0);
+    if (max_buckets > span) max_buckets = span;
+    size_t at = (size_t)(splitmix64(&ks->random_state) % span), found = 0;
+    for (size_t visited = 0; visited < max_buckets && found < count; visited++) {
+        size_t i = first + at;
+        gr_ks_entry_t *e = i < size0 ? ks->table[0].buckets[i] : ks->table[1].buckets[i - size0];
+        for (; e && found < count; e = e->next)
+            if (!only_volatile || e->expire_at_ms >= 0) out[found++] = e;
+        if (++at == span) at = 0;
+    }
+    return found;
 }
 
 void gr_ks_iterate(gr_keyspace_t *ks, gr_ks_iterate_visit_t visit, void *context) {

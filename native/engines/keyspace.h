@@ -25,6 +25,21 @@
  *
  * so with glibc a key of up to 3 bytes fits a 40-byte allocation, up to 19 bytes a 56-byte one.
  *
+ * access_ms is the caller's 64 bits of access metadata; the server (exec/evict.h) packs Redis's
+ * LRU clock and LFU counter into it, so eviction adds no byte per key:
+ *
+ *   63                                24 23               8 7         0
+ *   +-----------------------------------+------------------+-----------+
+ *   | last access, unix ms mod 2^40     | LFU decrement    | LFU log   |
+ *   | (LRU clock: ~34.8 years to wrap)  | time, minutes    | counter   |
+ *   |                                   | mod 2^16         | (0..255)  |
+ *   +-----------------------------------+------------------+-----------+
+ *
+ * The keyspace does not read these bits: it writes the stamp set with gr_ks_set_clock into a
+ * new entry, and into an entry whose value is replaced or renamed (keeping the bits of the
+ * mask set with gr_ks_set_keep_bits: the LFU counter under an LFU policy, as Redis's
+ * dbOverwrite keeps the old object's counter).
+ *
  * Hashing: SipHash-1-2 keyed from the seed given to gr_ks_new (pass a random one, e.g.
  * from os.urandom, so that clients cannot choose colliding keys; a fixed seed gives a
  * reproducible table order, which the tests use).
@@ -47,10 +62,11 @@
  * visited map onto buckets the cursor has already passed. Every key present for the whole
  * scan is visited at least once; a key may be visited twice if the table shrank.
  *
- * Time: the keyspace knows no clock of its own. gr_ks_set_clock gives it "now" (the server
- * sets it once per command); gr_ks_add, gr_ks_rename and gr_ks_touch stamp access_ms with
- * it. gr_ks_find does not touch, so OBJECT IDLETIME can read access_ms through it; a
- * lookup that counts as an access (gr_db_lookup) calls gr_ks_touch.
+ * Time: the keyspace knows no clock of its own. gr_ks_set_clock gives it the stamp of "now"
+ * (the server sets it once per command, packed as above); gr_ks_add, gr_ks_replace_value,
+ * gr_ks_rename and gr_ks_touch write it into access_ms (the last three keeping the
+ * gr_ks_set_keep_bits bits). gr_ks_find does not touch, so OBJECT IDLETIME can read
+ * access_ms through it; a lookup that counts as an access (gr_db_lookup) updates it.
  *
  * Single-threaded, like the rest of the server. Callbacks (the value destructor and the
  * visitors) must not add, delete, unlink, rename or clear; during gr_ks_iterate and
@@ -74,7 +90,7 @@ typedef struct gr_ks_entry {
     struct gr_ks_entry *next;   /* bucket chain */
     void *value;
     int64_t expire_at_ms;       /* unix ms; -1: no expire */
-    uint64_t access_ms;         /* last access, for OBJECT IDLETIME */
+    uint64_t access_ms;         /* access metadata (LRU clock, LFU counter): see the layout above */
     uint32_t key_length;
     uint8_t type;               /* GR_TYPE_* (db.h); opaque here */
     uint8_t key[];
@@ -103,8 +119,11 @@ void gr_ks_set_add_observer(gr_keyspace_t *ks, gr_ks_add_observer_t observer);
 /* Set (or clear) the observer gr_ks_delete calls with the key it deleted, after freeing its
  * value (the blocking layer's deleted-key signal). Must not change the keyspace. */
 void gr_ks_set_delete_observer(gr_keyspace_t *ks, gr_ks_add_observer_t observer);
-/* "Now" in ms, used to stamp access_ms; set it before each command. Starts at 0. */
+/* The stamp ("now") written into access_ms; set it before each command. Starts at 0. */
 void gr_ks_set_clock(gr_keyspace_t *ks, uint64_t now_ms);
+/* Bits of access_ms that replace_value, rename and touch keep from the entry (the rest come
+ * from the clock). 0 by default: the whole stamp is written. */
+void gr_ks_set_keep_bits(gr_keyspace_t *ks, uint64_t mask);
 
 /* Access */
 /* The entry for key, or NULL. Does not touch access_ms. */
@@ -166,6 +185,11 @@ uint64_t gr_ks_scan(gr_keyspace_t *ks, uint64_t cursor, gr_ks_scan_visit_t visit
 /* A random entry (a random non-empty bucket, then a random entry of its chain), or NULL
  * when empty. Keys in longer chains are a little less likely; fine for expiry sampling. */
 gr_ks_entry_t *gr_ks_random(gr_keyspace_t *ks);
+/* Redis's dictGetSomeKeys, for eviction sampling: from a random bucket, walks consecutive
+ * buckets (both tables while resizing) collecting up to count entries (only those with an
+ * expire when only_volatile), visiting at most max_buckets buckets; returns how many it
+ * wrote to out. Entries are valid until the keyspace next changes. */
+size_t gr_ks_sample(gr_keyspace_t *ks, gr_ks_entry_t **out, size_t count, int only_volatile, size_t max_buckets);
 /* Visits every entry once (KEYS), until visit returns nonzero. */
 void gr_ks_iterate(gr_keyspace_t *ks, gr_ks_iterate_visit_t visit, void *context);
 /* Advances a resize by up to steps steps (a server's idle time, like Redis's

@@ -48,6 +48,7 @@ gr_server_t *gr_db_new(uint64_t seed) {
         db->keyspaces[i] = gr_ks_new(gr_free_value, db, seed + (uint64_t)i);
         if (!db->keyspaces[i]) { gr_db_free(db); return NULL; }
         gr_ks_set_delete_observer(db->keyspaces[i], signal_deleted_key);
+        gr_ks_set_keep_bits(db->keyspaces[i], GR_ACCESS_LFU_BITS);   /* overwrite keeps the LFU counter */
     }
     db->keyspace = db->keyspaces[0];
     db->pubsub = gr_pubsub_new(seed);
@@ -68,6 +69,13 @@ gr_server_t *gr_db_new(uint64_t seed) {
     db->list_target = GR_LIST_SEGMENTED;
     db->stats.start_time_ms = now_ms();
     db->config.proto_max_bulk_len = 512LL * 1024 * 1024;
+    db->config.maxmemory_policy = GR_MAXMEMORY_NO_EVICTION;   /* Redis's eviction defaults */
+    db->config.maxmemory_samples = 5;
+    db->config.maxmemory_eviction_tenacity = 10;
+    db->config.lfu_log_factor = 10;
+    db->config.lfu_decay_time = 1;
+    db->evict_random = seed ^ 0x2545F4914F6CDD1DULL;
+    for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_set_clock(db->keyspaces[i], gr_evict_stamp(now_ms()));
     calibrate_cycles(db);
     db->config.maxclients = 10000;
     db->config.client_query_buffer_limit = 1024LL * 1024 * 1024;
@@ -119,6 +127,7 @@ void gr_db_free(gr_server_t *db) {
     if (db->functions_release) db->functions_release(db);
     gr_blocking_free_all(db);
     gr_transaction_free_all(db);
+    gr_evict_release(db);
     for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_free(db->keyspaces[i]);
     for (int i = 0; i < GR_COMMAND_STAT_SLOTS; i++) free(db->command_stats[i].histogram);
     for (gr_connection_t *conn = db->connections; conn; conn = conn->next) gr_pubsub_forget(db->pubsub, &conn->subscriber);
@@ -296,14 +305,24 @@ static void enter(gr_server_t *db, gr_connection_t *conn) {
         db->batch_clock_read = db->batch_depth > 0;
     }
     conn->last_command_ms = db->now_ms;
-    gr_ks_set_clock(db->keyspace, (uint64_t)db->now_ms);
+    if (db->stamp_ms != db->now_ms)   /* new keys' LRU clock and LFU counter: made once per ms */
+        db->stamp_ms = db->now_ms, db->access_stamp = gr_evict_stamp(db->now_ms);
+    gr_ks_set_clock(db->keyspace, db->access_stamp);
 }
 
 int gr_db_is_expired(const gr_server_t *db, const gr_ks_entry_t *entry) {
     return entry->expire_at_ms >= 0 && entry->expire_at_ms <= db->now_ms;
 }
 
-gr_ks_entry_t *gr_db_find_live(gr_server_t *db, gr_bytes_t key) {
+/* An access to entry (Redis's lookupKey without LOOKUP_NOTOUCH): none while a child runs (its
+ * copy-on-write pages stay shared, as Redis), nor for a CLIENT NO-TOUCH client (but TOUCH). */
+static inline void touch(gr_server_t *db, gr_ks_entry_t *entry) {
+    if (db->child.pid > 0) return;
+    if (db->current && db->current->no_touch && !db->touch_forced) return;
+    gr_evict_touch(db, entry);
+}
+
+gr_ks_entry_t *gr_db_peek_live(gr_server_t *db, gr_bytes_t key) {
     gr_ks_entry_t *entry = gr_ks_find(db->keyspace, key.data, key.length);
     if (entry && gr_db_is_expired(db, entry)) {
         if (db->propagation.sink) gr_propagate_del(db, keyspace_index(db), key.data, key.length);
@@ -318,11 +337,17 @@ gr_ks_entry_t *gr_db_find_live(gr_server_t *db, gr_bytes_t key) {
     return entry;
 }
 
+gr_ks_entry_t *gr_db_find_live(gr_server_t *db, gr_bytes_t key) {
+    gr_ks_entry_t *entry = gr_db_peek_live(db, key);
+    if (entry) touch(db, entry);   /* Redis's lookupKeyWrite: a write's lookup is an access */
+    return entry;
+}
+
 gr_ks_entry_t *gr_db_lookup_with(gr_server_t *db, gr_bytes_t key, int flags) {
-    gr_ks_entry_t *entry = gr_db_find_live(db, key);
+    gr_ks_entry_t *entry = gr_db_peek_live(db, key);
     if (entry) {
         if (!(flags & GR_LOOKUP_WRITE)) db->stats.keyspace_hits++;
-        if (!(flags & GR_LOOKUP_NOTOUCH)) gr_ks_touch(db->keyspace, entry);
+        if (!(flags & GR_LOOKUP_NOTOUCH)) touch(db, entry);
     } else if (!(flags & GR_LOOKUP_WRITE)) {
         db->stats.keyspace_misses++;
         if (!(flags & GR_LOOKUP_NONOTIFY)) gr_notify(db, GR_NOTIFY_KEY_MISS, "keymiss", key);
@@ -456,6 +481,9 @@ int64_t gr_db_cron(gr_server_t *db, int64_t budget_us) {
     }
     db->stats.expired_keys += expired;
     if (monotonic_us() - start < budget_us && !db->config.active_expire_disabled) expire_parts(db, start, budget_us);
+    gr_evict_cron(db);   /* an eviction that ran out of time goes on */
+    for (int i = 0; i < GR_DB_COUNT; i++)   /* keys added to another database (MOVE, COPY DB, a load) get today's stamp */
+        gr_ks_set_clock(db->keyspaces[i], gr_evict_stamp(db->now_ms));
     int64_t cycle_ms = (monotonic_us() - start) / 1000;
     if (db->config.latency_monitor_threshold_ms > 0 && cycle_ms >= db->config.latency_monitor_threshold_ms)
         gr_latency_add_sample(&db->latency, "expire-cycle", db->now_ms / 1000, (uint32_t)cycle_ms);
@@ -662,7 +690,8 @@ int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_
             refusal = "NOPERM this user has no permissions to access one of the keys used as arguments";
         }
     } else if (db->busy) {   /* a busy script: Redis skips the OOM check; -BUSY comes after admission */
-    } else if (db->config.maxmemory > 0 && gr_command_denies_oom(index) && gr_mem_used_total() > db->config.maxmemory) {
+    } else if (db->config.maxmemory > 0 && gr_command_denies_oom(index) && gr_mem_used_total() > db->config.maxmemory &&
+               gr_evict_perform(db) == GR_EVICT_FAIL) {   /* over: evict by maxmemory-policy first */
         refusal = "OOM command not allowed when used memory > 'maxmemory'.";
         code = GR_ERR_OUT_OF_MEMORY;
     } else if ((refusal = gr_db_disk_error_refusal(db, text, sizeof text)) != NULL) {
@@ -780,6 +809,8 @@ void gr_db_reset_stats(gr_server_t *db) {
     db->stats.commands_processed = 0;
     db->stats.keyspace_hits = db->stats.keyspace_misses = 0;
     db->stats.expired_keys = 0;
+    db->stats.evicted_keys = db->stats.evicted_clients = 0;   /* Redis's resetServerStats */
+    db->stats.eviction_exceeded_total_us = 0;
     db->stats.rejected_connections = 0;
     db->stats.connections_received = 0;
     db->stats.net_input_bytes = db->stats.net_output_bytes = 0;

@@ -34,6 +34,7 @@
 #include "exec/slowlog.h"      /* SLOWLOG: the commands over slowlog-log-slower-than */
 #include "exec/latency.h"      /* LATENCY: the monitor's events and per-command histograms */
 #include "exec/acl.h"          /* ACL users: who a connection is and what it may run */
+#include "exec/evict.h"        /* maxmemory-policy: key eviction, the LRU clock and LFU counter */
 
 
 #define GR_DB_COUNT 16
@@ -51,6 +52,8 @@ typedef struct gr_connection {
     uint8_t reply_off;        /* CLIENT REPLY OFF: RESP writes no reply until CLIENT REPLY ON */
     uint8_t monitor;          /* MONITOR: every other call is written to it (exec/monitor.h) */
     uint8_t reply_skip_next;  /* CLIENT REPLY SKIP: the next command's reply is dropped */
+    uint8_t no_touch;         /* CLIENT NO-TOUCH ON: its reads leave keys' LRU/LFU alone (but TOUCH) */
+    uint8_t no_evict;         /* CLIENT NO-EVICT ON: exempt from client eviction (recorded, flag e) */
     const char *kill_reason;  /* why the server closes it, for the log (a static text); NULL: CLIENT KILL */
     int32_t db_index;
     int64_t created_ms;
@@ -111,6 +114,10 @@ typedef struct gr_db_stats {
     int64_t keyspace_hits;
     int64_t keyspace_misses;
     int64_t expired_keys;
+    int64_t evicted_keys;         /* keys maxmemory-policy evicted (exec/evict.c) */
+    int64_t evicted_clients;      /* RESP clients maxmemory-clients closed (server/server.c) */
+    int64_t eviction_exceeded_total_us;   /* time used memory stayed over maxmemory with eviction on */
+    int64_t eviction_exceeded_start_us;   /* ... since this (monotonic us); 0: under */
     int64_t net_input_bytes;
     int64_t net_output_bytes;
     int64_t peak_memory;
@@ -121,7 +128,12 @@ typedef struct gr_db_stats {
 
 /* The settings CONFIG GET/SET reach (cmd_config.c); the server sets them at startup. */
 typedef struct gr_db_config {
-    int64_t maxmemory;              /* bytes; 0: no limit. Over it, commands that grow data get OOM */
+    int64_t maxmemory;              /* bytes; 0: no limit. Over it, commands that grow data evict or get OOM */
+    int32_t maxmemory_policy;       /* GR_MAXMEMORY_* (exec/evict.h): noeviction */
+    int64_t maxmemory_samples;      /* keys sampled per database per eviction round: 5 */
+    int64_t maxmemory_eviction_tenacity;   /* 0..100: time one eviction call may take: 10 */
+    int64_t lfu_log_factor;         /* 10: how slowly the LFU counter grows */
+    int64_t lfu_decay_time;         /* 1: minutes per counter decrement (0: never) */
     int64_t proto_max_bulk_len;     /* RESP bulk limit */
     int64_t timeout_s;              /* close RESP clients idle this long; 0: never */
     int64_t maxclients;             /* RESP clients at once (the server refuses more) */
@@ -278,6 +290,16 @@ typedef struct gr_server {
     uint64_t expire_cursor[GR_DB_COUNT];      /* where active expiry's scan of each db stands */
     uint64_t part_expire_cursor[GR_DB_COUNT]; /* ... and its scan for values with expiring parts (hash fields) */
     gr_request_t scratch_request;
+    /* eviction (exec/evict.c): Redis's pool of candidates, the random-policy cursor, a
+     * call that ran out of time (the cron goes on), the LFU counter's random state, and
+     * TOUCH's exemption from CLIENT NO-TOUCH */
+    struct gr_evict_pool *evict_pool;
+    uint32_t evict_next_db;
+    uint8_t evict_running;
+    uint8_t touch_forced;
+    uint64_t evict_random;
+    int64_t stamp_ms;                         /* the ms access_stamp was made for ... */
+    uint64_t access_stamp;                    /* ... gr_evict_stamp(stamp_ms): new keys' access bits */
     gr_bytes_t *scratch_items;
     uint32_t scratch_capacity;
     /* persistence: the write-effect stream (propagate.h) and the append-only log that
@@ -429,13 +451,18 @@ void gr_db_set_slowlog_threshold(gr_server_t *db, int64_t log_slower_than_us);
 /* The entry for key in the current database, or NULL. An entry whose expiry has passed is
  * deleted first (lazy expiry) and counts as absent. gr_db_lookup (a read, Redis's
  * lookupKeyRead) also counts a keyspace hit or miss, publishes "keymiss" (class m) for a miss
- * and stamps the access time; gr_db_find_live does none of these. gr_db_lookup_with chooses:
- * GR_LOOKUP_WRITE stamps the access time only (lookupKeyWrite), GR_LOOKUP_NOTOUCH leaves the
- * access time, GR_LOOKUP_NONOTIFY publishes no "keymiss" (OBJECT). */
+ * and records the access (LRU clock, LFU counter: exec/evict.h); gr_db_find_live (Redis's
+ * lookupKeyWrite) records the access only. gr_db_lookup_with chooses: GR_LOOKUP_WRITE records
+ * the access only, GR_LOOKUP_NOTOUCH leaves it (TTL, TYPE, EXISTS, OBJECT: Redis's NOTOUCH
+ * reads), GR_LOOKUP_NONOTIFY publishes no "keymiss" (OBJECT). No access is recorded while a
+ * background child runs or for a CLIENT NO-TOUCH client (but by TOUCH), as Redis. */
 enum { GR_LOOKUP_WRITE = 1, GR_LOOKUP_NOTOUCH = 2, GR_LOOKUP_NONOTIFY = 4 };
 gr_ks_entry_t *gr_db_lookup_with(gr_server_t *db, gr_bytes_t key, int flags);
 static inline gr_ks_entry_t *gr_db_lookup(gr_server_t *db, gr_bytes_t key) { return gr_db_lookup_with(db, key, 0); }
 gr_ks_entry_t *gr_db_find_live(gr_server_t *db, gr_bytes_t key);
+/* gr_db_find_live without the access: expires the key if due, counts nothing, leaves its LRU
+ * clock and LFU counter (MEMORY USAGE, DEBUG OBJECT: Redis's LOOKUP_NOTOUCH lookups). */
+gr_ks_entry_t *gr_db_peek_live(gr_server_t *db, gr_bytes_t key);
 /* 1 if the entry's expiry has passed (KEYS and SCAN skip such entries). */
 int gr_db_is_expired(const gr_server_t *db, const gr_ks_entry_t *entry);
 /* Current time in unix ms, as read at the start of the running command. */

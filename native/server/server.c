@@ -483,7 +483,8 @@ static int serve_killed(gr_serve_loop_t *s) {
     return sessions;
 }
 
-/* maxmemory-clients: while the clients' buffers use more, close the largest client. */
+/* maxmemory-clients: while the clients' buffers use more, close the largest client (not one
+ * marked CLIENT NO-EVICT). */
 static void enforce_client_memory(gr_serve_loop_t *s) {
     const gr_db_config_t *config = &s->db->config;
     if (config->maxmemory_clients <= 0) return;
@@ -494,13 +495,14 @@ static void enforce_client_memory(gr_serve_loop_t *s) {
         int largest = -1;
         size_t largest_bytes = 0;
         for (size_t fd = 0; fd < s->slot_capacity; fd++) {
-            if (!s->slots[fd].conn) continue;
+            if (!s->slots[fd].conn || gr_resp_conn_state(s->slots[fd].conn)->no_evict) continue;   /* CLIENT NO-EVICT */
             size_t bytes = gr_resp_conn_memory(s->slots[fd].conn);
             if (bytes > largest_bytes) { largest_bytes = bytes; largest = (int)fd; }
         }
         if (largest < 0) break;
         gr_resp_conn_mark_closing(s->slots[largest].conn, "maxmemory-clients");
         drop_connection(s, largest);
+        s->db->stats.evicted_clients++;
     }
 }
 

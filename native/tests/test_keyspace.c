@@ -756,6 +756,39 @@ static void test_binary_and_empty_keys_are_distinct(void) {
     gr_ks_free(ks);
 }
 
+/* Eviction's sampler (gr_ks_sample, Redis's dictGetSomeKeys) and the access bits that value
+ * replacement and rename keep (gr_ks_set_keep_bits): the LFU counter survives an overwrite. */
+static void test_sample_and_keep_bits(void) {
+    gr_keyspace_t *ks = gr_ks_new(NULL, NULL, 7);
+    gr_ks_entry_t *out[64];
+    CHECK(gr_ks_sample(ks, out, 8, 0, 100) == 0, "sampled an empty keyspace");
+    char name[16];
+    for (int i = 0; i < 1000; i++) {
+        int n = snprintf(name, sizeof name, "k%d", i);
+        gr_ks_entry_t *e = gr_ks_add(ks, (const uint8_t *)name, (size_t)n, 1, NULL);
+        if (i % 10 == 0) gr_ks_set_expire(ks, e, 1000 + i);
+    }
+    for (int round = 0; round < 200; round++) {
+        size_t got = gr_ks_sample(ks, out, 16, 0, 160);
+        CHECK(got > 0 && got <= 16, "sample of all keys returned %zu", got);
+        got = gr_ks_sample(ks, out, 5, 1, SIZE_MAX);
+        CHECK(got == 5, "volatile sample with no bucket limit found %zu of 5", got);
+        for (size_t i = 0; i < got; i++) CHECK(out[i]->expire_at_ms >= 1000, "volatile sample took a key without expire");
+    }
+    CHECK(gr_ks_sample(ks, out, 64, 0, SIZE_MAX) == 64, "an unlimited sample stopped short");
+    gr_ks_set_keep_bits(ks, 0xFF);
+    gr_ks_set_clock(ks, 0x1200);
+    gr_ks_entry_t *e = gr_ks_find(ks, (const uint8_t *)"k1", 2);
+    e->access_ms = 0x3407;
+    gr_ks_replace_value(ks, e, 1, NULL);
+    CHECK(e->access_ms == 0x1207, "replace_value kept %llx, not the low byte", (unsigned long long)e->access_ms);
+    e->access_ms = 0x5609;
+    CHECK(gr_ks_rename(ks, (const uint8_t *)"k1", 2, (const uint8_t *)"moved", 5) == 0, "rename failed");
+    e = gr_ks_find(ks, (const uint8_t *)"moved", 5);
+    CHECK(e && e->access_ms == 0x1209, "rename kept %llx", e ? (unsigned long long)e->access_ms : 0ULL);
+    gr_ks_free(ks);
+}
+
 /* ======================= glob tests ======================= */
 
 static int glob(const char *pattern, const char *string, int nocase) {
@@ -1089,6 +1122,7 @@ int main(int argc, char **argv) {
     test_clear_and_free_return_every_byte();
     test_iterate_stops_early_and_lookups_inside_it_do_not_move_buckets();
     test_random_returns_only_present_keys_and_reaches_them_all();
+    test_sample_and_keep_bits();
     test_binary_and_empty_keys_are_distinct();
     test_glob_matches_redis_documented_patterns_and_edges();
     test_keys_patterns_from_redis_keyspace_tests();
