@@ -482,3 +482,32 @@ def test_a_damaged_file_stops_the_start_with_a_clear_error(tmp_path):
                            "--runtime-dir", str(runtime), "--port", "0", "--import-rdb", str(cut)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "truncated" in done.stderr and "offset 100" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-lfu"])
+def test_a_keys_idle_time_or_frequency_travels_in_the_rdb_under_the_policy_that_reads_it(tmp_path, policy):
+    # redis-server writes IDLE under an LRU policy and FREQ under an LFU one; the loader sets them
+    # under the same policy, as Redis's own load does (and under another, access times start now)
+    redis = Redis(tmp_path / "redis", "--maxmemory-policy", policy)
+    try:
+        redis.client.set("k", "v")
+        payload = redis.client.execute_command("DUMP", "k")
+        hint = ("IDLETIME", 5000) if policy == "allkeys-lru" else ("FREQ", 100)
+        redis.client.execute_command("RESTORE", "k", 0, payload, "REPLACE", *hint)
+        redis.client.set("fresh", "v")
+        redis.client.save()
+    finally:
+        redis.stop()
+    dump = tmp_path / "redis" / "dump.rdb"
+    for loading_policy in (policy, "noeviction"):
+        with GoblinServer(tmp_path / f"g-{loading_policy}", "--import-rdb", str(dump),
+                          "--maxmemory-policy", loading_policy).start() as goblin, \
+                RespClient(port=goblin.port, socket_timeout=20) as ours:
+            if policy == "allkeys-lru" and loading_policy == policy:
+                assert 5000 <= ours.object("idletime", "k") < 5100
+                assert ours.object("idletime", "fresh") < 100
+            elif policy == "allkeys-lfu" and loading_policy == policy:
+                assert ours.object("freq", "k") == 100
+                assert ours.object("freq", "fresh") <= 5
+            else:
+                assert ours.object("idletime", "k") < 100

@@ -11,7 +11,8 @@
  * error naming its byte offset, never a crash, and leaves every database empty.
  *
  * Not loaded: a module's value (refused: goblin has no modules); Redis 7.0's pre-release
- * FUNCTION opcode; LRU/LFU hints (read and dropped: access times start now).
+ * FUNCTION opcode. LRU/LFU hints (IDLE, FREQ) set a key's idle time or counter under an LRU or
+ * LFU maxmemory-policy, as Redis applies them; otherwise access times start now.
  */
 #include "persist/rdb_format.h"
 
@@ -36,6 +37,7 @@
 #include "engines/stream/stream.h"
 #include "engines/string_value.h"
 #include "engines/zset/zset.h"
+#include "exec/evict.h"
 #include "exec/value_type.h"
 #include "persist/snapshot.h"
 
@@ -1124,6 +1126,7 @@ static int load_body(loader_t *L, gr_rdb_stats_t *stats, char *why, size_t why_s
     in_t *in = L->in;
     gr_keyspace_t *ks = L->db->keyspaces[0];
     int64_t expire = -1;
+    int64_t idle_seconds = -1, frequency = -1;   /* the next key's LRU / LFU hints */
     for (;;) {
         size_t at = in->at;
         uint8_t op = 0;
@@ -1166,11 +1169,13 @@ static int load_body(loader_t *L, gr_rdb_stats_t *stats, char *why, size_t why_s
         case GR_RDB_OPCODE_IDLE: {
             uint64_t idle;
             if (read_len(in, &idle, "an idle time") != 0) return -1;
+            idle_seconds = idle > (uint64_t)INT64_MAX / 1000 ? INT64_MAX / 1000 : (int64_t)idle;
             continue;
         }
         case GR_RDB_OPCODE_FREQ: {
             uint8_t freq;
             if (read_u8(in, &freq, "a frequency") != 0) return -1;
+            frequency = freq;
             continue;
         }
         case GR_RDB_OPCODE_SLOT_INFO: {
@@ -1209,8 +1214,8 @@ static int load_body(loader_t *L, gr_rdb_stats_t *stats, char *why, size_t why_s
         uint8_t gtype = 0;
         void *value = load_value(L, op, &gtype);
         if (!value) return -1;
-        int64_t key_expire = expire;
-        expire = -1;
+        int64_t key_expire = expire, key_idle = idle_seconds, key_frequency = frequency;
+        expire = idle_seconds = frequency = -1;
         if (value == (void *)-1) continue;   /* empty once its expired parts were dropped */
         const gr_value_type_t *row = gr_value_type(gtype);
         if (key_expire >= 0 && key_expire <= L->now) {
@@ -1227,6 +1232,12 @@ static int load_body(loader_t *L, gr_rdb_stats_t *stats, char *why, size_t why_s
             return fail(in, at, "out of memory adding a key");
         }
         if (key_expire >= 0) gr_ks_set_expire(ks, entry, key_expire);
+        /* the hints apply under the policy that reads them, as Redis's objectSetLRUOrLFU */
+        const int policy = L->db->config.maxmemory_policy;
+        if (key_frequency >= 0 && (policy & GR_MAXMEMORY_FLAG_LFU))
+            entry->access_ms = gr_evict_with_freq(entry->access_ms, L->now, (int)key_frequency);
+        else if (key_idle >= 0 && (policy & GR_MAXMEMORY_FLAG_LRU))
+            entry->access_ms = gr_evict_with_idle(entry->access_ms, L->now, (uint64_t)key_idle * 1000);
         stats->keys++;
     }
     (void)why, (void)why_size;
