@@ -63,6 +63,8 @@ void gr_cmd_xreadgroup(gr_server_t *db, const gr_request_t *request, gr_reply_t 
 /* .argv_handler */
 void gr_cmd_acl(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
+void gr_cmd_aragg(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
 void gr_cmd_arcount(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_ardel(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,

@@ -1,4 +1,5 @@
-"""arrays.py — ArrayCommands: Redis 8.8's 18 AR* commands (sparse arrays indexed 0 .. 2^64-2),
+"""arrays.py — ArrayCommands: Redis 8.8's 18 AR* commands (sparse arrays indexed 0 .. 2^64-2)
+and Redis 8.10's ARAGG (with ARGREP's RANGE predicate),
 written once for both transports (see core.py), with redis-py 8's method names (arset, arget,
 armset, ...) and redis-py 8.2's signatures and reply shapes (armset takes {index: value},
 arscan and argrep WITHVALUES give [[index, value], ...], arinfo a dict). The batch calls
@@ -16,8 +17,39 @@ from typing import Any, Mapping, Sequence
 from ...errors import DataError
 from .core import CommandsCore, encode, encode_values
 
-GREP_PREDICATES = ("exact", "match", "glob", "re")
+GREP_PREDICATES = ("exact", "match", "glob", "re", "range")
 AROP_OPERATIONS = ("SUM", "MIN", "MAX", "AND", "OR", "XOR", "MATCH", "USED")
+ARAGG_OPERATIONS = ("SUM", "MIN", "MAX", "COUNT", "AVG", "AND", "OR", "XOR")
+
+
+def _predicate_words(command: str, predicates: Sequence[tuple], combinator: Any, limit: int | None,
+                     nocase: bool) -> list:
+    """ARGREP's and ARAGG's predicate and option words: (type, pattern) for EXACT/MATCH/GLOB/RE,
+    (RANGE, min, max) or (RANGE, min, max, True) for RANGE ... EXCLUSIVE."""
+    words: list = []
+    for predicate in predicates:
+        kind, *operands = predicate
+        word = _word(kind)
+        name = word.lower().decode()
+        if name not in GREP_PREDICATES:
+            raise DataError(f"{command} predicate must be one of {GREP_PREDICATES}, not {kind!r}")
+        if name == "range":
+            if len(operands) not in (2, 3):
+                raise DataError(f"{command} RANGE takes (RANGE, min, max[, exclusive]), not {predicate!r}")
+            words += [word, encode(operands[0]), encode(operands[1])]
+            if len(operands) == 3 and operands[2]:
+                words.append(b"EXCLUSIVE")
+        else:
+            if len(operands) != 1:
+                raise DataError(f"{command} {name.upper()} takes (type, pattern), not {predicate!r}")
+            words += [word, encode(operands[0])]
+    if combinator is not None:
+        words.append(_word(combinator))
+    if limit is not None:
+        words += [b"LIMIT", encode(limit)]
+    if nocase:
+        words.append(b"NOCASE")
+    return words
 
 
 def as_unsigned(reply: Any) -> Any:
@@ -131,24 +163,13 @@ class ArrayCommands(CommandsCore):
                limit: int | None = None, withvalues: bool = False, nocase: bool = False) -> list:
         """ARGREP: the indexes (withvalues: [[index, value], ...]) whose value passes the predicates,
         [(type, pattern), ...] with type EXACT/MATCH/GLOB/RE (redis-py's ArrayPredicateType or a
-        word), combined by combinator AND/OR (the server's default: OR). start and end may be "-"
+        word) or (RANGE, min, max[, exclusive]), combined by combinator AND/OR (the server's default: OR). start and end may be "-"
         and "+" (the first and last index)."""
-        words: list = []
-        for kind, pattern in predicates:
-            word = _word(kind)
-            if word.lower().decode() not in GREP_PREDICATES:
-                raise DataError(f"ARGREP predicate must be one of {GREP_PREDICATES}, not {kind!r}")
-            words += [word, encode(pattern)]
-        if not words:
+        if not predicates:
             raise DataError("ARGREP requires at least one predicate")
-        if combinator is not None:
-            words.append(_word(combinator))
-        if limit is not None:
-            words += [b"LIMIT", encode(limit)]
+        words = _predicate_words("ARGREP", predicates, combinator, limit, nocase)
         if withvalues:
             words.append(b"WITHVALUES")
-        if nocase:
-            words.append(b"NOCASE")
         return self._execute((b"ARGREP", encode(name), encode(start), encode(end), *words),
                              as_pairs if withvalues else as_indexes)
 
@@ -157,6 +178,18 @@ class ArrayCommands(CommandsCore):
         nothing in range counts (operation: redis-py's ArrayAggregateOperations or a word)."""
         words = [encode(value)] if value is not None else []
         return self._execute((b"AROP", encode(name), encode(start), encode(end), _word(operation), *words))
+
+    def aragg(self, name: Any, start: Any, end: Any, operations: Sequence[Any], predicates: Sequence[tuple] = (),
+              combinator: Any = None, limit: int | None = None, nocase: bool = False) -> list:
+        """ARAGG: one reply per operation (SUM/MIN/MAX/COUNT/AVG/AND/OR/XOR), in order, over the
+        values from start to end ("-"/"+" allowed) that pass the predicates (as argrep's; none:
+        every value) and LIMIT: an int for COUNT/AND/OR/XOR, a bulk string for SUM/MIN/MAX/AVG,
+        None when no value could be aggregated."""
+        if isinstance(operations, (str, bytes)):
+            operations = [operations]
+        words = _predicate_words("ARAGG", predicates, combinator, limit, nocase)
+        ops = [_word(op) for op in operations]
+        return self._execute((b"ARAGG", encode(name), encode(start), encode(end), *words, b"AGGREGATE", *ops))
 
     def arnext(self, name: Any) -> int | None:
         """ARNEXT: where the next append goes (None when the index space is used up)."""
