@@ -140,6 +140,19 @@ SCENARIOS = {
         (0, ("CLIENT", "TRACKINGINFO")), (0, ("CLIENT", "TRACKING", "OFF")), (0, ("CLIENT", "TRACKINGINFO")),
         (0, ("CLIENT", "GETREDIR")),
     ],
+    "scripts_track_the_keys_their_commands_read": [
+        (0, HELLO3), (0, ("CLIENT", "TRACKING", "ON")),
+        (0, ("EVAL", "return redis.call('get', KEYS[1])", "1", "s1")),
+        (0, ("EVAL_RO", "return redis.call('get', KEYS[1])", "1", "s2")),
+        (1, ("SET", "s1", "v")), (0, (), 1), (1, ("SET", "s2", "v")), (0, (), 1),
+        (0, ("EVAL", "return redis.call('set', KEYS[1], 'x')", "1", "s3")), (0, ("GET", "s3")),
+        (1, ("EVAL", "return redis.call('del', KEYS[1])", "1", "s3")), (0, (), 1),
+    ],
+    "type_changes_and_renames": [
+        (0, HELLO3), (0, ("CLIENT", "TRACKING", "ON")), (0, ("GET", "l")), (1, ("RPUSH", "l", "a")), (0, (), 1),
+        (0, ("LRANGE", "l", "0", "-1")), (1, ("RENAME", "l", "m")), (0, (), 1), (0, ("GET", "m")), (0, ("ZSCORE", "z", "a")),
+        (1, ("ZADD", "z", "1", "a")), (0, (), 1),
+    ],
     "reset_turns_tracking_off": [
         (0, HELLO3), (0, ("CLIENT", "TRACKING", "ON")), (0, ("GET", "k")), (0, ("RESET",)), (0, HELLO3),
         (1, ("SET", "k", "v")), (0, ("CLIENT", "TRACKINGINFO")),
@@ -228,6 +241,15 @@ def test_a_closed_tracking_client_leaves_nothing_to_send(goblin):
         assert int(fields["tracking_total_keys"]) == keys_before   # the key's entry went with the write
 
 
+def test_client_tracking_over_the_ring_is_refused_until_the_ring_carries_invalidations(ring):
+    from goblin_ring.errors import ResponseError
+    with pytest.raises(ResponseError, match="not available over the ring"):
+        ring.execute_command("CLIENT", "TRACKING", "ON")
+    assert ring.execute_command("CLIENT", "TRACKINGINFO") in (
+        {b"flags": {b"off"}, b"redirect": -1, b"prefixes": []},
+        [b"flags", [b"off"], b"redirect", -1, b"prefixes", []])
+
+
 @pytest.mark.parametrize("server_kind", ["goblin", "redis"])
 def test_redis_py_client_side_cache_sees_every_write(server_kind, goblin, redis_server, monkeypatch):
     """redis-py's cache over CLIENT TRACKING (RESP3 pushes). redis-py 6+ refuses to cache for a
@@ -252,3 +274,30 @@ def test_redis_py_client_side_cache_sees_every_write(server_kind, goblin, redis_
     finally:
         cached.close()
         writer.close()
+
+
+def test_every_one_of_thousands_of_tracked_keys_is_invalidated_once_in_any_write_order(goblin):
+    """The table's open addressing under growth and removal: each key read is invalidated
+    exactly once, whatever order the writes come in, and the table ends empty."""
+    import random
+    keys = [f"many:{i}" for i in range(3000)]
+    with raw_connection(goblin.port) as reader, raw_connection(goblin.port) as writer:
+        keys_before = int(info_fields(writer)["tracking_total_keys"])
+        reader.request("HELLO", "3")
+        reader.request("CLIENT", "TRACKING", "ON")
+        reader.sendall(b"".join(b"*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n" % (len(k), k.encode()) for k in keys))
+        for _ in keys:
+            assert reader.read_reply() == b"_\r\n"
+        assert int(info_fields(writer)["tracking_total_keys"]) == keys_before + len(keys)
+        order = keys[:]
+        random.Random(34).shuffle(order)
+        for key in order + order[:100]:        # the second writes find nothing tracked
+            writer.request("SET", key, "v")
+        told = []
+        for _ in order:
+            frame = reader.read_reply()
+            assert frame.startswith(b">2\r\n$10\r\ninvalidate\r\n*1\r\n")
+            told.append(frame.split(b"\r\n")[-2].decode())
+        assert told == order
+        assert reader.request("PING") == b"+PONG\r\n"    # nothing more was sent before it
+        assert int(info_fields(writer)["tracking_total_keys"]) == keys_before

@@ -300,6 +300,8 @@ static int is_running_client(const gr_server_t *db, const gr_connection_t *c) {
     return db->call && db->call->conn == c;
 }
 
+static void send_pending(gr_server_t *db);
+
 /* An invalidation for the running command's own RESP client waits for its reply. */
 static void defer_or_send(gr_server_t *db, gr_connection_t *c, const gr_bytes_t *key) {
     gr_tracking_t *t = db->tracking;
@@ -307,7 +309,7 @@ static void defer_or_send(gr_server_t *db, gr_connection_t *c, const gr_bytes_t 
         send_message(db, c, key, key ? 1 : 0);
         return;
     }
-    if (t->pending_owner && t->pending_owner != c) gr_tracking_after_command(db, t->pending_owner);
+    if (t->pending_owner && t->pending_owner != c) send_pending(db);   /* another client's (a served waiter) first */
     if (t->pending_count == t->pending_capacity) {
         size_t capacity = t->pending_capacity ? t->pending_capacity * 2 : 8;
         pending_key_t *grown = gr_mem_realloc(t->pending, capacity * sizeof *grown, MEM);
@@ -500,20 +502,25 @@ void gr_tracking_remember_call(gr_server_t *db, const gr_call_t *call) {
 
 /* ---- after a command, after a batch ---- */
 
+/* The deferred invalidations of the client they were for, in order. */
+static void send_pending(gr_server_t *db) {
+    gr_tracking_t *t = db->tracking;
+    if (!t->pending_owner) return;
+    gr_connection_t *owner = t->pending_owner;
+    t->pending_owner = NULL;   /* sending may not defer again */
+    for (size_t i = 0; i < t->pending_count; i++) {
+        gr_bytes_t key = {t->pending[i].key, t->pending[i].length};
+        send_message(db, owner, t->pending[i].key ? &key : NULL, t->pending[i].key ? 1 : 0);
+        gr_mem_free(t->pending[i].key, MEM);
+    }
+    t->pending_count = 0;
+    update_live(db);
+}
+
 void gr_tracking_after_command(gr_server_t *db, gr_connection_t *conn) {
     gr_tracking_t *t = db->tracking;
     if (!t) return;
-    if (t->pending_owner) {
-        gr_connection_t *owner = t->pending_owner;
-        t->pending_owner = NULL;   /* sending may not defer again */
-        for (size_t i = 0; i < t->pending_count; i++) {
-            gr_bytes_t key = {t->pending[i].key, t->pending[i].length};
-            send_message(db, owner, t->pending[i].key ? &key : NULL, t->pending[i].key ? 1 : 0);
-            gr_mem_free(t->pending[i].key, MEM);
-        }
-        t->pending_count = 0;
-        update_live(db);
-    }
+    send_pending(db);
     if (conn && (conn->tracking & GR_TRACKING_CACHING)) {
         if (conn->tracking_caching_hold) conn->tracking_caching_hold = 0;   /* CLIENT CACHING itself, TRACKINGINFO */
         else if (!conn->in_multi) conn->tracking &= (uint8_t)~GR_TRACKING_CACHING;
