@@ -241,13 +241,14 @@ def test_a_closed_tracking_client_leaves_nothing_to_send(goblin):
         assert int(fields["tracking_total_keys"]) == keys_before   # the key's entry went with the write
 
 
-def test_client_tracking_over_the_ring_is_refused_until_the_ring_carries_invalidations(ring):
-    from goblin_ring.errors import ResponseError
-    with pytest.raises(ResponseError, match="not available over the ring"):
-        ring.execute_command("CLIENT", "TRACKING", "ON")
+def test_client_tracking_over_the_ring_is_accepted_and_reported(ring):
+    """A ring session tracks like a RESP3 client (its invalidations are InvalidateMessages in
+    its reply ring: tests/test_ring_near_cache.py)."""
+    assert ring.execute_command("CLIENT", "TRACKING", "ON") in (b"OK", "OK", True)
     assert ring.execute_command("CLIENT", "TRACKINGINFO") in (
-        {b"flags": {b"off"}, b"redirect": -1, b"prefixes": []},
-        [b"flags", [b"off"], b"redirect", -1, b"prefixes", []])
+        {b"flags": {b"on"}, b"redirect": 0, b"prefixes": []},
+        [b"flags", [b"on"], b"redirect", 0, b"prefixes", []])
+    assert ring.execute_command("CLIENT", "TRACKING", "OFF") in (b"OK", "OK", True)
 
 
 @pytest.mark.parametrize("server_kind", ["goblin", "redis"])

@@ -443,9 +443,7 @@ static void client_tracking(gr_server_t *db, gr_connection_t *conn, size_t argc,
     }
     if (gr_word_is(argv[2], argv_length[2], "on")) {
         const char *refusal = NULL;
-        if (conn->kind == GR_CONN_RING)   /* a ring session's reply ring has no invalidation message yet */
-            refusal = "ERR CLIENT TRACKING is not available over the ring yet: track over RESP3 (HELLO 3)";
-        else if (!(options & GR_TRACKING_BCAST) && prefix_count)
+        if (!(options & GR_TRACKING_BCAST) && prefix_count)
             refusal = "ERR PREFIX option requires BCAST mode to be enabled";
         else if ((conn->tracking & GR_TRACKING_ON) &&
                  !!(conn->tracking & GR_TRACKING_BCAST) != !!(options & GR_TRACKING_BCAST))

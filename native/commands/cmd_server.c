@@ -199,7 +199,7 @@ static void info_stats(gr_server_t *db, gr_text_t *text) {
         "pubsub_channels:%lld\r\npubsub_patterns:%lld\r\npubsubshard_channels:%lld\r\n"
         "tracking_total_keys:%lld\r\ntracking_total_items:%lld\r\ntracking_total_prefixes:%lld\r\n"
         "total_error_replies:%lld\r\n"
-        "goblin_ring_messages:%lld\r\ngoblin_ring_malformed:%lld\r\n",
+        "goblin_ring_messages:%lld\r\ngoblin_ring_malformed:%lld\r\ngoblin_ring_invalidation_epochs:%lld\r\n",
         (long long)db->stats.connections_received, (long long)db->stats.commands_processed,
         (long long)db->stats.ops_per_sec, (long long)db->stats.net_input_bytes,
         (long long)db->stats.net_output_bytes, (long long)db->stats.rejected_connections,
@@ -208,7 +208,8 @@ static void info_stats(gr_server_t *db, gr_text_t *text) {
         (long long)gr_pubsub_name_count(db->pubsub, GR_PUBSUB_PATTERNS),
         (long long)gr_pubsub_name_count(db->pubsub, GR_PUBSUB_SHARD_CHANNELS), (long long)tracking.keys,
         (long long)tracking.items, (long long)tracking.prefixes, (long long)db->total_error_replies,
-        (long long)db->stats.ring_messages, (long long)db->stats.ring_malformed);
+        (long long)db->stats.ring_messages, (long long)db->stats.ring_malformed,
+        (long long)db->stats.ring_invalidation_epochs);
 }
 
 static void info_replication(gr_server_t *db, gr_text_t *text) {

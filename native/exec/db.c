@@ -818,6 +818,7 @@ void gr_db_reset_stats(gr_server_t *db) {
     db->stats.connections_received = 0;
     db->stats.net_input_bytes = db->stats.net_output_bytes = 0;
     db->stats.ring_malformed = 0;
+    db->stats.ring_invalidation_epochs = 0;
     db->stats.ops_sample_commands = 0;
 }
 

@@ -118,6 +118,7 @@ typedef struct gr_db_stats {
     int64_t connected_ring_sessions;
     int64_t ring_messages;
     int64_t ring_malformed;
+    int64_t ring_invalidation_epochs;   /* invalidations a reply ring could not take at once (epoch bumps) */
     int64_t keyspace_hits;
     int64_t keyspace_misses;
     int64_t expired_keys;
