@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .aof_rows import aof_write_cost
+from .scenario_cache import cache_scenario
 from .client_rows import client
 from .scenario_array import array_scenario
 from .scenario_hash import hash_scenario
@@ -43,4 +44,5 @@ SCENARIOS: dict[str, Callable[..., dict]] = {
     "geo": geo_scenario,
     "stream": stream_scenario,
     "script": script_scenario,
+    "cache": cache_scenario,
 }
