@@ -306,7 +306,13 @@ static int stash_invalidation(gr_client_t *client, const uint8_t *payload, size_
 /* Ring handler of gr_client_cache_check: invalidations only; any other record stays. */
 static int take_invalidation(void *context, int32_t type, const uint8_t *payload, size_t length) {
     gr_client_t *client = context;
-    if (type != GR_T_INVALIDATE_MESSAGE) return -1;
+    if (type != GR_T_INVALIDATE_MESSAGE) {
+        /* A reply or a Pub/Sub message nobody has read: an invalidation behind it cannot be
+         * seen now, so nothing cached is trusted (the caller goes to the server). */
+        client->invalidate_all = 1;
+        client->invalidated_length = 0;
+        return -1;
+    }
     if (stash_invalidation(client, payload, length) != 0) {
         client->invalidate_all = 1;   /* undecodable: trust nothing cached */
         client->invalidated_length = 0;
@@ -324,7 +330,7 @@ int gr_client_cache_check(gr_client_t *client) {
     if (__builtin_expect(tail == header->head_position && epoch == client->epoch_seen &&
                          client->invalidated_length == 0 && !client->invalidate_all, 1))
         return GR_CLIENT_OK;
-    /* Records wait (invalidations; a reply or a Pub/Sub message stops the drain) */
+    /* Records wait: invalidations (a reply or a Pub/Sub message stops the drain, and flushes) */
     if (tail != header->head_position) gr_ring_read(&client->replies, take_invalidation, client, 0);
     if (gr_ring_is_corrupt(&client->replies)) return GR_CLIENT_PROTOCOL;
     if (epoch != client->epoch_seen) {
