@@ -981,6 +981,8 @@ class CachedRingClient(RingClient):
         super()._connect()
         self.cache = NearCache(self._cache_config)   # a new session (a fork's child too) starts empty
         self._entries = self.cache.entries
+        self._stats = self.cache.stats
+        self._to_end = self._entries.move_to_end
         RingClient._execute(self, (b"CLIENT", b"TRACKING", b"ON"))
 
     def _cache_settle(self, status: int) -> bool:
@@ -1023,8 +1025,8 @@ class CachedRingClient(RingClient):
         argv = (_B_GET, key)
         value = self._entries.get(argv, _MISSING)
         if value is not _MISSING:
-            self.cache.stats.hits += 1
-            self._entries.move_to_end(argv)
+            self._stats.hits += 1
+            self._to_end(argv)
             return value
         value = self._call(_key_value, _GET, 0, 0, 0, key, len(key), _NULL, 0)
         self.cache.stats.misses += 1
