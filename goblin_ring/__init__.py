@@ -11,6 +11,7 @@ from .errors import (
 )
 
 from .client import RespClient, connect  # noqa: E402
+from .client.cache import CacheConfig  # noqa: E402
 
 
 def __getattr__(name: str):
@@ -26,7 +27,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "RespClient", "RingClient", "connect", "__version__", "AuthenticationError", "CodecError", "ConnectionError", "DataError",
+    "CacheConfig", "RespClient", "RingClient", "connect", "__version__", "AuthenticationError", "CodecError", "ConnectionError", "DataError",
     "GoblinError", "MessageTooLargeError", "NoScriptError",
     "ProtocolError", "ResponseError", "RingFullError", "TimeoutError", "WatchError", "WrongTypeError",
 ]

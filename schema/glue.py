@@ -110,6 +110,7 @@ REPLY_SLOTS: dict[str, dict[str, str]] = {
     "StatusReply": {"text": "text"},
     "ErrorReply": {"code": "error_code", "message": "text"},
     "PushMessage": {"kind": "push_kind", "pattern": "pattern", "channel": "channel", "payload": "text"},
+    "InvalidateMessage": {"flushAll": "is_nil", "key": "text"},
 }
 ATTACH_SLOTS: dict[str, dict[str, str]] = {
     "AttachRequest": {"protocolVersion": "protocol_version", "ringCapacity": "ring_capacity",

@@ -54,7 +54,8 @@ def sample_request(name):
 
 
 def test_every_request_template_in_the_table_is_a_schema_template():
-    request_templates = {name for name, number in T.items() if number == 4 or number >= 20}
+    replies = {lib.gr_reply_templates[i] for i in range(lib.GR_REPLY_TEMPLATE_COUNT)}   # InvalidateMessage: 900
+    request_templates = {name for name, number in T.items() if (number == 4 or number >= 20) and number not in replies}
     assert request_templates == set(REQUEST_FIELDS)
     assert len(REQUEST_FIELDS) == lib.GR_REQUEST_TEMPLATE_COUNT
 

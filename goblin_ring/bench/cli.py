@@ -7,6 +7,7 @@
                                Python RingClient's per-command rows and their targets)
     goblin-ring-bench hash | set | zset [--zset-size 1000000]
     goblin-ring-bench zset-replay [--replay-count 2000000]   (bench/zset_replay.py's stream)
+    goblin-ring-bench cache [--engines goblin-ring,redis]   (client-side caching, read-mostly Zipf)
 
 The Markdown report goes to stdout (or -o FILE); a progress line goes to stderr.
 """

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .aof_rows import aof_write_cost
+from .scenario_cache import cache_scenario
 from .client_rows import client
 from .scenario_eviction import eviction_scenario
 from .scenario_array import array_scenario
@@ -45,4 +46,5 @@ SCENARIOS: dict[str, Callable[..., dict]] = {
     "stream": stream_scenario,
     "script": script_scenario,
     "eviction": eviction_scenario,
+    "cache": cache_scenario,
 }

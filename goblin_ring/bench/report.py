@@ -332,6 +332,9 @@ def markdown(results: list[dict], meta: dict) -> str:
                 lines.append(f"- {'met' if goal['met'] else 'NOT met'}: {goal['target']} — {value}")
         elif result["scenario"] == "persistence":
             lines += result["markdown"]
+        elif result["scenario"] == "cache":
+            lines += ["One Python client, one call in flight; ops/s.", ""]
+            lines += throughput_table(result)
         elif result["scenario"] == "pubsub":
             from .scenario_pubsub import pubsub_markdown
             lines += pubsub_markdown(result)

@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 from .. import _native, control
 from ..errors import AuthenticationError, ConnectionError, DataError, ProtocolError, WatchError, error_from_reply
+from .cache import ALLOWED_COMMANDS, CacheConfig, NearCache
 from .commands import Commands, ListCommands, bool_ok, encode, raise_first_error
 
 LEFT, RIGHT = 0, 1
@@ -155,12 +156,20 @@ class RingClient(Commands):
     working. A pubsub() session is the exception: made before a fork, it raises
     ConnectionError in the child (its subscriptions are the parent's).
 
-    close() closes every session of the client; call it when no thread is mid-call."""
+    close() closes every session of the client; call it when no thread is mid-call.
+
+    cache_config (a CacheConfig, or redis-py's): a near-cache of read-only single-key replies
+    kept fresh by CLIENT TRACKING over the ring (CachedRingClient below, client/cache.py)."""
+
+    def __new__(cls, *args: Any, cache_config: Any = None, **kwargs: Any) -> "RingClient":
+        if cache_config is not None and cls is RingClient:
+            cls = CachedRingClient
+        return super().__new__(cls)
 
     def __init__(self, name: str = "goblin", runtime_dir: str | os.PathLike | None = None,
                  ring_size: int = 0, timeout: float | None = None, spin_iterations: int = 20000,
                  client_name: str = "", max_connections: int | None = None,
-                 username: str | None = None, password: str | None = None):
+                 username: str | None = None, password: str | None = None, cache_config: Any = None):
         self._options = dict(name=name, runtime_dir=runtime_dir, ring_size=ring_size, timeout=timeout,
                              spin_iterations=spin_iterations, client_name=client_name,
                              username=username, password=password)   # other sessions'
@@ -362,7 +371,9 @@ class RingClient(Commands):
 
     # PubSub's hooks (client/pubsub.py): a session like this one, a command sent unanswered.
     def _new_connection(self) -> "RingClient":
-        session = RingClient(**self._options)
+        options = dict(self._options)
+        options.pop("cache_config", None)        # a Pub/Sub session caches nothing
+        session = RingClient(**options)
         session._any_thread = True                 # PubSub keeps it to one thread at a time
         _T.gr_client_set_any_thread(session._core.pointer, 1)
         return session
@@ -942,3 +953,114 @@ class RingPipeline(Commands):
             return raise_first_error(converted) if raise_on_error else converted
         queue, self._queue = self._queue, []
         return _converted(queue, self._send_all(core, [argv for argv, _ in queue]), raise_on_error)
+
+
+_cache_check, _cache_take = _T.gr_client_cache_check, _T.gr_client_cache_take
+_CACHE_KEYS, _CACHE_FLUSH = _T.GR_CLIENT_CACHE_KEYS, _T.GR_CLIENT_CACHE_FLUSH
+_MISSING = object()
+_B_GET, _B_LLEN, _B_LINDEX, _B_LRANGE, _B_EXISTS = b"GET", b"LLEN", b"LINDEX", b"LRANGE", b"EXISTS"
+
+
+class CachedRingClient(RingClient):
+    """A RingClient with a near-cache (RingClient(cache_config=...) makes one). Its session
+    turns CLIENT TRACKING on when it attaches; the replies of the allow-listed read-only
+    single-key commands (client/cache.py) are kept by argv, and a cached one is answered only
+    after gr_client_cache_check found the reply ring with no invalidation waiting and its epoch
+    unmoved (else it takes them first). Every session has its own cache: another thread's
+    calls go to that thread's session and cache, and a forked child's first call attaches a
+    fresh session (and cache) before anything is answered. `cache` is this session's
+    NearCache: `cache.stats` (hits, misses, invalidations, flushes), `cache.clear()`."""
+
+    def __init__(self, *args: Any, cache_config: Any = None, **kwargs: Any):
+        self._cache_config = CacheConfig.of(cache_config)
+        self.cache = NearCache(self._cache_config)
+        super().__init__(*args, **kwargs)
+        self._options["cache_config"] = self._cache_config   # thread sessions get caches of their own
+
+    def _connect(self) -> None:
+        super()._connect()
+        self.cache = NearCache(self._cache_config)   # a new session (a fork's child too) starts empty
+        self._entries = self.cache.entries
+        self._stats = self.cache.stats
+        self._to_end = self._entries.move_to_end
+        RingClient._execute(self, (b"CLIENT", b"TRACKING", b"ON"))
+
+    def _cache_settle(self, status: int) -> bool:
+        """gr_client_cache_check said something: apply invalidations and say True, or, for a
+        status that sends the call elsewhere or fails, forget the cache and say False."""
+        cache = self.cache
+        if status == _CACHE_KEYS or status == _CACHE_FLUSH:
+            pointer = self._core.pointer
+            size = _cache_take(pointer, _NULL, 0)
+            buffer = _native.ffi.new("uint8_t[]", max(size, 1))
+            size = _cache_take(pointer, buffer, size)
+            if status == _CACHE_FLUSH:
+                cache.flush()
+            else:
+                cache.invalidate_packed(_native.ffi.buffer(buffer, size)[:])
+            return True
+        if status != _OTHER_THREAD:             # a fork, a closed client, the session gone
+            cache.flush()
+        return False
+
+    def _through_cache(self, argv: tuple, fetch: Any) -> Any:
+        status = _cache_check(self._core.pointer)
+        if status and not self._cache_settle(status):
+            return None, status
+        value = self._entries.get(argv, _MISSING)
+        if value is not _MISSING:
+            self.cache.stats.hits += 1
+            self._entries.move_to_end(argv)
+            return (value[:] if type(value) is list else value), 0
+        value = fetch()
+        self.cache.stats.misses += 1
+        self.cache.store(argv, argv[1], value[:] if type(value) is list else value)
+        return value, 0
+
+    def get(self, name: Any) -> bytes | None:
+        key = name if type(name) is bytes else encode(name)
+        status = _cache_check(self._core.pointer)
+        if status and not self._cache_settle(status):
+            return self._elsewhere(status).get(name)
+        argv = (_B_GET, key)
+        value = self._entries.get(argv, _MISSING)
+        if value is not _MISSING:
+            self._stats.hits += 1
+            self._to_end(argv)
+            return value
+        value = self._call(_key_value, _GET, 0, 0, 0, key, len(key), _NULL, 0)
+        self.cache.stats.misses += 1
+        self.cache.store(argv, key, value)
+        return value
+
+    def llen(self, name: Any) -> int:
+        key = name if type(name) is bytes else encode(name)
+        value, status = self._through_cache((_B_LLEN, key), lambda: RingClient.llen(self, name))
+        return self._elsewhere(status).llen(name) if status else value
+
+    def lindex(self, name: Any, index: int) -> bytes | None:
+        if type(index) is not int:
+            return RingClient.lindex(self, name, index)
+        key = name if type(name) is bytes else encode(name)
+        value, status = self._through_cache((_B_LINDEX, key, str(index).encode()),
+                                            lambda: RingClient.lindex(self, name, index))
+        return self._elsewhere(status).lindex(name, index) if status else value
+
+    def lrange(self, name: Any, start: int, end: int) -> list:
+        if type(start) is not int or type(end) is not int:
+            return RingClient.lrange(self, name, start, end)
+        key = name if type(name) is bytes else encode(name)
+        value, status = self._through_cache((_B_LRANGE, key, str(start).encode(), str(end).encode()),
+                                            lambda: RingClient.lrange(self, name, start, end))
+        return self._elsewhere(status).lrange(name, start, end) if status else value
+
+    def _execute(self, argv: tuple, convert: Any = None) -> Any:
+        command = argv[0]
+        if (len(argv) > 1 and type(command) is bytes and command.upper() in ALLOWED_COMMANDS
+                and all(type(a) is bytes for a in argv) and (len(argv) == 2 or command.upper() != _B_EXISTS)):
+            argv = (command.upper(),) + tuple(argv[1:])
+            value, status = self._through_cache(argv, lambda: RingClient._execute(self, argv))
+            if status:
+                return self._elsewhere(status)._execute(argv, convert)
+            return value if convert is None else convert(value)
+        return RingClient._execute(self, argv, convert)

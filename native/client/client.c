@@ -64,6 +64,12 @@ struct gr_client {
     int plain_streamed;               /* its ArrayReply was written into plain_output straight from the ring */
     int gone;                         /* a plain call saw the server gone: the later ones fail at once */
     struct gr_client_pubsub *pubsub;  /* Pub/Sub messages taken while reading replies (client_pubsub_state.h) */
+    /* CLIENT TRACKING's invalidations taken from the reply ring (gr_client_cache_check): keys
+     * packed as {u32 length, bytes}, a flush flag (a flushAll message, or the epoch moved) */
+    uint8_t *invalidated;
+    size_t invalidated_length, invalidated_capacity;
+    int invalidate_all;
+    uint64_t epoch_seen;              /* the reply ring's invalidation_epoch last looked at */
 };
 
 /* Forks of this process so far, counted in each child by a pthread_atfork handler (fork()
@@ -109,6 +115,7 @@ gr_client_t *gr_client_new(void *request_memory, size_t request_memory_size,
     client->doorbell_fd = doorbell_fd;
     client->control_fd = control_fd;
     client->next_request_id = client->next_reply_id = 1;
+    client->epoch_seen = __atomic_load_n(&client->replies.header->invalidation_epoch, __ATOMIC_ACQUIRE);
     client->spin_iterations = 20000;
     client->timeout_ns = -1;
     client->encode_capacity = client->requests.max_message_length;
@@ -134,6 +141,7 @@ void gr_client_free(gr_client_t *client) {
     free(client->argv_items);
     gr_reassembly_free(&client->fragments);
     gr_client_pubsub_free(client->pubsub);
+    free(client->invalidated);
     free(client);
 }
 
@@ -262,6 +270,87 @@ static int stream_plain(gr_client_t *client, const uint8_t *payload, size_t leng
     return 1;
 }
 
+/* ---- CLIENT TRACKING's invalidations (the near-cache, client.h) ---- */
+
+/* Keep one InvalidateMessage's key (or its flushAll) until gr_client_cache_take. */
+static int stash_invalidation(gr_client_t *client, const uint8_t *payload, size_t length) {
+    gr_reply_message_t m;
+    memset(&m, 0, sizeof m);
+    if (gr_decode_reply(payload, length, &m) != GR_CODEC_OK || m.template_id != GR_T_INVALIDATE_MESSAGE) return -1;
+    if (m.is_nil) {
+        client->invalidate_all = 1;
+        client->invalidated_length = 0;
+        return 0;
+    }
+    if (client->invalidate_all) return 0;   /* everything goes anyway */
+    size_t need = client->invalidated_length + 4 + m.text.length;
+    if (need > client->invalidated_capacity) {
+        size_t capacity = client->invalidated_capacity ? client->invalidated_capacity : 256;
+        while (capacity < need) capacity *= 2;
+        uint8_t *grown = realloc(client->invalidated, capacity);
+        if (!grown) {   /* cannot keep the key: forget everything instead */
+            client->invalidate_all = 1;
+            client->invalidated_length = 0;
+            return 0;
+        }
+        client->invalidated = grown;
+        client->invalidated_capacity = capacity;
+    }
+    uint32_t key_length = (uint32_t)m.text.length;
+    memcpy(client->invalidated + client->invalidated_length, &key_length, 4);
+    if (key_length) memcpy(client->invalidated + client->invalidated_length + 4, m.text.data, key_length);
+    client->invalidated_length = need;
+    return 0;
+}
+
+/* Ring handler of gr_client_cache_check: invalidations only; any other record stays. */
+static int take_invalidation(void *context, int32_t type, const uint8_t *payload, size_t length) {
+    gr_client_t *client = context;
+    if (type != GR_T_INVALIDATE_MESSAGE) {
+        /* A reply or a Pub/Sub message nobody has read: an invalidation behind it cannot be
+         * seen now, so nothing cached is trusted (the caller goes to the server). */
+        client->invalidate_all = 1;
+        client->invalidated_length = 0;
+        return -1;
+    }
+    if (stash_invalidation(client, payload, length) != 0) {
+        client->invalidate_all = 1;   /* undecodable: trust nothing cached */
+        client->invalidated_length = 0;
+    }
+    return 0;
+}
+
+int gr_client_cache_check(gr_client_t *client) {
+    int status = gr_client_claim(client);
+    if (__builtin_expect(status != GR_CLIENT_OK, 0)) return status;
+    if (client->gone) return GR_CLIENT_PEER_GONE;
+    gr_ring_header_t *header = client->replies.header;
+    uint64_t tail = __atomic_load_n(&header->tail_position, __ATOMIC_ACQUIRE);
+    uint64_t epoch = __atomic_load_n(&header->invalidation_epoch, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(tail == header->head_position && epoch == client->epoch_seen &&
+                         client->invalidated_length == 0 && !client->invalidate_all, 1))
+        return GR_CLIENT_OK;
+    /* Records wait: invalidations (a reply or a Pub/Sub message stops the drain, and flushes) */
+    if (tail != header->head_position) gr_ring_read(&client->replies, take_invalidation, client, 0);
+    if (gr_ring_is_corrupt(&client->replies)) return GR_CLIENT_PROTOCOL;
+    if (epoch != client->epoch_seen) {
+        client->epoch_seen = epoch;
+        client->invalidate_all = 1;
+        client->invalidated_length = 0;
+    }
+    if (client->invalidate_all) return GR_CLIENT_CACHE_FLUSH;
+    return client->invalidated_length ? GR_CLIENT_CACHE_KEYS : GR_CLIENT_OK;
+}
+
+size_t gr_client_cache_take(gr_client_t *client, uint8_t *buffer, size_t capacity) {
+    size_t length = client->invalidated_length;
+    if (length > capacity) return length;   /* call again with room for this many */
+    if (length) memcpy(buffer, client->invalidated, length);
+    client->invalidated_length = 0;
+    client->invalidate_all = 0;
+    return length;
+}
+
 /* Ring handler: take one reply record; stop after a whole reply. The message is copied into
  * the arena (a reassembled one is swapped in when the arena is empty) and decoded there, so
  * every pointer stays valid until the next receive; the result's text is kept as an arena
@@ -275,6 +364,8 @@ static int take_reply(void *context, int32_t type, const uint8_t *payload, size_
         if (status == GR_REASSEMBLY_MORE) return 0;
         if (status != GR_REASSEMBLY_COMPLETE) return reply_failed(client);
         length = client->fragments.length;
+        if (client->fragments.template_id == GR_T_INVALIDATE_MESSAGE)   /* CLIENT TRACKING, not the reply */
+            return stash_invalidation(client, client->fragments.buffer, length) == 0 ? 0 : reply_failed(client);
         if (client->fragments.template_id == GR_T_PUSH_MESSAGE)   /* a Pub/Sub message, not the reply */
             return gr_client_pubsub_stash(&client->pubsub, client->fragments.buffer, length) == 0 ? 0 : reply_failed(client);
         if (client->arena_length == 0) {   /* a large reply: hand its buffer over instead of copying it */
@@ -292,6 +383,8 @@ static int take_reply(void *context, int32_t type, const uint8_t *payload, size_
             offset = (size_t)at;
         }
     } else {
+        if (type == GR_T_INVALIDATE_MESSAGE)   /* CLIENT TRACKING, not the reply: kept for the near-cache */
+            return stash_invalidation(client, payload, length) == 0 ? 0 : reply_failed(client);
         if (type == GR_T_PUSH_MESSAGE)   /* a Pub/Sub message, not the reply: kept for the reader */
             return gr_client_pubsub_stash(&client->pubsub, payload, length) == 0 ? 0 : reply_failed(client);
         if (type == GR_T_ARRAY_REPLY && client->plain_streaming && client->plain_output &&

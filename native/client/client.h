@@ -33,7 +33,9 @@ enum gr_client_status {
     GR_CLIENT_NO_MEMORY = 7,
     GR_CLIENT_CLOSED = 8,          /* a plain call on a NULL client (RingClient after close) */
     GR_CLIENT_OTHER_THREAD = 9,    /* the client belongs to another thread (gr_client_claim) */
-    GR_CLIENT_FORKED = 10          /* the client was made before a fork: its rings are the parent's */
+    GR_CLIENT_FORKED = 10,         /* the client was made before a fork: its rings are the parent's */
+    GR_CLIENT_CACHE_KEYS = 11,     /* gr_client_cache_check: invalidated keys wait in gr_client_cache_take */
+    GR_CLIENT_CACHE_FLUSH = 12     /* gr_client_cache_check: forget every cached reply */
 };
 
 typedef struct gr_result {
@@ -158,6 +160,24 @@ int gr_client_move(gr_client_t *client, uint16_t template_id, uint8_t from, uint
  * bytes gr_client_arena()[offsets[i]..+lengths[i]]. */
 int gr_client_execute_packed(gr_client_t *client, const uint8_t *packed, size_t length, size_t count,
                              uint8_t *kinds, int64_t *integers, int64_t *offsets, int64_t *lengths);
+
+/* The near-cache (goblin_ring/client/cache.py) of a session with CLIENT TRACKING on: the
+ * server writes an InvalidateMessage per modified key into the reply ring before the writer's
+ * reply, or bumps the ring's invalidation epoch when it cannot (ring.h). The calls take the
+ * invalidations they meet while waiting for a reply and keep them; before answering from its
+ * cache the caller makes one check:
+ *   gr_client_cache_check  claims the client (its status as gr_client_claim's, or PEER_GONE
+ *                          once a call saw the server gone), then loads the reply ring's tail
+ *                          and epoch: OK when nothing waits and nothing was kept (one load of
+ *                          each and a compare); otherwise takes the invalidations at the head
+ *                          (stopping at any other record) and answers CACHE_FLUSH (a flushAll
+ *                          message came or the epoch moved: forget everything), CACHE_KEYS
+ *                          (keys kept), or OK.
+ *   gr_client_cache_take   copies the kept keys ({u32 length, bytes} each, native order) into
+ *                          buffer and forgets them and the flush; returns their bytes, or,
+ *                          when that is more than capacity, the bytes needed (nothing taken). */
+int gr_client_cache_check(gr_client_t *client);
+size_t gr_client_cache_take(gr_client_t *client, uint8_t *buffer, size_t capacity);
 
 /* Benchmark floor: n PINGs from C, one in flight, each round trip's nanoseconds into latencies. */
 int gr_client_ping_loop(gr_client_t *client, size_t n, int64_t *latencies_ns);

@@ -49,6 +49,7 @@ typedef enum {
     P_LATENCY_MONITOR_THRESHOLD, P_LATENCY_TRACKING, P_LATENCY_TRACKING_INFO_PERCENTILES,   /* exec/latency.h */
     P_BUSY_REPLY_THRESHOLD,   /* script/script_busy.c */
     P_MAXMEMORY_SAMPLES, P_MAXMEMORY_EVICTION_TENACITY, P_LFU_LOG_FACTOR, P_LFU_DECAY_TIME,   /* exec/evict.h */
+    P_TRACKING_TABLE_MAX_KEYS,   /* exec/tracking.h */
     P_COUNT
 } param_id_t;
 
@@ -131,6 +132,8 @@ static const param_t params[P_COUNT] = {
     [P_MAXMEMORY_EVICTION_TENACITY] = {"maxmemory-eviction-tenacity", KIND_INT, 1, 0, 100},
     [P_LFU_LOG_FACTOR] = {"lfu-log-factor", KIND_INT, 1, 0, INT32_MAX},
     [P_LFU_DECAY_TIME] = {"lfu-decay-time", KIND_INT, 1, 0, INT32_MAX},
+    /* CLIENT TRACKING's table: past this many keys, entries are invalidated at random (0: no limit) */
+    [P_TRACKING_TABLE_MAX_KEYS] = {"tracking-table-max-keys", KIND_INT, 1, 0, INT64_MAX},
 };
 
 /* latency-tracking-info-percentiles: doubles in [0, 100] separated by spaces (at most 8); their
@@ -225,6 +228,7 @@ static void param_value(const gr_server_t *db, int id, char *out, size_t size) {
     case P_HASH_MAX_LISTPACK_ENTRIES: snprintf(out, size, "%lld", (long long)db->config.hash_max_listpack_entries); break;
     case P_HASH_MAX_LISTPACK_VALUE: snprintf(out, size, "%lld", (long long)db->config.hash_max_listpack_value); break;
     case P_HLL_SPARSE_MAX_BYTES: snprintf(out, size, "%lld", (long long)db->config.hll_sparse_max_bytes); break;
+    case P_TRACKING_TABLE_MAX_KEYS: snprintf(out, size, "%lld", (long long)db->config.tracking_table_max_keys); break;
     case P_ZSET_MAX_LISTPACK_ENTRIES: snprintf(out, size, "%lld", (long long)db->config.zset_max_listpack_entries); break;
     case P_ZSET_MAX_LISTPACK_VALUE: snprintf(out, size, "%lld", (long long)db->config.zset_max_listpack_value); break;
     case P_ZSET_IMPLEMENTATION: snprintf(out, size, "%s", db->config.zset_packed ? "packed" : "standard"); break;
@@ -501,6 +505,7 @@ static void apply(gr_server_t *db, int id, const parsed_value_t *parsed) {
     case P_HASH_MAX_LISTPACK_ENTRIES: db->config.hash_max_listpack_entries = parsed->number; break;
     case P_HASH_MAX_LISTPACK_VALUE: db->config.hash_max_listpack_value = parsed->number; break;
     case P_HLL_SPARSE_MAX_BYTES: db->config.hll_sparse_max_bytes = parsed->number; break;
+    case P_TRACKING_TABLE_MAX_KEYS: db->config.tracking_table_max_keys = parsed->number; break;
     case P_ZSET_MAX_LISTPACK_ENTRIES: db->config.zset_max_listpack_entries = parsed->number; break;
     case P_ZSET_MAX_LISTPACK_VALUE: db->config.zset_max_listpack_value = parsed->number; break;
     case P_ZSET_IMPLEMENTATION: db->config.zset_packed = (uint8_t)parsed->number; break;

@@ -19,6 +19,7 @@
 #include "exec/db.h"
 #include "exec/monitor.h"
 #include "exec/transaction.h"
+#include "exec/tracking.h"
 #include "exec/server_text.h"
 
 static const char *const KIND_NAMES[] = {"tcp", "unix", "ring"};
@@ -145,6 +146,7 @@ static void reset(gr_server_t *db, gr_reply_t *reply) {
     gr_transaction_forget(db, conn);   /* DISCARD and UNWATCH */
     gr_pubsub_forget(db->pubsub, &conn->subscriber);   /* every subscription, unconfirmed */
     gr_monitor_remove(db, conn);                        /* out of MONITOR mode */
+    gr_tracking_disable(db, conn);                      /* CLIENT TRACKING off */
     conn->db_index = 0;
     conn->no_touch = conn->no_evict = 0;   /* Redis's clearClientConnectionState */
     db->keyspace = db->keyspaces[0];
@@ -158,19 +160,23 @@ static void reset(gr_server_t *db, gr_reply_t *reply) {
 /* ---- CLIENT ---- */
 
 static void describe(const gr_server_t *db, const gr_connection_t *conn, gr_text_t *text) {
-    char flags[8];   /* Redis's letters: b blocked, P subscribed, e no-evict, T no-touch; N none */
-    size_t n = 0;
-    if (conn->blocked) flags[n++] = 'b';
-    else if (gr_subscriber_total(&conn->subscriber)) flags[n++] = 'P';
-    if (conn->no_evict) flags[n++] = 'e';
-    if (conn->no_touch) flags[n++] = 'T';
-    if (!n) flags[n++] = 'N';
-    flags[n] = '\0';
     int64_t age = (db->now_ms - conn->created_ms) / 1000, idle = (db->now_ms - conn->last_command_ms) / 1000;
+    char flags[12];   /* Redis's letters, in its order: b blocked (or P Pub/Sub), t tracking, R broken
+                       * redirect, B broadcast, e no-evict, T no-touch; N none */
+    size_t f = 0;
+    if (conn->blocked) flags[f++] = 'b';
+    else if (gr_subscriber_total(&conn->subscriber)) flags[f++] = 'P';
+    if (conn->tracking) flags[f++] = 't';
+    if (conn->tracking & GR_TRACKING_BROKEN_REDIR) flags[f++] = 'R';
+    if (conn->tracking & GR_TRACKING_BCAST) flags[f++] = 'B';
+    if (conn->no_evict) flags[f++] = 'e';
+    if (conn->no_touch) flags[f++] = 'T';
+    if (!f) flags[f++] = 'N';
+    flags[f] = '\0';
     gr_text_append(text,
         "id=%lld addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%u psub=%u ssub=%u multi=-1 "
         "qbuf=%lld qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%lld tot-mem=%lld events=%s cmd=%s "
-        "user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s transport=%s\n",
+        "user=%s redir=%lld resp=%d lib-name=%s lib-ver=%s transport=%s\n",
         (long long)conn->id, conn->addr, conn->laddr, conn->fd, conn->name, (long long)(age < 0 ? 0 : age),
         (long long)(idle < 0 ? 0 : idle), flags,
         (int)conn->db_index, conn->subscriber.counts[GR_PUBSUB_CHANNELS], conn->subscriber.counts[GR_PUBSUB_PATTERNS],
@@ -178,6 +184,7 @@ static void describe(const gr_server_t *db, const gr_connection_t *conn, gr_text
         (long long)conn->query_buffer_bytes, (long long)conn->output_buffer_bytes, (long long)conn->memory_bytes,
         conn->output_buffer_bytes ? "rw" : "r", conn->last_command ? conn->last_command : "NULL",
         conn->user ? conn->user->name : "default",
+        (long long)(conn->tracking ? conn->tracking_redirect : -1),
         (int)conn->protocol, conn->lib_name, conn->lib_ver, KIND_NAMES[conn->kind < 3 ? conn->kind : 0]);
 }
 
@@ -390,12 +397,164 @@ static void client_unblock(gr_server_t *db, size_t argc, const uint8_t *const *a
     gr_reply_integer(reply, 0);
 }
 
+/* ---- CLIENT TRACKING, CACHING, TRACKINGINFO, GETREDIR (exec/tracking.h) ---- */
+
+#define TRACKING_PREFIXES_MAX 256
+
+/* CLIENT TRACKING ON|OFF [REDIRECT id] [BCAST] [PREFIX p]... [OPTIN] [OPTOUT] [NOLOOP]: Redis
+ * 7.0's checks in its order, with its texts. */
+static void client_tracking(gr_server_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
+                            const size_t *argv_length, gr_reply_t *reply) {
+    int64_t redirect = 0;
+    uint32_t options = 0;
+    gr_bytes_t prefixes[TRACKING_PREFIXES_MAX];
+    size_t prefix_count = 0;
+    for (size_t j = 3; j < argc; j++) {
+        int more = j + 1 < argc;
+        if (gr_word_is(argv[j], argv_length[j], "redirect") && more) {
+            j++;
+            if (redirect != 0) {
+                gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR A client can only redirect to a single other client");
+                return;
+            }
+            if (gr_bytes_to_int64(argv[j], argv_length[j], &redirect) != 0) {
+                gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
+                return;
+            }
+            if (!gr_tracking_find_connection(db, redirect)) {
+                gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR The client ID you want redirect to does not exist");
+                return;
+            }
+        } else if (gr_word_is(argv[j], argv_length[j], "bcast")) {
+            options |= GR_TRACKING_BCAST;
+        } else if (gr_word_is(argv[j], argv_length[j], "optin")) {
+            options |= GR_TRACKING_OPTIN;
+        } else if (gr_word_is(argv[j], argv_length[j], "optout")) {
+            options |= GR_TRACKING_OPTOUT;
+        } else if (gr_word_is(argv[j], argv_length[j], "noloop")) {
+            options |= GR_TRACKING_NOLOOP;
+        } else if (gr_word_is(argv[j], argv_length[j], "prefix") && more) {
+            j++;
+            if (prefix_count == TRACKING_PREFIXES_MAX) {
+                gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR too many prefixes in one CLIENT TRACKING call");
+                return;
+            }
+            prefixes[prefix_count++] = (gr_bytes_t){argv[j], (uint32_t)argv_length[j]};
+        } else {
+            gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
+            return;
+        }
+    }
+    if (gr_word_is(argv[2], argv_length[2], "on")) {
+        const char *refusal = NULL;
+        if (!(options & GR_TRACKING_BCAST) && prefix_count)
+            refusal = "ERR PREFIX option requires BCAST mode to be enabled";
+        else if ((conn->tracking & GR_TRACKING_ON) &&
+                 !!(conn->tracking & GR_TRACKING_BCAST) != !!(options & GR_TRACKING_BCAST))
+            refusal = "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then "
+                      "re-enabling it with a different mode.";
+        else if ((options & GR_TRACKING_BCAST) && (options & (GR_TRACKING_OPTIN | GR_TRACKING_OPTOUT)))
+            refusal = "ERR OPTIN and OPTOUT are not compatible with BCAST";
+        else if ((options & GR_TRACKING_OPTIN) && (options & GR_TRACKING_OPTOUT))
+            refusal = "ERR You can't specify both OPTIN mode and OPTOUT mode";
+        else if (((options & GR_TRACKING_OPTIN) && (conn->tracking & GR_TRACKING_OPTOUT)) ||
+                 ((options & GR_TRACKING_OPTOUT) && (conn->tracking & GR_TRACKING_OPTIN)))
+            refusal = "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then "
+                      "re-enabling it with a different mode.";
+        if (refusal) {
+            gr_reply_error_text(reply, GR_ERR_GENERIC, refusal);
+            return;
+        }
+        if (options & GR_TRACKING_BCAST) {
+            char error[600];
+            if (gr_tracking_check_prefixes(conn, prefixes, prefix_count, error, sizeof error) != 0) {
+                gr_reply_error_text(reply, GR_ERR_GENERIC, error);
+                return;
+            }
+        }
+        if (gr_tracking_enable(db, conn, redirect, options, prefixes, prefix_count) != 0) {
+            gr_reply_oom(reply);
+            return;
+        }
+    } else if (gr_word_is(argv[2], argv_length[2], "off")) {
+        gr_tracking_disable(db, conn);
+    } else {
+        gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
+        return;
+    }
+    gr_reply_ok(reply);
+}
+
+static void client_caching(gr_connection_t *conn, const uint8_t *opt, size_t length, gr_reply_t *reply) {
+    if (!(conn->tracking & GR_TRACKING_ON)) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR CLIENT CACHING can be called only when the client is in "
+                                                   "tracking mode with OPTIN or OPTOUT mode enabled");
+    } else if (gr_word_is(opt, length, "yes")) {
+        if (!(conn->tracking & GR_TRACKING_OPTIN)) {
+            gr_reply_error_text(reply, GR_ERR_GENERIC,
+                                "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.");
+            return;
+        }
+        conn->tracking |= GR_TRACKING_CACHING;
+        gr_reply_ok(reply);
+    } else if (gr_word_is(opt, length, "no")) {
+        if (!(conn->tracking & GR_TRACKING_OPTOUT)) {
+            gr_reply_error_text(reply, GR_ERR_GENERIC,
+                                "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.");
+            return;
+        }
+        conn->tracking |= GR_TRACKING_CACHING;
+        gr_reply_ok(reply);
+    } else {
+        gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error");
+    }
+}
+
+static void reply_prefix(void *context, gr_bytes_t prefix) { gr_reply_bulk(context, prefix.data, prefix.length); }
+
+/* CLIENT TRACKINGINFO: Redis's map of flags (a set), redirect and prefixes. */
+static void client_trackinginfo(const gr_connection_t *conn, gr_reply_t *reply) {
+    const char *flags[8];
+    size_t n = 0;
+    uint8_t t = conn->tracking;
+    flags[n++] = (t & GR_TRACKING_ON) ? "on" : "off";
+    if (t & GR_TRACKING_BCAST) flags[n++] = "bcast";
+    if (t & GR_TRACKING_OPTIN) {
+        flags[n++] = "optin";
+        if (t & GR_TRACKING_CACHING) flags[n++] = "caching-yes";
+    }
+    if (t & GR_TRACKING_OPTOUT) {
+        flags[n++] = "optout";
+        if (t & GR_TRACKING_CACHING) flags[n++] = "caching-no";
+    }
+    if (t & GR_TRACKING_NOLOOP) flags[n++] = "noloop";
+    if (t & GR_TRACKING_BROKEN_REDIR) flags[n++] = "broken_redirect";
+    gr_reply_map_begin(reply, 3);
+    gr_reply_bulk(reply, (const uint8_t *)"flags", 5);
+    gr_reply_set_begin(reply, n);
+    for (size_t i = 0; i < n; i++) gr_reply_bulk(reply, (const uint8_t *)flags[i], strlen(flags[i]));
+    gr_reply_bulk(reply, (const uint8_t *)"redirect", 8);
+    gr_reply_integer(reply, (t & GR_TRACKING_ON) ? conn->tracking_redirect : -1);
+    gr_reply_bulk(reply, (const uint8_t *)"prefixes", 8);
+    gr_reply_array_begin(reply, gr_tracking_each_prefix(conn, NULL, NULL));
+    gr_tracking_each_prefix(conn, reply_prefix, reply);
+}
+
 static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     gr_connection_t *conn = db->current;
     const uint8_t *sub = argv[1];
     size_t length = argv_length[1];
+    if (conn->tracking) conn->tracking_caching_hold = 1;   /* CLIENT CACHING's flag outlives a CLIENT command */
     if (gr_word_is(sub, length, "id") && argc == 2) {
         gr_reply_integer(reply, conn->id);
+    } else if (gr_word_is(sub, length, "tracking") && argc >= 3) {
+        client_tracking(db, conn, argc, argv, argv_length, reply);
+    } else if (gr_word_is(sub, length, "caching") && argc >= 3) {
+        client_caching(conn, argv[2], argv_length[2], reply);
+    } else if (gr_word_is(sub, length, "getredir") && argc == 2) {
+        gr_reply_integer(reply, (conn->tracking & GR_TRACKING_ON) ? conn->tracking_redirect : -1);
+    } else if (gr_word_is(sub, length, "trackinginfo") && argc == 2) {
+        client_trackinginfo(conn, reply);
     } else if (gr_word_is(sub, length, "setname") && argc == 3) {
         if (set_name(conn, argv[2], argv_length[2], reply) == 0) gr_reply_ok(reply);
     } else if (gr_word_is(sub, length, "getname") && argc == 2) {
@@ -440,6 +599,8 @@ static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
         static const char *lines[] = {
             "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "GETNAME", "    Return the name of the current connection.",
+            "CACHING (YES|NO)", "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+            "GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
             "ID", "    Return the ID of the current connection.",
             "INFO", "    Return information about the current client connection.",
             "KILL <ip:port>", "    Kill connection made from <ip:port>.",
@@ -450,6 +611,9 @@ static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
             "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection (RESP only).",
             "SETINFO <option> <value>", "    Set LIB-NAME or LIB-VER for the current connection.",
             "SETNAME <name>", "    Assign the name <name> to the current connection.",
+            "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]] [OPTIN] [OPTOUT] [NOLOOP]",
+            "    Control server assisted client side caching.",
+            "TRACKINGINFO", "    Report tracking status for the current connection.",
             "UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
             "HELP", "    Print this help.",
         };
@@ -457,7 +621,9 @@ static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
     } else if (gr_word_is(sub, length, "id") || gr_word_is(sub, length, "setname") || gr_word_is(sub, length, "getname") ||
                gr_word_is(sub, length, "info") || gr_word_is(sub, length, "kill") || gr_word_is(sub, length, "no-evict") ||
                gr_word_is(sub, length, "no-touch") ||
-               gr_word_is(sub, length, "reply") ||
+               gr_word_is(sub, length, "reply") || gr_word_is(sub, length, "tracking") ||
+               gr_word_is(sub, length, "caching") || gr_word_is(sub, length, "getredir") ||
+               gr_word_is(sub, length, "trackinginfo") ||
                gr_word_is(sub, length, "help")) {
         gr_reply_subcommand_arity_error(reply, "client", sub, length);
     } else {

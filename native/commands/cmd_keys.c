@@ -21,6 +21,7 @@
 #include "commands/commands.h"
 #include "persist/persistence.h"
 #include "exec/db.h"
+#include "exec/tracking.h"
 #include "exec/blocking.h"
 #include "exec/transaction.h"
 #include "core/glob.h"
@@ -187,6 +188,7 @@ void gr_cmd_dbsize(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
 /* FLUSHDB, and FLUSHALL (flag) */
 void gr_cmd_flushdb(gr_server_t *db, const gr_request_t *r, gr_reply_t *reply) {
     const gr_flushdb_view_t req = gr_flushdb_view(r);
+    gr_tracking_invalidate_all(db);   /* client-side caches forget everything (Redis: on either flush) */
     for (int i = 0; i < GR_DB_COUNT; i++) {   /* FLUSHALL: every database; FLUSHDB: the current one */
         if (!req.all && db->keyspaces[i] != db->keyspace) continue;
         gr_watch_touch_db(db, i, -1);          /* WATCHed keys that exist are touched */

@@ -26,6 +26,7 @@
 #include "script/script.h"
 #include "engines/array/array_rt.h"
 #include "exec/db.h"
+#include "exec/tracking.h"
 #include "exec/server_text.h"
 #include "persist/aof.h"
 #include "exec/transaction.h"
@@ -99,12 +100,15 @@ static void info_server(gr_server_t *db, gr_text_t *text) {
 }
 
 static void info_clients(gr_server_t *db, gr_text_t *text) {
+    gr_tracking_stats_t tracking;
+    gr_tracking_get_stats(db, &tracking);
     gr_text_append(text,
         "connected_clients:%lld\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
         "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:%lld\r\n"
-        "tracking_clients:0\r\nclients_in_timeout_table:0\r\ngoblin_ring_sessions:%lld\r\n",
+        "tracking_clients:%lld\r\nclients_in_timeout_table:0\r\ngoblin_ring_sessions:%lld\r\n",
         (long long)(db->stats.connected_resp_clients + db->stats.connected_ring_sessions),
-        (long long)db->config.maxclients, (long long)db->blocked_count, (long long)db->stats.connected_ring_sessions);
+        (long long)db->config.maxclients, (long long)db->blocked_count, (long long)tracking.clients,
+        (long long)db->stats.connected_ring_sessions);
 }
 
 static void info_memory(gr_server_t *db, gr_text_t *text) {
@@ -195,13 +199,17 @@ static void info_stats(gr_server_t *db, gr_text_t *text) {
         clock_gettime(CLOCK_MONOTONIC, &ts);
         current_exceeded_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 - db->stats.eviction_exceeded_start_us;
     }
+    gr_tracking_stats_t tracking;
+    gr_tracking_get_stats(db, &tracking);
     gr_text_append(text,
         "total_connections_received:%lld\r\ntotal_commands_processed:%lld\r\ninstantaneous_ops_per_sec:%lld\r\n"
         "total_net_input_bytes:%lld\r\ntotal_net_output_bytes:%lld\r\nrejected_connections:%lld\r\n"
         "expired_keys:%lld\r\nevicted_keys:%lld\r\nevicted_clients:%lld\r\ntotal_eviction_exceeded_time:%lld\r\n"
         "current_eviction_exceeded_time:%lld\r\nkeyspace_hits:%lld\r\nkeyspace_misses:%lld\r\n"
-        "pubsub_channels:%lld\r\npubsub_patterns:%lld\r\npubsubshard_channels:%lld\r\ntotal_error_replies:%lld\r\n"
-        "goblin_ring_messages:%lld\r\ngoblin_ring_malformed:%lld\r\n",
+        "pubsub_channels:%lld\r\npubsub_patterns:%lld\r\npubsubshard_channels:%lld\r\n"
+        "tracking_total_keys:%lld\r\ntracking_total_items:%lld\r\ntracking_total_prefixes:%lld\r\n"
+        "total_error_replies:%lld\r\n"
+        "goblin_ring_messages:%lld\r\ngoblin_ring_malformed:%lld\r\ngoblin_ring_invalidation_epochs:%lld\r\n",
         (long long)db->stats.connections_received, (long long)db->stats.commands_processed,
         (long long)db->stats.ops_per_sec, (long long)db->stats.net_input_bytes,
         (long long)db->stats.net_output_bytes, (long long)db->stats.rejected_connections,
@@ -210,8 +218,10 @@ static void info_stats(gr_server_t *db, gr_text_t *text) {
         (long long)(current_exceeded_us / 1000), (long long)db->stats.keyspace_hits,
         (long long)db->stats.keyspace_misses, (long long)gr_pubsub_name_count(db->pubsub, GR_PUBSUB_CHANNELS),
         (long long)gr_pubsub_name_count(db->pubsub, GR_PUBSUB_PATTERNS),
-        (long long)gr_pubsub_name_count(db->pubsub, GR_PUBSUB_SHARD_CHANNELS), (long long)db->total_error_replies,
-        (long long)db->stats.ring_messages, (long long)db->stats.ring_malformed);
+        (long long)gr_pubsub_name_count(db->pubsub, GR_PUBSUB_SHARD_CHANNELS), (long long)tracking.keys,
+        (long long)tracking.items, (long long)tracking.prefixes, (long long)db->total_error_replies,
+        (long long)db->stats.ring_messages, (long long)db->stats.ring_malformed,
+        (long long)db->stats.ring_invalidation_epochs);
 }
 
 static void info_replication(gr_server_t *db, gr_text_t *text) {

@@ -18,6 +18,7 @@
 #include "engines/table/table.h"
 #include "exec/blocking.h"
 #include "exec/transaction.h"
+#include "exec/tracking.h"
 
 #define SCRATCH_ITEMS 65536
 
@@ -55,6 +56,8 @@ gr_server_t *gr_db_new(uint64_t seed) {
     if (!db->pubsub) { gr_db_free(db); return NULL; }
     db->acl = gr_acl_new();
     if (!db->acl) { gr_db_free(db); return NULL; }
+    db->tracking = gr_tracking_new(seed);
+    if (!db->tracking) { gr_db_free(db); return NULL; }
     /* sets' and hashes' tables hash with a key of their own, fixed by the first db */
     gr_table_set_hash_seed(seed ^ 0x5bd1e9955bd1e995ULL, seed * 0x9e3779b97f4a7c15ULL + 1);
     db->scratch_items = calloc(SCRATCH_ITEMS, sizeof *db->scratch_items);
@@ -105,6 +108,7 @@ gr_server_t *gr_db_new(uint64_t seed) {
     db->config.auto_aof_rewrite_percentage = 100;
     db->config.auto_aof_rewrite_min_size = 64LL * 1024 * 1024;
     db->config.busy_reply_threshold_ms = 5000;
+    db->config.tracking_table_max_keys = 1000000;
     strcpy(db->config.bind, "127.0.0.1");
     /* persistence (persist/): a file name of goblin's own and NO save rules: a database made
      * without a server has no directory, and FLUSHALL or the cron saving by rules would write
@@ -130,7 +134,11 @@ void gr_db_free(gr_server_t *db) {
     gr_evict_release(db);
     for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_free(db->keyspaces[i]);
     for (int i = 0; i < GR_COMMAND_STAT_SLOTS; i++) free(db->command_stats[i].histogram);
-    for (gr_connection_t *conn = db->connections; conn; conn = conn->next) gr_pubsub_forget(db->pubsub, &conn->subscriber);
+    for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
+        gr_pubsub_forget(db->pubsub, &conn->subscriber);
+        gr_tracking_disable(db, conn);
+    }
+    gr_tracking_free(db->tracking);
     gr_pubsub_free(db->pubsub);
     gr_acl_free(db->acl);
     free(db->pending_output);
@@ -221,6 +229,7 @@ void gr_connection_register(gr_server_t *db, gr_connection_t *conn, int64_t id, 
     conn->next = db->connections;
     if (db->connections) db->connections->prev = conn;
     db->connections = conn;
+    gr_tracking_connection_added(db, conn);
 }
 
 void gr_connection_unregister(gr_server_t *db, gr_connection_t *conn) {
@@ -228,6 +237,7 @@ void gr_connection_unregister(gr_server_t *db, gr_connection_t *conn) {
     gr_transaction_forget(db, conn);
     gr_pubsub_forget(db->pubsub, &conn->subscriber);
     gr_monitor_remove(db, conn);
+    gr_tracking_connection_removed(db, conn);
     if (conn->output_pending) {
         for (size_t i = 0; i < db->pending_output_count; i++)
             if (db->pending_output[i] == conn) db->pending_output[i] = NULL;   /* taken as a gap */
@@ -287,6 +297,7 @@ void gr_db_begin_batch(gr_server_t *db) {
 
 void gr_db_end_batch(gr_server_t *db) {
     if (db->batch_depth > 0) db->batch_depth--;
+    if (db->batch_depth == 0 && db->tracking_live) gr_tracking_flush_broadcast(db);   /* Redis: in beforeSleep */
     if (db->batch_depth == 0) gr_propagate_flush(db);   /* the log has the batch (gr_propagate_sync: durable) */
 }
 
@@ -437,7 +448,7 @@ static void expire_parts(gr_server_t *db, int64_t start, int64_t budget_us) {
             for (size_t k = 0; k < scan.count; k++) {   /* the scan is over: deleting is allowed */
                 gr_ks_entry_t *entry = gr_ks_unlink(ks, scan.emptied[k]->key, scan.emptied[k]->key_length);
                 if (entry) {
-                    if (db->watched_keys) gr_watch_touch_slow(db, i, entry->key, entry->key_length);
+                    gr_watch_touch(db, i, entry->key, entry->key_length);   /* WATCH, tracking */
                     gr_ks_entry_free(ks, entry, 1);
                 }
             }
@@ -465,7 +476,7 @@ int64_t gr_db_cron(gr_server_t *db, int64_t budget_us) {
             for (size_t k = 0; k < scan.count; k++) {   /* the scan is over: deleting is allowed */
                 gr_ks_entry_t *entry = gr_ks_unlink(ks, scan.expired[k]->key, scan.expired[k]->key_length);
                 if (entry) {
-                    if (db->watched_keys) gr_watch_touch_slow(db, i, entry->key, entry->key_length);
+                    gr_watch_touch(db, i, entry->key, entry->key_length);   /* WATCH, tracking */
                     if (db->notify_flags & GR_NOTIFY_EXPIRED)
                         gr_notify_publish(db, GR_NOTIFY_EXPIRED, "expired",
                                           (gr_bytes_t){entry->key, (uint32_t)entry->key_length}, i);
@@ -487,6 +498,7 @@ int64_t gr_db_cron(gr_server_t *db, int64_t budget_us) {
     int64_t cycle_ms = (monotonic_us() - start) / 1000;
     if (db->config.latency_monitor_threshold_ms > 0 && cycle_ms >= db->config.latency_monitor_threshold_ms)
         gr_latency_add_sample(&db->latency, "expire-cycle", db->now_ms / 1000, (uint32_t)cycle_ms);
+    if (db->batch_depth == 0 && db->tracking_live) gr_tracking_flush_broadcast(db);   /* expired keys under BCAST prefixes */
     if (db->batch_depth == 0) gr_propagate_flush(db);
     return expired;
 }
@@ -517,20 +529,42 @@ static void execute_command_envelope(gr_server_t *db, const gr_request_t *reques
     free(argv_length);
 }
 
+/* Tracking around a top-level command (exec/tracking.h): the table's bound before it; after
+ * it, its client's own invalidations (after its reply) and, outside a batch, the BCAST keys. */
+static void tracking_before(gr_server_t *db) {
+    if (db->tracking_live) gr_tracking_enforce_limit(db);
+}
+
+static void tracking_after(gr_server_t *db, gr_connection_t *conn) {
+    if (!db->tracking_live && !conn->tracking) return;
+    gr_tracking_after_command(db, conn);
+    if (db->batch_depth == 0) gr_tracking_flush_broadcast(db);
+}
+
 void gr_db_execute(gr_server_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply) {
     enter(db, conn);
-    if (conn->in_multi && gr_transaction_queue_request(db, conn, request, reply)) return;   /* queued */
+    tracking_before(db);
+    if (conn->in_multi && gr_transaction_queue_request(db, conn, request, reply)) {   /* queued */
+        tracking_after(db, conn);
+        return;
+    }
     gr_db_run(db, request, reply);
     if (db->blocked_count) gr_blocking_serve(db);   /* a push this command made goes to waiters first */
+    tracking_after(db, conn);
     if (db->batch_depth == 0) gr_propagate_sync(db);
 }
 
 void gr_db_execute_argv(gr_server_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
                         const size_t *argv_length, gr_reply_t *reply) {
     enter(db, conn);
-    if (conn->in_multi && gr_transaction_queue_argv(db, conn, argc, argv, argv_length, reply)) return;   /* queued */
+    tracking_before(db);
+    if (conn->in_multi && gr_transaction_queue_argv(db, conn, argc, argv, argv_length, reply)) {   /* queued */
+        tracking_after(db, conn);
+        return;
+    }
     gr_db_run_argv(db, argc, argv, argv_length, reply);
     if (db->blocked_count) gr_blocking_serve(db);
+    tracking_after(db, conn);
     if (db->batch_depth == 0) gr_propagate_sync(db);
 }
 
@@ -815,6 +849,7 @@ void gr_db_reset_stats(gr_server_t *db) {
     db->stats.connections_received = 0;
     db->stats.net_input_bytes = db->stats.net_output_bytes = 0;
     db->stats.ring_malformed = 0;
+    db->stats.ring_invalidation_epochs = 0;
     db->stats.ops_sample_commands = 0;
 }
 
@@ -923,6 +958,7 @@ void gr_call_end(gr_server_t *db, gr_call_t *call) {
 
 /* The handler has run: events, effect, then commandstats and the slow log. */
 static void finish(gr_server_t *db, gr_call_t *call) {
+    if (call->conn && call->conn->tracking) gr_tracking_remember_call(db, call);   /* CLIENT TRACKING: its read keys */
     gr_call_end(db, call);
     /* counted under the subcommand's full name when it is one ("client|list"), as Redis */
     int slot = call->argc ? gr_command_stat_slot(call->index, call->argc, call->argv, call->argv_length) : call->index;

@@ -84,6 +84,16 @@ typedef struct gr_connection {
      * the transport has not flushed yet; the connection is on the db's pending list. */
     gr_subscriber_t subscriber;
     uint8_t output_pending;
+    /* CLIENT TRACKING (exec/tracking.h): GR_TRACKING_* flags (0: off), the client its messages
+     * go to (0: itself), its BCAST prefixes (tracking.c's), and the transport's writer of
+     * invalidation messages (NULL: this transport cannot receive them). caching_hold: the
+     * running command is a CLIENT one, so CLIENT CACHING's flag outlives it. */
+    uint8_t tracking;
+    uint8_t tracking_caching_hold;
+    int64_t tracking_redirect;
+    struct gr_tracking_prefixes *tracking_prefixes;
+    void (*invalidate)(struct gr_connection *target, int form, const gr_bytes_t *keys, size_t count,
+                       int64_t redirect_id);
     struct gr_connection *prev, *next;   /* the db's registry */
 } gr_connection_t;
 
@@ -111,6 +121,7 @@ typedef struct gr_db_stats {
     int64_t connected_ring_sessions;
     int64_t ring_messages;
     int64_t ring_malformed;
+    int64_t ring_invalidation_epochs;   /* invalidations a reply ring could not take at once (epoch bumps) */
     int64_t keyspace_hits;
     int64_t keyspace_misses;
     int64_t expired_keys;
@@ -179,6 +190,7 @@ typedef struct gr_db_config {
     char appendfilename[256];               /* in dir: appendonly.aof */
     int64_t auto_aof_rewrite_percentage;    /* rewrite when the file grew this % over its base: 100 */
     int64_t auto_aof_rewrite_min_size;      /* ... and is at least this big: 64mb */
+    int64_t tracking_table_max_keys;        /* tracking-table-max-keys: 1000000 (0: no limit) */
     int64_t busy_reply_threshold_ms;        /* busy-reply-threshold (lua-time-limit): a script running
                                                longer makes the server answer others -BUSY: 5000 */
 } gr_db_config_t;
@@ -276,6 +288,10 @@ typedef struct gr_server {
     gr_connection_t **pending_output;
     size_t pending_output_count, pending_output_capacity;
     int64_t watched_keys;                     /* (connection, key) pairs; 0: touching costs one branch */
+    /* exec/tracking.h: the tracking and prefix tables; tracking_live > 0 while any client
+     * tracks or any key is tracked (0: a modified key costs one branch) */
+    struct gr_tracking *tracking;
+    int64_t tracking_live;
     int32_t batch_depth;                      /* > 0: inside a transport's batch of commands */
     int32_t batch_clock_read;                 /* now_ms already read for this batch */
     double cycles_per_ns;                     /* commandstats clock rate (calibrated) */

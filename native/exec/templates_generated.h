@@ -66,6 +66,7 @@ enum gr_template {
     GR_T_XREADGROUP = 703,   /* XReadGroupRequest */
     GR_T_EVALSHA = 800,   /* EvalShaRequest */
     GR_T_FCALL = 801,   /* FCallRequest */
+    GR_T_INVALIDATE_MESSAGE = 900,   /* InvalidateMessage */
 };
 
 /* The schema's enums, GR_<ENUM>_<VALUE> (ListEngine PMA -> GR_LIST_ENGINE_PMA). */

@@ -7,6 +7,7 @@
  * executing thread only.
  */
 #include "exec/transaction.h"
+#include "exec/tracking.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +140,8 @@ static int present(const gr_server_t *db, int32_t db_index, const uint8_t *key, 
 }
 
 void gr_watch_touch_slow(gr_server_t *db, int32_t db_index, const uint8_t *key, size_t key_length) {
+    if (db->tracking_live) gr_tracking_invalidate_key(db, (gr_bytes_t){key, (uint32_t)key_length});
+    if (!db->watched_keys) return;
     watched_key_t *k = find_key(db->watch, db_index, key, key_length, key_hash(db_index, key, key_length));
     if (!k) return;
     for (watch_node_t *node = k->head; node; node = node->next_in_key) {
@@ -152,7 +155,7 @@ void gr_watch_touch_slow(gr_server_t *db, int32_t db_index, const uint8_t *key, 
 
 void gr_watch_touch_current_slow(gr_server_t *db, gr_bytes_t key) {
     if (db->notify_flags && !db->notify_quiet) gr_notify_record_touch(db, key);   /* the row's default event */
-    if (!db->watched_keys) return;
+    if (!db->watched_keys && !db->tracking_live) return;
     gr_watch_touch_slow(db, index_of_keyspace(db, db->keyspace), key.data, key.length);
 }
 

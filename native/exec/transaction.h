@@ -52,15 +52,16 @@ int gr_transaction_queue_request(gr_server_t *db, gr_connection_t *conn, const g
 void gr_transaction_forget(gr_server_t *db, gr_connection_t *conn);
 void gr_transaction_free_all(gr_server_t *db);
 
-/* A key of database db_index was modified (after the change). */
+/* A key of database db_index was modified (after the change): its watchers are marked dirty and
+ * its client-side caches told (exec/tracking.h, which has no databases, as Redis's). */
 void gr_watch_touch_slow(gr_server_t *db, int32_t db_index, const uint8_t *key, size_t key_length);
 static inline void gr_watch_touch(gr_server_t *db, int32_t db_index, const uint8_t *key, size_t key_length) {
-    if (db->watched_keys) gr_watch_touch_slow(db, db_index, key, key_length);
+    if (db->watched_keys | db->tracking_live) gr_watch_touch_slow(db, db_index, key, key_length);
 }
 /* The same for a key of the current database (db->keyspace). */
 void gr_watch_touch_current_slow(gr_server_t *db, gr_bytes_t key);
 static inline void gr_watch_touch_current(gr_server_t *db, gr_bytes_t key) {
-    if (db->watched_keys | db->notify_flags) gr_watch_touch_current_slow(db, key);
+    if (db->watched_keys | db->notify_flags | db->tracking_live) gr_watch_touch_current_slow(db, key);
 }
 /* Database emptied is about to be flushed (replaced_with -1) or swapped with replaced_with:
  * every key watched in emptied that exists there, or in replaced_with, is touched. */

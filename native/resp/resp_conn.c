@@ -17,6 +17,7 @@
 
 #include "core/alloc.h"
 #include "exec/blocking.h"
+#include "exec/tracking.h"
 #include "core/bytes.h"
 
 #define READ_CHUNK (16 * 1024)
@@ -291,6 +292,47 @@ static int deliver_message(gr_subscriber_t *subscriber, gr_pubsub_kind_t kind, g
     return gr_resp_conn_check_output_limit(conn) ? GR_PUBSUB_OVER_LIMIT : GR_PUBSUB_ACCEPTED;
 }
 
+/* ---- CLIENT TRACKING: this transport's invalidation messages (exec/tracking.h) ---- */
+
+/* Redis's sendTrackingMessage frames: RESP3 ">2 invalidate <keys|null>", ">2
+ * tracking-redir-broken <id>", or for a redirection target on RESP2 in Pub/Sub mode a
+ * "message" on __redis__:invalidate whose payload is the keys' array (or a null). */
+static void invalidate_message(gr_connection_t *target, int form, const gr_bytes_t *keys, size_t count,
+                               int64_t redirect_id) {
+    gr_resp_conn_t *conn = target->subscriber.owner;
+    if (conn->close_reason) return;
+    size_t need = 64;
+    for (size_t i = 0; keys && i < count; i++) need += keys[i].length + BULK_OVERHEAD;
+    if (buffer_reserve(&conn->out, need) != 0) {
+        conn->close_reason = "out of memory for its output buffer";
+        return;
+    }
+    uint8_t *at = conn->out.data + conn->out.length;
+    size_t n = 0;
+#define PUT(text) (memcpy(at + n, text, sizeof text - 1), n += sizeof text - 1)
+    if (form == GR_INVALIDATE_REDIR_BROKEN) {
+        PUT(">2\r\n$21\r\ntracking-redir-broken\r\n:");
+        n += format_int((char *)at + n, redirect_id);
+        PUT("\r\n");
+    } else {
+        if (form == GR_INVALIDATE_PUBSUB) PUT("*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n");
+        else PUT(">2\r\n$10\r\ninvalidate\r\n");
+        if (!keys) {
+            if (target->protocol == 3) PUT("_\r\n");
+            else PUT("$-1\r\n");
+        } else {
+            at[n++] = '*';
+            n += format_int((char *)at + n, (int64_t)count);
+            PUT("\r\n");
+            for (size_t i = 0; i < count; i++) n += put_bulk(at + n, keys[i].data, keys[i].length);
+        }
+    }
+#undef PUT
+    conn->out.length += n;
+    gr_db_note_pending_output(conn->db, &conn->state);
+    gr_resp_conn_check_output_limit(conn);
+}
+
 /* ---- lifecycle ---- */
 
 gr_resp_conn_t *gr_resp_conn_new(gr_server_t *db, int64_t client_id) {
@@ -305,6 +347,7 @@ gr_resp_conn_t *gr_resp_conn_new(gr_server_t *db, int64_t client_id) {
     conn->state.reply = &conn->writer.base;
     conn->state.subscriber.owner = conn;
     conn->state.subscriber.deliver = deliver_message;
+    conn->state.invalidate = invalidate_message;
     conn->bulk_length = -1;
     return conn;
 }

@@ -68,9 +68,10 @@
 #include "generated/goblin/xReadGroupRequest.h"
 #include "generated/goblin/evalShaRequest.h"
 #include "generated/goblin/fCallRequest.h"
+#include "generated/goblin/invalidateMessage.h"
 
 const uint16_t gr_request_templates[] = {GR_T_PING, GR_T_COMMAND, GR_T_DEL, GR_T_EXISTS, GR_T_TYPE, GR_T_DBSIZE, GR_T_FLUSHDB, GR_T_KEYS, GR_T_SCAN, GR_T_RENAME, GR_T_MEMORYUSAGE, GR_T_SELECT, GR_T_MOVE, GR_T_SWAPDB, GR_T_PUSH, GR_T_POP, GR_T_LLEN, GR_T_LINDEX, GR_T_LRANGE, GR_T_LSET, GR_T_LINSERT, GR_T_LREM, GR_T_LTRIM, GR_T_LPOS, GR_T_LMOVE, GR_T_LMPOP, GR_T_BPOP, GR_T_BLMOVE, GR_T_BLMPOP, GR_T_SET, GR_T_GET, GR_T_GETDEL, GR_T_GETEX, GR_T_MSET, GR_T_MGET, GR_T_INCRBY, GR_T_INCRBYFLOAT, GR_T_APPEND, GR_T_STRLEN, GR_T_GETRANGE, GR_T_SETRANGE, GR_T_EXPIRE, GR_T_TTL, GR_T_PERSIST, GR_T_XADD, GR_T_XRANGE, GR_T_XACK, GR_T_XREADGROUP, GR_T_EVALSHA, GR_T_FCALL};
-const uint16_t gr_reply_templates[] = {GR_T_INTEGER_REPLY, GR_T_BULK_REPLY, GR_T_ARRAY_REPLY, GR_T_STATUS_REPLY, GR_T_ERROR_REPLY, GR_T_PUSH_MESSAGE};
+const uint16_t gr_reply_templates[] = {GR_T_INTEGER_REPLY, GR_T_BULK_REPLY, GR_T_ARRAY_REPLY, GR_T_STATUS_REPLY, GR_T_ERROR_REPLY, GR_T_PUSH_MESSAGE, GR_T_INVALIDATE_MESSAGE};
 const uint16_t gr_attach_templates[] = {GR_T_ATTACH, GR_T_ATTACH_REPLY, GR_T_ATTACH_CONFIRM};
 
 uint32_t gr_request_slots(uint16_t template_id) {
@@ -190,6 +191,7 @@ const char *gr_template_name(uint16_t template_id) {
     case GR_T_XREADGROUP: return "XReadGroupRequest";
     case GR_T_EVALSHA: return "EvalShaRequest";
     case GR_T_FCALL: return "FCallRequest";
+    case GR_T_INVALIDATE_MESSAGE: return "InvalidateMessage";
     default: return NULL;
     }
 }
@@ -2090,6 +2092,16 @@ gr_codec_status_t gr_decode_reply(const uint8_t *buffer, size_t length, gr_reply
         TRY(gr_wire_take_var_data(buffer, length, &position, &out->text));
         return GR_CODEC_OK;
     }
+    case GR_T_INVALIDATE_MESSAGE: {   /* InvalidateMessage */
+        if (header.block_length < 1) return GR_CODEC_SHORT_BLOCK;
+        if (length - GR_MESSAGE_HEADER_LENGTH < header.block_length) return GR_CODEC_TRUNCATED;
+        const uint8_t *block = buffer + GR_MESSAGE_HEADER_LENGTH;
+        out->is_nil = gr_wire_load_uint8(block + 0);
+        if (!((out->is_nil) <= 1u)) return GR_CODEC_BAD_ENUM;
+        size_t position = GR_MESSAGE_HEADER_LENGTH + (size_t)header.block_length;
+        TRY(gr_wire_take_var_data(buffer, length, &position, &out->text));
+        return GR_CODEC_OK;
+    }
     default:
         return GR_CODEC_UNKNOWN_TEMPLATE;
     }
@@ -2189,6 +2201,19 @@ gr_codec_status_t gr_encode_reply(const gr_reply_message_t *in, uint8_t *buffer,
         *length = position;
         return GR_CODEC_OK;
     }
+    case GR_T_INVALIDATE_MESSAGE: {   /* InvalidateMessage */
+        if (!((in->is_nil) <= 1u)) return GR_CODEC_BAD_ENUM;
+        size_t size = GR_MESSAGE_HEADER_LENGTH + 1 + 4 + (size_t)in->text.length;
+        if (size > capacity) return GR_CODEC_NO_SPACE;
+        gr_wire_put_header(buffer, 1, GR_T_INVALIDATE_MESSAGE);
+        uint8_t *block = buffer + GR_MESSAGE_HEADER_LENGTH;
+        memset(block, 0, 1);
+        gr_wire_store_uint8(block + 0, (uint8_t)in->is_nil);
+        size_t position = GR_MESSAGE_HEADER_LENGTH + 1;
+        gr_wire_put_var_data(buffer, &position, in->text);
+        *length = position;
+        return GR_CODEC_OK;
+    }
     default:
         return GR_CODEC_UNKNOWN_TEMPLATE;
     }
@@ -2220,6 +2245,10 @@ size_t gr_reply_encoded_size(const gr_reply_message_t *in) {
     }
     case GR_T_PUSH_MESSAGE: {
         size_t size = GR_MESSAGE_HEADER_LENGTH + 1 + 4 + (size_t)in->pattern.length + 4 + (size_t)in->channel.length + 4 + (size_t)in->text.length;
+        return size;
+    }
+    case GR_T_INVALIDATE_MESSAGE: {
+        size_t size = GR_MESSAGE_HEADER_LENGTH + 1 + 4 + (size_t)in->text.length;
         return size;
     }
     default:
@@ -2735,5 +2764,9 @@ int gr_codec_self_check(void) {
         goblin_fCallRequest_numKeys_encoding_offset() != 9 ||
         goblin_fCallRequest_arguments_sbe_block_length() != 0)
         return GR_T_FCALL;
+    if (GR_T_INVALIDATE_MESSAGE != GOBLIN_INVALIDATE_MESSAGE_SBE_TEMPLATE_ID ||
+        goblin_invalidateMessage_sbe_block_length() != 1 ||
+        goblin_invalidateMessage_flushAll_encoding_offset() != 0)
+        return GR_T_INVALIDATE_MESSAGE;
     return 0;
 }

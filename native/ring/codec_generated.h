@@ -71,7 +71,7 @@
 #define GR_MAX_BLOCK_LENGTH 26          /* the largest message block in the schema */
 #define GR_GROUP_MAX_ITEMS 2147483647u   /* the most entries a group holds: groupSizeEncoding.numInGroup's maxValue */
 #define GR_REQUEST_TEMPLATE_COUNT 50
-#define GR_REPLY_TEMPLATE_COUNT 6
+#define GR_REPLY_TEMPLATE_COUNT 7
 #define GR_ATTACH_TEMPLATE_COUNT 3
 /* ArrayReply as the streamed writer lays it out: block, group header, one element's fixed part. */
 #define GR_ARRAY_REPLY_BLOCK_LENGTH 8

@@ -58,7 +58,8 @@ _Static_assert(offsetof(gr_ring_header_t, head_cache_position) == 2 * GR_RING_LI
 _Static_assert(offsetof(gr_ring_header_t, head_position) == 3 * GR_RING_LINE, "line 3: head");
 _Static_assert(offsetof(gr_ring_header_t, consumer_sleeping) == 4 * GR_RING_LINE, "line 4: sleeper flag");
 _Static_assert(offsetof(gr_ring_header_t, futex_seq) == 4 * GR_RING_LINE + 4, "line 4: futex word");
-_Static_assert(offsetof(gr_ring_header_t, reserved) == 5 * GR_RING_LINE, "lines 5-7: reserved");
+_Static_assert(offsetof(gr_ring_header_t, invalidation_epoch) == 5 * GR_RING_LINE, "line 5: invalidation epoch");
+_Static_assert(offsetof(gr_ring_header_t, reserved) == 6 * GR_RING_LINE, "lines 6-7: reserved");
 _Static_assert(sizeof(gr_ring_header_t) == GR_RING_DATA_OFFSET, "the data starts right after the header");
 _Static_assert(GR_RING_DATA_OFFSET % GR_RING_LINE == 0, "data starts on a line");
 _Static_assert((uint64_t)GR_RING_MAX_CAPACITY / 8 + GR_RING_RECORD_HEADER_LENGTH <= INT32_MAX,

@@ -18,8 +18,13 @@
  *   256     line 2  head cache   head_cache_position      producer only (its view of head)
  *   384     line 3  head         head_position            consumer writes
  *   512     line 4  sleeping     consumer_sleeping (u32), futex_seq (u32)   both write
- *   640     lines 5-7 reserved (zero), so the data starts 1024-aligned and a later layout
- *                     can add three lines without moving it. (No heartbeats: a session's
+ *   640     line 5  invalidation_epoch (u64)                    producer writes
+ *                     CLIENT TRACKING over the ring (layout 2): the server bumps it (release)
+ *                     when an invalidation could not be written into this reply ring at once
+ *                     (ring full, replies staged); the client reads it with the tail and drops
+ *                     its whole near-cache when it moved. Zero, unused, on request rings.
+ *   768     lines 6-7 reserved (zero), so the data starts 1024-aligned and a later layout
+ *                     can add two lines without moving it. (No heartbeats: a session's
  *                     liveness is its control socket, whose EOF each side sees.)
  *  1024     data: `capacity` bytes, capacity a power of two in [4096, 1 GiB]
  *
@@ -54,7 +59,7 @@
 
 /* cffi-cdef-begin: everything up to cffi-cdef-end is also read by native/build_ffi.py. */
 #define GR_RING_MAGIC 0x474f424c494e5231    /* "GOBLINR1" read as a big-endian uint64 */
-#define GR_RING_LAYOUT_VERSION 1
+#define GR_RING_LAYOUT_VERSION 2
 #define GR_RING_LINE 128
 #define GR_RING_DATA_OFFSET 1024
 #define GR_RING_RECORD_HEADER_LENGTH 8
@@ -98,8 +103,11 @@ typedef struct gr_ring_header {
     uint32_t consumer_sleeping;      /* 512 1 while the consumer is (about to be) asleep */
     uint32_t futex_seq;              /* 516 the futex word; the producer bumps it to wake */
     uint8_t pad_sleep[120];
-    /* lines 5-7 (640): reserved, zero */
-    uint8_t reserved[384];
+    /* line 5 (640): the reply ring's invalidation epoch (CLIENT TRACKING), producer writes */
+    uint64_t invalidation_epoch;     /* 640 */
+    uint8_t pad_epoch[120];
+    /* lines 6-7 (768): reserved, zero */
+    uint8_t reserved[256];
 } gr_ring_header_t;                  /* sizeof == GR_RING_DATA_OFFSET */
 
 /* A process-local view of one segment. Each process has its own; nothing here is shared. */

@@ -366,6 +366,31 @@ int gr_sbe_reply_stage_push(gr_sbe_reply_t *reply, const gr_reply_message_t *pus
     return 0;
 }
 
+long gr_sbe_reply_insert_push(gr_sbe_reply_t *reply, size_t offset, const gr_reply_message_t *push) {
+    if (reply->depth != 0 || reply->deferred_length != 0 || offset > reply->stage_length ||
+        (offset == 0 && reply->head_sent != 0))
+        return -1;
+    size_t need = gr_reply_encoded_size(push);
+    if (reply->stage_capacity - reply->stage_length < FRAME_HEADER + need) {
+        size_t capacity = reply->stage_capacity ? reply->stage_capacity : 4096;
+        while (capacity - reply->stage_length < FRAME_HEADER + need) capacity *= 2;
+        uint8_t *grown = realloc(reply->stage, capacity);
+        if (!grown) return -1;   /* the reply itself is untouched */
+        reply->stage = grown;
+        reply->stage_capacity = capacity;
+    }
+    uint8_t *frame = reply->stage + offset;
+    memmove(frame + FRAME_HEADER + need, frame, reply->stage_length - offset);
+    size_t length = 0;
+    if (gr_encode_reply(push, frame + FRAME_HEADER, need, &length) != GR_CODEC_OK || length != need) {
+        memmove(frame, frame + FRAME_HEADER + need, reply->stage_length - offset);
+        return -1;
+    }
+    put_frame_header(frame, push->template_id, (uint32_t)length);
+    reply->stage_length += FRAME_HEADER + length;
+    return (long)(FRAME_HEADER + length);
+}
+
 size_t gr_sbe_reply_pending_bytes(const gr_sbe_reply_t *reply) {
     return reply->stage_length + reply->deferred_length;
 }

@@ -61,6 +61,11 @@ void gr_sbe_reply_consume(gr_sbe_reply_t *reply, size_t bytes);
  * already staged, or, while an ArrayReply is open, right after it closes. 0, or -1 when out of
  * memory (base.failed is set). */
 int gr_sbe_reply_stage_push(gr_sbe_reply_t *reply, const gr_reply_message_t *push);
+/* Stage one push (a CLIENT TRACKING InvalidateMessage about the running command's own write)
+ * at stage offset `offset` — where that command's reply starts — so the client reads it before
+ * the reply. Only with no ArrayReply open and nothing deferred; the bytes staged, or -1
+ * (nothing changed). */
+long gr_sbe_reply_insert_push(gr_sbe_reply_t *reply, size_t offset, const gr_reply_message_t *push);
 /* Bytes staged or deferred: what the session's output buffer holds beyond its reply ring. */
 size_t gr_sbe_reply_pending_bytes(const gr_sbe_reply_t *reply);
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "exec/pubsub.h"
+#include "exec/tracking.h"
 #include "ring/codec.h"
 #include "ring/fragment.h"
 #include "ring/ring.h"
@@ -31,6 +32,8 @@ typedef struct gr_session {
     gr_reassembly_t request;  /* a request arriving in fragments (ring/fragment.h) */
     int64_t soft_limit_since_ms;   /* Pub/Sub output over the soft limit since (0: not over) */
     int reply_doorbell_fd;    /* the client's eventfd, written with every wake (-1: none) */
+    int executing;            /* one of its requests runs now (its own writes' invalidations) */
+    size_t reply_mark;        /* staged bytes when that request started: where its reply begins */
 } gr_session_t;
 
 struct gr_rings {
@@ -45,6 +48,9 @@ struct gr_rings {
 
 static int deliver_push(gr_subscriber_t *subscriber, gr_pubsub_kind_t kind, gr_bytes_t pattern,
                         gr_bytes_t channel, gr_bytes_t payload);
+static void deliver_invalidation(gr_connection_t *target, int form, const gr_bytes_t *keys, size_t count,
+                                 int64_t redirect_id);
+static void bump_invalidation_epoch(gr_session_t *session);
 
 size_t gr_ring_segment_bytes(uint64_t capacity) { return gr_ring_segment_size(capacity); }
 
@@ -59,6 +65,10 @@ gr_rings_t *gr_rings_new(gr_server_t *db) {
 }
 
 static void session_free(gr_rings_t *rings, gr_session_t *session) {
+    /* A tracking client whose session ends (CLIENT KILL, a closed control socket) hears no more
+     * invalidations: the epoch tells its near-cache to forget everything, and its next call
+     * finds the session gone. */
+    if (session->state.tracking) bump_invalidation_epoch(session);
     gr_connection_unregister(rings->db, &session->state);
     gr_sbe_reply_free(&session->writer);
     gr_reassembly_free(&session->request);
@@ -110,6 +120,7 @@ int gr_rings_add_session(gr_rings_t *rings, uint64_t session_id,
     session->state.reply_request_id = &session->writer.request_id;
     session->state.subscriber.owner = session;
     session->state.subscriber.deliver = deliver_push;
+    session->state.invalidate = deliver_invalidation;
     rings->db->stats.connected_ring_sessions = (int64_t)rings->count;
     return 0;
 }
@@ -239,6 +250,81 @@ static int deliver_push(gr_subscriber_t *subscriber, gr_pubsub_kind_t kind, gr_b
 }
 
 
+/* ---- The session as a CLIENT TRACKING client (exec/tracking.h) ----
+ *
+ * An invalidation is one InvalidateMessage record per key (or one with flushAll for a flush).
+ * Another session's goes straight into its reply ring while the write runs, so it is in the
+ * ring before the writer's reply goes anywhere. When it cannot go in at once (replies staged
+ * because the ring was full, the ring full now, a key longer than one record) it is not
+ * staged: the reply ring header's invalidation epoch is bumped instead, and the client drops
+ * its whole cache when it sees the epoch move. A staged invalidation would be invisible to a
+ * client that checks its ring before answering from its cache, after the writer was answered.
+ * The running session's own write is different: its reply is staged (the handler replies,
+ * then touches the key), and the invalidation is staged in front of that reply, so the client
+ * takes it while waiting for the reply. Nothing here ever waits. */
+
+static void bump_invalidation_epoch(gr_session_t *session) {
+    gr_ring_header_t *header = session->replies.header;
+    uint64_t epoch = __atomic_load_n(&header->invalidation_epoch, __ATOMIC_RELAXED);
+    /* Release, and before the writer's reply is committed (itself a release store): a client
+     * told of that reply, by any means, then reads the new epoch. */
+    __atomic_store_n(&header->invalidation_epoch, epoch + 1, __ATOMIC_RELEASE);
+    session->rings->db->stats.ring_invalidation_epochs++;
+}
+
+static int write_invalidation(gr_session_t *session, const gr_reply_message_t *message) {
+    size_t need = gr_reply_encoded_size(message), length = 0;
+    uint8_t *record;
+    if (need > session->replies.max_message_length ||
+        gr_ring_claim(&session->replies, GR_T_INVALIDATE_MESSAGE, need, &record) != GR_RING_OK)
+        return -1;
+    gr_encode_reply(message, record, need, &length);   /* sized above: cannot fail */
+    gr_ring_commit(&session->replies, record);
+    return 0;
+}
+
+static void deliver_invalidation(gr_connection_t *target, int form, const gr_bytes_t *keys, size_t count,
+                                 int64_t redirect_id) {
+    (void)redirect_id;
+    if (form == GR_INVALIDATE_REDIR_BROKEN) return;   /* RESP3's notice; a ring client redirects nowhere */
+    gr_session_t *session = target->subscriber.owner;
+    gr_sbe_reply_t *writer = &session->writer;
+    gr_reply_message_t message = {0};
+    message.template_id = GR_T_INVALIDATE_MESSAGE;
+    size_t n = keys ? count : 1;
+    if (!keys) message.is_nil = 1;   /* flushAll */
+    if (session_corrupt(session)) return;
+    if (session->executing) {
+        /* Its own write: the handler has usually staged its reply already; the invalidation
+         * goes in front of that reply, so the client takes it before its reply. */
+        for (size_t i = 0; i < n; i++) {
+            if (keys) message.text = keys[i];
+            long staged = gr_sbe_reply_insert_push(writer, session->reply_mark, &message);
+            if (staged < 0) {
+                bump_invalidation_epoch(session);
+                return;
+            }
+            session->reply_mark += (size_t)staged;   /* the next key after this one, still before the reply */
+        }
+        session->state.output_buffer_bytes = (int64_t)gr_sbe_reply_pending_bytes(writer);
+        return;
+    }
+    if (gr_sbe_reply_pending_bytes(writer) != 0 || writer->depth != 0) {
+        bump_invalidation_epoch(session);
+        return;
+    }
+    int wrote = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (keys) message.text = keys[i];
+        if (write_invalidation(session, &message) != 0) {
+            bump_invalidation_epoch(session);   /* covers this key and the rest */
+            break;
+        }
+        wrote = 1;
+    }
+    if (wrote && gr_ring_producer_should_wake(&session->replies)) wake_client(session);
+}
+
 /* Copy staged replies into the reply ring, as much as fits (a message larger than one record
  * in fragments, resumed where it stopped); wake a sleeping client. */
 static void flush_replies(gr_session_t *session) {
@@ -328,7 +414,10 @@ static void execute_message(drain_context_t *drain, int32_t type, const uint8_t 
     }
     db->stats.ring_messages++;
     session->writer.request_id = request->request_id;
+    session->executing = 1;
+    session->reply_mark = session->writer.stage_length;
     gr_db_execute(db, &session->state, request, &session->writer.base);
+    session->executing = 0;
 }
 
 static int handle_request(void *context, int32_t type, const uint8_t *payload, size_t length) {

@@ -179,14 +179,16 @@ static size_t encode_sample_reply(uint16_t template_id, uint8_t *out, size_t cap
     gr_reply_message_t got = {0};
     got.elements = element_storage;
     got.element_capacity = STORAGE;
-    /* a PushMessage answers no request: it carries no request id */
-    uint64_t request_id = template_id == GR_T_PUSH_MESSAGE ? 0 : 9;
+    /* a PushMessage or an InvalidateMessage answers no request: it carries no request id */
+    uint64_t request_id = template_id == GR_T_PUSH_MESSAGE || template_id == GR_T_INVALIDATE_MESSAGE ? 0 : 9;
     CHECK(gr_decode_reply(out, length, &got) == GR_CODEC_OK && got.request_id == request_id &&
           got.template_id == template_id, "reply %u round-trips", template_id);
     if (template_id == GR_T_PUSH_MESSAGE)
         CHECK(got.push_kind == GR_PUSH_KIND_PMESSAGE && same_bytes(got.pattern, text("news.*")) &&
               same_bytes(got.channel, text("news.today")) && same_bytes(got.text, text("key")),
               "push message fields round-trip");
+    if (template_id == GR_T_INVALIDATE_MESSAGE)
+        CHECK(got.is_nil == 1 && same_bytes(got.text, text("key")), "invalidate message fields round-trip");
     if (template_id == GR_T_ARRAY_REPLY) {
         CHECK(got.element_count == element_count, "array reply element count");
         for (uint32_t i = 0; i < got.element_count && i < element_count; i++)

@@ -159,12 +159,12 @@ static void test_init_then_attach_round_trips_the_descriptor(void)
                           GR_RING_DEFAULT_CAPACITY, SCHEMA_ID, SCHEMA_VERSION, error, sizeof error);
     CHECK(rc == 0, "init: %s", error);
     const gr_ring_header_t *h = memory;
-    CHECK(h->magic == 0x474f424c494e5231ULL && h->layout_version == 1, "magic/layout");
+    CHECK(h->magic == 0x474f424c494e5231ULL && h->layout_version == 2, "magic/layout");
     CHECK(h->sbe_schema_id == SCHEMA_ID && h->sbe_schema_version == SCHEMA_VERSION, "schema");
     CHECK(h->capacity == 2097152 && h->max_message_length == 262144, "capacity");
     CHECK(h->tail_position == 0 && h->head_position == 0 && h->head_cache_position == 0
-          && h->consumer_sleeping == 0 && h->futex_seq == 0, "positions zeroed");
-    CHECK(h->reserved[0] == 0 && h->reserved[383] == 0 && h->pad_descriptor[0] == 0, "padding zeroed");
+          && h->consumer_sleeping == 0 && h->futex_seq == 0 && h->invalidation_epoch == 0, "positions zeroed");
+    CHECK(h->reserved[0] == 0 && h->reserved[255] == 0 && h->pad_descriptor[0] == 0, "padding zeroed");
     CHECK(producer.data[0] == 0 && producer.data[2097151] == 0, "data zeroed");
     rc = gr_ring_attach(&consumer, memory, gr_ring_segment_size(GR_RING_DEFAULT_CAPACITY),
                         SCHEMA_ID, SCHEMA_VERSION, error, sizeof error);
@@ -210,9 +210,9 @@ static void test_attach_refuses_a_wrong_layout_version(void)
 {
     gr_ring_t ring;
     void *memory = new_ring(&ring, SMALL);
-    ring.header->layout_version = 2;
+    ring.header->layout_version = 3;
     CHECK(attach_fails_with(memory, gr_ring_segment_size(SMALL), SCHEMA_ID, SCHEMA_VERSION,
-                            "layout_version is 2", "expected 1"), "layout");
+                            "layout_version is 3", "expected 2"), "layout");
     free(memory);
 }
 
