@@ -49,8 +49,9 @@ class Session:
         return re.sub(r"\{id:(\d+)\}", lambda m: str(self.ids[int(m.group(1))]), text)
 
     def normalise(self, frame: bytes) -> bytes:
+        # only integer frames (a line that starts with ":"), not a bulk's text such as "user:1"
         for index, cid in self.ids.items():
-            frame = frame.replace(b":%d\r\n" % cid, b":{id:%d}\r\n" % index)
+            frame = re.sub(rb"(^|\r\n):%d\r\n" % cid, rb"\1:{id:%d}\r\n" % index, frame)
         return frame
 
     def close(self):
@@ -152,6 +153,12 @@ SCENARIOS = {
         (0, HELLO3), (0, ("CLIENT", "TRACKING", "ON")), (0, ("GET", "l")), (1, ("RPUSH", "l", "a")), (0, (), 1),
         (0, ("LRANGE", "l", "0", "-1")), (1, ("RENAME", "l", "m")), (0, (), 1), (0, ("GET", "m")), (0, ("ZSCORE", "z", "a")),
         (1, ("ZADD", "z", "1", "a")), (0, (), 1),
+    ],
+    "an_evicted_key_is_invalidated": [
+        (0, HELLO3), (0, ("CLIENT", "TRACKING", "ON")), (1, ("SET", "k", "v")), (0, ("GET", "k")),
+        (1, ("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")), (1, ("CONFIG", "SET", "maxmemory", "1")),
+        (1, ("SET", "other", "v")), (0, (), 1),
+        (1, ("CONFIG", "SET", "maxmemory", "0")), (1, ("CONFIG", "SET", "maxmemory-policy", "noeviction")),
     ],
     "reset_turns_tracking_off": [
         (0, HELLO3), (0, ("CLIENT", "TRACKING", "ON")), (0, ("GET", "k")), (0, ("RESET",)), (0, HELLO3),

@@ -238,7 +238,7 @@ static void evict_one(gr_server_t *db, int32_t dbid, gr_ks_entry_t *found) {
     if (!entry) return;
     gr_bytes_t key = {entry->key, entry->key_length};
     gr_propagate_del(db, dbid, entry->key, entry->key_length);   /* Redis's propagateDeletion: DEL */
-    if (db->watched_keys) gr_watch_touch_slow(db, dbid, entry->key, entry->key_length);
+    gr_watch_touch(db, dbid, entry->key, entry->key_length);   /* WATCH and client caches (tracking) */
     if (db->notify_flags & GR_NOTIFY_EVICTED) gr_notify_publish(db, GR_NOTIFY_EVICTED, "evicted", key, dbid);
     gr_ks_entry_free(ks, entry, 1);
     db->stats.evicted_keys++;
