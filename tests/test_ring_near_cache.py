@@ -236,3 +236,41 @@ def test_fork_after_making_the_cached_client(goblin):
         client.close()
         for fd in (to_child_read, to_child_write, from_child_read, from_child_write):
             os.close(fd)
+
+
+def test_a_server_that_dies_is_noticed_before_a_cached_answer(tmp_path):
+    # SIGKILL leaves no invalidation and no epoch bump: the control socket's close is the only
+    # sign. A cached answer is given only while that socket was seen open within 1 ms, so after
+    # the death the cache soon answers ConnectionError (and is dropped), never indefinitely.
+    import time
+    from servers import GoblinServer
+    server = GoblinServer(tmp_path).start()
+    reader = cached(server)
+    try:
+        RespClient(port=server.port).set("k", "v")
+        assert reader.get("k") == b"v" and reader.get("k") == b"v"
+        assert reader.cache.stats.hits == 1
+        server.kill()
+        deadline = time.monotonic() + 5
+        with pytest.raises(GoblinConnectionError):
+            while time.monotonic() < deadline:
+                assert reader.get("k") == b"v"            # the old session's value, until noticed
+        assert len(reader.cache) == 0
+    finally:
+        reader.close()
+        server.stop()
+
+
+def test_a_multi_typed_by_hand_queues_reads_instead_of_answering_them_from_the_cache(goblin):
+    reader = cached(goblin)
+    try:
+        reader.set("m", "1")
+        assert reader.get("m") == b"1" and reader.get("m") == b"1"       # now cached
+        assert reader.execute_command("MULTI") in (b"OK", "OK", True)
+        assert reader.get("m") in (b"QUEUED", "QUEUED")
+        assert reader.execute_command("GET", "m") in (b"QUEUED", "QUEUED")
+        assert reader.execute_command("EXEC") == [b"1", b"1"]
+        hits = reader.cache.stats.hits
+        assert reader.get("m") == b"1" and reader.cache.stats.hits == hits + 1   # cached again after EXEC
+    finally:
+        reader.close()

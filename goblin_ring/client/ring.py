@@ -974,12 +974,14 @@ class CachedRingClient(RingClient):
     def __init__(self, *args: Any, cache_config: Any = None, **kwargs: Any):
         self._cache_config = CacheConfig.of(cache_config)
         self.cache = NearCache(self._cache_config)
+        self._in_multi = False                  # MULTI sent by hand, no EXEC/DISCARD yet
         super().__init__(*args, **kwargs)
         self._options["cache_config"] = self._cache_config   # thread sessions get caches of their own
 
     def _connect(self) -> None:
         super()._connect()
         self.cache = NearCache(self._cache_config)   # a new session (a fork's child too) starts empty
+        self._in_multi = False
         self._entries = self.cache.entries
         self._stats = self.cache.stats
         self._to_end = self._entries.move_to_end
@@ -1004,6 +1006,8 @@ class CachedRingClient(RingClient):
         return False
 
     def _through_cache(self, argv: tuple, fetch: Any) -> Any:
+        if self._in_multi:                      # a MULTI typed by hand: the server queues it
+            return fetch(), 0
         status = _cache_check(self._core.pointer)
         if status and not self._cache_settle(status):
             return None, status
@@ -1018,6 +1022,8 @@ class CachedRingClient(RingClient):
         return value, 0
 
     def get(self, name: Any) -> bytes | None:
+        if self._in_multi:
+            return RingClient.get(self, name)
         key = name if type(name) is bytes else encode(name)
         status = _cache_check(self._core.pointer)
         if status and not self._cache_settle(status):
@@ -1056,6 +1062,14 @@ class CachedRingClient(RingClient):
 
     def _execute(self, argv: tuple, convert: Any = None) -> Any:
         command = argv[0]
+        if type(command) is bytes and len(command) in (4, 5, 7):
+            word = command.upper()
+            if word == b"MULTI":
+                value = RingClient._execute(self, argv, convert)
+                self._in_multi = True
+                return value
+            if word in (b"EXEC", b"DISCARD", b"RESET"):
+                self._in_multi = False
         if (len(argv) > 1 and type(command) is bytes and command.upper() in ALLOWED_COMMANDS
                 and all(type(a) is bytes for a in argv) and (len(argv) == 2 or command.upper() != _B_EXISTS)):
             argv = (command.upper(),) + tuple(argv[1:])

@@ -22,6 +22,10 @@
 #include "ring/ring.h"
 
 #define SLEEP_SLICE_NS 10000000LL     /* futex sleeps in 10 ms slices, checking the server between */
+/* A cached answer is given only if the control socket was seen open at most this long ago. A
+ * server that died closed it at once, and no server started after it can acknowledge a write
+ * within a millisecond of the death, so no cached read outlives its session to go stale. */
+#define CACHE_LIVENESS_NS 1000000LL
 
 struct gr_client {
     /* gr_client_claim's state, read first by every plain call */
@@ -70,6 +74,7 @@ struct gr_client {
     size_t invalidated_length, invalidated_capacity;
     int invalidate_all;
     uint64_t epoch_seen;              /* the reply ring's invalidation_epoch last looked at */
+    int64_t liveness_checked_ns;      /* gr_client_cache_check's last look at the control socket */
 };
 
 /* Forks of this process so far, counted in each child by a pthread_atfork handler (fork()
@@ -324,6 +329,14 @@ int gr_client_cache_check(gr_client_t *client) {
     int status = gr_client_claim(client);
     if (__builtin_expect(status != GR_CLIENT_OK, 0)) return status;
     if (client->gone) return GR_CLIENT_PEER_GONE;
+    const int64_t now = gr_monotonic_ns();
+    if (__builtin_expect(now - client->liveness_checked_ns >= CACHE_LIVENESS_NS, 0)) {
+        if (server_gone(client)) {
+            client->gone = 1;
+            return GR_CLIENT_PEER_GONE;
+        }
+        client->liveness_checked_ns = now;
+    }
     gr_ring_header_t *header = client->replies.header;
     uint64_t tail = __atomic_load_n(&header->tail_position, __ATOMIC_ACQUIRE);
     uint64_t epoch = __atomic_load_n(&header->invalidation_epoch, __ATOMIC_ACQUIRE);

@@ -167,7 +167,9 @@ int gr_client_execute_packed(gr_client_t *client, const uint8_t *packed, size_t 
  * invalidations they meet while waiting for a reply and keep them; before answering from its
  * cache the caller makes one check:
  *   gr_client_cache_check  claims the client (its status as gr_client_claim's, or PEER_GONE
- *                          once a call saw the server gone), then loads the reply ring's tail
+ *                          once a call saw the server gone, or once the control socket, looked
+ *                          at when the last look is over 1 ms old, is closed: a dead session's
+ *                          cache is never served), then loads the reply ring's tail
  *                          and epoch: OK when nothing waits and nothing was kept (one load of
  *                          each and a compare); otherwise takes the invalidations at the head
  *                          (stopping at any other record) and answers CACHE_FLUSH (a flushAll
