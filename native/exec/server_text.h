@@ -10,9 +10,11 @@
 
 #include "exec/reply.h"
 
-/* The Redis version whose commands and replies goblin-ring follows (INFO redis_version,
- * HELLO version). Client libraries gate features on it. */
-#define GR_REDIS_COMPATIBLE_VERSION "7.2.4"
+/* The Redis version goblin-ring reports (INFO redis_version, HELLO version, Lua's
+ * REDIS_VERSION). Client libraries gate features on it: redis-py caches client-side only for
+ * 7.4 or later. Goblin has 7.4's surface (hash field TTLs, CLIENT TRACKING, ...) and more; its
+ * replies and error texts are checked against redis-server 7.0 (valkey for newer commands). */
+#define GR_REDIS_COMPATIBLE_VERSION "7.4.0"
 
 typedef struct gr_text {
     char *data;
