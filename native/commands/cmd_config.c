@@ -48,6 +48,7 @@ typedef enum {
     P_SLOWLOG_LOG_SLOWER_THAN, P_SLOWLOG_MAX_LEN,   /* the slow log (exec/slowlog.h) */
     P_LATENCY_MONITOR_THRESHOLD, P_LATENCY_TRACKING, P_LATENCY_TRACKING_INFO_PERCENTILES,   /* exec/latency.h */
     P_BUSY_REPLY_THRESHOLD,   /* script/script_busy.c */
+    P_REPLICAOF, P_MASTERAUTH, P_MASTERUSER, P_REPLICA_READ_ONLY, P_REPLICA_SERVE_STALE_DATA,   /* exec/replication.h */
     P_COUNT
 } param_id_t;
 
@@ -125,6 +126,13 @@ static const param_t params[P_COUNT] = {
     [P_LATENCY_TRACKING_INFO_PERCENTILES] = {"latency-tracking-info-percentiles", KIND_TEXT, 1, 0, 0},
     /* a script running longer (ms) makes the server answer others -BUSY (script/script_busy.c) */
     [P_BUSY_REPLY_THRESHOLD] = {"busy-reply-threshold", KIND_INT, 1, 0, INT64_MAX, "lua-time-limit"},
+    /* replication (exec/replication.h, server/replica.c): the primary ("host port", at start only:
+     * REPLICAOF changes it while running), its credentials, and what a replica's clients may do */
+    [P_REPLICAOF] = {"replicaof", KIND_TEXT, 0, 0, 0, "slaveof"},
+    [P_MASTERAUTH] = {"masterauth", KIND_TEXT, 1, 0, 0},
+    [P_MASTERUSER] = {"masteruser", KIND_TEXT, 1, 0, 0},
+    [P_REPLICA_READ_ONLY] = {"replica-read-only", KIND_BOOL, 1, 0, 1, "slave-read-only"},
+    [P_REPLICA_SERVE_STALE_DATA] = {"replica-serve-stale-data", KIND_BOOL, 1, 0, 1, "slave-serve-stale-data"},
 };
 
 /* latency-tracking-info-percentiles: doubles in [0, 100] separated by spaces (at most 8); their
@@ -180,6 +188,14 @@ static void param_value(const gr_server_t *db, int id, char *out, size_t size) {
     case P_DIR: snprintf(out, size, "%s", db->config.dir); break;
     case P_DATABASES: snprintf(out, size, "%d", GR_DB_COUNT); break;
     case P_REQUIREPASS: snprintf(out, size, "%s", db->requirepass); break;
+    case P_REPLICAOF:
+        if (db->repl.master_port) snprintf(out, size, "%s %lld", db->repl.master_host, (long long)db->repl.master_port);
+        else if (size) out[0] = '\0';
+        break;
+    case P_MASTERAUTH: snprintf(out, size, "%s", db->repl.masterauth); break;
+    case P_MASTERUSER: snprintf(out, size, "%s", db->repl.masteruser); break;
+    case P_REPLICA_READ_ONLY: snprintf(out, size, "%s", db->repl.read_only ? "yes" : "no"); break;
+    case P_REPLICA_SERVE_STALE_DATA: snprintf(out, size, "%s", db->repl.serve_stale_data ? "yes" : "no"); break;
     case P_PROTECTED_MODE: snprintf(out, size, "%s", db->config.protected_mode ? "yes" : "no"); break;
     case P_MAXMEMORY: snprintf(out, size, "%lld", (long long)db->config.maxmemory); break;
     case P_MAXMEMORY_POLICY: snprintf(out, size, "noeviction"); break;
@@ -432,6 +448,21 @@ static int validate(int id, const char *value, parsed_value_t *parsed, char *why
             return -1;
         }
     }
+    if (id == P_REPLICAOF && value[0]) {   /* "host port" */
+        char host[256];
+        long long port;
+        char rest;
+        if (strlen(value) >= sizeof host || sscanf(value, "%255s %lld %c", host, &port, &rest) != 2 || port < 0 ||
+            port > 65535) {
+            snprintf(why, why_size, "replicaof takes a host and a port");
+            return -1;
+        }
+    }
+    if ((id == P_MASTERAUTH && strlen(value) >= sizeof ((gr_server_t *)0)->repl.masterauth) ||
+        (id == P_MASTERUSER && strlen(value) >= sizeof ((gr_server_t *)0)->repl.masteruser)) {
+        snprintf(why, why_size, "argument is too long");
+        return -1;
+    }
     if (id == P_REQUIREPASS && strlen(value) >= sizeof ((gr_server_t *)0)->requirepass) {
         snprintf(why, why_size, "argument is too long");
         return -1;
@@ -459,6 +490,22 @@ static void apply(gr_server_t *db, int id, const parsed_value_t *parsed) {
         gr_acl_set_requirepass(db->acl, db->requirepass);
         break;
     case P_PROTECTED_MODE: db->config.protected_mode = (uint8_t)parsed->number; break;
+    case P_REPLICAOF: {
+        char host[256] = "";
+        long long port = 0;
+        if (parsed->text[0] && sscanf(parsed->text, "%255s %lld", host, &port) == 2 && port > 0) {
+            if (!db->repl.master_port) db->repl.have_cached = 1;
+            snprintf(db->repl.master_host, sizeof db->repl.master_host, "%s", host);
+            db->repl.master_port = port;
+            db->repl.state = GR_REPL_CONNECT;
+            db->repl.restart = 1;
+        }
+        break;
+    }
+    case P_MASTERAUTH: snprintf(db->repl.masterauth, sizeof db->repl.masterauth, "%s", parsed->text); break;
+    case P_MASTERUSER: snprintf(db->repl.masteruser, sizeof db->repl.masteruser, "%s", parsed->text); break;
+    case P_REPLICA_READ_ONLY: db->repl.read_only = (uint8_t)parsed->number; break;
+    case P_REPLICA_SERVE_STALE_DATA: db->repl.serve_stale_data = (uint8_t)parsed->number; break;
     case P_MAXMEMORY: db->config.maxmemory = parsed->number; break;
     case P_MAXCLIENTS: db->config.maxclients = parsed->number; break;
     case P_TIMEOUT: db->config.timeout_s = parsed->number; break;
@@ -610,7 +657,7 @@ static void append_config_lines(const gr_server_t *db, gr_text_t *b, int id) {
     }
     text_append_string(b, name);
     text_append(b, " ", 1);
-    if ((id == P_SAVE || id == P_BIND) && value[0]) text_append_string(b, value);   /* several words, as written */
+    if ((id == P_SAVE || id == P_BIND || id == P_REPLICAOF) && value[0]) text_append_string(b, value);   /* several words, as written */
     else append_config_value(b, value);
     text_append(b, "\n", 1);
 }
