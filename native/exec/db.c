@@ -1000,3 +1000,11 @@ void gr_repl_new_replid(gr_server_t *db) {
     }
     db->repl.replid[40] = '\0';
 }
+
+void gr_repl_empty_data(gr_server_t *db) {
+    for (int i = 0; i < GR_DB_COUNT; i++) {
+        gr_watch_touch_db(db, i, -1);          /* WATCHed keys that exist are touched */
+        gr_ks_clear(db->keyspaces[i]);
+        gr_blocking_signal_db_gone(db, i);
+    }
+}

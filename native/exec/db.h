@@ -398,6 +398,8 @@ typedef struct gr_admit_args {
  * a new random replication id (REPLICAOF NO ONE starts a history of its own). */
 void gr_repl_init(gr_server_t *db);
 void gr_repl_new_replid(gr_server_t *db);
+/* A full resync's start: every database emptied (WATCHers touched, parked stream readers told). */
+void gr_repl_empty_data(gr_server_t *db);
 int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_auth, gr_reply_t *reply);
 /* ACL: whether a user may run a command with these arguments: GR_ACL_ALLOWED, or denied for
  * the command itself or for a key (its argv position in *refused_key; 0 for a typed request).

@@ -33,7 +33,6 @@
 #include <unistd.h>
 
 #include "core/clock.h"
-#include "exec/blocking.h"
 #include "persist/rdb_format.h"
 #include "resp/resp_conn.h"
 
@@ -339,11 +338,7 @@ static void load_payload(gr_replica_link_t *l) {
     close(l->tmp_fd);
     l->tmp_fd = -1;
     say(l, "MASTER <-> REPLICA sync: Flushing old data");
-    for (int i = 0; i < GR_DB_COUNT; i++) {
-        gr_watch_touch_db(db, i, -1);
-        gr_ks_clear(db->keyspaces[i]);
-        gr_blocking_signal_db_gone(db, i);
-    }
+    gr_repl_empty_data(db);
     say(l, "MASTER <-> REPLICA sync: Loading DB in memory");
     gr_rdb_stats_t stats;
     memset(&stats, 0, sizeof stats);
