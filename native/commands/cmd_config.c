@@ -503,7 +503,7 @@ static void apply(gr_server_t *db, int id, const parsed_value_t *parsed) {
         break;
     }
     case P_MASTERAUTH: snprintf(db->repl.masterauth, sizeof db->repl.masterauth, "%s", parsed->text); break;
-    case P_MASTERUSER: snprintf(db->repl.masteruser, sizeof db->repl.masteruser, "%s", parsed->text); break;
+    case P_MASTERUSER: snprintf(db->repl.masteruser, sizeof db->repl.masteruser, "%.127s", parsed->text); break;
     case P_REPLICA_READ_ONLY: db->repl.read_only = (uint8_t)parsed->number; break;
     case P_REPLICA_SERVE_STALE_DATA: db->repl.serve_stale_data = (uint8_t)parsed->number; break;
     case P_MAXMEMORY: db->config.maxmemory = parsed->number; break;
