@@ -186,3 +186,65 @@ def test_fake_primary_corrupt_payload_and_garbage(tmp_path):
         assert sessions == ["done", "done"]
     finally:
         listener.close()
+
+
+def test_replica_ring_reads_writes_refused_expiry_waits_for_primary_and_masterauth(tmp_path):
+    from conftest import make_client
+    primary = Redis(tmp_path / "r", "--repl-diskless-sync-delay", "0", "--requirepass", "s3cret")
+    try:
+        p = primary.client
+        p.execute_command("AUTH", "s3cret")
+        p.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")    # the primary expires only when a key is read
+        p.execute_command("SET", "k", "v")
+        with GoblinServer(tmp_path / "g", "--replicaof", "127.0.0.1", str(primary.port),
+                          "--masterauth", "s3cret").start() as goblin:
+            g = RespClient(port=goblin.port)
+            wait_until(lambda: in_step(p, g), what="the sync with AUTH")
+            ring = make_client(goblin, "ring")
+            try:
+                assert ring.get("k") == b"v"
+                with pytest.raises(ResponseError, match="READONLY You can't write against a read only replica."):
+                    ring.set("k", "w")
+                # a key past its time: the replica answers nil but keeps it until the primary's DEL
+                p.execute_command("SET", "short", "1", "PX", 50)
+                wait_until(lambda: g.execute_command("DBSIZE") == 2, what="the key with a TTL")
+                time.sleep(0.1)   # let its 50 ms pass (the behaviour under test is time itself)
+                assert g.execute_command("GET", "short") is None
+                assert ring.get("short") is None
+                assert g.execute_command("DBSIZE") == 2
+                assert p.execute_command("GET", "short") is None   # the primary expires it and sends DEL
+                wait_until(lambda: g.execute_command("DBSIZE") == 1, what="the primary's DEL")
+                # replica-read-only no: local writes are allowed
+                g.execute_command("CONFIG", "SET", "replica-read-only", "no")
+                assert ring.set("local", "1") in (True, b"OK", "OK")
+            finally:
+                ring.close()
+            g.execute_command("REPLICAOF", "NO", "ONE")
+            g.close()
+    finally:
+        primary.stop()
+
+
+def test_replica_stream_reaches_its_append_only_file(tmp_path):
+    primary = Redis(tmp_path / "r", "--repl-diskless-sync-delay", "0")
+    data = tmp_path / "data"
+    data.mkdir()
+    try:
+        p = primary.client
+        write_load(p, 0)
+        with GoblinServer(tmp_path / "g", "--dir", str(data), "--appendonly", "yes",
+                          "--replicaof", "127.0.0.1", str(primary.port)).start() as goblin:
+            g = RespClient(port=goblin.port)
+            wait_until(lambda: in_step(p, g), what="the first sync")
+            wait_until(lambda: info(g, "persistence")["aof_rewrite_in_progress"] == "0", what="the AOF rewrite")
+            write_load(p, 1)
+            wait_until(lambda: in_step(p, g), what="the stream")
+            digest = g.execute_command("DEBUG", "DIGEST")
+            g.close()
+        # the same directory without a primary: the log alone gives the data back
+        with GoblinServer(tmp_path / "g2", "--dir", str(data), "--appendonly", "yes").start() as again:
+            c = RespClient(port=again.port)
+            assert c.execute_command("DEBUG", "DIGEST") == digest
+            c.close()
+    finally:
+        primary.stop()

@@ -15,8 +15,10 @@
  * offset, so the next attempt asks PSYNC for what follows; a failed attempt retries each second.
  * Garbage from the primary closes the link (logged); nothing it sends crashes the server.
  *
+ * After a full sync the append-only file (if on) is rewritten in the background, as Redis does;
+ * the stream's commands reach it as any write does.
  * Not built: the payload is loaded on the loop's thread (ring clients wait for the load, not
- * only for a swap); the append-only file is not rewritten after a full sync.
+ * only for a swap).
  */
 #include "server/replica.h"
 
@@ -33,6 +35,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "persist/aof.h"
 #include "persist/rdb_format.h"
 #include "resp/resp_conn.h"
 
@@ -357,6 +360,11 @@ static void load_payload(gr_replica_link_t *l) {
     r->second_offset = -1;
     r->sync_full++;
     say(l, "MASTER <-> REPLICA sync: Finished with success (%lld keys)", (long long)stats.keys);
+    if (db->aof) {   /* the log held the old data: rewrite it from the new (Redis's restartAOFAfterSync) */
+        char message[300] = "";
+        if (gr_aof_rewrite_background(db, message, sizeof message) < 0)
+            say(l, "Background AOF rewrite after the full sync failed: %s", message);
+    }
     begin_stream(l);
 }
 
