@@ -337,8 +337,7 @@ static size_t feed(gr_replica_link_t *l, const uint8_t *data, size_t length) {
 static void load_payload(gr_replica_link_t *l) {
     gr_server_t *db = l->db;
     gr_replication_t *r = &db->repl;
-    if (fsync(l->tmp_fd) != 0) {}
-    close(l->tmp_fd);
+    close(l->tmp_fd);   /* no fsync: the file is read now and deleted, it is never the dataset's copy */
     l->tmp_fd = -1;
     say(l, "MASTER <-> REPLICA sync: Flushing old data");
     gr_repl_empty_data(db);
