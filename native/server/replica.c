@@ -292,9 +292,11 @@ static int64_t frame_length(const uint8_t *p, size_t n) {
         }
         at = (size_t)(nl - p) + 1;
         if (item < 0) {
+            if (value > INT32_MAX) return -1;   /* the parser refuses it (Protocol error) */
             count = value;
             continue;
         }
+        if (value > 512LL * 1024 * 1024) return -1;   /* past proto-max-bulk-len's ceiling: likewise */
         if ((uint64_t)(n - at) < (uint64_t)value + 2) return 0;
         at += (size_t)value + 2;
     }
