@@ -33,10 +33,10 @@ LIBRARY = "#!lua name=rdblib\nredis.register_function('rdbf', function(keys, arg
 class Redis:
     """A redis-server 7.0 on its own port and directory (DEBUG allowed: DIGEST)."""
 
-    def __init__(self, directory: Path, *extra: str, executable: str | None = None):
+    def __init__(self, directory: Path, *extra: str, executable: str | None = None, port: int | None = None):
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
+        self.port = port or free_port()
         binary = executable or shutil.which("redis-server")
         if not binary:
             pytest.fail("redis-server is not installed; .ci/run installs it (apt-get install redis-server)")

@@ -77,6 +77,10 @@ class ServerConfig:
     # --export-rdb writes the loaded data as a Redis RDB (version 10) and exits without serving.
     import_rdb: str | None = None
     export_rdb: str | None = None
+    # Replication (native/server/replica.c): "HOST PORT" of a Redis primary to replicate from
+    # (the config file's `replicaof`, and masterauth / masteruser, are CONFIG parameters)
+    replicaof: str | None = None
+    masterauth: str | None = None
     # Redis's persistence-error settings: writes refused (-MISCONF) after a failed BGSAVE, and
     # what SIGTERM / SIGINT's shutdown does ("default", or of "save nosave now force")
     stop_writes_on_bgsave_error: bool = True
@@ -246,6 +250,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--export-rdb", metavar="PATH", default=None,
                         help="load the data as usual (or --import-rdb), write it to PATH as a Redis RDB file "
                              "(version 10, redis-server 7.0 and later load it) and exit without serving")
+    parser.add_argument("--replicaof", nargs=2, metavar=("HOST", "PORT"), default=None,
+                        help="start as a replica of the Redis primary at HOST PORT (REPLICAOF at run time)")
+    parser.add_argument("--masterauth", metavar="PASSWORD", default=None,
+                        help="the password the replica gives its primary (AUTH)")
     parser.add_argument("--save", action="append", nargs="*", metavar="SECONDS CHANGES",
                         help='snapshot rules, Redis\'s syntax: --save "3600 1 300 100" (or --save 3600 1 '
                              '--save 300 100); --save "" never saves (default: 3600 1 300 100 60 10000)')
@@ -347,6 +355,7 @@ def config_from_args(argv: list[str] | None = None) -> ServerConfig:
         save=None if arguments.save is None else " ".join(word for group in arguments.save for word in group).strip(),
         start_empty_on_bad_snapshot=arguments.start_empty_on_bad_snapshot,
         import_rdb=arguments.import_rdb, export_rdb=arguments.export_rdb,
+        replicaof=" ".join(arguments.replicaof) if arguments.replicaof else None, masterauth=arguments.masterauth,
         stop_writes_on_bgsave_error=arguments.stop_writes_on_bgsave_error == "yes",
         shutdown_on_sigterm=arguments.shutdown_on_sigterm, shutdown_on_sigint=arguments.shutdown_on_sigint,
         array_implementation=arguments.array_implementation, mlock=arguments.mlock,

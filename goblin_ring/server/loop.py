@@ -118,6 +118,13 @@ class Server:
                 if why.startswith("unknown parameter"):
                     why = "Bad directive or wrong number of arguments"
                 raise ConfigError(str(fatal(directive.path, directive.line_number, directive.line, why))) from None
+        if config.masterauth is not None:
+            self.database.configure("masterauth", config.masterauth)
+        if config.replicaof:
+            try:
+                self.database.configure("replicaof", config.replicaof)
+            except ValueError as error:
+                raise ConfigError(f"--replicaof: {str(error).split(': ', 1)[-1]}") from None
         self.rings = _native.RingSessions(self.database)
         # RESP clients, the ring drain and the doorbells are served in C; this selector
         # (control sockets) is nested in its epoll set. One id space for ring sessions and

@@ -50,6 +50,7 @@ typedef enum {
     P_BUSY_REPLY_THRESHOLD,   /* script/script_busy.c */
     P_MAXMEMORY_SAMPLES, P_MAXMEMORY_EVICTION_TENACITY, P_LFU_LOG_FACTOR, P_LFU_DECAY_TIME,   /* exec/evict.h */
     P_TRACKING_TABLE_MAX_KEYS,   /* exec/tracking.h */
+    P_REPLICAOF, P_MASTERAUTH, P_MASTERUSER, P_REPLICA_READ_ONLY, P_REPLICA_SERVE_STALE_DATA,   /* exec/replication.h */
     P_COUNT
 } param_id_t;
 
@@ -134,6 +135,13 @@ static const param_t params[P_COUNT] = {
     [P_LFU_DECAY_TIME] = {"lfu-decay-time", KIND_INT, 1, 0, INT32_MAX},
     /* CLIENT TRACKING's table: past this many keys, entries are invalidated at random (0: no limit) */
     [P_TRACKING_TABLE_MAX_KEYS] = {"tracking-table-max-keys", KIND_INT, 1, 0, INT64_MAX},
+    /* replication (exec/replication.h, server/replica.c): the primary ("host port", at start only:
+     * REPLICAOF changes it while running), its credentials, and what a replica's clients may do */
+    [P_REPLICAOF] = {"replicaof", KIND_TEXT, 0, 0, 0, "slaveof"},
+    [P_MASTERAUTH] = {"masterauth", KIND_TEXT, 1, 0, 0},
+    [P_MASTERUSER] = {"masteruser", KIND_TEXT, 1, 0, 0},
+    [P_REPLICA_READ_ONLY] = {"replica-read-only", KIND_BOOL, 1, 0, 1, "slave-read-only"},
+    [P_REPLICA_SERVE_STALE_DATA] = {"replica-serve-stale-data", KIND_BOOL, 1, 0, 1, "slave-serve-stale-data"},
 };
 
 /* latency-tracking-info-percentiles: doubles in [0, 100] separated by spaces (at most 8); their
@@ -189,6 +197,14 @@ static void param_value(const gr_server_t *db, int id, char *out, size_t size) {
     case P_DIR: snprintf(out, size, "%s", db->config.dir); break;
     case P_DATABASES: snprintf(out, size, "%d", GR_DB_COUNT); break;
     case P_REQUIREPASS: snprintf(out, size, "%s", db->requirepass); break;
+    case P_REPLICAOF:
+        if (db->repl.master_port) snprintf(out, size, "%s %lld", db->repl.master_host, (long long)db->repl.master_port);
+        else if (size) out[0] = '\0';
+        break;
+    case P_MASTERAUTH: snprintf(out, size, "%s", db->repl.masterauth); break;
+    case P_MASTERUSER: snprintf(out, size, "%s", db->repl.masteruser); break;
+    case P_REPLICA_READ_ONLY: snprintf(out, size, "%s", db->repl.read_only ? "yes" : "no"); break;
+    case P_REPLICA_SERVE_STALE_DATA: snprintf(out, size, "%s", db->repl.serve_stale_data ? "yes" : "no"); break;
     case P_PROTECTED_MODE: snprintf(out, size, "%s", db->config.protected_mode ? "yes" : "no"); break;
     case P_MAXMEMORY: snprintf(out, size, "%lld", (long long)db->config.maxmemory); break;
     case P_MAXMEMORY_POLICY: snprintf(out, size, "%s", gr_evict_policy_name(db->config.maxmemory_policy)); break;
@@ -450,6 +466,21 @@ static int validate(int id, const char *value, parsed_value_t *parsed, char *why
             return -1;
         }
     }
+    if (id == P_REPLICAOF && value[0]) {   /* "host port" */
+        char host[256];
+        long long port;
+        char rest;
+        if (strlen(value) >= sizeof host || sscanf(value, "%255s %lld %c", host, &port, &rest) != 2 || port < 0 ||
+            port > 65535) {
+            snprintf(why, why_size, "replicaof takes a host and a port");
+            return -1;
+        }
+    }
+    if ((id == P_MASTERAUTH && strlen(value) >= sizeof ((gr_server_t *)0)->repl.masterauth) ||
+        (id == P_MASTERUSER && strlen(value) >= sizeof ((gr_server_t *)0)->repl.masteruser)) {
+        snprintf(why, why_size, "argument is too long");
+        return -1;
+    }
     if (id == P_REQUIREPASS && strlen(value) >= sizeof ((gr_server_t *)0)->requirepass) {
         snprintf(why, why_size, "argument is too long");
         return -1;
@@ -489,6 +520,22 @@ static void apply(gr_server_t *db, int id, const parsed_value_t *parsed) {
     case P_MAXMEMORY_EVICTION_TENACITY: db->config.maxmemory_eviction_tenacity = parsed->number; break;
     case P_LFU_LOG_FACTOR: db->config.lfu_log_factor = parsed->number; break;
     case P_LFU_DECAY_TIME: db->config.lfu_decay_time = parsed->number; break;
+    case P_REPLICAOF: {
+        char host[256] = "";
+        long long port = 0;
+        if (parsed->text[0] && sscanf(parsed->text, "%255s %lld", host, &port) == 2 && port > 0) {
+            if (!db->repl.master_port) db->repl.have_cached = 1;
+            snprintf(db->repl.master_host, sizeof db->repl.master_host, "%s", host);
+            db->repl.master_port = port;
+            db->repl.state = GR_REPL_CONNECT;
+            db->repl.restart = 1;
+        }
+        break;
+    }
+    case P_MASTERAUTH: snprintf(db->repl.masterauth, sizeof db->repl.masterauth, "%s", parsed->text); break;
+    case P_MASTERUSER: snprintf(db->repl.masteruser, sizeof db->repl.masteruser, "%.127s", parsed->text); break;
+    case P_REPLICA_READ_ONLY: db->repl.read_only = (uint8_t)parsed->number; break;
+    case P_REPLICA_SERVE_STALE_DATA: db->repl.serve_stale_data = (uint8_t)parsed->number; break;
     case P_MAXCLIENTS: db->config.maxclients = parsed->number; break;
     case P_TIMEOUT: db->config.timeout_s = parsed->number; break;
     case P_PROTO_MAX_BULK_LEN: db->config.proto_max_bulk_len = parsed->number; break;
@@ -640,7 +687,7 @@ static void append_config_lines(const gr_server_t *db, gr_text_t *b, int id) {
     }
     text_append_string(b, name);
     text_append(b, " ", 1);
-    if ((id == P_SAVE || id == P_BIND) && value[0]) text_append_string(b, value);   /* several words, as written */
+    if ((id == P_SAVE || id == P_BIND || id == P_REPLICAOF) && value[0]) text_append_string(b, value);   /* several words, as written */
     else append_config_value(b, value);
     text_append(b, "\n", 1);
 }

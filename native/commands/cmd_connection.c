@@ -276,6 +276,7 @@ static void client_kill(gr_server_t *db, size_t argc, const uint8_t *const *argv
     const uint8_t *addr = NULL, *laddr = NULL;
     size_t addr_length = 0, laddr_length = 0;
     int skip_me = 1, normal = 1, pubsub_type = -1;   /* TYPE normal: 0, TYPE pubsub: 1, no TYPE: -1 */
+    int master_type = 0;                               /* TYPE master: the primary's link (server/replica.c) */
     for (size_t i = 2; i < argc; i += 2) {
         const uint8_t *option = argv[i], *value = argv[i + 1];
         size_t option_length = argv_length[i], value_length = argv_length[i + 1];
@@ -291,7 +292,8 @@ static void client_kill(gr_server_t *db, size_t argc, const uint8_t *const *argv
         } else if (gr_word_is(option, option_length, "type")) {
             if (gr_word_is(value, value_length, "normal")) normal = 1, pubsub_type = 0;
             else if (gr_word_is(value, value_length, "pubsub")) pubsub_type = 1;
-            else if (gr_word_is(value, value_length, "master") || gr_word_is(value, value_length, "replica") ||
+            else if (gr_word_is(value, value_length, "master")) master_type = 1;
+            else if (gr_word_is(value, value_length, "replica") ||
                      gr_word_is(value, value_length, "slave")) normal = 0;
             else {
                 char text[160];
@@ -325,6 +327,7 @@ static void client_kill(gr_server_t *db, size_t argc, const uint8_t *const *argv
     int64_t killed = 0;
     for (gr_connection_t *conn = db->connections; conn && normal; conn = conn->next) {
         if (id && conn->id != id) continue;
+        if (master_type != conn->repl_master && (master_type || pubsub_type >= 0)) continue;
         if (pubsub_type >= 0 && (gr_subscriber_total(&conn->subscriber) != 0) != pubsub_type) continue;
         if (addr && !text_is(conn->addr, addr, addr_length)) continue;
         if (laddr && !text_is(conn->laddr, laddr, laddr_length)) continue;

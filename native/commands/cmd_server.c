@@ -224,13 +224,7 @@ static void info_stats(gr_server_t *db, gr_text_t *text) {
         (long long)db->stats.ring_invalidation_epochs);
 }
 
-static void info_replication(gr_server_t *db, gr_text_t *text) {
-    gr_text_append(text,
-        "role:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:%s\r\n"
-        "master_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\n"
-        "second_repl_offset:-1\r\nrepl_backlog_active:0\r\n",
-        db->info.run_id[0] ? db->info.run_id : "0000000000000000000000000000000000000000");
-}
+static void info_replication(gr_server_t *db, gr_text_t *text) { gr_repl_info(db, text); }
 
 static double seconds_of(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
 

@@ -46,6 +46,7 @@ static const gr_command_t commands[] = {
 #include "commands/acl.def"
 #include "commands/scripting.def"
 #include "commands/function.def"
+#include "commands/replication.def"
 #undef COMMAND
 /* GOBLIN.RT.<ARCMD>: the AR* rows again, served on the RT engine (cmd_array.c reads the engine
  * from the name), then the RT engine's own rows */
@@ -83,6 +84,7 @@ static const gr_command_t subcommands[] = {
 #include "commands/acl.def"
 #include "commands/scripting.def"
 #include "commands/function.def"
+#include "commands/replication.def"
 #undef COMMAND
 #undef SUBCOMMAND
 };

@@ -41,4 +41,8 @@ size_t gr_georadius_find_keys(size_t argc, const uint8_t *const *argv, const siz
 size_t gr_georadiusbymember_find_keys(size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                                       size_t *positions, const char **flags, size_t capacity);
 
+/* INFO replication's section (cmd_replication.c), as Redis 7.0's. */
+struct gr_text;
+void gr_repl_info(gr_server_t *db, struct gr_text *text);
+
 #endif

@@ -279,9 +279,15 @@ void gr_cmd_randomkey(gr_server_t *db, size_t argc, const uint8_t *const *argv, 
     gr_reply_t *reply);
 void gr_cmd_renamenx(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
+void gr_cmd_replconf(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
+void gr_cmd_replicaof(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
 void gr_cmd_reset(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_restore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
+void gr_cmd_role(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_rt_arreserve(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
@@ -340,6 +346,8 @@ void gr_cmd_sunion(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
 void gr_cmd_sunionstore(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_sunsubscribe(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
+void gr_cmd_sync(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_time(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);

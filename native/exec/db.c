@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "engines/array/array.h"
@@ -58,6 +59,7 @@ gr_server_t *gr_db_new(uint64_t seed) {
     if (!db->acl) { gr_db_free(db); return NULL; }
     db->tracking = gr_tracking_new(seed);
     if (!db->tracking) { gr_db_free(db); return NULL; }
+    gr_repl_init(db);
     /* sets' and hashes' tables hash with a key of their own, fixed by the first db */
     gr_table_set_hash_seed(seed ^ 0x5bd1e9955bd1e995ULL, seed * 0x9e3779b97f4a7c15ULL + 1);
     db->scratch_items = calloc(SCRATCH_ITEMS, sizeof *db->scratch_items);
@@ -188,7 +190,10 @@ void gr_db_set_info_text(gr_server_t *db, const char *field, const char *value) 
     else if (!strcmp(field, "mode")) copy_text(db->info.mode, sizeof db->info.mode, value);
     else if (!strcmp(field, "executable")) copy_text(db->info.executable, sizeof db->info.executable, value);
     else if (!strcmp(field, "config_file")) copy_text(db->info.config_file, sizeof db->info.config_file, value);
-    else if (!strcmp(field, "run_id")) copy_text(db->info.run_id, sizeof db->info.run_id, value);
+    else if (!strcmp(field, "run_id")) {
+        copy_text(db->info.run_id, sizeof db->info.run_id, value);
+        if (!db->repl.have_cached) copy_text(db->repl.replid, sizeof db->repl.replid, value);   /* a primary's first history */
+    }
 }
 
 void gr_db_set_info_number(gr_server_t *db, const char *field, int64_t value) {
@@ -336,6 +341,9 @@ static inline void touch(gr_server_t *db, gr_ks_entry_t *entry) {
 gr_ks_entry_t *gr_db_peek_live(gr_server_t *db, gr_bytes_t key) {
     gr_ks_entry_t *entry = gr_ks_find(db->keyspace, key.data, key.length);
     if (entry && gr_db_is_expired(db, entry)) {
+        if (db->repl.master_port) {   /* a replica: the primary's DEL removes it (Redis 7.0) */
+            return db->current && db->current->repl_master ? entry : NULL;
+        }
         if (db->propagation.sink) gr_propagate_del(db, keyspace_index(db), key.data, key.length);
         gr_ks_delete(db->keyspace, key.data, key.length);
         db->notify_quiet++;
@@ -402,7 +410,7 @@ static void sample_stats(gr_server_t *db) {
 static void close_idle_clients(gr_server_t *db) {
     if (db->config.timeout_s <= 0) return;
     for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
-        if (conn->kind == GR_CONN_RING || conn->kill_requested || conn->blocked) continue;   /* as Redis */
+        if (conn->kind == GR_CONN_RING || conn->kill_requested || conn->blocked || conn->repl_master) continue;   /* as Redis */
         if (db->now_ms - conn->last_command_ms > db->config.timeout_s * 1000) {
             conn->kill_requested = 1;
             db->kills_pending++;
@@ -469,7 +477,7 @@ int64_t gr_db_cron(gr_server_t *db, int64_t budget_us) {
     for (int i = 0; i < GR_DB_COUNT; i++) {
         gr_keyspace_t *ks = db->keyspaces[i];
         gr_ks_rehash(ks, 100);
-        if (gr_ks_expires_count(ks) == 0 || db->config.active_expire_disabled) continue;
+        if (gr_ks_expires_count(ks) == 0 || db->config.active_expire_disabled || db->repl.master_port) continue;
         for (int step = 0; step < 4096; step++) {
             expire_scan_t scan = {db, {0}, 0};
             db->expire_cursor[i] = gr_ks_scan(ks, db->expire_cursor[i], collect_expired, &scan);
@@ -491,7 +499,8 @@ int64_t gr_db_cron(gr_server_t *db, int64_t budget_us) {
         if (monotonic_us() - start >= budget_us) break;
     }
     db->stats.expired_keys += expired;
-    if (monotonic_us() - start < budget_us && !db->config.active_expire_disabled) expire_parts(db, start, budget_us);
+    if (monotonic_us() - start < budget_us && !db->config.active_expire_disabled && !db->repl.master_port)
+        expire_parts(db, start, budget_us);   /* a replica waits for its primary's DELs */
     gr_evict_cron(db);   /* an eviction that ran out of time goes on */
     for (int i = 0; i < GR_DB_COUNT; i++)   /* keys added to another database (MOVE, COPY DB, a load) get today's stamp */
         gr_ks_set_clock(db->keyspaces[i], gr_evict_stamp(db->now_ms));
@@ -710,6 +719,7 @@ int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_
     gr_acl_user_t *user = gr_db_current_user(db);
     int slot = args ? args->slot : index, denied;
     size_t refused_key = 0;
+    if (db->current && db->current->repl_master) return 0;   /* the primary's stream is obeyed */
     if (!user && !no_auth) {
         refusal = "NOAUTH Authentication required.";
     } else if (db->current && db->current->in_multi && (flags & GR_CMD_FLAG_NO_MULTI)) {
@@ -728,6 +738,11 @@ int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_
                gr_evict_perform(db) == GR_EVICT_FAIL) {   /* over: evict by maxmemory-policy first */
         refusal = "OOM command not allowed when used memory > 'maxmemory'.";
         code = GR_ERR_OUT_OF_MEMORY;
+    } else if (db->repl.master_port && db->repl.state != GR_REPL_CONNECTED && !db->repl.serve_stale_data &&
+               !(flags & GR_CMD_FLAG_STALE)) {
+        refusal = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+    } else if (db->repl.master_port && db->repl.read_only && (flags & GR_CMD_FLAG_WRITE)) {
+        refusal = "READONLY You can't write against a read only replica.";
     } else if ((refusal = gr_db_disk_error_refusal(db, text, sizeof text)) != NULL) {
         const gr_command_t *row = gr_command_at((size_t)index);   /* writes, and reads whose row says so */
         if (!(flags & GR_CMD_FLAG_WRITE) && !(row && (row->runs & GR_RUNS_NOT_ON_DISK_ERROR))) refusal = NULL;
@@ -1030,4 +1045,34 @@ void gr_db_run_argv(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
         command->handler(db, request, reply);
     }
     finish(db, &call);
+}
+
+/* ---- replication (exec/replication.h) ---- */
+
+void gr_repl_init(gr_server_t *db) {
+    gr_replication_t *r = &db->repl;
+    r->read_only = 1;
+    r->serve_stale_data = 1;
+    r->second_offset = -1;
+    memset(r->replid, '0', 40);
+    memset(r->replid2, '0', 40);
+    r->replid[40] = r->replid2[40] = '\0';
+}
+
+void gr_repl_new_replid(gr_server_t *db) {
+    static const char hex[] = "0123456789abcdef";
+    uint64_t x = (uint64_t)gr_monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)db;
+    for (int i = 0; i < 40; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        db->repl.replid[i] = hex[x & 15];
+    }
+    db->repl.replid[40] = '\0';
+}
+
+void gr_repl_empty_data(gr_server_t *db) {
+    for (int i = 0; i < GR_DB_COUNT; i++) {
+        gr_watch_touch_db(db, i, -1);          /* WATCHed keys that exist are touched */
+        gr_ks_clear(db->keyspaces[i]);
+        gr_blocking_signal_db_gone(db, i);
+    }
 }

@@ -35,6 +35,7 @@
 #include "exec/latency.h"      /* LATENCY: the monitor's events and per-command histograms */
 #include "exec/acl.h"          /* ACL users: who a connection is and what it may run */
 #include "exec/evict.h"        /* maxmemory-policy: key eviction, the LRU clock and LFU counter */
+#include "exec/replication.h"  /* primary or replica: the link's state (server/replica.c) */
 
 
 #define GR_DB_COUNT 16
@@ -94,6 +95,7 @@ typedef struct gr_connection {
     struct gr_tracking_prefixes *tracking_prefixes;
     void (*invalidate)(struct gr_connection *target, int form, const gr_bytes_t *keys, size_t count,
                        int64_t redirect_id);
+    uint8_t repl_master;             /* the primary's stream (server/replica.c): admitted without checks, sees expired keys */
     struct gr_connection *prev, *next;   /* the db's registry */
 } gr_connection_t;
 
@@ -346,6 +348,7 @@ typedef struct gr_server {
     gr_connection_t *busy_caller;
     void (*busy_serve)(void *context);
     void *busy_context;
+    gr_replication_t repl;    /* exec/replication.h */
 } gr_server_t;
 
 enum { GR_BUSY_NONE = 0, GR_BUSY_SCRIPT = 1, GR_BUSY_FUNCTION = 2 };
@@ -429,6 +432,12 @@ typedef struct gr_admit_args {
 /* Admission (AUTH, ACL, maxmemory): 0 to go on, else the refusal is written and counted.
  * index is the command's table index (-1 unknown); no_auth: AUTH, HELLO, RESET. args NULL:
  * checked by index alone (keys then count as refused for a user without allkeys). */
+/* Replication state (exec/replication.h): defaults (replica-read-only yes, serve-stale yes), and
+ * a new random replication id (REPLICAOF NO ONE starts a history of its own). */
+void gr_repl_init(gr_server_t *db);
+void gr_repl_new_replid(gr_server_t *db);
+/* A full resync's start: every database emptied (WATCHers touched, parked stream readers told). */
+void gr_repl_empty_data(gr_server_t *db);
 int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_auth, gr_reply_t *reply);
 /* ACL: whether a user may run a command with these arguments: GR_ACL_ALLOWED, or denied for
  * the command itself or for a key (its argv position in *refused_key; 0 for a typed request).

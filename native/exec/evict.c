@@ -246,7 +246,9 @@ static void evict_one(gr_server_t *db, int32_t dbid, gr_ks_entry_t *found) {
 
 int gr_evict_perform(gr_server_t *db) {
     int64_t used = gr_mem_used_total();
-    if (db->config.maxmemory <= 0 || used <= db->config.maxmemory) {
+    /* a replica keeps what its primary sends (Redis's replica-ignore-maxmemory, default yes):
+     * evicting there would leave it different from the primary */
+    if (db->config.maxmemory <= 0 || used <= db->config.maxmemory || db->repl.master_port) {
         db->evict_running = 0;
         return GR_EVICT_OK;
     }

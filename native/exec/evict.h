@@ -14,7 +14,8 @@
  * (lfu-decay-time, lfu-log-factor). The LRU clock is kept under every policy, so switching
  * from an LFU policy back to an LRU one finds real idle times (Redis's reads garbage then).
  *
- * Eviction: gr_evict_perform is Redis's performEvictions. Admission (db.c's gr_db_admit)
+ * Eviction: gr_evict_perform is Redis's performEvictions (a replica never evicts: Redis's
+ * replica-ignore-maxmemory, default yes, is the only behaviour). Admission (db.c's gr_db_admit)
  * calls it only for a command that may add memory (denyoom) when used memory is over
  * maxmemory, so under maxmemory the whole cost is the one comparison admission already made.
  * It frees keys until used memory is back under maxmemory: the policy's candidates come from

@@ -22,6 +22,7 @@
 
 #include "core/alloc.h"
 #include "resp/resp_conn.h"
+#include "server/replica.h"
 
 #define MAX_EVENTS 256
 #define MAX_LISTENERS 8
@@ -33,7 +34,7 @@
 #define BACKLOG_SLEEP_MS 1              /* replies wait for room in a reply ring */
 #define LOG_CAPACITY (64 * 1024)
 
-enum { WATCH_LISTENER = 1, WATCH_RESP = 2, WATCH_DOORBELL = 3, WATCH_PYTHON = 4 };
+enum { WATCH_LISTENER = 1, WATCH_RESP = 2, WATCH_DOORBELL = 3, WATCH_PYTHON = 4, WATCH_MASTER = 5 };
 
 static const char MAX_CLIENTS_REPLY[] = "-ERR max number of clients reached\r\n";
 static const char DENIED_REPLY[] =
@@ -70,6 +71,7 @@ struct gr_serve_loop {
      * always): one fsync after the loop iteration's reads, then they are written */
     int *synced_fds;
     size_t synced_count, synced_capacity;
+    gr_replica_link_t *replica;         /* the link to a primary (replica.c), idle while this is one */
     char log[LOG_CAPACITY];
     size_t log_length;
     int64_t log_dropped;
@@ -136,6 +138,12 @@ gr_serve_loop_t *gr_server_new(gr_server_t *db, gr_rings_t *rings, int python_fd
         free(s);
         return NULL;
     }
+    s->replica = gr_replica_link_new(db, s->epoll_fd, watch_data(WATCH_MASTER, 0), script_log_line, s, &s->next_client_id);
+    if (!s->replica) {
+        close(s->epoll_fd);
+        free(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -158,6 +166,7 @@ void gr_server_free(gr_serve_loop_t *s) {
     if (s->db && s->db->busy_context == s) s->db->busy_serve = NULL, s->db->busy_context = NULL;
     for (size_t fd = 0; fd < s->slot_capacity; fd++)
         if (s->slots[fd].conn) close_connection(s, (int)fd);
+    gr_replica_link_free(s->replica);
     close(s->epoll_fd);
     free(s->slots);
     free(s->killed_sessions);
@@ -610,8 +619,12 @@ int gr_server_run(gr_serve_loop_t *s, int64_t max_ns, int64_t spin_ns, int busy)
             case WATCH_PYTHON:
                 reasons |= GR_SERVE_PYTHON;
                 break;
+            case WATCH_MASTER:
+                gr_replica_link_event(s->replica, events[i].events);
+                break;
             }
         }
+        if (db->repl.master_port || db->repl.restart) gr_replica_link_tick(s->replica);
         if (s->synced_count || db->propagation.sync_pending) serve_synced(s);
         if (db->blocked_count) gr_db_expire_blocked(db);
         if (db->woken_pending) serve_woken(s);

@@ -1,0 +1,631 @@
+/* replica.c — goblin as a replica of a Redis (7.0) primary: the link in the serving loop.
+ *
+ *   CONNECT -> CONNECTING (non-blocking connect) -> HANDSHAKE: PING, AUTH (masterauth /
+ *   masteruser), REPLCONF listening-port, REPLCONF capa eof capa psync2, PSYNC replid offset+1
+ *   (or ? -1), one at a time, each reply read before the next is sent
+ *   -> +FULLRESYNC replid offset: TRANSFER: the RDB payload, "$<len>" or diskless "$EOF:<mark>",
+ *      is written to a temporary file in --dir, then the databases are emptied and it is loaded
+ *      with the RDB reader (persist/rdb_load.c)
+ *   -> +CONTINUE [replid]: the stream continues from the offset this replica holds
+ *   -> CONNECTED: the stream is fed to the primary's pseudo-client, a RESP connection whose
+ *      replies are dropped (db->current->repl_master: admission lets it write, lookups let it
+ *      see keys logically expired, which only its DEL removes); the offset is the bytes of
+ *      whole commands applied; REPLCONF ACK every second and when GETACK asks.
+ * A drop (read error, protocol error, CLIENT KILL TYPE master, repl-timeout) keeps replid and
+ * offset, so the next attempt asks PSYNC for what follows; a failed attempt retries each second.
+ * Garbage from the primary closes the link (logged); nothing it sends crashes the server.
+ *
+ * After a full sync the append-only file (if on) is rewritten in the background, as Redis does;
+ * the stream's commands reach it as any write does.
+ * Not built: the payload is loaded on the loop's thread (ring clients wait for the load, not
+ * only for a swap).
+ */
+#include "server/replica.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "persist/aof.h"
+#include "persist/rdb_format.h"
+#include "resp/resp_conn.h"
+
+#define RETRY_NS 1000000000LL          /* a failed attempt: try again a second later (Redis's cron) */
+#define TIMEOUT_MS 60000               /* repl-timeout */
+#define ACK_NS 1000000000LL
+#define LINE_MAX_BYTES 4096
+
+enum { STEP_PING, STEP_AUTH, STEP_PORT, STEP_CAPA, STEP_PSYNC, STEP_PAYLOAD_HEADER };
+
+struct gr_replica_link {
+    gr_server_t *db;
+    int epoll_fd;
+    uint64_t watch;
+    void (*log)(void *, const char *);
+    void *log_context;
+    int64_t *next_client_id;
+    int fd;
+    uint32_t events;
+    int step;
+    uint8_t *in;                   /* handshake lines, and payload bytes past the header */
+    size_t in_length, in_capacity;
+    int tmp_fd;
+    char tmp_path[600];
+    int eof_form;                  /* diskless: the payload ends with this 40-byte mark */
+    char mark[40];
+    uint8_t tail[40];
+    size_t tail_length;
+    int64_t payload_left;          /* disk form: bytes still to come */
+    char new_replid[41];
+    int64_t new_offset;
+    gr_resp_conn_t *master;
+    int64_t stream_base;           /* offset when the stream began (after the load or CONTINUE) */
+    int64_t fed;                   /* stream bytes fed since */
+    int64_t next_attempt_ns, last_ack_ns;
+};
+
+static void say(gr_replica_link_t *l, const char *format, ...) __attribute__((format(printf, 2, 3)));
+#include <stdarg.h>
+static void say(gr_replica_link_t *l, const char *format, ...) {
+    if (!l->log) return;
+    char line[900];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(line, sizeof line, format, args);
+    va_end(args);
+    l->log(l->log_context, line);
+}
+
+gr_replica_link_t *gr_replica_link_new(gr_server_t *db, int epoll_fd, uint64_t watch,
+                                       void (*log)(void *, const char *), void *log_context, int64_t *next_client_id) {
+    gr_replica_link_t *l = calloc(1, sizeof *l);
+    if (!l) return NULL;
+    l->db = db;
+    l->epoll_fd = epoll_fd;
+    l->watch = watch;
+    l->log = log;
+    l->log_context = log_context;
+    l->next_client_id = next_client_id;
+    l->fd = -1;
+    l->tmp_fd = -1;
+    return l;
+}
+
+static void watch_fd(gr_replica_link_t *l, uint32_t events) {
+    if (l->fd < 0 || events == l->events) return;
+    struct epoll_event event = {.events = events, .data.u64 = l->watch | (uint32_t)l->fd};
+    epoll_ctl(l->epoll_fd, l->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, l->fd, &event);
+    l->events = events;
+}
+
+static void discard_payload(gr_replica_link_t *l) {
+    if (l->tmp_fd >= 0) {
+        close(l->tmp_fd);
+        unlink(l->tmp_path);
+        l->tmp_fd = -1;
+    }
+}
+
+/* Close the socket and the pseudo-client; replid and offset stay for the next PSYNC. */
+static void drop(gr_replica_link_t *l, int64_t retry_after_ns) {
+    gr_replication_t *r = &l->db->repl;
+    if (l->master) {
+        gr_connection_t *state = gr_resp_conn_state(l->master);   /* a half-received MULTI goes with it, as Redis */
+        if (state->kill_requested && !state->kill_reported) { state->kill_reported = 1; l->db->kills_pending--; }
+        gr_resp_conn_free(l->master);
+        l->master = NULL;
+        r->have_cached = 1;
+    }
+    if (l->fd >= 0) {
+        epoll_ctl(l->epoll_fd, EPOLL_CTL_DEL, l->fd, NULL);
+        close(l->fd);
+        l->fd = -1;
+    }
+    l->events = 0;
+    discard_payload(l);
+    l->in_length = 0;
+    if (r->state == GR_REPL_CONNECTED || !r->link_down_since_ms) r->link_down_since_ms = l->db->now_ms ? l->db->now_ms : 1;
+    r->state = r->master_port ? GR_REPL_CONNECT : GR_REPL_NONE;
+    l->next_attempt_ns = gr_monotonic_ns() + retry_after_ns;
+}
+
+void gr_replica_link_free(gr_replica_link_t *l) {
+    if (!l) return;
+    drop(l, 0);
+    free(l->in);
+    free(l);
+}
+
+static int send_all(gr_replica_link_t *l, const char *data, size_t length) {
+    while (length) {
+        ssize_t n = send(l->fd, data, length, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;    /* the link's messages are small: a full socket buffer is a dead link */
+        data += n;
+        length -= (size_t)n;
+    }
+    return 0;
+}
+
+/* A command as a RESP multibulk. */
+static int send_command(gr_replica_link_t *l, int argc, const char **argv) {
+    char buffer[2048];
+    size_t n = (size_t)snprintf(buffer, sizeof buffer, "*%d\r\n", argc);
+    for (int i = 0; i < argc; i++) {
+        size_t length = strlen(argv[i]);
+        if (n + length + 32 >= sizeof buffer) return -1;
+        n += (size_t)snprintf(buffer + n, sizeof buffer - n, "$%zu\r\n%s\r\n", length, argv[i]);
+    }
+    return send_all(l, buffer, n);
+}
+
+static void send_ack(gr_replica_link_t *l) {
+    char offset[32];
+    snprintf(offset, sizeof offset, "%lld", (long long)l->db->repl.offset);
+    const char *argv[] = {"REPLCONF", "ACK", offset};
+    send_command(l, 3, argv);
+    l->last_ack_ns = gr_monotonic_ns();
+}
+
+static void start_connect(gr_replica_link_t *l) {
+    gr_replication_t *r = &l->db->repl;
+    char port[16];
+    snprintf(port, sizeof port, "%lld", (long long)r->master_port);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *found = NULL;
+    int status = getaddrinfo(r->master_host, port, &hints, &found);
+    if (status != 0 || !found) {
+        say(l, "Unable to connect to MASTER: %s", gai_strerror(status));
+        drop(l, RETRY_NS);
+        return;
+    }
+    say(l, "Connecting to MASTER %s:%lld", r->master_host, (long long)r->master_port);
+    int fd = socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) { freeaddrinfo(found); drop(l, RETRY_NS); return; }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    status = connect(fd, found->ai_addr, found->ai_addrlen);
+    freeaddrinfo(found);
+    if (status != 0 && errno != EINPROGRESS) {
+        say(l, "Unable to connect to MASTER: %s", strerror(errno));
+        close(fd);
+        drop(l, RETRY_NS);
+        return;
+    }
+    l->fd = fd;
+    l->events = 0;
+    l->in_length = 0;
+    r->state = GR_REPL_CONNECTING;
+    r->last_io_ms = l->db->now_ms;
+    say(l, "MASTER <-> REPLICA sync started");
+    watch_fd(l, EPOLLOUT);
+}
+
+/* The next handshake command for l->step (steps that do not apply are skipped). */
+static int send_step(gr_replica_link_t *l) {
+    gr_replication_t *r = &l->db->repl;
+    if (l->step == STEP_AUTH && !r->masterauth[0]) l->step = STEP_PORT;
+    switch (l->step) {
+    case STEP_PING: { const char *argv[] = {"PING"}; return send_command(l, 1, argv); }
+    case STEP_AUTH:
+        if (r->masteruser[0]) { const char *argv[] = {"AUTH", r->masteruser, r->masterauth}; return send_command(l, 3, argv); }
+        else { const char *argv[] = {"AUTH", r->masterauth}; return send_command(l, 2, argv); }
+    case STEP_PORT: {
+        char port[16];
+        snprintf(port, sizeof port, "%lld", (long long)l->db->info.tcp_port);
+        const char *argv[] = {"REPLCONF", "listening-port", port};
+        return send_command(l, 3, argv);
+    }
+    case STEP_CAPA: { const char *argv[] = {"REPLCONF", "capa", "eof", "capa", "psync2"}; return send_command(l, 5, argv); }
+    case STEP_PSYNC: {
+        char offset[32];
+        if (r->have_cached && strspn(r->replid, "0") != 40) {
+            snprintf(offset, sizeof offset, "%lld", (long long)(r->offset + 1));
+            say(l, "Trying a partial resynchronization (request %s:%s).", r->replid, offset);
+            const char *argv[] = {"PSYNC", r->replid, offset};
+            return send_command(l, 3, argv);
+        }
+        say(l, "Partial resynchronization not possible (no cached master)");
+        const char *argv[] = {"PSYNC", "?", "-1"};
+        return send_command(l, 3, argv);
+    }
+    }
+    return 0;
+}
+
+/* One line from l->in (without its \r\n) into line; 1, 0 (incomplete) or -1 (too long). */
+static int take_line(gr_replica_link_t *l, char *line, size_t size) {
+    uint8_t *nl = memchr(l->in, '\n', l->in_length);
+    if (!nl) return l->in_length > LINE_MAX_BYTES ? -1 : 0;
+    size_t length = (size_t)(nl - l->in), consumed = length + 1;
+    if (length && l->in[length - 1] == '\r') length--;
+    if (length >= size) return -1;
+    memcpy(line, l->in, length);
+    line[length] = '\0';
+    memmove(l->in, l->in + consumed, l->in_length - consumed);
+    l->in_length -= consumed;
+    return 1;
+}
+
+static void begin_stream(gr_replica_link_t *l) {
+    gr_server_t *db = l->db;
+    gr_replication_t *r = &db->repl;
+    l->master = gr_resp_conn_new(db, (*l->next_client_id)++);
+    if (!l->master) { drop(l, RETRY_NS); return; }
+    char addr[300];
+    snprintf(addr, sizeof addr, "%s:%lld", r->master_host, (long long)r->master_port);
+    gr_resp_conn_set_peer(l->master, l->fd, 0, addr, "");
+    gr_connection_t *state = gr_resp_conn_state(l->master);
+    state->repl_master = 1;
+    state->user = db->acl->default_user;
+    l->stream_base = r->offset;
+    l->fed = 0;
+    r->state = GR_REPL_CONNECTED;
+    r->have_cached = 1;
+    r->last_io_ms = db->now_ms;
+    l->last_ack_ns = 0;
+    watch_fd(l, EPOLLIN);
+}
+
+/* The length of the whole RESP multibulk frame at p, 0 when incomplete, -1 when it is not one. */
+static int64_t frame_length(const uint8_t *p, size_t n) {
+    size_t at = 0;
+    int64_t count = 0;
+    for (int64_t item = -1; item < count || item < 0; item++) {
+        const uint8_t *nl = at < n ? memchr(p + at, '\n', n - at) : NULL;
+        if (!nl) return n - at > 64 ? -1 : 0;
+        if (p[at] != (item < 0 ? '*' : '$')) return -1;
+        int64_t value = 0;
+        const uint8_t *q = p + at + 1;
+        if (q == nl || nl[-1] != '\r') return -1;
+        for (; q < nl - 1; q++) {
+            if (*q < '0' || *q > '9' || value > (INT64_C(1) << 40)) return -1;
+            value = value * 10 + (*q - '0');
+        }
+        at = (size_t)(nl - p) + 1;
+        if (item < 0) {
+            if (value > INT32_MAX) return -1;   /* the parser refuses it (Protocol error) */
+            count = value;
+            continue;
+        }
+        if (value > 512LL * 1024 * 1024) return -1;   /* past proto-max-bulk-len's ceiling: likewise */
+        if ((uint64_t)(n - at) < (uint64_t)value + 2) return 0;
+        at += (size_t)value + 2;
+    }
+    return (int64_t)at;
+}
+
+/* Feed stream bytes to the primary's pseudo-client, a whole command at a time, so the offset
+ * counts exactly what was applied (nothing inside an unfinished MULTI, as Redis's reploff);
+ * its replies are dropped. Returns the bytes used (the rest is an incomplete command). */
+static size_t feed(gr_replica_link_t *l, const uint8_t *data, size_t length) {
+    gr_replication_t *r = &l->db->repl;
+    gr_connection_t *state = gr_resp_conn_state(l->master);
+    size_t used = 0;
+    while (used < length && l->master) {
+        int64_t frame = frame_length(data + used, length - used);
+        if (frame == 0) break;
+        size_t take = frame < 0 ? length - used : (size_t)frame;   /* not a multibulk: the parser judges it */
+        gr_resp_conn_feed(l->master, data + used, take);
+        used += take;
+        l->fed += (int64_t)take;
+        size_t out;
+        gr_resp_conn_output(l->master, &out);
+        gr_resp_conn_consume_output(l->master, out);
+        if (!state->in_multi && gr_resp_conn_input_pending(l->master) == 0) r->offset = l->stream_base + l->fed;
+        if (gr_resp_conn_close_reason(l->master) || gr_resp_conn_should_close(l->master)) {
+            say(l, "Protocol error from MASTER (%s): closing the link, it will resync",
+                gr_resp_conn_close_reason(l->master) ? gr_resp_conn_close_reason(l->master) : "bad request");
+            drop(l, RETRY_NS);
+            return length;
+        }
+        if (r->getack) {
+            r->getack = 0;
+            send_ack(l);
+        }
+    }
+    return used;
+}
+
+/* The payload is whole: empty the databases and load it. */
+static void load_payload(gr_replica_link_t *l) {
+    gr_server_t *db = l->db;
+    gr_replication_t *r = &db->repl;
+    close(l->tmp_fd);   /* no fsync: the file is read now and deleted, it is never the dataset's copy */
+    l->tmp_fd = -1;
+    say(l, "MASTER <-> REPLICA sync: Flushing old data");
+    gr_repl_empty_data(db);
+    say(l, "MASTER <-> REPLICA sync: Loading DB in memory");
+    gr_rdb_stats_t stats;
+    memset(&stats, 0, sizeof stats);
+    char error[512] = "";
+    int status = gr_rdb_load(db, l->tmp_path, &stats, error, sizeof error);
+    unlink(l->tmp_path);
+    if (status != 1) {
+        say(l, "Failed trying to load the MASTER synchronization DB from disk: %s", error[0] ? error : "unreadable");
+        r->have_cached = 0;               /* the data is gone: the next attempt asks a full resync */
+        drop(l, RETRY_NS);
+        return;
+    }
+    memcpy(r->replid, l->new_replid, sizeof r->replid);
+    r->offset = l->new_offset;
+    memset(r->replid2, '0', 40);
+    r->second_offset = -1;
+    r->sync_full++;
+    say(l, "MASTER <-> REPLICA sync: Finished with success (%lld keys)", (long long)stats.keys);
+    if (db->aof) {   /* the log held the old data: rewrite it from the new (Redis's restartAOFAfterSync) */
+        char message[300] = "";
+        if (gr_aof_rewrite_background(db, message, sizeof message) < 0)
+            say(l, "Background AOF rewrite after the full sync failed: %s", message);
+    }
+    begin_stream(l);
+}
+
+/* Payload bytes: to the file, watching for the end (length, or the EOF mark). Returns the
+ * bytes of data that belong to the payload. */
+static size_t take_payload(gr_replica_link_t *l, const uint8_t *data, size_t length) {
+    gr_replication_t *r = &l->db->repl;
+    size_t take = length;
+    if (!l->eof_form && (int64_t)take > l->payload_left) take = (size_t)l->payload_left;
+    if (take && write(l->tmp_fd, data, take) != (ssize_t)take) {
+        say(l, "Write error writing the replication payload: %s", strerror(errno));
+        drop(l, RETRY_NS);
+        return length;
+    }
+    r->sync_read_bytes += (int64_t)take;
+    if (l->eof_form) {
+        if (take >= 40) {
+            memcpy(l->tail, data + take - 40, 40);
+            l->tail_length = 40;
+        } else {
+            size_t keep = l->tail_length + take > 40 ? 40 - take : l->tail_length;
+            memmove(l->tail, l->tail + l->tail_length - keep, keep);
+            memcpy(l->tail + keep, data, take);
+            l->tail_length = keep + take;
+        }
+        if (l->tail_length == 40 && memcmp(l->tail, l->mark, 40) == 0) {
+            off_t end = lseek(l->tmp_fd, 0, SEEK_CUR);
+            if (end < 40 || ftruncate(l->tmp_fd, end - 40) != 0) { drop(l, RETRY_NS); return length; }
+            load_payload(l);
+        }
+    } else {
+        l->payload_left -= (int64_t)take;
+        if (l->payload_left == 0) load_payload(l);
+    }
+    return take;
+}
+
+static void open_payload(gr_replica_link_t *l, const char *header) {
+    gr_replication_t *r = &l->db->repl;
+    const char *dir = l->db->config.dir[0] ? l->db->config.dir : ".";
+    snprintf(l->tmp_path, sizeof l->tmp_path, "%s/temp-%d.%lld.rdb", dir, (int)getpid(), (long long)gr_monotonic_ns());
+    l->tmp_fd = open(l->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (l->tmp_fd < 0) {
+        say(l, "Opening the temp file needed for MASTER <-> REPLICA synchronization: %s", strerror(errno));
+        drop(l, RETRY_NS);
+        return;
+    }
+    r->sync_read_bytes = 0;
+    l->tail_length = 0;
+    if (strncmp(header, "$EOF:", 5) == 0 && strlen(header) == 45) {
+        l->eof_form = 1;
+        memcpy(l->mark, header + 5, 40);
+        r->sync_total_bytes = -1;
+        say(l, "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+    } else {
+        char *end;
+        long long size = strtoll(header + 1, &end, 10);
+        if (*end || size < 0 || end == header + 1) {
+            say(l, "Bad protocol from MASTER, the first byte is not '$' (we received '%.60s'), are you sure the host "
+                   "and port are right?", header);
+            drop(l, RETRY_NS);
+            return;
+        }
+        l->eof_form = 0;
+        l->payload_left = size;
+        r->sync_total_bytes = size;
+        say(l, "MASTER <-> REPLICA sync: receiving %lld bytes from master to disk", size);
+        if (size == 0) load_payload(l);
+    }
+}
+
+/* A handshake reply line. */
+static void handle_line(gr_replica_link_t *l, const char *line) {
+    gr_replication_t *r = &l->db->repl;
+    switch (l->step) {
+    case STEP_PING:
+        if (line[0] == '-' && strncmp(line, "-NOAUTH", 7) && strncmp(line, "-NOPERM", 7) &&
+            strncmp(line, "-ERR operation not permitted", 28)) {
+            say(l, "Error reply to PING from master: '%.200s'", line);
+            drop(l, RETRY_NS);
+            return;
+        }
+        say(l, "Master replied to PING, replication can continue...");
+        l->step = STEP_AUTH;
+        break;
+    case STEP_AUTH:
+        if (line[0] == '-') {
+            say(l, "Unable to AUTH to MASTER: %.200s", line);
+            drop(l, RETRY_NS);
+            return;
+        }
+        l->step = STEP_PORT;
+        break;
+    case STEP_PORT:
+        if (line[0] == '-') say(l, "(Non critical) Master does not understand REPLCONF listening-port: %.200s", line);
+        l->step = STEP_CAPA;
+        break;
+    case STEP_CAPA:
+        if (line[0] == '-') say(l, "(Non critical) Master does not understand REPLCONF capa: %.200s", line);
+        l->step = STEP_PSYNC;
+        break;
+    case STEP_PSYNC:
+        if (!line[0]) return;   /* a keepalive newline before the answer */
+        if (!strncmp(line, "+FULLRESYNC ", 12)) {
+            char replid[64];
+            long long offset;
+            if (sscanf(line + 12, "%63s %lld", replid, &offset) != 2 || strlen(replid) != 40) {
+                say(l, "Master replied with wrong +FULLRESYNC syntax.");
+                drop(l, RETRY_NS);
+                return;
+            }
+            memcpy(l->new_replid, replid, 41);
+            l->new_offset = offset;
+            say(l, "Full resync from master: %s:%lld", replid, offset);
+            r->state = GR_REPL_TRANSFER;
+            l->step = STEP_PAYLOAD_HEADER;
+            return;
+        }
+        if (!strncmp(line, "+CONTINUE", 9)) {
+            const char *id = line + 9;
+            while (*id == ' ') id++;
+            if (strlen(id) == 40 && strcmp(id, r->replid) != 0) {   /* the primary's history has a new id */
+                memcpy(r->replid2, r->replid, sizeof r->replid2);
+                r->second_offset = r->offset + 1;
+                memcpy(r->replid, id, 41);
+                say(l, "Master replication ID changed to %s", id);
+            }
+            say(l, "Successful partial resynchronization with master.");
+            say(l, "MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
+            r->sync_partial_ok++;
+            begin_stream(l);
+            return;
+        }
+        say(l, "Unexpected reply to PSYNC from master: %.200s", line);
+        if (!strncmp(line, "-NOMASTERLINK", 13) || !strncmp(line, "-LOADING", 8)) drop(l, RETRY_NS);
+        else drop(l, RETRY_NS);
+        return;
+    case STEP_PAYLOAD_HEADER:
+        if (!line[0]) return;   /* keepalive newlines while the primary makes the RDB */
+        if (line[0] != '$') {
+            if (line[0] == '-') say(l, "MASTER aborted replication with an error: %.200s", line);
+            else say(l, "Bad protocol from MASTER, the first byte is not '$' (we received '%.60s'), are you sure the "
+                        "host and port are right?", line);
+            drop(l, RETRY_NS);
+            return;
+        }
+        open_payload(l, line);
+        return;
+    }
+    if (send_step(l) != 0) { say(l, "Error sending a command to MASTER: %s", strerror(errno)); drop(l, RETRY_NS); }
+}
+
+static int grow_in(gr_replica_link_t *l, size_t need) {
+    if (need <= l->in_capacity) return 0;
+    size_t capacity = l->in_capacity ? l->in_capacity : 16384;
+    while (capacity < need) capacity *= 2;
+    uint8_t *grown = realloc(l->in, capacity);
+    if (!grown) return -1;
+    l->in = grown;
+    l->in_capacity = capacity;
+    return 0;
+}
+
+/* Everything buffered in l->in, in the link's current state. */
+static void process(gr_replica_link_t *l) {
+    gr_replication_t *r = &l->db->repl;
+    while (l->fd >= 0 && l->in_length) {
+        if (r->state == GR_REPL_CONNECTED) {
+            size_t used = feed(l, l->in, l->in_length);
+            if (l->fd < 0) return;
+            memmove(l->in, l->in + used, l->in_length - used);
+            l->in_length -= used;
+            return;
+        }
+        if (l->tmp_fd >= 0) {
+            size_t used = take_payload(l, l->in, l->in_length);
+            if (l->fd < 0) return;
+            memmove(l->in, l->in + used, l->in_length - used);
+            l->in_length -= used;
+            continue;
+        }
+        char line[LINE_MAX_BYTES + 1];
+        int got = take_line(l, line, sizeof line);
+        if (got == 0) return;
+        if (got < 0) {
+            say(l, "Bad protocol from MASTER: a reply line longer than %d bytes", LINE_MAX_BYTES);
+            drop(l, RETRY_NS);
+            return;
+        }
+        handle_line(l, line);
+    }
+}
+
+void gr_replica_link_event(gr_replica_link_t *l, uint32_t events) {
+    gr_replication_t *r = &l->db->repl;
+    if (l->fd < 0) return;
+    if (r->state == GR_REPL_CONNECTING) {
+        int error = 0;
+        socklen_t length = sizeof error;
+        if (getsockopt(l->fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) error = errno;
+        if (error) {
+            say(l, "Error condition on socket for SYNC: %s", strerror(error));
+            drop(l, RETRY_NS);
+            return;
+        }
+        say(l, "Non blocking connect for SYNC fired the event.");
+        r->state = GR_REPL_HANDSHAKE;
+        l->step = STEP_PING;
+        watch_fd(l, EPOLLIN);
+        if (send_step(l) != 0) drop(l, RETRY_NS);
+        return;
+    }
+    if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR))) return;
+    for (int reads = 0; reads < 16 && l->fd >= 0; reads++) {
+        if (grow_in(l, l->in_length + 65536) != 0) { drop(l, RETRY_NS); return; }
+        ssize_t n = read(l->fd, l->in + l->in_length, l->in_capacity - l->in_length);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        if (n <= 0) {
+            say(l, n == 0 ? "Connection with master lost." : "Error reading from MASTER: %s", strerror(errno));
+            drop(l, RETRY_NS / 10);
+            return;
+        }
+        l->db->stats.net_input_bytes += n;
+        r->last_io_ms = l->db->now_ms;
+        l->in_length += (size_t)n;
+        gr_db_begin_batch(l->db);
+        process(l);
+        gr_db_end_batch(l->db);
+    }
+}
+
+void gr_replica_link_tick(gr_replica_link_t *l) {
+    gr_server_t *db = l->db;
+    gr_replication_t *r = &db->repl;
+    if (r->restart) {          /* REPLICAOF: a new primary, or none */
+        r->restart = 0;
+        if (l->fd >= 0 || l->master) say(l, "Connection with master closed (REPLICAOF).");
+        drop(l, 0);
+        if (!r->master_port) { r->state = GR_REPL_NONE; r->link_down_since_ms = 0; return; }
+    }
+    if (!r->master_port) return;
+    int64_t now = gr_monotonic_ns();
+    if (l->master && gr_resp_conn_state(l->master)->kill_requested) {
+        say(l, "Connection with master lost (CLIENT KILL).");
+        drop(l, 0);
+    }
+    if (r->state == GR_REPL_CONNECT) {
+        if (now >= l->next_attempt_ns) start_connect(l);
+        return;
+    }
+    int64_t now_ms = db->now_ms;
+    if (now_ms - r->last_io_ms > TIMEOUT_MS && r->last_io_ms) {
+        say(l, r->state == GR_REPL_CONNECTED ? "MASTER timeout: no data nor PING received..."
+                                             : "Timeout connecting to the MASTER...");
+        drop(l, RETRY_NS);
+        return;
+    }
+    if (r->state == GR_REPL_CONNECTED && (r->getack || now - l->last_ack_ns >= ACK_NS)) {
+        r->getack = 0;
+        send_ack(l);
+    }
+}

@@ -1,0 +1,250 @@
+"""test_replication.py — goblin as a replica of redis-server 7.0 (issue 35; native/server/replica.c).
+
+Real redis-server processes started here (own ports and directories): a goblin replica under a
+write load of strings, lists, hashes, sorted sets, expiries, MULTI and EVAL ends with the same
+DEBUG DIGEST and offset as its primary; ROLE, INFO replication, READONLY; CLIENT KILL TYPE master
+on the replica is followed by a partial resync (the primary's sync_partial_ok); a restarted
+primary (new history) gives a full resync. A fake primary that sends a bad RDB payload, then
+garbage in the stream, is logged and reconnected to, and the replica keeps serving.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from goblin_ring import RespClient
+from goblin_ring.errors import ResponseError
+from servers import GoblinServer
+from test_rdb_redis import Redis
+
+
+def info(client, section: str = "replication") -> dict[str, str]:
+    text = client.execute_command("INFO", section)
+    text = text.decode() if isinstance(text, bytes) else text
+    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+
+
+def wait_until(predicate, timeout: float = 20.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def in_step(primary, replica) -> bool:
+    """The replica applied everything the primary sent, and holds the same data."""
+    return (info(replica).get("master_link_status") == "up" and
+            info(primary)["master_repl_offset"] == info(replica)["master_repl_offset"] and
+            primary.execute_command("DEBUG", "DIGEST") == replica.execute_command("DEBUG", "DIGEST"))
+
+
+def write_load(c, round_: int) -> None:
+    for i in range(200):
+        c.execute_command("SET", f"s{i}", f"v{round_}-{i}")
+        c.execute_command("RPUSH", f"l{i % 10}", i)
+        c.execute_command("HSET", f"h{i % 7}", f"f{i}", round_)
+        c.execute_command("ZADD", f"z{i % 5}", i * 1.5, f"m{i}")
+        c.execute_command("SET", f"e{i}", i, "EX", 100 + i)
+    c.execute_command("MULTI")
+    c.execute_command("INCR", "counter")
+    c.execute_command("LPOP", "l0")
+    c.execute_command("HDEL", "h0", "f0")
+    c.execute_command("EXEC")
+    c.execute_command("EVAL", "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('INCR', KEYS[2])", 2,
+                      "scripted", round_, "script-counter")
+    c.execute_command("SELECT", 3)
+    c.execute_command("SET", "in-db-3", round_)
+    c.execute_command("SELECT", 0)
+
+
+def test_replica_of_redis_under_load_partial_and_full_resync(tmp_path):
+    primary = Redis(tmp_path / "r", "--repl-diskless-sync-delay", "0")
+    try:
+        p = primary.client
+        write_load(p, 0)
+        with GoblinServer(tmp_path / "g", "--replicaof", "127.0.0.1", str(primary.port)).start() as goblin:
+            g = RespClient(port=goblin.port)
+            write_load(p, 1)                       # during or after the full sync
+            wait_until(lambda: in_step(p, g), what="the first sync")
+            role = g.execute_command("ROLE")
+            assert role[:4] == [b"slave", b"127.0.0.1", primary.port, b"connected"]
+            fields = info(g)
+            assert fields["role"] == "slave" and fields["master_sync_in_progress"] == "0"
+            assert fields["master_replid"] == info(p)["master_replid"]
+            assert int(fields["master_last_io_seconds_ago"]) <= 2
+            with pytest.raises(ResponseError, match="READONLY You can't write against a read only replica."):
+                g.execute_command("SET", "x", "1")
+            assert g.execute_command("GET", "s5") == b"v1-5"
+            assert info(p, "stats")["sync_full"] == "1"
+
+            # link kill on the replica: a partial resync, no second full one
+            assert g.execute_command("CLIENT", "KILL", "TYPE", "master") == 1
+            write_load(p, 2)
+            wait_until(lambda: in_step(p, g), what="the partial resync")
+            stats = info(p, "stats")
+            assert stats["sync_partial_ok"] == "1" and stats["sync_full"] == "1"
+
+            # the primary restarts with a new history: a full resync
+            port = primary.port
+            primary.stop()
+            primary = Redis(tmp_path / "r2", "--repl-diskless-sync-delay", "0", port=port)
+            p = primary.client
+            write_load(p, 3)
+            wait_until(lambda: in_step(p, g), what="the full resync after the restart")
+            assert info(p, "stats")["sync_full"] == "1"
+            g.execute_command("REPLICAOF", "NO", "ONE")
+            assert g.execute_command("ROLE")[0] == b"master"
+            g.execute_command("SET", "x", "1")     # a primary again: writes are allowed
+            g.close()
+    finally:
+        primary.stop()
+
+
+def test_serve_stale_data_no_answers_masterdown(tmp_path):
+    with GoblinServer(tmp_path / "g").start() as goblin:
+        g = RespClient(port=goblin.port)
+        g.execute_command("CONFIG", "SET", "replica-serve-stale-data", "no")
+        g.execute_command("REPLICAOF", "127.0.0.1", "1")      # nobody there: the link stays down
+        with pytest.raises(ResponseError, match="MASTERDOWN Link with MASTER is down and replica-serve-stale-data "
+                                                "is set to 'no'."):
+            g.execute_command("GET", "k")
+        assert g.execute_command("ROLE")[0] == b"slave"   # a stale command
+        assert info(g)["master_link_status"] == "down"
+        g.execute_command("REPLICAOF", "NO", "ONE")
+        assert g.execute_command("GET", "k") is None
+        g.close()
+
+
+def valid_rdb(tmp_path: Path) -> bytes:
+    server = Redis(tmp_path / "rdb")
+    try:
+        server.client.execute_command("SET", "from-rdb", "yes")
+        server.client.execute_command("SAVE")
+        return (tmp_path / "rdb" / "dump.rdb").read_bytes()
+    finally:
+        server.stop()
+
+
+def test_fake_primary_corrupt_payload_and_garbage(tmp_path):
+    rdb = valid_rdb(tmp_path)
+    corrupt = bytearray(rdb)
+    corrupt[len(corrupt) // 2] ^= 0xFF
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    port = listener.getsockname()[1]
+    sessions: list[str] = []
+    replid = "a" * 40
+
+    def handshake(conn) -> None:
+        buffer = b""
+        while buffer.count(b"PSYNC") == 0 or not buffer.endswith(b"\r\n"):
+            chunk = conn.recv(4096)
+            if not chunk:
+                raise ConnectionError
+            buffer += chunk
+            if buffer.endswith(b"\r\n") and b"PSYNC" not in buffer:
+                conn.sendall(b"+OK\r\n" if b"PING" not in buffer.split(b"*")[-1] else b"+PONG\r\n")
+
+    def serve() -> None:
+        payloads = [bytes(corrupt), rdb]
+        for attempt in range(2):
+            conn, _ = listener.accept()
+            try:
+                handshake(conn)
+                payload = payloads[attempt]
+                conn.sendall(f"+FULLRESYNC {replid} 0\r\n$".encode() + str(len(payload)).encode() + b"\r\n" + payload)
+                if attempt == 1:
+                    conn.sendall(b"*3\r\n$3\r\nSET\r\n$6\r\nstream\r\n$2\r\nok\r\n")
+                    conn.sendall(b"*zz\r\n")       # garbage mid-stream
+                    conn.recv(1024)              # until the replica closes
+                sessions.append("done")
+            except OSError:
+                sessions.append("error")
+            finally:
+                conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        with GoblinServer(tmp_path / "g", "--replicaof", "127.0.0.1", str(port)).start() as goblin:
+            goblin.wait_for_log("Failed trying to load the MASTER synchronization DB", timeout=20)
+            goblin.wait_for_log("Protocol error from MASTER", timeout=20)
+            g = RespClient(port=goblin.port)
+            assert g.execute_command("PING") == b"PONG"
+            assert g.execute_command("GET", "from-rdb") == b"yes"
+            assert g.execute_command("GET", "stream") == b"ok"
+            g.execute_command("REPLICAOF", "NO", "ONE")
+            g.close()
+        thread.join(10)
+        assert sessions == ["done", "done"]
+    finally:
+        listener.close()
+
+
+def test_replica_ring_reads_writes_refused_expiry_waits_for_primary_and_masterauth(tmp_path):
+    from conftest import make_client
+    primary = Redis(tmp_path / "r", "--repl-diskless-sync-delay", "0", "--requirepass", "s3cret")
+    try:
+        p = primary.client
+        p.execute_command("AUTH", "s3cret")
+        p.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")    # the primary expires only when a key is read
+        p.execute_command("SET", "k", "v")
+        with GoblinServer(tmp_path / "g", "--replicaof", "127.0.0.1", str(primary.port),
+                          "--masterauth", "s3cret").start() as goblin:
+            g = RespClient(port=goblin.port)
+            wait_until(lambda: in_step(p, g), what="the sync with AUTH")
+            ring = make_client(goblin, "ring")
+            try:
+                assert ring.get("k") == b"v"
+                with pytest.raises(ResponseError, match="READONLY You can't write against a read only replica."):
+                    ring.set("k", "w")
+                # a key past its time: the replica answers nil but keeps it until the primary's DEL
+                p.execute_command("SET", "short", "1", "PX", 50)
+                wait_until(lambda: g.execute_command("DBSIZE") == 2, what="the key with a TTL")
+                time.sleep(0.1)   # let its 50 ms pass (the behaviour under test is time itself)
+                assert g.execute_command("GET", "short") is None
+                assert ring.get("short") is None
+                assert g.execute_command("DBSIZE") == 2
+                assert p.execute_command("GET", "short") is None   # the primary expires it and sends DEL
+                wait_until(lambda: g.execute_command("DBSIZE") == 1, what="the primary's DEL")
+                # replica-read-only no: local writes are allowed
+                g.execute_command("CONFIG", "SET", "replica-read-only", "no")
+                assert ring.set("local", "1") in (True, b"OK", "OK")
+            finally:
+                ring.close()
+            g.execute_command("REPLICAOF", "NO", "ONE")
+            g.close()
+    finally:
+        primary.stop()
+
+
+def test_replica_stream_reaches_its_append_only_file(tmp_path):
+    primary = Redis(tmp_path / "r", "--repl-diskless-sync-delay", "0")
+    data = tmp_path / "data"
+    data.mkdir()
+    try:
+        p = primary.client
+        write_load(p, 0)
+        with GoblinServer(tmp_path / "g", "--dir", str(data), "--appendonly", "yes",
+                          "--replicaof", "127.0.0.1", str(primary.port)).start() as goblin:
+            g = RespClient(port=goblin.port)
+            wait_until(lambda: in_step(p, g), what="the first sync")
+            wait_until(lambda: info(g, "persistence")["aof_rewrite_in_progress"] == "0", what="the AOF rewrite")
+            write_load(p, 1)
+            wait_until(lambda: in_step(p, g), what="the stream")
+            digest = g.execute_command("DEBUG", "DIGEST")
+            g.close()
+        # the same directory without a primary: the log alone gives the data back
+        with GoblinServer(tmp_path / "g2", "--dir", str(data), "--appendonly", "yes").start() as again:
+            c = RespClient(port=again.port)
+            assert c.execute_command("DEBUG", "DIGEST") == digest
+            c.close()
+    finally:
+        primary.stop()
