@@ -25,8 +25,8 @@ static const char *const KIND_NAMES[] = {"tcp", "unix", "ring"};
 
 /* AUTH's rule, shared with HELLO ... AUTH: 0 when the pair is right (the connection is then
  * authenticated as that user), else the error is written. AUTH <password> is the default user's. */
-static int authenticate(gr_server_t *db, const uint8_t *user, size_t user_length, const uint8_t *password,
-                        size_t password_length, gr_reply_t *reply) {
+static int authenticate(gr_server_t *db, const uint8_t *command, size_t command_length, const uint8_t *user,
+                        size_t user_length, const uint8_t *password, size_t password_length, gr_reply_t *reply) {
     if (user == NULL && db->acl->default_user->nopass) {
         gr_reply_error_text(reply, GR_ERR_GENERIC,
                             "ERR AUTH <password> called without any password configured for the default user. "
@@ -36,6 +36,7 @@ static int authenticate(gr_server_t *db, const uint8_t *user, size_t user_length
     if (user == NULL) user = (const uint8_t *)"default", user_length = 7;
     gr_acl_user_t *found = gr_acl_authenticate(db->acl, user, user_length, password, password_length);
     if (!found) {
+        gr_db_acl_log(db, GR_ACL_LOG_AUTH, command, command_length, user, user_length);   /* as typed: "AUTH", "hello" */
         gr_reply_error_text(reply, GR_ERR_GENERIC, "WRONGPASS invalid username-password pair or user is disabled.");
         return -1;
     }
@@ -118,7 +119,7 @@ static void hello(gr_server_t *db, size_t argc, const uint8_t *const *argv, cons
         gr_reply_error_text(reply, GR_ERR_GENERIC, "NOPROTO unsupported protocol version");
         return;
     }
-    if (user && authenticate(db, user, user_length, password, password_length, reply) != 0) return;
+    if (user && authenticate(db, argv[0], argv_length[0], user, user_length, password, password_length, reply) != 0) return;
     if (!gr_db_current_user(db)) {
         gr_reply_error_text(reply, GR_ERR_GENERIC,
                             "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
@@ -135,8 +136,8 @@ static void auth(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
     if (argc > 3) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
     gr_call_redact_argument(db, 1);   /* the password, or the user and the password */
     if (argc == 3) gr_call_redact_argument(db, 2);
-    int rc = argc == 2 ? authenticate(db, NULL, 0, argv[1], argv_length[1], reply)
-                       : authenticate(db, argv[1], argv_length[1], argv[2], argv_length[2], reply);
+    int rc = argc == 2 ? authenticate(db, argv[0], argv_length[0], NULL, 0, argv[1], argv_length[1], reply)
+                       : authenticate(db, argv[0], argv_length[0], argv[1], argv_length[1], argv[2], argv_length[2], reply);
     if (rc == 0) gr_reply_ok(reply);
 }
 
@@ -155,22 +156,6 @@ static void reset(gr_server_t *db, gr_reply_t *reply) {
 }
 
 /* ---- CLIENT ---- */
-
-static void describe(const gr_server_t *db, const gr_connection_t *conn, gr_text_t *text) {
-    int64_t age = (db->now_ms - conn->created_ms) / 1000, idle = (db->now_ms - conn->last_command_ms) / 1000;
-    gr_text_append(text,
-        "id=%lld addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%u psub=%u ssub=%u multi=-1 "
-        "qbuf=%lld qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%lld tot-mem=%lld events=%s cmd=%s "
-        "user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s transport=%s\n",
-        (long long)conn->id, conn->addr, conn->laddr, conn->fd, conn->name, (long long)(age < 0 ? 0 : age),
-        (long long)(idle < 0 ? 0 : idle), conn->blocked ? "b" : gr_subscriber_total(&conn->subscriber) ? "P" : "N",
-        (int)conn->db_index, conn->subscriber.counts[GR_PUBSUB_CHANNELS], conn->subscriber.counts[GR_PUBSUB_PATTERNS],
-        conn->subscriber.counts[GR_PUBSUB_SHARD_CHANNELS],
-        (long long)conn->query_buffer_bytes, (long long)conn->output_buffer_bytes, (long long)conn->memory_bytes,
-        conn->output_buffer_bytes ? "rw" : "r", conn->last_command ? conn->last_command : "NULL",
-        conn->user ? conn->user->name : "default",
-        (int)conn->protocol, conn->lib_name, conn->lib_ver, KIND_NAMES[conn->kind < 3 ? conn->kind : 0]);
-}
 
 static void reply_text(gr_text_t *text, gr_reply_t *reply) {
     if (text->failed) gr_reply_oom(reply);
@@ -227,7 +212,7 @@ static void client_list(gr_server_t *db, size_t argc, const uint8_t *const *argv
             }
             if (!wanted) continue;
         }
-        describe(db, conn, &text);
+        gr_connection_describe(db, conn, &text);
     }
     reply_text(&text, reply);
 }
@@ -397,7 +382,7 @@ static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
     } else if (gr_word_is(sub, length, "info") && argc == 2) {
         gr_text_t text;
         if (gr_text_init(&text, 512) != 0) { gr_reply_oom(reply); return; }
-        describe(db, conn, &text);
+        gr_connection_describe(db, conn, &text);
         reply_text(&text, reply);
     } else if (gr_word_is(sub, length, "list")) {
         client_list(db, argc, argv, argv_length, reply);

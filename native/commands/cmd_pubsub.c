@@ -60,6 +60,7 @@ static int channels_allowed(gr_server_t *db, size_t first, size_t last, const ui
     if (!user || user->allchannels) return 0;
     for (size_t i = first; i <= last; i++)
         if (!gr_acl_allows_channel(user, argv[i], argv_length[i], is_pattern)) {
+            gr_db_acl_log(db, GR_ACL_LOG_CHANNEL, argv[i], argv_length[i], NULL, 0);
             gr_reply_error_text(reply, GR_ERR_GENERIC,
                                 "NOPERM this user has no permissions to access one of the channels used as arguments");
             return -1;

@@ -11,6 +11,8 @@
 #include "exec/acl.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,11 +213,91 @@ gr_acl_t *gr_acl_new(void) {
     user->enabled = user->nopass = user->allkeys = user->allchannels = user->allcommands = 1;
     memset(user->allowed, 0xff, sizeof user->allowed);
     acl->users = acl->default_user = user;
+    acl->log_max_len = 128;
     return acl;
+}
+
+/* ---- ACL LOG ---- */
+
+#define LOG_GROUPING_MS 60000   /* Redis's ACL_LOG_GROUPING_MAX_TIME_DELTA */
+#define LOG_SCAN 10             /* entries looked at for one to merge with */
+
+static void log_entry_free(gr_acl_log_entry_t *entry) {
+    free(entry->object);
+    free(entry->username);
+    free(entry->client_info);
+    free(entry);
+}
+
+static char *copy_bytes(const uint8_t *bytes, size_t length) {
+    char *copy = malloc(length + 1);
+    if (!copy) return NULL;
+    if (length) memcpy(copy, bytes, length);
+    copy[length] = '\0';
+    return copy;
+}
+
+void gr_acl_log_reset(gr_acl_t *acl) {
+    for (gr_acl_log_entry_t *entry = acl->log, *next; entry; entry = next) {
+        next = entry->next;
+        log_entry_free(entry);
+    }
+    acl->log = NULL;
+    acl->log_length = 0;
+}
+
+void gr_acl_log_add(gr_acl_t *acl, int reason, int context, const uint8_t *object, size_t object_length,
+                    const uint8_t *username, size_t username_length, char *client_info, int64_t now_ms) {
+    gr_acl_log_entry_t **at = &acl->log;
+    for (int scanned = 0; *at && scanned < LOG_SCAN; scanned++, at = &(*at)->next) {
+        gr_acl_log_entry_t *entry = *at;
+        if (entry->reason != reason || entry->context != context || now_ms - entry->updated_ms > LOG_GROUPING_MS ||
+            entry->object_length != object_length || memcmp(entry->object, object, object_length) ||
+            entry->username_length != username_length || memcmp(entry->username, username, username_length))
+            continue;
+        *at = entry->next;   /* to the front, with this refusal's client and time */
+        entry->next = acl->log;
+        acl->log = entry;
+        entry->count++;
+        entry->updated_ms = now_ms;
+        free(entry->client_info);
+        entry->client_info = client_info;
+        return;
+    }
+    gr_acl_log_entry_t *entry = calloc(1, sizeof *entry);
+    if (!entry || !(entry->object = copy_bytes(object, object_length)) ||
+        !(entry->username = copy_bytes(username, username_length))) {
+        if (entry) log_entry_free(entry);
+        free(client_info);
+        return;   /* out of memory: the refusal stands, its record is lost */
+    }
+    entry->count = 1;
+    entry->reason = (uint8_t)reason;
+    entry->context = (uint8_t)context;
+    entry->object_length = object_length;
+    entry->username_length = username_length;
+    entry->client_info = client_info;
+    entry->entry_id = acl->log_next_id++;
+    entry->created_ms = entry->updated_ms = now_ms;
+    entry->next = acl->log;
+    acl->log = entry;
+    acl->log_length++;
+    if (acl->log_length <= acl->log_max_len) return;
+    gr_acl_log_entry_t **last = &acl->log;   /* trimmed to acllog-max-len, oldest first */
+    int64_t kept = 0;
+    while (*last && kept < acl->log_max_len) last = &(*last)->next, kept++;
+    for (gr_acl_log_entry_t *gone = *last, *next; gone; gone = next) {
+        next = gone->next;
+        log_entry_free(gone);
+    }
+    *last = NULL;
+    acl->log_length = kept;
 }
 
 void gr_acl_free(gr_acl_t *acl) {
     if (!acl) return;
+    gr_acl_log_reset(acl);
+    free(acl->file);
     for (gr_acl_user_t *user = acl->users, *next; user; user = next) {
         next = user->next;
         user_release(user);
@@ -645,4 +727,192 @@ char *gr_acl_describe_keys(const gr_acl_user_t *user) {
     if (text.length) text.length--;
     text.data[text.length] = '\0';   /* also when nothing was written */
     return text.data;
+}
+
+/* ---- the ACL file (aclfile): ACL LOAD, ACL SAVE, the load at start ---- */
+
+/* Redis 7.0's loader: lines trimmed of " \t\r\n", empty ones skipped, each split on single
+ * spaces (no quoting: a quote is part of a word), "user <name> <rules>"; every rule is tried
+ * on a scratch user so that all of a file's errors are reported, and nothing changes unless
+ * there are none. */
+static void append_error(gr_text_t *errors, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void append_error(gr_text_t *errors, const char *format, ...) {
+    char line[700];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(line, sizeof line, format, args);
+    va_end(args);
+    gr_text_append(errors, "%s", line);
+}
+
+static int is_trim(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+gr_acl_t *gr_acl_load_file(const char *path, char **errors_out) {
+    *errors_out = NULL;
+    gr_text_t errors;
+    if (gr_text_init(&errors, 256) != 0) return NULL;
+    FILE *file = fopen(path, "r");
+    char *content = NULL;
+    size_t size = 0;
+    if (file) {
+        size_t capacity = 0;
+        for (;;) {
+            if (size + 4096 > capacity) {
+                capacity = capacity ? capacity * 2 : 65536;
+                char *grown = realloc(content, capacity);
+                if (!grown) { errno = ENOMEM; break; }
+                content = grown;
+            }
+            size_t n = fread(content + size, 1, capacity - size, file);
+            size += n;
+            if (n == 0) break;
+        }
+        int failed = ferror(file) || !content;
+        fclose(file);
+        if (failed) { free(content); content = NULL; file = NULL; }
+    }
+    if (!file) {
+        gr_text_append(&errors, "Error loading ACLs, opening file '%s': %s", path, strerror(errno ? errno : EIO));
+        *errors_out = errors.data;
+        return NULL;
+    }
+    gr_acl_t *loaded = gr_acl_new();
+    gr_acl_user_t *scratch = user_new((const uint8_t *)"scratch", 7);
+    uint8_t *defined = calloc(1, 1);   /* names seen in this file, NUL separated, for duplicates */
+    size_t defined_size = 0;
+    if (!loaded || !scratch || !defined) {
+        gr_acl_free(loaded);
+        if (scratch) { user_release(scratch); free(scratch); }
+        free(defined);
+        free(content);
+        gr_text_free(&errors);
+        return NULL;
+    }
+    size_t at = 0;
+    for (int line_number = 1; at < size; line_number++) {
+        size_t end = at;
+        while (end < size && content[end] != '\n') end++;
+        size_t first = at, last = end;
+        at = end + 1;
+        while (first < last && is_trim(content[first])) first++;
+        while (last > first && is_trim(content[last - 1])) last--;
+        if (first == last) continue;
+        /* words: split on every single space */
+        const uint8_t *words[256];
+        size_t lengths[256], count = 0;
+        size_t w = first;
+        for (size_t i = first; i <= last && count < 256; i++)
+            if (i == last || content[i] == ' ') {
+                words[count] = (const uint8_t *)content + w;
+                lengths[count++] = i - w;
+                w = i + 1;
+            }
+        if (count < 2 || lengths[0] != 4 || memcmp(words[0], "user", 4) != 0) {
+            append_error(&errors, "%s:%d should start with user keyword followed by the username. ", path, line_number);
+            continue;
+        }
+        int duplicate = 0;
+        for (size_t d = 0; d < defined_size;) {
+            size_t n = strlen((const char *)defined + d);
+            if (n == lengths[1] && !memcmp(defined + d, words[1], n)) duplicate = 1;
+            d += n + 1;
+        }
+        if (duplicate) {
+            append_error(&errors, "WARNING: Duplicate user '%.*s' found on line %d. ", (int)lengths[1], (const char *)words[1],
+                         line_number);
+            continue;
+        }
+        uint8_t *grown = realloc(defined, defined_size + lengths[1] + 1);
+        if (grown) {
+            defined = grown;
+            memcpy(defined + defined_size, words[1], lengths[1]);
+            defined[defined_size + lengths[1]] = '\0';
+            defined_size += lengths[1] + 1;
+        }
+        size_t errors_before = errors.length;
+        apply_rule(scratch, (const uint8_t *)"reset", 5);
+        for (size_t j = 2; j < count; j++) {
+            while (lengths[j] && (words[j][lengths[j] - 1] == '\t' || words[j][lengths[j] - 1] == '\r')) lengths[j]--;
+            while (lengths[j] && words[j][0] == '\t') words[j]++, lengths[j]--;
+            int status = apply_rule(scratch, words[j], lengths[j]);
+            if (status == E_OK) continue;
+            if (words[j][0] == '+' || words[j][0] == '-')
+                append_error(&errors, "%s:%d: Error in applying operation '%.*s': %s. ", path, line_number,
+                             (int)(lengths[j] > 128 ? 128 : lengths[j]), (const char *)words[j], RULE_ERRORS[status]);
+            else
+                append_error(&errors, "%s:%d: %s. ", path, line_number, RULE_ERRORS[status]);
+        }
+        if (errors.length != errors_before || errors_before != 0) continue;   /* the load fails anyway */
+        /* a new user starts as Redis's new user; the default user is reset first (without the
+         * sanitize-payload flag reset sets, as Redis 7.0 shows it after a load) */
+        int is_default = lengths[1] == 7 && !memcmp(words[1], "default", 7);
+        const uint8_t *rules[258];
+        size_t rule_lengths[258], rule_count = 0;
+        if (is_default) rules[rule_count] = (const uint8_t *)"reset", rule_lengths[rule_count++] = 5;
+        for (size_t j = 2; j < count; j++) rules[rule_count] = words[j], rule_lengths[rule_count++] = lengths[j];
+        char why[512];
+        if (is_default) loaded->default_user->payload = 0;
+        if (gr_acl_set_user(loaded, words[1], lengths[1], rule_count, rules, rule_lengths, why, sizeof why) != 0) {
+            append_error(&errors, "%s:%d: %s. ", path, line_number, why);
+        } else if (is_default) {
+            int payload_rule = 0;
+            for (size_t j = 2; j < count; j++)
+                payload_rule |= word_is(words[j], lengths[j], "sanitize-payload") || word_is(words[j], lengths[j], "skip-sanitize-payload");
+            if (!payload_rule) loaded->default_user->payload = 0;
+        }
+    }
+    /* a file without "user default" leaves the new table's default user: on nopass ~* &* +@all */
+    user_release(scratch);
+    free(scratch);
+    free(defined);
+    free(content);
+    if (errors.failed) { gr_acl_free(loaded); gr_text_free(&errors); return NULL; }
+    if (errors.length) {
+        gr_text_append(&errors, "WARNING: ACL errors detected, no change to the previously active ACL rules was performed");
+        gr_acl_free(loaded);
+        *errors_out = errors.data;
+        return NULL;
+    }
+    gr_text_free(&errors);
+    return loaded;
+}
+
+void gr_acl_replace(gr_acl_t *acl, gr_acl_t *loaded) {
+    gr_acl_user_t *old_default = acl->default_user, *new_default = loaded->default_user;
+    for (gr_acl_user_t *user = acl->users, *next; user; user = next) {   /* all but the default user */
+        next = user->next;
+        if (user == old_default) continue;
+        user_release(user);
+        free(user);
+    }
+    /* the default user's record stays where connections point; it takes the new one's rules */
+    gr_acl_user_t kept_next_placeholder = *new_default;
+    user_release(old_default);
+    *old_default = kept_next_placeholder;
+    acl->users = NULL;
+    for (gr_acl_user_t *user = loaded->users, *next; user; user = next) {
+        next = user->next;
+        if (user == new_default) { free(new_default); user = old_default; }
+        user->next = NULL;
+        insert_sorted(acl, user);
+    }
+    loaded->users = loaded->default_user = NULL;
+    gr_acl_free(loaded);
+}
+
+int gr_acl_save_file(const gr_acl_t *acl, const char *path) {
+    char temporary[4200];
+    if (snprintf(temporary, sizeof temporary, "%s.tmp-%d", path, (int)getpid()) >= (int)sizeof temporary) return -1;
+    FILE *file = fopen(temporary, "w");
+    if (!file) return -1;
+    int failed = 0;
+    for (const gr_acl_user_t *user = acl->users; user && !failed; user = user->next) {
+        char *line = gr_acl_describe_user(user);
+        if (!line || fprintf(file, "%s\n", line) < 0) failed = 1;
+        free(line);
+    }
+    if (fflush(file) != 0 || fsync(fileno(file)) != 0) failed = 1;
+    if (fclose(file) != 0) failed = 1;
+    if (failed || rename(temporary, path) != 0) { unlink(temporary); return -1; }
+    return 0;
 }

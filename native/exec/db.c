@@ -18,6 +18,7 @@
 #include "engines/table/table.h"
 #include "exec/blocking.h"
 #include "exec/transaction.h"
+#include "exec/server_text.h"
 
 #define SCRATCH_ITEMS 65536
 
@@ -537,9 +538,86 @@ const char *gr_db_disk_error_refusal(const gr_server_t *db, char *text, size_t s
     return text;
 }
 
+static int64_t unix_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static const char *const CONNECTION_KINDS[] = {"tcp", "unix", "ring"};
+
+/* A connection as CLIENT LIST / CLIENT INFO print it (one line, with its newline), and as
+ * ACL LOG's client-info shows the refused client. */
+void gr_connection_describe(const gr_server_t *db, const gr_connection_t *conn, gr_text_t *text) {
+    int64_t age = (db->now_ms - conn->created_ms) / 1000, idle = (db->now_ms - conn->last_command_ms) / 1000;
+    gr_text_append(text,
+        "id=%lld addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%u psub=%u ssub=%u multi=-1 "
+        "qbuf=%lld qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%lld tot-mem=%lld events=%s cmd=%s "
+        "user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s transport=%s\n",
+        (long long)conn->id, conn->addr, conn->laddr, conn->fd, conn->name, (long long)(age < 0 ? 0 : age),
+        (long long)(idle < 0 ? 0 : idle), conn->blocked ? "b" : gr_subscriber_total(&conn->subscriber) ? "P" : "N",
+        (int)conn->db_index, conn->subscriber.counts[GR_PUBSUB_CHANNELS], conn->subscriber.counts[GR_PUBSUB_PATTERNS],
+        conn->subscriber.counts[GR_PUBSUB_SHARD_CHANNELS],
+        (long long)conn->query_buffer_bytes, (long long)conn->output_buffer_bytes, (long long)conn->memory_bytes,
+        conn->output_buffer_bytes ? "rw" : "r", conn->last_command ? conn->last_command : "NULL",
+        conn->user ? conn->user->name : "default",
+        (int)conn->protocol, conn->lib_name, conn->lib_ver, CONNECTION_KINDS[conn->kind < 3 ? conn->kind : 0]);
+}
+
+void gr_db_acl_log(gr_server_t *db, int reason, const uint8_t *object, size_t object_length,
+                   const uint8_t *username, size_t username_length) {
+    gr_connection_t *conn = db->current;
+    const gr_acl_user_t *user = gr_db_current_user(db);
+    if (!username) {
+        username = (const uint8_t *)(user ? user->name : "default");
+        username_length = user ? user->name_length : 7;
+    }
+    int context = db->script_running ? GR_ACL_LOG_LUA
+                : conn && (conn->in_multi || db->in_exec) ? GR_ACL_LOG_MULTI : GR_ACL_LOG_TOPLEVEL;
+    char *info = NULL;
+    gr_text_t text;
+    if (conn && gr_text_init(&text, 256) == 0) {
+        gr_connection_describe(db, conn, &text);
+        if (!text.failed) {
+            if (text.length && text.data[text.length - 1] == '\n') text.length--;
+            info = malloc(text.length + 1);
+            if (info) memcpy(info, text.data, text.length), info[text.length] = '\0';
+        }
+        gr_text_free(&text);
+    }
+    gr_acl_log_add(db->acl, reason, context, object, object_length, username, username_length, info,
+                   unix_ms());
+}
+
 gr_acl_user_t *gr_db_current_user(const gr_server_t *db) {
     if (!db->current) return db->acl->default_user;   /* no connection: the server's own calls */
     return db->current->user ? db->current->user : gr_acl_implicit_user(db->acl);
+}
+
+int gr_db_acl_setuser(gr_server_t *db, const uint8_t *name, size_t name_length, size_t rule_count,
+                      const uint8_t *const *rules, const size_t *rule_lengths, char *error, size_t error_size) {
+    return gr_acl_set_user(db->acl, name, name_length, rule_count, rules, rule_lengths, error, error_size);
+}
+
+int gr_db_acl_load(gr_server_t *db, char *error, size_t error_size) {
+    if (!db->acl->file) { snprintf(error, error_size, "ERR no aclfile"); return -1; }
+    char *errors = NULL;
+    gr_acl_t *loaded = gr_acl_load_file(db->acl->file, &errors);
+    if (!loaded) {
+        snprintf(error, error_size, "ERR %s", errors ? errors : "Out of memory");
+        free(errors);
+        return -1;
+    }
+    for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
+        if (!conn->user || conn->user == db->acl->default_user) continue;
+        conn->user = NULL;   /* its user is gone: closed after this command, as Redis closes it */
+        if (!conn->kill_requested) {
+            conn->kill_requested = 1;
+            db->kills_pending++;
+        }
+    }
+    gr_acl_replace(db->acl, loaded);
+    return 0;
 }
 
 gr_acl_user_t *gr_db_credentials_user(gr_server_t *db, const uint8_t *username, size_t username_length,
@@ -658,8 +736,13 @@ int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_
             const char *name = gr_command_stat_name((size_t)(slot >= 0 ? slot : 0));
             snprintf(text, sizeof text, "NOPERM this user has no permissions to run the '%s' command", name ? name : "");
             refusal = text;
+            gr_db_acl_log(db, GR_ACL_LOG_COMMAND, (const uint8_t *)(name ? name : ""), name ? strlen(name) : 0, NULL, 0);
         } else {
             refusal = "NOPERM this user has no permissions to access one of the keys used as arguments";
+            if (args && args->argc && refused_key < args->argc)
+                gr_db_acl_log(db, GR_ACL_LOG_KEY, args->argv[refused_key], args->argv_length[refused_key], NULL, 0);
+            else if (args && args->request)
+                gr_db_acl_log(db, GR_ACL_LOG_KEY, args->request->key.data, args->request->key.length, NULL, 0);
         }
     } else if (db->busy) {   /* a busy script: Redis skips the OOM check; -BUSY comes after admission */
     } else if (db->config.maxmemory > 0 && gr_command_denies_oom(index) && gr_mem_used_total() > db->config.maxmemory) {

@@ -231,6 +231,7 @@ typedef struct gr_server {
     gr_keyspace_t *keyspace;                  /* the current connection's selected database */
     gr_keyspace_t *keyspaces[GR_DB_COUNT];
     gr_connection_t *current;                 /* the connection the running command came from */
+    uint8_t in_exec;                          /* EXEC is running its queue (ACL LOG's "multi" context) */
     gr_connection_t *connections;             /* registry, newest first */
     int64_t kills_pending;                    /* killed connections the server has not closed (server.c) */
     int64_t now_ms;                           /* unix ms, read once per command */
@@ -353,6 +354,14 @@ int gr_db_credentials_valid(gr_server_t *db, const uint8_t *username, size_t use
                             const uint8_t *password, size_t password_length);
 /* Whether a new RESP client from this peer may be served (protected mode). */
 int gr_db_accepts_peer(gr_server_t *db, int is_loopback);
+/* A `user <name> <rules>` line of the config file, as ACL SETUSER applies it: 0, or -1 with
+ * Redis's error text in error. */
+int gr_db_acl_setuser(gr_server_t *db, const uint8_t *name, size_t name_length, size_t rule_count,
+                      const uint8_t *const *rules, const size_t *rule_lengths, char *error, size_t error_size);
+/* ACL LOAD from the aclfile (CONFIG's "aclfile"): the file's users replace the table's; the
+ * connections of users other than default are closed, as Redis closes them. 0, or -1 with
+ * Redis's error text (every error of the file) in error. */
+int gr_db_acl_load(gr_server_t *db, char *error, size_t error_size);
 /* cffi-cdef-end */
 
 /* Grow the argv path's scratch items to hold count arguments; 0, or -1 when out of memory. */
@@ -400,6 +409,14 @@ int gr_db_acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t 
 /* The user the running command acts as: its connection's, or the default user when that is
  * on and nopass; NULL when the connection must AUTH first. */
 gr_acl_user_t *gr_db_current_user(const gr_server_t *db);
+/* ACL LOG: record a refusal of the running command (reason GR_ACL_LOG_*; object: the command's
+ * full name, the key, the channel, or AUTH's argv[0]) by username (NULL: the current user's),
+ * with the context (toplevel, multi, lua) and the connection's CLIENT LIST line. */
+void gr_db_acl_log(gr_server_t *db, int reason, const uint8_t *object, size_t object_length,
+                   const uint8_t *username, size_t username_length);
+/* One connection as CLIENT LIST prints it (with its newline), appended to text. */
+struct gr_text;
+void gr_connection_describe(const gr_server_t *db, const gr_connection_t *conn, struct gr_text *text);
 /* The user a username and password log in as (empty username: default), or NULL. */
 gr_acl_user_t *gr_db_credentials_user(gr_server_t *db, const uint8_t *username, size_t username_length,
                                       const uint8_t *password, size_t password_length);

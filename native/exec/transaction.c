@@ -372,11 +372,13 @@ void gr_transaction_exec(gr_server_t *db, size_t argc, const uint8_t *const *arg
     gr_effect_none(db);                    /* EXEC itself propagates nothing: its commands do, */
     gr_propagate_exec_begin(db);           /* as MULTI ... EXEC */
     gr_reply_array_begin(reply, queued);
+    db->in_exec++;
     for (uint32_t i = 0; i < queued; i++) {
         run_queued(db, queue[i], reply);
         db->current = conn;                /* a command inside may have served others */
         db->keyspace = db->keyspaces[conn->db_index];
     }
+    db->in_exec--;
     gr_propagate_exec_end(db);
     db->serve_deferred--;
     conn->last_command = exec_name;
