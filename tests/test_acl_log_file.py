@@ -1,0 +1,268 @@
+"""ACL LOG, the ACL file (ACL LOAD / SAVE, aclfile, config-file `user` lines), against
+redis-server 7.0 (differential: the same steps on both, replies compared) and valkey 9.1 for
+the entry fields Redis added after 7.0 (entry-id, timestamp-created, timestamp-last-updated).
+
+Every server here is started by its test or module on a free port with its own ring name."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+import redis
+
+from goblin_ring import ConnectionError, ResponseError, RespClient, RingClient
+from servers import GoblinServer, RedisServer
+
+SHARED = ("count", "reason", "context", "object", "username")   # the fields 7.0 and goblin compare on
+
+
+def entries(client, *args) -> list[dict]:
+    raw = client.execute_command("ACL", "LOG", *args)
+    out = []
+    for entry in raw:
+        if isinstance(entry, list):
+            entry = dict(zip(entry[0::2], entry[1::2]))
+        out.append({(k.decode() if isinstance(k, bytes) else k): v for k, v in entry.items()})
+    return out
+
+
+def comparable(log: list[dict]) -> list[tuple]:
+    return [tuple((field, entry[field]) for field in SHARED) for entry in log]
+
+
+def outcome(client, *command):
+    try:
+        return client.execute_command(*command)
+    except (redis.ResponseError, redis.AuthenticationError, ResponseError) as error:
+        return f"error: {error}"
+
+
+def refusals(port: int) -> None:
+    """The same refused calls, in order: commands, keys, channels, AUTH, in MULTI and in a script."""
+    admin = redis.Redis(port=port)
+    admin.execute_command("ACL", "LOG", "RESET")
+    admin.execute_command("ACL", "SETUSER", "limited", "on", ">pw", "-@all", "+get", "+multi", "+exec", "+eval",
+                          "+publish", "+auth", "~k*", "&news")
+    user = RespClient(port=port, username="limited", password="pw", socket_timeout=10)   # AUTH only, no HELLO
+    calls = [("SET", "k1", "v"), ("GET", "other"), ("GET", "other"), ("PUBLISH", "gossip", "x"), ("GET", "k1"),
+             ("EVAL", "return redis.call('get', 'other')", "0"), ("EVAL", "return redis.call('set', 'k', 'v')", "0"),
+             ("AUTH", "limited", "wrong"), ("AUTH", "nobody", "pw"), ("AUTH", "limited", "pw")]
+    for call in calls:
+        outcome(user, *call)
+    for call in (("MULTI",), ("GET", "other"), ("GET", "k1"), ("EXEC",)):   # refused while queueing: "multi"
+        outcome(user, *call)
+    user.close()
+    admin.close()
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory, redis_server):
+    with GoblinServer(tmp_path_factory.mktemp("runtime")).start() as server:
+        yield server, redis_server
+
+
+def test_acl_log_records_refusals_as_redis_does(pair):
+    server, reference = pair
+    logs = []
+    for port in (server.port, reference.port):
+        refusals(port)
+        logs.append(entries(redis.Redis(port=port)))
+    ours, theirs = logs
+    assert comparable(ours) == comparable(theirs)
+    reasons = {entry["reason"] for entry in ours}
+    assert reasons == {b"command", b"key", b"channel", b"auth"}
+    assert {entry["context"] for entry in ours} == {b"toplevel", b"multi", b"lua"}
+    merged = [entry for entry in ours if entry["object"] == b"other" and entry["context"] == b"toplevel"]
+    assert merged and merged[0]["count"] == 2          # the repeated GET other: one entry, counted twice
+    for entry in ours:                                 # Redis 7.2's fields too
+        assert entry["timestamp-last-updated"] >= entry["timestamp-created"] > 1_600_000_000_000
+        assert b"user=limited" in entry["client-info"] or entry["reason"] == b"auth"
+        assert float(entry["age-seconds"]) >= 0
+    ids = [entry["entry-id"] for entry in ours]
+    assert sorted(ids, reverse=True) == ids and len(set(ids)) == len(ids)
+
+
+def test_acl_log_count_reset_and_max_len_as_redis(pair):
+    server, reference = pair
+    answers = []
+    for port in (server.port, reference.port):
+        refusals(port)
+        admin = redis.Redis(port=port)
+        steps = [comparable(entries(admin, "2")), comparable(entries(admin, "-1")), outcome(admin, "ACL", "LOG", "x"),
+                 outcome(admin, "ACL", "LOG", "1", "2"), outcome(admin, "CONFIG", "SET", "acllog-max-len", "2"),
+                 outcome(admin, "CONFIG", "GET", "acllog-max-len")]
+        refusals(port)   # resets, then refuses again: trimmed to 2 as entries are added
+        steps += [len(entries(admin, "100")), outcome(admin, "ACL", "LOG", "RESET"), entries(admin),
+                  outcome(admin, "CONFIG", "SET", "acllog-max-len", "128")]
+        answers.append(steps)
+        admin.close()
+    assert answers[0] == answers[1]
+    assert answers[0][6] == 2
+
+
+def test_entry_ids_and_timestamps_as_valkey(tmp_path, pair):
+    from goblin_ring.bench.servers import valkey_executable
+    path, where = valkey_executable()
+    if not path:
+        pytest.fail(f"valkey-server is not available ({where})")
+    server, _ = pair
+    valkey = RedisServer(path).start()
+    try:
+        shapes = []
+        for port in (server.port, valkey.port):
+            admin = redis.Redis(port=port)
+            admin.execute_command("ACL", "SETUSER", "v", "on", "nopass", "-@all", "+get", "~k*")
+            user = RespClient(port=port, username="v", password="x", socket_timeout=10)
+            for call in (("SET", "a", "b"), ("GET", "z"), ("SET", "a", "b")):
+                outcome(user, *call)
+            first = entries(admin)
+            admin.execute_command("ACL", "LOG", "RESET")
+            outcome(user, "GET", "y")
+            after_reset = entries(admin)
+            shapes.append(([list(entry) for entry in first], [(e["object"], e["count"]) for e in first],
+                           [e["entry-id"] - first[-1]["entry-id"] for e in first],
+                           after_reset[0]["entry-id"] - first[-1]["entry-id"]))
+            user.close()
+            admin.execute_command("ACL", "DELUSER", "v")
+            admin.close()
+        assert shapes[0] == shapes[1]
+    finally:
+        valkey.stop()
+
+
+def test_a_refused_ring_call_is_logged_with_the_ring_session(pair):
+    server, _ = pair
+    admin = redis.Redis(port=server.port)
+    admin.execute_command("ACL", "LOG", "RESET")
+    admin.execute_command("ACL", "SETUSER", "ringer", "on", ">pw", "-@all", "+get", "~k*")
+    with RingClient(name=server.name, runtime_dir=server.runtime_dir, username="ringer", password="pw") as ring:
+        with pytest.raises(ResponseError, match="NOPERM"):
+            ring.get("secret")                    # the typed path
+        with pytest.raises(ResponseError, match="NOPERM"):
+            ring.execute_command("SET", "k", "v")  # the argv path
+    log = entries(admin)
+    assert [(e["reason"], e["object"], e["username"]) for e in log] == [(b"command", b"set", b"ringer"),
+                                                                       (b"key", b"secret", b"ringer")]
+    assert all(b"transport=ring" in e["client-info"] for e in log)
+    admin.execute_command("ACL", "DELUSER", "ringer")
+    admin.close()
+
+
+# ---- the ACL file --------------------------------------------------------------------------
+
+FILES = [
+    "user alice on >pw ~a* +get\nuser default on nopass ~* &* +@all\n",
+    "# a comment\n\nuser alice on >pw\n",
+    "user alice on\nuser alice off\n",
+    "foo bar\nuser carl on badrule +nosuch\n",
+    'user "sp ace" on\n',
+    "user\n",
+    "user default on nopass ~* &* +@all\nuser default off\n",
+    "user a on resetchannels &x* +@all -@dangerous ~* %R~k*\n",
+    "user a on\r\nuser default on nopass ~* &* +@all\n",
+    "  user b on nopass ~* +@all  \t\n\nuser default off resetkeys\n",
+    "user z on nopass ~*  +@all\n",
+]
+
+
+def test_acl_load_answers_and_loads_as_redis(tmp_path, redis_server):
+    """Each file (with a user z able to run ACL after it) loaded on both servers: the answer
+    (errors with the file's path replaced) and ACL LIST after it are Redis's."""
+    restore = "user default on nopass ~* &* +@all\nuser z on nopass ~* &* +@all\n"
+    ours_file, theirs_file = tmp_path / "goblin.acl", tmp_path / "redis.acl"
+    ours_file.write_text(restore)
+    theirs_file.write_text(restore)
+    reference = RedisServer("redis-server", "--aclfile", str(theirs_file)).start()
+
+    def as_z(port, *command):   # a new connection each time: a load closes z's connections
+        client = RespClient(port=port, username="z", password="any", socket_timeout=10)
+        try:
+            return outcome(client, *command)
+        finally:
+            client.close()
+
+    try:
+        with GoblinServer(tmp_path / "runtime", "--aclfile", str(ours_file)).start() as server:
+            for text in FILES:
+                results = []
+                for port, path in ((server.port, ours_file), (reference.port, theirs_file)):
+                    path.write_text(text + "user z on nopass ~* &* +@all\n")
+                    answer = as_z(port, "ACL", "LOAD")
+                    if isinstance(answer, str):
+                        answer = answer.replace(str(path), "FILE")
+                    results.append((answer, as_z(port, "ACL", "LIST")))
+                    path.write_text(restore)
+                    assert as_z(port, "ACL", "LOAD") == b"OK"
+                assert results[0] == results[1], text
+    finally:
+        reference.stop()
+
+
+def test_acl_save_writes_acl_list_and_load_disconnects_users(tmp_path, redis_server):
+    path = tmp_path / "users.acl"
+    path.write_text("user default on nopass ~* &* +@all\n")
+    with GoblinServer(tmp_path / "runtime", "--aclfile", str(path)).start() as server:
+        admin = redis.Redis(port=server.port)
+        admin.execute_command("ACL", "SETUSER", "alice", "on", ">pw", "~a*", "+get")
+        assert admin.execute_command("ACL", "SAVE") == b"OK"
+        assert path.read_text().splitlines() == [line.decode() for line in admin.execute_command("ACL", "LIST")]
+        alice = RespClient(port=server.port, username="alice", password="pw", socket_timeout=10)
+        assert alice.get("a1") is None
+        with RingClient(name=server.name, runtime_dir=server.runtime_dir, username="alice", password="pw") as ring:
+            assert ring.get("a1") is None
+            admin.execute_command("ACL", "SETUSER", "alice", "off")
+            assert admin.execute_command("ACL", "LOAD") == b"OK"        # alice back on from the file
+            with pytest.raises(ConnectionError):
+                alice.get("a1")                                      # closed, as Redis closes it
+            with pytest.raises(ConnectionError):
+                ring.get("a1")
+            assert b"user=alice" not in admin.execute_command("CLIENT", "LIST")
+        assert redis.Redis(port=server.port, username="alice", password="pw").get("a1") is None
+        path.unlink()
+        assert outcome(admin, "ACL", "LOAD") == f"error: Error loading ACLs, opening file '{path}': No such file or directory"
+        admin.close()
+
+
+def test_without_an_aclfile_load_and_save_answer_as_redis(pair):
+    server, reference = pair
+    for sub in ("LOAD", "SAVE"):
+        assert outcome(redis.Redis(port=server.port), "ACL", sub) == outcome(redis.Redis(port=reference.port), "ACL", sub)
+    assert redis.Redis(port=server.port).config_get("aclfile") == {"aclfile": ""}
+
+
+def start_failure(tmp_path, *args) -> str:
+    process = subprocess.run([sys.executable, "-m", "goblin_ring.server", *args, "--name", f"t{time.monotonic_ns()}",
+                              "--runtime-dir", str(tmp_path / "rt"), "--port", "0", "--save", ""],
+                             capture_output=True, text=True, timeout=30)
+    assert process.returncode != 0
+    return process.stderr
+
+
+def test_startup_refuses_a_bad_aclfile_and_users_in_both_places(tmp_path):
+    bad = tmp_path / "bad.acl"
+    bad.write_text("user x on nosuch\n")
+    assert f"Aborting Redis startup because of ACL errors: {bad}:1: Syntax error." in start_failure(
+        tmp_path, "--aclfile", str(bad))
+    assert "Aborting Redis startup because of ACL errors: Error loading ACLs, opening file" in start_failure(
+        tmp_path, "--aclfile", str(tmp_path / "missing.acl"))
+    conf = tmp_path / "goblin.conf"
+    conf.write_text(f"user alice on >pw ~* +@all\naclfile {tmp_path / 'ok.acl'}\n")
+    (tmp_path / "ok.acl").write_text("user default on nopass ~* &* +@all\n")
+    assert "Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid" \
+        in start_failure(tmp_path, str(conf))
+    conf.write_text("user alice on nosuch\n")
+    assert "Error in user declaration 'nosuch': Syntax error" in start_failure(tmp_path, str(conf))
+
+
+def test_config_file_user_lines_make_users(tmp_path):
+    conf = tmp_path / "goblin.conf"
+    conf.write_text('user alice on ">pass word" ~a* +get\n')
+    with GoblinServer(tmp_path / "runtime", str(conf)).start() as server:
+        alice = redis.Redis(port=server.port, username="alice", password="pass word")
+        assert alice.get("a") is None
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            alice.set("a", "1")
+        alice.close()
