@@ -266,3 +266,57 @@ def test_config_file_user_lines_make_users(tmp_path):
         with pytest.raises(redis.exceptions.NoPermissionError):
             alice.set("a", "1")
         alice.close()
+
+
+# ---- typed multi-key requests over the ring: each key checked ------------------------------
+
+TYPED = [  # (typed call, the same as a command): allowed and forbidden keys for ~k* %R~r*
+    (lambda c: c.mget("k1", "k2"), ("MGET", "k1", "k2")),
+    (lambda c: c.mget("k1", "r1"), ("MGET", "k1", "r1")),           # r*: read access: allowed
+    (lambda c: c.mget("k1", "x1"), ("MGET", "k1", "x1")),
+    (lambda c: c.mset({"k1": "a", "k2": "x1"}), ("MSET", "k1", "a", "k2", "x1")),   # values are not keys
+    (lambda c: c.mset({"k1": "a", "r1": "b"}), ("MSET", "k1", "a", "r1", "b")),     # r*: no write
+    (lambda c: c.msetnx({"x1": "a"}), ("MSETNX", "x1", "a")),
+    (lambda c: c.exists("k1", "r1"), ("EXISTS", "k1", "r1")),
+    (lambda c: c.delete("k9", "x2"), ("DEL", "k9", "x2")),
+    (lambda c: c.delete("k9", "k8"), ("DEL", "k9", "k8")),
+    (lambda c: c.rename("k1", "k3"), ("RENAME", "k1", "k3")),
+    (lambda c: c.rename("k3", "x3"), ("RENAME", "k3", "x3")),
+    (lambda c: c.lmove("kl", "kl2", "LEFT", "RIGHT"), ("LMOVE", "kl", "kl2", "LEFT", "RIGHT")),
+    (lambda c: c.lmove("kl2", "rl", "LEFT", "RIGHT"), ("LMOVE", "kl2", "rl", "LEFT", "RIGHT")),
+    (lambda c: c.rpoplpush("kl2", "kl"), ("RPOPLPUSH", "kl2", "kl")),
+    (lambda c: c.lmpop(2, "kl", "xl", direction="LEFT"), ("LMPOP", "2", "kl", "xl", "LEFT")),
+    (lambda c: c.lmpop(1, "kl", direction="LEFT"), ("LMPOP", "1", "kl", "LEFT")),
+    (lambda c: c.blpop(["kl", "xl"], timeout=0.01), ("BLPOP", "kl", "xl", "0.01")),
+    (lambda c: c.blpop(["kl", "kl2"], timeout=0.01), ("BLPOP", "kl", "kl2", "0.01")),
+]
+
+
+def test_typed_multi_key_ring_requests_check_each_key(pair):
+    server, _ = pair
+    admin = redis.Redis(port=server.port)
+    admin.execute_command("ACL", "SETUSER", "typed", "on", ">pw", "+@all", "~k*", "%R~r*")
+
+    def run(call):
+        admin.flushall()
+        admin.rpush("kl", "a", "b", "c")
+        admin.set("k1", "v")
+        try:
+            return ("ok", call())
+        except ResponseError as error:
+            return ("error", str(error))
+
+    try:
+        with RingClient(name=server.name, runtime_dir=server.runtime_dir, username="typed", password="pw") as ring:
+            for typed, command in TYPED:
+                as_typed = run(lambda: typed(ring))
+                as_command = run(lambda: ring.execute_command(*command))
+                assert as_typed[0] == as_command[0], (command, as_typed, as_command)
+                if as_typed[0] == "error":
+                    assert as_typed[1] == as_command[1] == \
+                        "NOPERM this user has no permissions to access one of the keys used as arguments"
+        denied = {entry["object"] for entry in entries(admin) if entry["reason"] == b"key"}
+        assert {b"x1", b"r1", b"x2", b"x3", b"rl", b"xl"} <= denied
+    finally:
+        admin.execute_command("ACL", "DELUSER", "typed")
+        admin.close()

@@ -694,28 +694,60 @@ static int keys_allowed(const gr_acl_user_t *user, int index, const gr_command_t
     return 0;
 }
 
-/* A typed request's key: the one key of a single-key row (key spec RANGE(1, 0, ...)); a typed
- * request of a row with more keys is refused for a user without allkeys (its keys are not
- * placed in argv to walk: send it as a command, or give the user allkeys). */
+/* A typed request's keys: the one key of a single-key row (key spec RANGE(1, 0, ...)), or where
+ * the row's request_keys says a multi-key row's typed form holds them (each checked with its
+ * spec's access, as the argv form would be). A multi-key row without request_keys is refused
+ * for a user without allkeys (send it as a command, or give the user allkeys). 0 allowed, or -1
+ * with the refused key in *refused. */
 static int request_keys_allowed(const gr_acl_user_t *user, int index, const gr_command_t *row,
-                                const gr_request_t *request) {
+                                const gr_request_t *request, const gr_bytes_t **refused) {
     const gr_key_spec_t *spec = &row->keys[0];
     if (!spec->begin) return 0;
+    if (!request) return -1;
+    int first_access = spec_access(index, 0, spec->flags);
+    if (row->request_keys == GR_REQUEST_KEYS_ITEMS || row->request_keys == GR_REQUEST_KEYS_ITEM_PAIRS) {
+        uint32_t step = row->request_keys == GR_REQUEST_KEYS_ITEMS ? 1 : 2;
+        for (uint32_t i = 0; first_access >= 0 && i < request->item_count; i += step)
+            if (!gr_acl_allows_key(user, request->items[i].data, request->items[i].length, first_access)) {
+                *refused = &request->items[i];
+                return -1;
+            }
+        return 0;
+    }
+    if (row->request_keys == GR_REQUEST_KEYS_KEY_ARG1) {
+        int second_access = row->keys[1].begin ? spec_access(index, 1, row->keys[1].flags) : first_access;
+        if (first_access >= 0 && !gr_acl_allows_key(user, request->key.data, request->key.length, first_access)) {
+            *refused = &request->key;
+            return -1;
+        }
+        if (second_access >= 0 && !gr_acl_allows_key(user, request->arg1.data, request->arg1.length, second_access)) {
+            *refused = &request->arg1;
+            return -1;
+        }
+        return 0;
+    }
     int single = spec->begin == 1 && !spec->keynum && spec->last == 0 && !row->keys[1].begin && !row->find_keys;
-    if (!single || !request) return -1;
-    int access = spec_access(index, 0, spec->flags);
-    return access < 0 || gr_acl_allows_key(user, request->key.data, request->key.length, access) ? 0 : -1;
+    if (!single) return -1;
+    *refused = &request->key;
+    return first_access < 0 || gr_acl_allows_key(user, request->key.data, request->key.length, first_access) ? 0 : -1;
 }
 
-int gr_db_acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key) {
+/* gr_db_acl_check, also saying which bytes of a typed request were the refused key. */
+static int acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key,
+                     const gr_bytes_t **refused) {
     int slot = args ? args->slot : index;
     if (!gr_acl_allows_slot(user, slot)) return GR_ACL_DENIED_COMMAND;
     const gr_command_t *row = gr_command_at((size_t)index);
     if (user->allkeys || !row) return GR_ACL_ALLOWED;
     *refused_key = 0;
     int status = args && args->argc ? keys_allowed(user, index, row, args, refused_key)
-                                    : request_keys_allowed(user, index, row, args ? args->request : NULL);
+                                    : request_keys_allowed(user, index, row, args ? args->request : NULL, refused);
     return status == 0 ? GR_ACL_ALLOWED : GR_ACL_DENIED_KEY;
+}
+
+int gr_db_acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key) {
+    const gr_bytes_t *refused = NULL;
+    return acl_check(user, index, args, refused_key, &refused);
 }
 
 int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_auth, gr_reply_t *reply) {
@@ -726,12 +758,13 @@ int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_
     gr_acl_user_t *user = gr_db_current_user(db);
     int slot = args ? args->slot : index, denied;
     size_t refused_key = 0;
+    const gr_bytes_t *refused_bytes = NULL;
     if (!user && !no_auth) {
         refusal = "NOAUTH Authentication required.";
     } else if (db->current && db->current->in_multi && (flags & GR_CMD_FLAG_NO_MULTI)) {
         refusal = "ERR Command not allowed inside a transaction";
     } else if (!no_auth && !(user->allkeys && gr_acl_allows_slot(user, slot)) &&   /* the hot path: one bit */
-               (denied = gr_db_acl_check(user, index, args, &refused_key)) != GR_ACL_ALLOWED) {
+               (denied = acl_check(user, index, args, &refused_key, &refused_bytes)) != GR_ACL_ALLOWED) {
         if (denied == GR_ACL_DENIED_COMMAND) {
             const char *name = gr_command_stat_name((size_t)(slot >= 0 ? slot : 0));
             snprintf(text, sizeof text, "NOPERM this user has no permissions to run the '%s' command", name ? name : "");
@@ -741,8 +774,8 @@ int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_
             refusal = "NOPERM this user has no permissions to access one of the keys used as arguments";
             if (args && args->argc && refused_key < args->argc)
                 gr_db_acl_log(db, GR_ACL_LOG_KEY, args->argv[refused_key], args->argv_length[refused_key], NULL, 0);
-            else if (args && args->request)
-                gr_db_acl_log(db, GR_ACL_LOG_KEY, args->request->key.data, args->request->key.length, NULL, 0);
+            else if (refused_bytes)
+                gr_db_acl_log(db, GR_ACL_LOG_KEY, refused_bytes->data, refused_bytes->length, NULL, 0);
         }
     } else if (db->busy) {   /* a busy script: Redis skips the OOM check; -BUSY comes after admission */
     } else if (db->config.maxmemory > 0 && gr_command_denies_oom(index) && gr_mem_used_total() > db->config.maxmemory) {
