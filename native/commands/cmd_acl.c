@@ -83,7 +83,17 @@ static void acl_getuser(gr_server_t *db, const uint8_t *name, size_t length, gr_
     reply_text(reply, "channels");
     gr_reply_bulk(reply, (const uint8_t *)channels.data, channels.length);
     reply_text(reply, "selectors");
-    gr_reply_array_begin(reply, 0);
+    gr_reply_array_begin(reply, user->selector_count);
+    for (uint32_t i = 0; i < user->selector_count; i++) {
+        const gr_acl_user_t *selector = &user->selectors[i];
+        gr_reply_map_begin(reply, 3);
+        reply_text(reply, "commands");
+        reply_owned(reply, gr_acl_describe_commands(selector));
+        reply_text(reply, "keys");
+        reply_owned(reply, gr_acl_describe_keys(selector));
+        reply_text(reply, "channels");
+        reply_owned(reply, gr_acl_describe_channels(selector));
+    }
     free(commands);
     free(keys);
     gr_text_free(&channels);

@@ -42,6 +42,11 @@ typedef struct gr_acl_user {
     uint32_t key_count;
     gr_acl_pattern_t *channels;
     uint32_t channel_count;
+    /* Redis 7.0's selectors, "(~k* +get)": each a set of commands, keys and channels of its own
+     * (the fields above; name NULL). A call is allowed when the user's root permissions or
+     * any one selector allow all of it. */
+    struct gr_acl_user *selectors;
+    uint32_t selector_count;
     struct gr_acl_user *next;          /* the table, sorted by name (ACL USERS, ACL LIST) */
 } gr_acl_user_t;
 
@@ -96,7 +101,8 @@ static inline int gr_acl_allows_slot(const gr_acl_user_t *user, int slot) {
 }
 /* A key for the given access (GR_ACL_READ/WRITE bits; 0: any one pattern matching at all). */
 int gr_acl_allows_key(const gr_acl_user_t *user, const uint8_t *key, size_t length, int access);
-/* A channel (or, is_pattern: a PSUBSCRIBE pattern, which must equal one of the user's). */
+/* A channel (or, is_pattern: a PSUBSCRIBE pattern, which must equal one of the user's), by the
+ * root permissions or any selector. */
 int gr_acl_allows_channel(const gr_acl_user_t *user, const uint8_t *channel, size_t length, int is_pattern);
 
 /* Descriptions, as ACL LIST / GETUSER print them; each returns a malloc'd text (NULL: out of
@@ -105,6 +111,7 @@ int gr_acl_allows_channel(const gr_acl_user_t *user, const uint8_t *channel, siz
 char *gr_acl_describe_commands(const gr_acl_user_t *user);
 char *gr_acl_describe_user(const gr_acl_user_t *user);
 char *gr_acl_describe_keys(const gr_acl_user_t *user);   /* GETUSER's keys: "~k* %R~r*" */
+char *gr_acl_describe_channels(const gr_acl_user_t *user);   /* GETUSER's channels: "&*", "&a &b", "" */
 
 /* ACL LOG: record a refusal at now_ms; client_info is taken over (malloc'd, may be NULL). */
 void gr_acl_log_add(gr_acl_t *acl, int reason, int context, const uint8_t *object, size_t object_length,

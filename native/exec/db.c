@@ -732,9 +732,28 @@ static int request_keys_allowed(const gr_acl_user_t *user, int index, const gr_c
     return first_access < 0 || gr_acl_allows_key(user, request->key.data, request->key.length, first_access) ? 0 : -1;
 }
 
-/* gr_db_acl_check, also saying which bytes of a typed request were the refused key. */
+static int selector_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key,
+                          const gr_bytes_t **refused);
+
+/* gr_db_acl_check, also saying which bytes of a typed request were the refused key. The root
+ * permissions, then each selector: allowed when one allows it all; else the most relevant
+ * refusal, as Redis 7.0 picks it (a key over a command; among keys, the later argument). */
 static int acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key,
                      const gr_bytes_t **refused) {
+    int status = selector_check(user, index, args, refused_key, refused);
+    if (status == GR_ACL_ALLOWED || !user->selector_count) return status;
+    for (uint32_t i = 0; i < user->selector_count; i++) {
+        size_t key = 0;
+        const gr_bytes_t *bytes = NULL;
+        int s = selector_check(&user->selectors[i], index, args, &key, &bytes);
+        if (s == GR_ACL_ALLOWED) return GR_ACL_ALLOWED;
+        if (s > status || (s == status && key > *refused_key)) status = s, *refused_key = key, *refused = bytes;
+    }
+    return status;
+}
+
+static int selector_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key,
+                          const gr_bytes_t **refused) {
     int slot = args ? args->slot : index;
     if (!gr_acl_allows_slot(user, slot)) return GR_ACL_DENIED_COMMAND;
     const gr_command_t *row = gr_command_at((size_t)index);
