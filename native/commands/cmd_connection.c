@@ -21,7 +21,6 @@
 #include "exec/transaction.h"
 #include "exec/server_text.h"
 
-static const char *const KIND_NAMES[] = {"tcp", "unix", "ring"};
 
 /* AUTH's rule, shared with HELLO ... AUTH: 0 when the pair is right (the connection is then
  * authenticated as that user), else the error is written. AUTH <password> is the default user's. */
