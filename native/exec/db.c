@@ -873,6 +873,15 @@ uint64_t gr_db_account(gr_server_t *db, int index, gr_reply_t *reply, uint32_t e
  * request, logged as its row's name and the strings it carries (key, arg1, arg2, items in
  * that order); numbers it carries as typed fields (LRANGE's start and stop, ...) are not shown. */
 static void log_if_slow(gr_server_t *db, int index, uint64_t elapsed, size_t argc, const uint8_t *const *argv,
+                        const size_t *argv_length, const gr_request_t *request, uint64_t redacted);
+
+void gr_db_log_slow(gr_server_t *db, int index, uint64_t elapsed, size_t argc, const uint8_t *const *argv,
+                    const size_t *argv_length, const gr_request_t *request) {
+    if (elapsed < db->slowlog.threshold_cycles || (!argc && !request)) return;
+    log_if_slow(db, index, elapsed, argc, argc ? argv : NULL, argv_length, request, 0);
+}
+
+static void log_if_slow(gr_server_t *db, int index, uint64_t elapsed, size_t argc, const uint8_t *const *argv,
                         const size_t *argv_length, const gr_request_t *request, uint64_t redacted) {
     if (gr_command_flags(index) & GR_CMD_FLAG_SKIP_SLOWLOG) return;
     gr_connection_t *conn = db->current;

@@ -409,6 +409,10 @@ int gr_db_acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t 
 /* The user the running command acts as: its connection's, or the default user when that is
  * on and nopass; NULL when the connection must AUTH first. */
 gr_acl_user_t *gr_db_current_user(const gr_server_t *db);
+/* SLOWLOG for a call timed elsewhere (a blocked command when it is served): logged when elapsed
+ * (accounting clock) reaches slowlog-log-slower-than; argv, or (argc 0) the typed request. */
+void gr_db_log_slow(gr_server_t *db, int index, uint64_t elapsed, size_t argc, const uint8_t *const *argv,
+                    const size_t *argv_length, const gr_request_t *request);
 /* ACL LOG: record a refusal of the running command (reason GR_ACL_LOG_*; object: the command's
  * full name, the key, the channel, or AUTH's argv[0]) by username (NULL: the current user's),
  * with the context (toplevel, multi, lua) and the connection's CLIENT LIST line. */
