@@ -394,3 +394,49 @@ def test_selectors_admit_calls_on_both_transports(pair):
         admin.flushall()
         admin.close()
     assert results[0] == results[1]
+
+
+# Channels are checked within the selector that allows the command and its keys (Redis 7.0's
+# ACLSelectorCheckCmd): a PUBLISH whose command one selector allows and whose channel only
+# another allows is refused, as Redis refuses it.
+CHANNEL_USER = ("ACL", "SETUSER", "chan", "on", ">pw", "resetchannels", "-@all", "+publish", "+multi", "+exec",
+                "+eval", "&a", "(+subscribe +psubscribe &b &p*)", "(+get ~k* &c)", "(resetchannels +spublish ~*)")
+CHANNEL_CALLS = [("PUBLISH", "a", "m"), ("PUBLISH", "b", "m"), ("PUBLISH", "c", "m"), ("PUBLISH", "p1", "m"),
+                 ("SPUBLISH", "a", "m"), ("GET", "k1"), ("SUBSCRIBE", "b", "a"), ("SUBSCRIBE", "c"),
+                 ("PSUBSCRIBE", "p1"), ("EVAL", "return redis.call('publish', 'c', 'm')", "0"),
+                 ("MULTI",), ("PUBLISH", "c", "m"), ("PUBLISH", "a", "m"), ("EXEC",)]
+CHANNEL_DRYRUNS = [("ACL", "DRYRUN", "chan", *call) for call in
+                   [("publish", "a", "m"), ("publish", "b", "m"), ("publish", "c", "m"), ("subscribe", "b", "p*"),
+                    ("subscribe", "b", "a", "c"), ("psubscribe", "p*"), ("psubscribe", "p1"), ("psubscribe", "b"),
+                    ("subscribe", "b"), ("spublish", "a", "m"), ("get", "k1"), ("unsubscribe", "zz")]]
+
+
+def test_channels_are_checked_within_the_selector_that_allows_the_command(pair):
+    server, reference = pair
+    results = []
+    for port in (server.port, reference.port):
+        admin = redis.Redis(port=port)
+        admin.execute_command("ACL", "LOG", "RESET")
+        admin.execute_command("CONFIG", "RESETSTAT")
+        admin.execute_command(*CHANNEL_USER)
+        dryruns = [outcome(admin, *call) for call in CHANNEL_DRYRUNS]
+        user = RespClient(port=port, username="chan", password="pw", socket_timeout=10)
+        calls = [outcome(user, *call) for call in CHANNEL_CALLS]
+        user.close()
+        log = comparable(entries(admin))
+        stats = admin.info("commandstats")["cmdstat_publish"]
+        stats = {field: stats[field] for field in ("calls", "rejected_calls", "failed_calls")}
+        ring_calls = None
+        if port == server.port:   # the ring's command form: the same answers
+            with RingClient(name=server.name, runtime_dir=server.runtime_dir, username="chan", password="pw") as ring:
+                ring_calls = [outcome(ring, *call) for call in CHANNEL_CALLS[:6]]
+        admin.execute_command("ACL", "DELUSER", "chan")
+        admin.close()
+        results.append((dryruns, calls, log, stats, ring_calls))
+    (dry, calls, log, stats, ring_calls), (dry7, calls7, log7, stats7, _) = results
+    assert dry == dry7
+    assert calls == calls7
+    assert ring_calls == calls7[:6]
+    assert log == log7
+    assert stats == stats7
+    assert calls[2].startswith("error: NOPERM") and "channels" in calls[2]   # the reported hole, closed

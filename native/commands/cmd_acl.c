@@ -217,6 +217,9 @@ static void acl_dryrun(gr_server_t *db, size_t argc, const uint8_t *const *argv,
     }
     if (denied == GR_ACL_DENIED_COMMAND)
         snprintf(text, sizeof text, "This user has no permissions to run the '%s' command", full_name);
+    else if (denied == GR_ACL_DENIED_CHANNEL)
+        snprintf(text, sizeof text, "This user has no permissions to access the '%.*s' channel",
+                 (int)(call_lengths[refused] > 256 ? 256 : call_lengths[refused]), (const char *)call_argv[refused]);
     else
         snprintf(text, sizeof text, "This user has no permissions to access the '%.*s' key",
                  (int)(call_lengths[refused] > 256 ? 256 : call_lengths[refused]), (const char *)call_argv[refused]);

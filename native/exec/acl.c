@@ -740,16 +740,7 @@ int gr_acl_allows_key(const gr_acl_user_t *user, const uint8_t *key, size_t leng
     return 0;
 }
 
-static int selector_allows_channel(const gr_acl_user_t *user, const uint8_t *channel, size_t length, int is_pattern);
-
-int gr_acl_allows_channel(const gr_acl_user_t *user, const uint8_t *channel, size_t length, int is_pattern) {
-    if (selector_allows_channel(user, channel, length, is_pattern)) return 1;
-    for (uint32_t i = 0; i < user->selector_count; i++)
-        if (selector_allows_channel(&user->selectors[i], channel, length, is_pattern)) return 1;
-    return 0;
-}
-
-static int selector_allows_channel(const gr_acl_user_t *user, const uint8_t *channel, size_t length, int is_pattern) {
+int gr_acl_selector_allows_channel(const gr_acl_user_t *user, const uint8_t *channel, size_t length, int is_pattern) {
     if (user->allchannels) return 1;
     for (uint32_t i = 0; i < user->channel_count; i++) {
         const gr_acl_pattern_t *p = &user->channels[i];

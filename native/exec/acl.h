@@ -101,9 +101,10 @@ static inline int gr_acl_allows_slot(const gr_acl_user_t *user, int slot) {
 }
 /* A key for the given access (GR_ACL_READ/WRITE bits; 0: any one pattern matching at all). */
 int gr_acl_allows_key(const gr_acl_user_t *user, const uint8_t *key, size_t length, int access);
-/* A channel (or, is_pattern: a PSUBSCRIBE pattern, which must equal one of the user's), by the
- * root permissions or any selector. */
-int gr_acl_allows_channel(const gr_acl_user_t *user, const uint8_t *channel, size_t length, int is_pattern);
+/* A channel (or, is_pattern: a PSUBSCRIBE pattern, which must equal one of the patterns), by one
+ * selector's (or the root's) channel patterns alone: admission checks them within the selector
+ * that allows the command (gr_db_acl_check). */
+int gr_acl_selector_allows_channel(const gr_acl_user_t *selector, const uint8_t *channel, size_t length, int is_pattern);
 
 /* Descriptions, as ACL LIST / GETUSER print them; each returns a malloc'd text (NULL: out of
  * memory). flags: "on nopass" ...; commands: "+@all", "-@all +@list -lpop" ...;

@@ -192,7 +192,16 @@ typedef struct gr_command {
      * so that ACL checks each of them for a user without allkeys; 0 (none said): such a request
      * is refused for that user. Single-key rows need none: their key is request->key. */
     uint8_t request_keys;
+    /* Which arguments are pub/sub channels ACL checks (Redis 7.0's getChannelsFromCommand):
+     * GR_ACL_CHANNELS_* ; 0 for the rest (the unsubscribes too: not checked, as Redis). */
+    uint8_t acl_channels;
 } gr_command_t;
+
+enum {
+    GR_ACL_CHANNELS_ONE = 1,        /* argument 1: PUBLISH, SPUBLISH */
+    GR_ACL_CHANNELS_ALL = 2,        /* arguments 1..: SUBSCRIBE, SSUBSCRIBE */
+    GR_ACL_CHANNELS_PATTERN = 4,    /* with ALL: PSUBSCRIBE's patterns (equal to the user's, not matched) */
+};
 
 enum {
     GR_REQUEST_KEYS_ITEMS = 1,      /* every item is a key (spec 0's access): DEL's, MGET's, BLPOP's, LMPOP's */

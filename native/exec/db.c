@@ -735,6 +735,26 @@ static int request_keys_allowed(const gr_acl_user_t *user, int index, const gr_c
 static int selector_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key,
                           const gr_bytes_t **refused);
 
+/* A row's channel arguments (its .acl_channels), by table index; 0 for none. */
+static int channel_kind(int index) {
+    const gr_command_t *row = index >= 0 ? gr_command_at((size_t)index) : NULL;
+    return row ? row->acl_channels : 0;
+}
+
+/* A channel command's channels against one selector's (or the root's) channel patterns: 0
+ * allowed, or -1 with the refused argument in *refused. A call without argv (none has a typed
+ * form) is refused. */
+static int channels_allowed(const gr_acl_user_t *user, int kind, const gr_admit_args_t *args, size_t *refused) {
+    if (!args || !args->argc) return -1;
+    size_t last = kind & GR_ACL_CHANNELS_ALL ? args->argc - 1 : 1;
+    for (size_t i = 1; i <= last && i < args->argc; i++)
+        if (!gr_acl_selector_allows_channel(user, args->argv[i], args->argv_length[i], (kind & GR_ACL_CHANNELS_PATTERN) != 0)) {
+            *refused = i;
+            return -1;
+        }
+    return 0;
+}
+
 /* gr_db_acl_check, also saying which bytes of a typed request were the refused key. The root
  * permissions, then each selector: allowed when one allows it all; else the most relevant
  * refusal, as Redis 7.0 picks it (a key over a command; among keys, the later argument). */
@@ -757,11 +777,19 @@ static int selector_check(const gr_acl_user_t *user, int index, const gr_admit_a
     int slot = args ? args->slot : index;
     if (!gr_acl_allows_slot(user, slot)) return GR_ACL_DENIED_COMMAND;
     const gr_command_t *row = gr_command_at((size_t)index);
-    if (user->allkeys || !row) return GR_ACL_ALLOWED;
     *refused_key = 0;
-    int status = args && args->argc ? keys_allowed(user, index, row, args, refused_key)
-                                    : request_keys_allowed(user, index, row, args ? args->request : NULL, refused);
-    return status == 0 ? GR_ACL_ALLOWED : GR_ACL_DENIED_KEY;
+    if (!user->allkeys && row) {
+        int status = args && args->argc ? keys_allowed(user, index, row, args, refused_key)
+                                        : request_keys_allowed(user, index, row, args ? args->request : NULL, refused);
+        if (status != 0) return GR_ACL_DENIED_KEY;
+    }
+    /* Channels within the same selector as the command and keys, as Redis 7.0's ACLSelectorCheckCmd */
+    int kind = user->allchannels ? 0 : channel_kind(index);
+    if (kind && channels_allowed(user, kind, args, refused_key) != 0) {
+        *refused = NULL;
+        return GR_ACL_DENIED_CHANNEL;
+    }
+    return GR_ACL_ALLOWED;
 }
 
 int gr_db_acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key) {
@@ -782,15 +810,25 @@ int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_
         refusal = "NOAUTH Authentication required.";
     } else if (db->current && db->current->in_multi && (flags & GR_CMD_FLAG_NO_MULTI)) {
         refusal = "ERR Command not allowed inside a transaction";
-    } else if (!no_auth && !(user->allkeys && gr_acl_allows_slot(user, slot)) &&   /* the hot path: one bit */
+    } else if (!no_auth &&   /* the hot path: one bit (channel commands: allchannels too) */
+               !(user->allkeys && gr_acl_allows_slot(user, slot) && (user->allchannels || !channel_kind(index))) &&
                (denied = acl_check(user, index, args, &refused_key, &refused_bytes)) != GR_ACL_ALLOWED) {
         if (denied == GR_ACL_DENIED_COMMAND) {
             const char *name = gr_command_stat_name((size_t)(slot >= 0 ? slot : 0));
             snprintf(text, sizeof text, "NOPERM this user has no permissions to run the '%s' command", name ? name : "");
             refusal = text;
+            if (db->script_running) refusal = "ERR The user executing the script can't run this command or subcommand";
             gr_db_acl_log(db, GR_ACL_LOG_COMMAND, (const uint8_t *)(name ? name : ""), name ? strlen(name) : 0, NULL, 0);
+        } else if (denied == GR_ACL_DENIED_CHANNEL) {
+            refusal = db->script_running   /* a script's redis.call: Redis 7.0's scriptCall words */
+                    ? "ERR The user executing the script can't publish to the channel mentioned in the command"
+                    : "NOPERM this user has no permissions to access one of the channels used as arguments";
+            if (args && args->argc && refused_key < args->argc)
+                gr_db_acl_log(db, GR_ACL_LOG_CHANNEL, args->argv[refused_key], args->argv_length[refused_key], NULL, 0);
         } else {
-            refusal = "NOPERM this user has no permissions to access one of the keys used as arguments";
+            refusal = db->script_running
+                    ? "ERR The user executing the script can't access at least one of the keys mentioned in the command arguments"
+                    : "NOPERM this user has no permissions to access one of the keys used as arguments";
             if (args && args->argc && refused_key < args->argc)
                 gr_db_acl_log(db, GR_ACL_LOG_KEY, args->argv[refused_key], args->argv_length[refused_key], NULL, 0);
             else if (refused_bytes)

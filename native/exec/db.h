@@ -402,9 +402,11 @@ typedef struct gr_admit_args {
  * checked by index alone (keys then count as refused for a user without allkeys). */
 int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_auth, gr_reply_t *reply);
 /* ACL: whether a user may run a command with these arguments: GR_ACL_ALLOWED, or denied for
- * the command itself or for a key (its argv position in *refused_key; 0 for a typed request).
+ * the command itself, for a key or for a channel (its argv position in *refused_key; 0 for a
+ * typed request's key). The root permissions or one selector must allow command, keys and
+ * channels together, as Redis 7.0.
  * Admission's check, and ACL DRYRUN's. */
-enum { GR_ACL_ALLOWED = 0, GR_ACL_DENIED_COMMAND = 1, GR_ACL_DENIED_KEY = 2 };
+enum { GR_ACL_ALLOWED = 0, GR_ACL_DENIED_COMMAND = 1, GR_ACL_DENIED_KEY = 2, GR_ACL_DENIED_CHANNEL = 3 };
 int gr_db_acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key);
 /* The user the running command acts as: its connection's, or the default user when that is
  * on and nopass; NULL when the connection must AUTH first. */
