@@ -14,10 +14,12 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "commands/commands.h"
 #include "exec/blocking.h"
 #include "exec/db.h"
 #include "exec/monitor.h"
+#include "exec/pause.h"
 #include "exec/transaction.h"
 #include "exec/server_text.h"
 
@@ -365,6 +367,40 @@ static void client_unblock(gr_server_t *db, size_t argc, const uint8_t *const *a
     gr_reply_integer(reply, 0);
 }
 
+/* CLIENT PAUSE timeout [WRITE|ALL]: Redis 7.0's checks in its order (the arity, the mode,
+ * then the timeout); exec/pause.h holds the calls. */
+static void client_pause(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                         gr_reply_t *reply) {
+    if (argc > 4) {
+        char text[256];
+        snprintf(text, sizeof text, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try CLIENT HELP.",
+                 (int)(argv_length[1] > 128 ? 128 : argv_length[1]), (const char *)argv[1]);
+        gr_reply_error_text(reply, GR_ERR_GENERIC, text);
+        return;
+    }
+    int mode = GR_PAUSE_ALL;
+    if (argc == 4) {
+        if (gr_word_is(argv[3], argv_length[3], "write")) mode = GR_PAUSE_WRITE;
+        else if (!gr_word_is(argv[3], argv_length[3], "all")) {
+            gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR CLIENT PAUSE mode must be WRITE or ALL");
+            return;
+        }
+    }
+    int64_t ms;
+    if (gr_bytes_to_int64(argv[2], argv_length[2], &ms) != 0) {
+        gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR timeout is not an integer or out of range");
+        return;
+    }
+    if (ms < 0) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR timeout is negative");
+        return;
+    }
+    int64_t now = gr_monotonic_ns();
+    int64_t end = ms > (INT64_MAX - now) / 1000000 ? INT64_MAX : now + ms * 1000000;
+    gr_pause_start(db, mode, end);
+    gr_reply_ok(reply);
+}
+
 static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     gr_connection_t *conn = db->current;
     const uint8_t *sub = argv[1];
@@ -389,6 +425,11 @@ static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
         client_kill(db, argc, argv, argv_length, reply);
     } else if (gr_word_is(sub, length, "unblock")) {
         client_unblock(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(sub, length, "pause") && argc >= 3) {
+        client_pause(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(sub, length, "unpause") && argc == 2) {
+        gr_pause_end(db);
+        gr_reply_ok(reply);
     } else if (gr_word_is(sub, length, "reply") && argc == 3) {
         /* Redis's: ON answers OK; OFF and SKIP answer nothing (the RESP transport takes back the
          * bytes of every reply while off, and of the next command's after SKIP). Over the ring
@@ -418,16 +459,18 @@ static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
             "KILL <option> <value> [<option> <value> [...]]", "    Kill connections. Options: ID, ADDR, LADDR, TYPE, USER, SKIPME, MAXAGE.",
             "LIST [TYPE <type>] [ID <id> [<id> ...]]", "    Return information about client connections (RESP and ring).",
             "NO-EVICT (ON|OFF)", "    goblin-ring never evicts clients; accepted for compatibility.",
+            "PAUSE <timeout> [WRITE|ALL]", "    Suspend all, or just write, clients for <timeout> milliseconds.",
             "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection (RESP only).",
             "SETINFO <option> <value>", "    Set LIB-NAME or LIB-VER for the current connection.",
             "SETNAME <name>", "    Assign the name <name> to the current connection.",
             "UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
+            "UNPAUSE", "    Stop the current client pause, resuming traffic.",
             "HELP", "    Print this help.",
         };
         gr_reply_help(reply, lines, sizeof lines / sizeof lines[0]);
     } else if (gr_word_is(sub, length, "id") || gr_word_is(sub, length, "setname") || gr_word_is(sub, length, "getname") ||
                gr_word_is(sub, length, "info") || gr_word_is(sub, length, "kill") || gr_word_is(sub, length, "no-evict") ||
-               gr_word_is(sub, length, "reply") ||
+               gr_word_is(sub, length, "reply") || gr_word_is(sub, length, "pause") || gr_word_is(sub, length, "unpause") ||
                gr_word_is(sub, length, "help")) {
         gr_reply_subcommand_arity_error(reply, "client", sub, length);
     } else {

@@ -4,6 +4,7 @@
  * in reply.c.
  */
 #include "exec/db.h"
+#include "exec/pause.h"
 #include "exec/monitor.h"
 #include "core/clock.h"
 
@@ -307,6 +308,7 @@ int gr_db_is_expired(const gr_server_t *db, const gr_ks_entry_t *entry) {
 gr_ks_entry_t *gr_db_find_live(gr_server_t *db, gr_bytes_t key) {
     gr_ks_entry_t *entry = gr_ks_find(db->keyspace, key.data, key.length);
     if (entry && gr_db_is_expired(db, entry)) {
+        if (db->pause_mode && gr_pause_active(db)) return NULL;   /* paused: reads as gone, kept (Redis 7.0) */
         if (db->propagation.sink) gr_propagate_del(db, keyspace_index(db), key.data, key.length);
         gr_ks_delete(db->keyspace, key.data, key.length);
         db->notify_quiet++;
@@ -431,7 +433,8 @@ int64_t gr_db_cron(gr_server_t *db, int64_t budget_us) {
     gr_child_reap(db);          /* a BGSAVE/BGREWRITEAOF child that ended: its owner's done runs */
     close_idle_clients(db);
     sample_stats(db);
-    for (int i = 0; i < GR_DB_COUNT; i++) {
+    int paused = db->pause_mode && gr_pause_active(db);   /* keys do not expire while paused, as Redis 7.0 */
+    for (int i = 0; i < GR_DB_COUNT && !paused; i++) {
         gr_keyspace_t *ks = db->keyspaces[i];
         gr_ks_rehash(ks, 100);
         if (gr_ks_expires_count(ks) == 0 || db->config.active_expire_disabled) continue;
@@ -456,7 +459,7 @@ int64_t gr_db_cron(gr_server_t *db, int64_t budget_us) {
         if (monotonic_us() - start >= budget_us) break;
     }
     db->stats.expired_keys += expired;
-    if (monotonic_us() - start < budget_us && !db->config.active_expire_disabled) expire_parts(db, start, budget_us);
+    if (monotonic_us() - start < budget_us && !db->config.active_expire_disabled && !paused) expire_parts(db, start, budget_us);
     int64_t cycle_ms = (monotonic_us() - start) / 1000;
     if (db->config.latency_monitor_threshold_ms > 0 && cycle_ms >= db->config.latency_monitor_threshold_ms)
         gr_latency_add_sample(&db->latency, "expire-cycle", db->now_ms / 1000, (uint32_t)cycle_ms);
@@ -490,21 +493,25 @@ static void execute_command_envelope(gr_server_t *db, const gr_request_t *reques
     free(argv_length);
 }
 
-void gr_db_execute(gr_server_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply) {
+int gr_db_execute(gr_server_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply) {
+    if (db->pause_mode && gr_pause_holds(db, conn, 0, NULL, NULL, request)) return 1;
     enter(db, conn);
-    if (conn->in_multi && gr_transaction_queue_request(db, conn, request, reply)) return;   /* queued */
+    if (conn->in_multi && gr_transaction_queue_request(db, conn, request, reply)) return 0;   /* queued */
     gr_db_run(db, request, reply);
     if (db->blocked_count) gr_blocking_serve(db);   /* a push this command made goes to waiters first */
     if (db->batch_depth == 0) gr_propagate_sync(db);
+    return 0;
 }
 
-void gr_db_execute_argv(gr_server_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
-                        const size_t *argv_length, gr_reply_t *reply) {
+int gr_db_execute_argv(gr_server_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
+                       const size_t *argv_length, gr_reply_t *reply) {
+    if (db->pause_mode && gr_pause_holds(db, conn, argc, argv, argv_length, NULL)) return 1;
     enter(db, conn);
-    if (conn->in_multi && gr_transaction_queue_argv(db, conn, argc, argv, argv_length, reply)) return;   /* queued */
+    if (conn->in_multi && gr_transaction_queue_argv(db, conn, argc, argv, argv_length, reply)) return 0;   /* queued */
     gr_db_run_argv(db, argc, argv, argv_length, reply);
     if (db->blocked_count) gr_blocking_serve(db);
     if (db->batch_depth == 0) gr_propagate_sync(db);
+    return 0;
 }
 
 /* ---- admission and accounting (INFO commandstats, errorstats) ---- */

@@ -73,6 +73,7 @@ typedef struct gr_connection {
     int64_t memory_bytes;            /* RESP: the connection's buffers (tot-mem) */
     uint8_t blocked;                 /* parked in a blocking command: read nothing more */
     uint8_t woken;                   /* unblocked, not yet taken by gr_db_take_woken */
+    uint8_t pause_held;              /* CLIENT PAUSE holds its next command (pause.h): read nothing more */
     struct gr_waiter *waiter;        /* while blocked */
     uint8_t in_multi;                /* between MULTI and EXEC/DISCARD: commands are queued */
     struct gr_transaction *transaction;   /* MULTI queue and WATCHed keys (transaction.c), or NULL */
@@ -251,6 +252,10 @@ typedef struct gr_server {
     struct gr_blocking *blocking;
     int64_t blocked_count;                    /* INFO blocked_clients */
     int64_t woken_pending;                    /* woken RESP connections not yet taken */
+    /* pause.c: CLIENT PAUSE's mode (GR_PAUSE_*), deadline (monotonic ns), held connections */
+    uint8_t pause_mode;
+    int64_t pause_end_ns;
+    int64_t pause_held_count;
     int64_t next_block_deadline_ms;           /* earliest waiter deadline (monotonic ms); INT64_MAX none */
     int32_t serve_deferred;                   /* > 0 inside EXEC: serve waiters after it */
     /* transaction.c: WATCHed keys and who watches them */
@@ -377,10 +382,12 @@ void gr_connection_unregister(gr_server_t *db, gr_connection_t *conn);
 void gr_db_note_pending_output(gr_server_t *db, gr_connection_t *conn);
 gr_connection_t *gr_db_take_pending_output(gr_server_t *db);
 
-/* Execute one typed request (from either transport) for conn and write its reply. */
-void gr_db_execute(gr_server_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply);
+/* Execute one typed request (from either transport) for conn and write its reply. Both return 1
+ * when CLIENT PAUSE holds the call (pause.h): nothing ran, no reply; the transport keeps the
+ * request and reads nothing more from conn until the pause ends; else 0. */
+int gr_db_execute(gr_server_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply);
 /* Execute one command given as argv (RESP, or the ring's CommandRequest) for conn. */
-void gr_db_execute_argv(gr_server_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
+int gr_db_execute_argv(gr_server_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
                         const size_t *argv_length, gr_reply_t *reply);
 /* The same, inside a command already running (MEMORY USAGE, the CommandRequest envelope):
  * the context is already set. */

@@ -519,3 +519,16 @@ int gr_transaction_check(const gr_server_t *db) {
             if (!k->head) return -1;
     return 0;
 }
+
+int gr_transaction_queued_write(gr_connection_t *conn) {
+    const gr_transaction_t *tx = conn->transaction;
+    for (uint32_t i = 0; tx && i < tx->queued; i++) {
+        const gr_request_t *request = tx->queue[i];
+        int index = request->template_id == GR_T_COMMAND && request->item_count
+                        ? gr_command_index(request->items[0].data, request->items[0].length)
+                        : gr_command_index_of_request(request);
+        uint32_t flags = gr_command_flags(index);
+        if ((flags & GR_CMD_FLAG_WRITE) || (flags & GR_CMD_FLAG_MAY_REPLICATE)) return 1;
+    }
+    return 0;
+}
