@@ -629,9 +629,12 @@ static void process_input(gr_resp_conn_t *conn) {
                 /* CLIENT REPLY OFF / SKIP: the command runs; its reply bytes are taken back */
                 size_t mark = conn->out.length;
                 int skip = conn->state.reply_skip_next;
-                /* CLIENT PAUSE: the command stays in the buffer, parsed again when the pause ends */
-                if (gr_db_execute_argv(conn->db, &conn->state, argc, conn->argv, conn->argv_length, &conn->writer.base)) break;
                 conn->state.reply_skip_next = 0;
+                /* CLIENT PAUSE: the command stays in the buffer, parsed again when the pause ends */
+                if (gr_db_execute_argv(conn->db, &conn->state, argc, conn->argv, conn->argv_length, &conn->writer.base)) {
+                    conn->state.reply_skip_next = (uint8_t)skip;
+                    break;
+                }
                 if ((skip || conn->state.reply_off) && conn->out.length >= mark) conn->out.length = mark;
             }
             gr_resp_conn_check_output_limit(conn);
