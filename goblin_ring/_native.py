@@ -424,6 +424,26 @@ class Database:
         """Whether username (empty: default) and password log in, as AUTH would."""
         return bool(lib.gr_db_credentials_valid(self.pointer, username, len(username), password, len(password)))
 
+    def acl_setuser(self, name: str, rules: list[str]) -> str:
+        """ACL SETUSER name rules... (a config file's `user` line): "" or Redis's error text."""
+        encoded = [rule.encode() for rule in rules]
+        keep = [ffi.new("uint8_t[]", rule) for rule in encoded]
+        pointers = ffi.new("const uint8_t *[]", keep or [ffi.NULL])
+        lengths = ffi.new("size_t[]", [len(rule) for rule in encoded] or [0])
+        error = ffi.new("char[]", 1024)
+        raw = name.encode()
+        if lib.gr_db_acl_setuser(self.pointer, raw, len(raw), len(encoded), pointers, lengths, error, 1024) != 0:
+            return ffi.string(error).decode(errors="replace")
+        return ""
+
+    def acl_load(self) -> str:
+        """Load the aclfile (ACL LOAD): "" or Redis's error text (every error of the file)."""
+        error = ffi.new("char[]", 65536)
+        if lib.gr_db_acl_load(self.pointer, error, 65536) != 0:
+            text = ffi.string(error).decode(errors="replace")
+            return text[4:] if text.startswith("ERR ") else text
+        return ""
+
     def count_connection(self, rejected: bool) -> None:
         lib.gr_db_count_connection(self.pointer, int(rejected))
 

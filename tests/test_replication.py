@@ -248,3 +248,24 @@ def test_replica_stream_reaches_its_append_only_file(tmp_path):
             c.close()
     finally:
         primary.stop()
+
+
+def test_a_replica_over_maxmemory_keeps_everything_its_primary_sends(tmp_path):
+    # Redis's replica-ignore-maxmemory (default yes): a replica that evicted would differ from its
+    # primary; only the primary's DELs remove keys
+    primary = Redis(tmp_path / "r", "--repl-diskless-sync-delay", "0")
+    try:
+        p = primary.client
+        with GoblinServer(tmp_path / "g", "--replicaof", "127.0.0.1", str(primary.port),
+                          "--maxmemory-policy", "allkeys-lru").start() as goblin:
+            g = RespClient(port=goblin.port)
+            wait_until(lambda: info(g)["master_link_status"] == "up", what="the link")
+            g.execute_command("CONFIG", "SET", "maxmemory", "1")       # far below what it holds
+            for i in range(200):
+                p.set(f"e{i}", "x" * 100)
+            wait_until(lambda: in_step(p, g), what="the stream")
+            assert g.dbsize() == 200 and info(g, "stats")["evicted_keys"] == "0"
+            assert g.get("e0") == b"x" * 100                              # reads still served
+            g.close()
+    finally:
+        primary.stop()

@@ -184,3 +184,41 @@ def test_ring_sessions_are_logged_with_their_ring_address_and_name(goblin):
     finally:
         ring.close()
         resp.close()
+
+
+def blocked_then_served(port: int, ring_server=None) -> list:
+    """BLPOP q 5 blocks (INFO blocked_clients says so), RPUSH serves it; then a BLPOP that times
+    out. SLOWLOG after, at threshold 0. ring_server: the blocked client is a ring session."""
+    import threading
+    from goblin_ring import RingClient
+    admin = RespClient(port=port, socket_timeout=10.0)
+    admin.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "0")
+    admin.execute_command("SLOWLOG", "RESET")
+    if ring_server:
+        blocked = RingClient(name=ring_server.name, runtime_dir=ring_server.runtime_dir, timeout=10)
+    else:
+        blocked = RespClient(port=port, socket_timeout=10.0)
+    result = []
+    thread = threading.Thread(target=lambda: result.append(blocked.execute_command("BLPOP", "q", "5")))
+    thread.start()
+    deadline = time.monotonic() + 10
+    while admin.execute_command("INFO", "clients").count(b"blocked_clients:1") == 0:
+        assert time.monotonic() < deadline, "the BLPOP never blocked"
+    admin.execute_command("RPUSH", "q", "x")
+    thread.join(10)
+    assert result and result[0] == [b"q", b"x"]
+    blocked.execute_command("BLPOP", "none", "0.01")    # times out: Redis 7.0 does not log it
+    entries = admin.execute_command("SLOWLOG", "GET", "-1")
+    admin.execute_command("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+    blocked.close()
+    admin.close()
+    return [entry[3] for entry in reversed(entries) if entry[3][0] != b"INFO"]   # INFO: the polls
+
+
+def test_a_blocked_command_is_logged_when_served_as_redis_does(goblin, redis_server):
+    ours, theirs = blocked_then_served(goblin.port), blocked_then_served(redis_server.port)
+    assert ours == theirs
+    assert [b"BLPOP", b"q", b"5"] in ours
+    # over the ring too: its CommandRequest's argv is what the entry shows
+    on_ring = blocked_then_served(goblin.port, ring_server=goblin)
+    assert [b"BLPOP", b"q", b"5"] in on_ring and ours.index([b"BLPOP", b"q", b"5"]) == ours.index([b"RPUSH", b"q", b"x"]) + 1

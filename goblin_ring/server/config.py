@@ -55,6 +55,7 @@ class ServerConfig:
     max_ring_size: int | None = None     # the most a client may ask for; None: ring_size
     spin_us: int = 200
     requirepass: str = ""
+    aclfile: str = ""         # Redis's ACL file: loaded at start, ACL LOAD / ACL SAVE's file
     protected_mode: bool = True
     maxclients: int = 10_000
     timeout: int = 0
@@ -222,6 +223,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--requirepass", default=os.environ.get("GOBLIN_REQUIREPASS", ""),
                         help="RESP clients must AUTH with this password (default: $GOBLIN_REQUIREPASS, else none; "
                              "the environment keeps it out of the process list)")
+    parser.add_argument("--aclfile", default="",
+                        help="an ACL file of `user <name> <rules>` lines (Redis's syntax), loaded at start and by "
+                             "ACL LOAD, written by ACL SAVE (default: none; users may instead be `user` lines of "
+                             "the config file, not both)")
     parser.add_argument("--protected-mode", default="yes", choices=("yes", "no"),
                         help="without a password, serve only loopback and Unix-socket clients (default: yes)")
     parser.add_argument("--maxclients", type=int, default=10_000, help="RESP clients at once (default: 10000)")
@@ -346,7 +351,7 @@ def config_from_args(argv: list[str] | None = None) -> ServerConfig:
         list_implementation=arguments.list_implementation, server_core=arguments.server_core,
         poll=arguments.poll, ring_size=arguments.ring_size, max_ring_size=arguments.max_ring_size,
         spin_us=arguments.spin_us,
-        requirepass=arguments.requirepass, protected_mode=arguments.protected_mode == "yes",
+        requirepass=arguments.requirepass, aclfile=arguments.aclfile, protected_mode=arguments.protected_mode == "yes",
         maxclients=arguments.maxclients, timeout=arguments.timeout, maxmemory=arguments.maxmemory,
         maxmemory_policy=arguments.maxmemory_policy,
         dir=arguments.dir, appendonly=arguments.appendonly == "yes", appendfsync=arguments.appendfsync,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import resource
 import secrets
 import selectors
@@ -110,7 +111,11 @@ class Server:
         # The server saves by Redis's default rules unless told otherwise; a database made
         # without a server (gr_db_new: tests, embedding) has no directory and no rules.
         self.database.configure("save", DEFAULT_SAVE_RULES if config.save is None else config.save)
+        users = [directive for directive in config.settings if directive.name == "user"]
         for directive in config.settings:    # the config file's CONFIG parameters, in its order
+            if directive.name == "user":
+                self._declare_user(directive)
+                continue
             try:
                 self.database.configure(directive.name, " ".join(directive.args))
             except ValueError as error:
@@ -118,6 +123,16 @@ class Server:
                 if why.startswith("unknown parameter"):
                     why = "Bad directive or wrong number of arguments"
                 raise ConfigError(str(fatal(directive.path, directive.line_number, directive.line, why))) from None
+        if config.aclfile:
+            if users:   # Redis refuses both, as a likely security hole
+                raise ConfigError(
+                    "Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is "
+                    "invalid. This setup is very likely to lead to configuration errors and security holes, please "
+                    "define either an ACL file or declare users directly in your redis.conf, but not both.")
+            self.database.configure("aclfile", config.aclfile)
+            errors = self.database.acl_load()
+            if errors:
+                raise ConfigError(f"Aborting Redis startup because of ACL errors: {errors}")
         if config.masterauth is not None:
             self.database.configure("masterauth", config.masterauth)
         if config.replicaof:
@@ -144,6 +159,19 @@ class Server:
         self.started = False
         self.shutdown_command = False       # stopped by SHUTDOWN (which saved), not by a signal
         self.stop_signal = 0                # the signal that asked to stop, until it is handled
+
+    def _declare_user(self, directive) -> None:
+        """A config file's `user <name> <rules>` line, applied as ACL SETUSER; Redis's error
+        ("Error in user declaration '<rule>': <why>") names the line."""
+        from .config_file import fatal
+        if not directive.args:
+            raise ConfigError(str(fatal(directive.path, directive.line_number, directive.line,
+                                        "Bad directive or wrong number of arguments")))
+        why = self.database.acl_setuser(directive.args[0], directive.args[1:])
+        if why:
+            match = re.match(r"ERR Error in ACL SETUSER modifier '(.*)': (.*)$", why, re.S)
+            text = f"Error in user declaration '{match.group(1)}': {match.group(2)}" if match else why
+            raise ConfigError(str(fatal(directive.path, directive.line_number, directive.line, text)))
 
     # ---- lifecycle -----------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 /* cmd_acl.c — ACL SETUSER / GETUSER / DELUSER / LIST / USERS / WHOAMI / CAT / GENPASS / DRYRUN
- * / HELP (rows in acl.def), with Redis 7.0's replies and error texts.
+ * / LOG / LOAD / SAVE / HELP (rows in acl.def), with Redis 7.0's replies and error texts.
  *
  * The users, the rule grammar and the descriptions are exec/acl.c's; the check DRYRUN reports
  * is admission's own (gr_db_acl_check), so what DRYRUN says is what a call would meet. A deleted
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include "commands/commands.h"
 #include "exec/db.h"
@@ -82,7 +83,17 @@ static void acl_getuser(gr_server_t *db, const uint8_t *name, size_t length, gr_
     reply_text(reply, "channels");
     gr_reply_bulk(reply, (const uint8_t *)channels.data, channels.length);
     reply_text(reply, "selectors");
-    gr_reply_array_begin(reply, 0);
+    gr_reply_array_begin(reply, user->selector_count);
+    for (uint32_t i = 0; i < user->selector_count; i++) {
+        const gr_acl_user_t *selector = &user->selectors[i];
+        gr_reply_map_begin(reply, 3);
+        reply_text(reply, "commands");
+        reply_owned(reply, gr_acl_describe_commands(selector));
+        reply_text(reply, "keys");
+        reply_owned(reply, gr_acl_describe_keys(selector));
+        reply_text(reply, "channels");
+        reply_owned(reply, gr_acl_describe_channels(selector));
+    }
     free(commands);
     free(keys);
     gr_text_free(&channels);
@@ -206,10 +217,63 @@ static void acl_dryrun(gr_server_t *db, size_t argc, const uint8_t *const *argv,
     }
     if (denied == GR_ACL_DENIED_COMMAND)
         snprintf(text, sizeof text, "This user has no permissions to run the '%s' command", full_name);
+    else if (denied == GR_ACL_DENIED_CHANNEL)
+        snprintf(text, sizeof text, "This user has no permissions to access the '%.*s' channel",
+                 (int)(call_lengths[refused] > 256 ? 256 : call_lengths[refused]), (const char *)call_argv[refused]);
     else
         snprintf(text, sizeof text, "This user has no permissions to access the '%.*s' key",
                  (int)(call_lengths[refused] > 256 ? 256 : call_lengths[refused]), (const char *)call_argv[refused]);
     reply_text(reply, text);
+}
+
+static const char *const LOG_REASONS[] = {"command", "key", "channel", "auth"};
+static const char *const LOG_CONTEXTS[] = {"toplevel", "multi", "lua"};
+
+/* ACL LOG [count|RESET]: the newest count entries (10 by default), Redis 7.2's ten fields. */
+static void acl_log(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                    gr_reply_t *reply) {
+    int64_t count = 10;
+    if (argc == 3) {
+        if (gr_word_is(argv[2], argv_length[2], "reset")) {
+            gr_acl_log_reset(db->acl);
+            gr_reply_ok(reply);
+            return;
+        }
+        if (gr_bytes_to_int64(argv[2], argv_length[2], &count) != 0) {
+            gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR value is not an integer or out of range");
+            return;
+        }
+        if (count < 0) count = 0;
+    }
+    if (count > db->acl->log_length) count = db->acl->log_length;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    gr_reply_array_begin(reply, (size_t)count);
+    const gr_acl_log_entry_t *entry = db->acl->log;
+    for (int64_t i = 0; i < count && entry; i++, entry = entry->next) {
+        gr_reply_map_begin(reply, 10);
+        reply_text(reply, "count");
+        gr_reply_integer(reply, entry->count);
+        reply_text(reply, "reason");
+        reply_text(reply, LOG_REASONS[entry->reason < 4 ? entry->reason : 0]);
+        reply_text(reply, "context");
+        reply_text(reply, LOG_CONTEXTS[entry->context < 3 ? entry->context : 0]);
+        reply_text(reply, "object");
+        gr_reply_bulk(reply, (const uint8_t *)entry->object, entry->object_length);
+        reply_text(reply, "username");
+        gr_reply_bulk(reply, (const uint8_t *)entry->username, entry->username_length);
+        reply_text(reply, "age-seconds");
+        gr_reply_double(reply, (double)(now_ms - entry->updated_ms) / 1000);
+        reply_text(reply, "client-info");
+        reply_text(reply, entry->client_info ? entry->client_info : "");
+        reply_text(reply, "entry-id");
+        gr_reply_integer(reply, entry->entry_id);
+        reply_text(reply, "timestamp-created");
+        gr_reply_integer(reply, entry->created_ms);
+        reply_text(reply, "timestamp-last-updated");
+        gr_reply_integer(reply, entry->updated_ms);
+    }
 }
 
 void gr_cmd_acl(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
@@ -218,7 +282,8 @@ void gr_cmd_acl(gr_server_t *db, size_t argc, const uint8_t *const *argv, const 
     size_t length = argv_length[1];
     static const struct { const char *name; int arity; } SUBS[] = {
         {"cat", -2}, {"deluser", -3}, {"dryrun", -4}, {"genpass", -2}, {"getuser", 3}, {"list", 2},
-        {"setuser", -3}, {"users", 2}, {"whoami", 2}, {"help", 2},
+        {"setuser", -3}, {"users", 2}, {"whoami", 2}, {"help", 2}, {"log", -2},
+        {"load", 2}, {"save", 2},
     };
     size_t which = 0, count = sizeof SUBS / sizeof SUBS[0];
     while (which < count && !gr_word_is(sub, length, SUBS[which].name)) which++;
@@ -228,7 +293,7 @@ void gr_cmd_acl(gr_server_t *db, size_t argc, const uint8_t *const *argv, const 
         gr_reply_subcommand_arity_error(reply, "acl", sub, length);
         return;
     }
-    if ((which == 0 || which == 3) && argc > 3) {   /* inside the row's arity: the handler's own check, as Redis */
+    if ((which == 0 || which == 3 || which == 10) && argc > 3) {   /* inside the row's arity: the handler's own check, as Redis */
         reply_error_format(reply, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try ACL HELP.", sub, length);
         return;
     }
@@ -241,6 +306,29 @@ void gr_cmd_acl(gr_server_t *db, size_t argc, const uint8_t *const *argv, const 
     case 5: acl_list(db, reply); break;
     case 6: acl_setuser(db, argc, argv, argv_length, reply); break;
     case 7: acl_users(db, reply); break;
+    case 10: acl_log(db, argc, argv, argv_length, reply); break;
+    case 11:
+    case 12: {
+        if (!db->acl->file) {
+            gr_reply_error_text(reply, GR_ERR_GENERIC,
+                                "ERR This Redis instance is not configured to use an ACL file. You may want to specify "
+                                "users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a "
+                                "Redis configuration file set) in order to store users in the Redis configuration.");
+            break;
+        }
+        if (which == 12) {
+            if (gr_acl_save_file(db->acl, db->acl->file) == 0) gr_reply_ok(reply);
+            else gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR There was an error trying to save the ACLs. Please "
+                                                            "check the server logs for more information");
+            break;
+        }
+        char *error = malloc(65536);
+        if (!error) { gr_reply_oom(reply); break; }
+        if (gr_db_acl_load(db, error, 65536) == 0) gr_reply_ok(reply);
+        else gr_reply_error_text(reply, GR_ERR_GENERIC, error);
+        free(error);
+        break;
+    }
     case 8: {
         const gr_acl_user_t *user = gr_db_current_user(db);
         reply_text(reply, user ? user->name : "default");
@@ -263,6 +351,12 @@ void gr_cmd_acl(gr_server_t *db, size_t argc, const uint8_t *const *argv, const 
             "    be used to specify a different size.",
             "LIST",
             "    Show users details in config file format.",
+            "LOAD",
+            "    Reload users from the ACL file.",
+            "LOG [<count> | RESET]",
+            "    Show the ACL log entries.",
+            "SAVE",
+            "    Save the current config to the ACL file.",
             "SETUSER <username> <attribute> [<attribute> ...]",
             "    Create or modify a user with the specified attributes.",
             "USERS",

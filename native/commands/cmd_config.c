@@ -51,6 +51,7 @@ typedef enum {
     P_MAXMEMORY_SAMPLES, P_MAXMEMORY_EVICTION_TENACITY, P_LFU_LOG_FACTOR, P_LFU_DECAY_TIME,   /* exec/evict.h */
     P_TRACKING_TABLE_MAX_KEYS,   /* exec/tracking.h */
     P_REPLICAOF, P_MASTERAUTH, P_MASTERUSER, P_REPLICA_READ_ONLY, P_REPLICA_SERVE_STALE_DATA,   /* exec/replication.h */
+    P_ACLFILE, P_ACLLOG_MAX_LEN,   /* exec/acl.h: the ACL file, ACL LOG's length */
     P_COUNT
 } param_id_t;
 
@@ -142,6 +143,9 @@ static const param_t params[P_COUNT] = {
     [P_MASTERUSER] = {"masteruser", KIND_TEXT, 1, 0, 0},
     [P_REPLICA_READ_ONLY] = {"replica-read-only", KIND_BOOL, 1, 0, 1, "slave-read-only"},
     [P_REPLICA_SERVE_STALE_DATA] = {"replica-serve-stale-data", KIND_BOOL, 1, 0, 1, "slave-serve-stale-data"},
+    /* ACL (exec/acl.h): the file ACL LOAD / SAVE use, loaded at start; ACL LOG's entries kept */
+    [P_ACLFILE] = {"aclfile", KIND_TEXT, 0, 0, 0},
+    [P_ACLLOG_MAX_LEN] = {"acllog-max-len", KIND_INT, 1, 0, INT64_MAX},
 };
 
 /* latency-tracking-info-percentiles: doubles in [0, 100] separated by spaces (at most 8); their
@@ -265,6 +269,8 @@ static void param_value(const gr_server_t *db, int id, char *out, size_t size) {
     case P_SHUTDOWN_ON_SIGINT: gr_persist_shutdown_flags_text(db->persistence.shutdown_on_sigint, out, size); break;
     case P_SLOWLOG_LOG_SLOWER_THAN: snprintf(out, size, "%lld", (long long)db->slowlog.log_slower_than_us); break;
     case P_SLOWLOG_MAX_LEN: snprintf(out, size, "%lld", (long long)db->slowlog.max_len); break;
+    case P_ACLFILE: snprintf(out, size, "%s", db->acl->file ? db->acl->file : ""); break;
+    case P_ACLLOG_MAX_LEN: snprintf(out, size, "%lld", (long long)db->acl->log_max_len); break;
     case P_LATENCY_MONITOR_THRESHOLD: snprintf(out, size, "%lld", (long long)db->config.latency_monitor_threshold_ms); break;
     case P_BUSY_REPLY_THRESHOLD: snprintf(out, size, "%lld", (long long)db->config.busy_reply_threshold_ms); break;
     case P_LATENCY_TRACKING: snprintf(out, size, "%s", db->config.latency_tracking ? "yes" : "no"); break;
@@ -503,6 +509,11 @@ static void apply(gr_server_t *db, int id, const parsed_value_t *parsed) {
     case P_SHUTDOWN_ON_SIGINT: db->persistence.shutdown_on_sigint = (uint8_t)parsed->number; break;
     case P_SLOWLOG_LOG_SLOWER_THAN: gr_db_set_slowlog_threshold(db, parsed->number); break;
     case P_SLOWLOG_MAX_LEN: db->slowlog.max_len = parsed->number; break;
+    case P_ACLLOG_MAX_LEN: db->acl->log_max_len = parsed->number; break;
+    case P_ACLFILE:
+        free(db->acl->file);
+        db->acl->file = parsed->text[0] ? strdup(parsed->text) : NULL;
+        break;
     case P_REQUIREPASS:   /* the default user's password, as Redis's updateRequirePass */
         snprintf(db->requirepass, sizeof db->requirepass, "%s", parsed->text);
         gr_acl_set_requirepass(db->acl, db->requirepass);

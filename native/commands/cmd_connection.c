@@ -14,20 +14,21 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "commands/commands.h"
 #include "exec/blocking.h"
 #include "exec/db.h"
 #include "exec/monitor.h"
+#include "exec/pause.h"
 #include "exec/transaction.h"
 #include "exec/tracking.h"
 #include "exec/server_text.h"
 
-static const char *const KIND_NAMES[] = {"tcp", "unix", "ring"};
 
 /* AUTH's rule, shared with HELLO ... AUTH: 0 when the pair is right (the connection is then
  * authenticated as that user), else the error is written. AUTH <password> is the default user's. */
-static int authenticate(gr_server_t *db, const uint8_t *user, size_t user_length, const uint8_t *password,
-                        size_t password_length, gr_reply_t *reply) {
+static int authenticate(gr_server_t *db, const uint8_t *command, size_t command_length, const uint8_t *user,
+                        size_t user_length, const uint8_t *password, size_t password_length, gr_reply_t *reply) {
     if (user == NULL && db->acl->default_user->nopass) {
         gr_reply_error_text(reply, GR_ERR_GENERIC,
                             "ERR AUTH <password> called without any password configured for the default user. "
@@ -37,6 +38,7 @@ static int authenticate(gr_server_t *db, const uint8_t *user, size_t user_length
     if (user == NULL) user = (const uint8_t *)"default", user_length = 7;
     gr_acl_user_t *found = gr_acl_authenticate(db->acl, user, user_length, password, password_length);
     if (!found) {
+        gr_db_acl_log(db, GR_ACL_LOG_AUTH, command, command_length, user, user_length);   /* as typed: "AUTH", "hello" */
         gr_reply_error_text(reply, GR_ERR_GENERIC, "WRONGPASS invalid username-password pair or user is disabled.");
         return -1;
     }
@@ -119,7 +121,7 @@ static void hello(gr_server_t *db, size_t argc, const uint8_t *const *argv, cons
         gr_reply_error_text(reply, GR_ERR_GENERIC, "NOPROTO unsupported protocol version");
         return;
     }
-    if (user && authenticate(db, user, user_length, password, password_length, reply) != 0) return;
+    if (user && authenticate(db, argv[0], argv_length[0], user, user_length, password, password_length, reply) != 0) return;
     if (!gr_db_current_user(db)) {
         gr_reply_error_text(reply, GR_ERR_GENERIC,
                             "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
@@ -136,8 +138,8 @@ static void auth(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
     if (argc > 3) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
     gr_call_redact_argument(db, 1);   /* the password, or the user and the password */
     if (argc == 3) gr_call_redact_argument(db, 2);
-    int rc = argc == 2 ? authenticate(db, NULL, 0, argv[1], argv_length[1], reply)
-                       : authenticate(db, argv[1], argv_length[1], argv[2], argv_length[2], reply);
+    int rc = argc == 2 ? authenticate(db, argv[0], argv_length[0], NULL, 0, argv[1], argv_length[1], reply)
+                       : authenticate(db, argv[0], argv_length[0], argv[1], argv_length[1], argv[2], argv_length[2], reply);
     if (rc == 0) gr_reply_ok(reply);
 }
 
@@ -158,35 +160,6 @@ static void reset(gr_server_t *db, gr_reply_t *reply) {
 }
 
 /* ---- CLIENT ---- */
-
-static void describe(const gr_server_t *db, const gr_connection_t *conn, gr_text_t *text) {
-    int64_t age = (db->now_ms - conn->created_ms) / 1000, idle = (db->now_ms - conn->last_command_ms) / 1000;
-    char flags[12];   /* Redis's letters, in its order: b blocked (or P Pub/Sub), t tracking, R broken
-                       * redirect, B broadcast, e no-evict, T no-touch; N none */
-    size_t f = 0;
-    if (conn->blocked) flags[f++] = 'b';
-    else if (gr_subscriber_total(&conn->subscriber)) flags[f++] = 'P';
-    if (conn->tracking) flags[f++] = 't';
-    if (conn->tracking & GR_TRACKING_BROKEN_REDIR) flags[f++] = 'R';
-    if (conn->tracking & GR_TRACKING_BCAST) flags[f++] = 'B';
-    if (conn->no_evict) flags[f++] = 'e';
-    if (conn->no_touch) flags[f++] = 'T';
-    if (!f) flags[f++] = 'N';
-    flags[f] = '\0';
-    gr_text_append(text,
-        "id=%lld addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%u psub=%u ssub=%u multi=-1 "
-        "qbuf=%lld qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%lld tot-mem=%lld events=%s cmd=%s "
-        "user=%s redir=%lld resp=%d lib-name=%s lib-ver=%s transport=%s\n",
-        (long long)conn->id, conn->addr, conn->laddr, conn->fd, conn->name, (long long)(age < 0 ? 0 : age),
-        (long long)(idle < 0 ? 0 : idle), flags,
-        (int)conn->db_index, conn->subscriber.counts[GR_PUBSUB_CHANNELS], conn->subscriber.counts[GR_PUBSUB_PATTERNS],
-        conn->subscriber.counts[GR_PUBSUB_SHARD_CHANNELS],
-        (long long)conn->query_buffer_bytes, (long long)conn->output_buffer_bytes, (long long)conn->memory_bytes,
-        conn->output_buffer_bytes ? "rw" : "r", conn->last_command ? conn->last_command : "NULL",
-        conn->user ? conn->user->name : "default",
-        (long long)(conn->tracking ? conn->tracking_redirect : -1),
-        (int)conn->protocol, conn->lib_name, conn->lib_ver, KIND_NAMES[conn->kind < 3 ? conn->kind : 0]);
-}
 
 static void reply_text(gr_text_t *text, gr_reply_t *reply) {
     if (text->failed) gr_reply_oom(reply);
@@ -243,7 +216,7 @@ static void client_list(gr_server_t *db, size_t argc, const uint8_t *const *argv
             }
             if (!wanted) continue;
         }
-        describe(db, conn, &text);
+        gr_connection_describe(db, conn, &text);
     }
     reply_text(&text, reply);
 }
@@ -543,6 +516,41 @@ static void client_trackinginfo(const gr_connection_t *conn, gr_reply_t *reply) 
     gr_tracking_each_prefix(conn, reply_prefix, reply);
 }
 
+
+/* CLIENT PAUSE timeout [WRITE|ALL]: Redis 7.0's checks in its order (the arity, the mode,
+ * then the timeout); exec/pause.h holds the calls. */
+static void client_pause(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                         gr_reply_t *reply) {
+    if (argc > 4) {
+        char text[256];
+        snprintf(text, sizeof text, "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try CLIENT HELP.",
+                 (int)(argv_length[1] > 128 ? 128 : argv_length[1]), (const char *)argv[1]);
+        gr_reply_error_text(reply, GR_ERR_GENERIC, text);
+        return;
+    }
+    int mode = GR_PAUSE_ALL;
+    if (argc == 4) {
+        if (gr_word_is(argv[3], argv_length[3], "write")) mode = GR_PAUSE_WRITE;
+        else if (!gr_word_is(argv[3], argv_length[3], "all")) {
+            gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR CLIENT PAUSE mode must be WRITE or ALL");
+            return;
+        }
+    }
+    int64_t ms;
+    if (gr_bytes_to_int64(argv[2], argv_length[2], &ms) != 0) {
+        gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR timeout is not an integer or out of range");
+        return;
+    }
+    if (ms < 0) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR timeout is negative");
+        return;
+    }
+    int64_t now = gr_monotonic_ns();
+    int64_t end = ms > (INT64_MAX - now) / 1000000 ? INT64_MAX : now + ms * 1000000;
+    gr_pause_start(db, mode, end);
+    gr_reply_ok(reply);
+}
+
 static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     gr_connection_t *conn = db->current;
     const uint8_t *sub = argv[1];
@@ -568,7 +576,7 @@ static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
     } else if (gr_word_is(sub, length, "info") && argc == 2) {
         gr_text_t text;
         if (gr_text_init(&text, 512) != 0) { gr_reply_oom(reply); return; }
-        describe(db, conn, &text);
+        gr_connection_describe(db, conn, &text);
         reply_text(&text, reply);
     } else if (gr_word_is(sub, length, "list")) {
         client_list(db, argc, argv, argv_length, reply);
@@ -576,6 +584,11 @@ static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
         client_kill(db, argc, argv, argv_length, reply);
     } else if (gr_word_is(sub, length, "unblock")) {
         client_unblock(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(sub, length, "pause") && argc >= 3) {
+        client_pause(db, argc, argv, argv_length, reply);
+    } else if (gr_word_is(sub, length, "unpause") && argc == 2) {
+        gr_pause_end(db);
+        gr_reply_ok(reply);
     } else if (gr_word_is(sub, length, "reply") && argc == 3) {
         /* Redis's: ON answers OK; OFF and SKIP answer nothing (the RESP transport takes back the
          * bytes of every reply while off, and of the next command's after SKIP). Over the ring
@@ -611,6 +624,7 @@ static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
             "LIST [TYPE <type>] [ID <id> [<id> ...]]", "    Return information about client connections (RESP and ring).",
             "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
             "NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
+            "PAUSE <timeout> [WRITE|ALL]", "    Suspend all, or just write, clients for <timeout> milliseconds.",
             "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection (RESP only).",
             "SETINFO <option> <value>", "    Set LIB-NAME or LIB-VER for the current connection.",
             "SETNAME <name>", "    Assign the name <name> to the current connection.",
@@ -618,13 +632,15 @@ static void client(gr_server_t *db, size_t argc, const uint8_t *const *argv, con
             "    Control server assisted client side caching.",
             "TRACKINGINFO", "    Report tracking status for the current connection.",
             "UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
+            "UNPAUSE", "    Stop the current client pause, resuming traffic.",
             "HELP", "    Print this help.",
         };
         gr_reply_help(reply, lines, sizeof lines / sizeof lines[0]);
     } else if (gr_word_is(sub, length, "id") || gr_word_is(sub, length, "setname") || gr_word_is(sub, length, "getname") ||
                gr_word_is(sub, length, "info") || gr_word_is(sub, length, "kill") || gr_word_is(sub, length, "no-evict") ||
                gr_word_is(sub, length, "no-touch") ||
-               gr_word_is(sub, length, "reply") || gr_word_is(sub, length, "tracking") ||
+               gr_word_is(sub, length, "reply") || gr_word_is(sub, length, "pause") || gr_word_is(sub, length, "unpause") ||
+               gr_word_is(sub, length, "tracking") ||
                gr_word_is(sub, length, "caching") || gr_word_is(sub, length, "getredir") ||
                gr_word_is(sub, length, "trackinginfo") ||
                gr_word_is(sub, length, "help")) {

@@ -52,24 +52,8 @@ static gr_subscriber_t *subscriber_or_reply(gr_server_t *db, gr_reply_t *reply) 
     return &conn->subscriber;
 }
 
-/* ACL: every channel (or pattern) named from argv[first] on must be one the user may use, as
- * Redis checks them before the command runs; 0, or -1 with NOPERM written. */
-static int channels_allowed(gr_server_t *db, size_t first, size_t last, const uint8_t *const *argv,
-                            const size_t *argv_length, int is_pattern, gr_reply_t *reply) {
-    const gr_acl_user_t *user = gr_db_current_user(db);
-    if (!user || user->allchannels) return 0;
-    for (size_t i = first; i <= last; i++)
-        if (!gr_acl_allows_channel(user, argv[i], argv_length[i], is_pattern)) {
-            gr_reply_error_text(reply, GR_ERR_GENERIC,
-                                "NOPERM this user has no permissions to access one of the channels used as arguments");
-            return -1;
-        }
-    return 0;
-}
-
 static void subscribe(gr_server_t *db, gr_pubsub_space_t space, const char *kind, size_t argc, const uint8_t *const *argv,
                       const size_t *argv_length, gr_reply_t *reply) {
-    if (channels_allowed(db, 1, argc - 1, argv, argv_length, space == GR_PUBSUB_PATTERNS, reply) != 0) return;
     gr_subscriber_t *subscriber = subscriber_or_reply(db, reply);
     if (!subscriber) return;
     confirm_t c = {reply, subscriber, space, kind};
@@ -128,13 +112,11 @@ void gr_cmd_sunsubscribe(gr_server_t *db, size_t argc, const uint8_t *const *arg
 
 void gr_cmd_publish(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
-    if (channels_allowed(db, 1, 1, argv, argv_length, 0, reply) != 0) return;
     gr_reply_integer(reply, gr_pubsub_publish(db->pubsub, arg(argv, argv_length, 1), arg(argv, argv_length, 2)));
 }
 
 void gr_cmd_spublish(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
     (void)argc;
-    if (channels_allowed(db, 1, 1, argv, argv_length, 0, reply) != 0) return;
     gr_reply_integer(reply, gr_pubsub_spublish(db->pubsub, arg(argv, argv_length, 1), arg(argv, argv_length, 2)));
 }
 

@@ -11,6 +11,8 @@
 #include "exec/acl.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +141,10 @@ static void user_release(gr_acl_user_t *user) {
     free(user->passwords);
     free_patterns(user->keys, user->key_count);
     free_patterns(user->channels, user->channel_count);
+    for (uint32_t i = 0; i < user->selector_count; i++) user_release(&user->selectors[i]);
+    free(user->selectors);
+    user->selectors = NULL;
+    user->selector_count = 0;
 }
 
 static int copy_patterns(gr_acl_pattern_t **to, const gr_acl_pattern_t *from, uint32_t count) {
@@ -159,11 +165,22 @@ static int copy_patterns(gr_acl_pattern_t **to, const gr_acl_pattern_t *from, ui
 static int user_copy(gr_acl_user_t *to, const gr_acl_user_t *from) {
     *to = *from;
     to->name = NULL, to->passwords = NULL, to->keys = to->channels = NULL;
+    to->selectors = NULL, to->selector_count = 0;
     to->next = NULL;
     int failed = 0;
-    to->name = malloc(from->name_length + 1);
-    if (to->name) memcpy(to->name, from->name, from->name_length + 1);
-    else failed = 1;
+    if (from->name) {
+        to->name = malloc(from->name_length + 1);
+        if (to->name) memcpy(to->name, from->name, from->name_length + 1);
+        else failed = 1;
+    }
+    if (from->selector_count) {
+        to->selectors = calloc(from->selector_count, sizeof *to->selectors);
+        if (!to->selectors) failed = 1;
+        for (uint32_t i = 0; to->selectors && i < from->selector_count; i++) {
+            if (user_copy(&to->selectors[i], &from->selectors[i]) != 0) { failed = 1; break; }
+            to->selector_count = i + 1;
+        }
+    }
     if (from->password_count) {
         to->passwords = malloc(from->password_count * sizeof *to->passwords);
         if (to->passwords) memcpy(to->passwords, from->passwords, from->password_count * sizeof *to->passwords);
@@ -211,11 +228,91 @@ gr_acl_t *gr_acl_new(void) {
     user->enabled = user->nopass = user->allkeys = user->allchannels = user->allcommands = 1;
     memset(user->allowed, 0xff, sizeof user->allowed);
     acl->users = acl->default_user = user;
+    acl->log_max_len = 128;
     return acl;
+}
+
+/* ---- ACL LOG ---- */
+
+#define LOG_GROUPING_MS 60000   /* Redis's ACL_LOG_GROUPING_MAX_TIME_DELTA */
+#define LOG_SCAN 10             /* entries looked at for one to merge with */
+
+static void log_entry_free(gr_acl_log_entry_t *entry) {
+    free(entry->object);
+    free(entry->username);
+    free(entry->client_info);
+    free(entry);
+}
+
+static char *copy_bytes(const uint8_t *bytes, size_t length) {
+    char *copy = malloc(length + 1);
+    if (!copy) return NULL;
+    if (length) memcpy(copy, bytes, length);
+    copy[length] = '\0';
+    return copy;
+}
+
+void gr_acl_log_reset(gr_acl_t *acl) {
+    for (gr_acl_log_entry_t *entry = acl->log, *next; entry; entry = next) {
+        next = entry->next;
+        log_entry_free(entry);
+    }
+    acl->log = NULL;
+    acl->log_length = 0;
+}
+
+void gr_acl_log_add(gr_acl_t *acl, int reason, int context, const uint8_t *object, size_t object_length,
+                    const uint8_t *username, size_t username_length, char *client_info, int64_t now_ms) {
+    gr_acl_log_entry_t **at = &acl->log;
+    for (int scanned = 0; *at && scanned < LOG_SCAN; scanned++, at = &(*at)->next) {
+        gr_acl_log_entry_t *entry = *at;
+        if (entry->reason != reason || entry->context != context || now_ms - entry->updated_ms > LOG_GROUPING_MS ||
+            entry->object_length != object_length || memcmp(entry->object, object, object_length) ||
+            entry->username_length != username_length || memcmp(entry->username, username, username_length))
+            continue;
+        *at = entry->next;   /* to the front, with this refusal's client and time */
+        entry->next = acl->log;
+        acl->log = entry;
+        entry->count++;
+        entry->updated_ms = now_ms;
+        free(entry->client_info);
+        entry->client_info = client_info;
+        return;
+    }
+    gr_acl_log_entry_t *entry = calloc(1, sizeof *entry);
+    if (!entry || !(entry->object = copy_bytes(object, object_length)) ||
+        !(entry->username = copy_bytes(username, username_length))) {
+        if (entry) log_entry_free(entry);
+        free(client_info);
+        return;   /* out of memory: the refusal stands, its record is lost */
+    }
+    entry->count = 1;
+    entry->reason = (uint8_t)reason;
+    entry->context = (uint8_t)context;
+    entry->object_length = object_length;
+    entry->username_length = username_length;
+    entry->client_info = client_info;
+    entry->entry_id = acl->log_next_id++;
+    entry->created_ms = entry->updated_ms = now_ms;
+    entry->next = acl->log;
+    acl->log = entry;
+    acl->log_length++;
+    if (acl->log_length <= acl->log_max_len) return;
+    gr_acl_log_entry_t **last = &acl->log;   /* trimmed to acllog-max-len, oldest first */
+    int64_t kept = 0;
+    while (*last && kept < acl->log_max_len) last = &(*last)->next, kept++;
+    for (gr_acl_log_entry_t *gone = *last, *next; gone; gone = next) {
+        next = gone->next;
+        log_entry_free(gone);
+    }
+    *last = NULL;
+    acl->log_length = kept;
 }
 
 void gr_acl_free(gr_acl_t *acl) {
     if (!acl) return;
+    gr_acl_log_reset(acl);
+    free(acl->file);
     for (gr_acl_user_t *user = acl->users, *next; user; user = next) {
         next = user->next;
         user_release(user);
@@ -267,7 +364,7 @@ static const char *const RULE_ERRORS[] = {
     [E_NO_PASSWORD] = "The password you are trying to remove from the user does not exist",
     [E_BAD_HASH] = "The password hash must be exactly 64 characters and contain only lowercase hexadecimal characters",
     [E_NO_MEMORY] = "Out of memory",
-    [E_SELECTORS] = "Selectors are not supported by goblin-ring yet",
+    [E_SELECTORS] = "Syntax error",
     [E_FIRST_ARG] = "Allowing first-arg of a subcommand is not supported",
     [E_FIRST_ARG_RULES] = "First-arg rules (+command|first-arg) are not supported by goblin-ring yet",
 };
@@ -421,6 +518,52 @@ static void reset_passwords(gr_acl_user_t *user) {
     user->nopass = 0;
 }
 
+static void clear_selectors(gr_acl_user_t *user) {
+    for (uint32_t i = 0; i < user->selector_count; i++) user_release(&user->selectors[i]);
+    free(user->selectors);
+    user->selectors = NULL;
+    user->selector_count = 0;
+}
+
+/* A rule inside a selector: only keys, channels and commands, as Redis's ACLSetSelector. */
+static int selector_rule(gr_acl_user_t *selector, const uint8_t *rule, size_t length) {
+    if (word_is(rule, length, "allkeys")) { reset_keys(selector); selector->allkeys = 1; return E_OK; }
+    if (word_is(rule, length, "resetkeys")) { reset_keys(selector); return E_OK; }
+    if (word_is(rule, length, "allchannels")) { reset_channels(selector); selector->allchannels = 1; return E_OK; }
+    if (word_is(rule, length, "resetchannels")) { reset_channels(selector); return E_OK; }
+    if (word_is(rule, length, "allcommands")) return command_rule(selector, (const uint8_t *)"+@all", 5);
+    if (word_is(rule, length, "nocommands")) return command_rule(selector, (const uint8_t *)"-@all", 5);
+    switch (rule[0]) {
+    case '~': case '%': return key_rule(selector, rule, length);
+    case '&': return channel_rule(selector, rule + 1, length - 1);
+    case '+': case '-': return command_rule(selector, rule, length);
+    default: return E_SYNTAX;
+    }
+}
+
+static int is_space(uint8_t c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+/* "(rules)": a new selector (no keys, resetchannels, -@all) with the space-separated rules. */
+static int add_selector(gr_acl_user_t *user, const uint8_t *inner, size_t length) {
+    gr_acl_user_t selector;
+    memset(&selector, 0, sizeof selector);
+    for (size_t at = 0; at < length;) {
+        while (at < length && is_space(inner[at])) at++;
+        size_t end = at;
+        while (end < length && !is_space(inner[end])) end++;
+        if (end > at) {
+            int status = selector_rule(&selector, inner + at, end - at);
+            if (status != E_OK) { user_release(&selector); return status; }
+        }
+        at = end;
+    }
+    gr_acl_user_t *grown = realloc(user->selectors, (user->selector_count + 1) * sizeof *grown);
+    if (!grown) { user_release(&selector); return E_NO_MEMORY; }
+    user->selectors = grown;
+    grown[user->selector_count++] = selector;
+    return E_OK;
+}
+
 static int apply_rule(gr_acl_user_t *user, const uint8_t *rule, size_t length) {
     if (length == 0) return E_OK;   /* an empty rule changes nothing, as Redis */
     if (word_is(rule, length, "on")) { user->enabled = 1; return E_OK; }
@@ -439,9 +582,10 @@ static int apply_rule(gr_acl_user_t *user, const uint8_t *rule, size_t length) {
         reset_channels(user);
         user->enabled = 0;
         user->payload = GR_ACL_SANITIZE;
+        clear_selectors(user);
         return command_rule(user, (const uint8_t *)"-@all", 5);
     }
-    if (word_is(rule, length, "clearselectors")) return E_OK;   /* there are none to clear */
+    if (word_is(rule, length, "clearselectors")) { clear_selectors(user); return E_OK; }
     if (word_is(rule, length, "sanitize-payload")) { user->payload = GR_ACL_SANITIZE; return E_OK; }
     if (word_is(rule, length, "skip-sanitize-payload")) { user->payload = GR_ACL_SKIP_SANITIZE; return E_OK; }
     uint8_t hash[GR_SHA256_BYTES];
@@ -453,14 +597,84 @@ static int apply_rule(gr_acl_user_t *user, const uint8_t *rule, size_t length) {
     case '~': case '%': return key_rule(user, rule, length);
     case '&': return channel_rule(user, rule + 1, length - 1);
     case '+': case '-': return command_rule(user, rule, length);
-    case '(': return rule[length - 1] == ')' ? E_SELECTORS : E_SYNTAX;
+    case '(': return length >= 2 && rule[length - 1] == ')' ? add_selector(user, rule + 1, length - 2) : E_SYNTAX;
     default: return E_SYNTAX;
     }
 }
 
+static int set_user_merged(gr_acl_t *acl, const uint8_t *name, size_t name_length, size_t rule_count,
+                           const uint8_t *const *rules, const size_t *rule_lengths, char *error, size_t error_size);
+
+/* Redis's ACLMergeSelectorArguments: arguments from one starting with "(" (and not ending with
+ * ")") to the next ending with ")" are one selector, joined by spaces. The merged rules point
+ * into rules or into *buffer (malloc'd, the caller frees it); count, or -1 with the argument
+ * whose parenthesis is never closed in *unmatched (-2: out of memory). */
+static long merge_selectors(size_t count, const uint8_t *const *rules, const size_t *lengths, const uint8_t **out,
+                            size_t *out_lengths, uint8_t **buffer, size_t *unmatched) {
+    size_t total = 0;
+    for (size_t i = 0; i < count; i++) total += lengths[i] + 1;
+    *buffer = malloc(total ? total : 1);
+    if (!*buffer) return -2;
+    size_t used = 0, merged = 0;
+    long open = -1;
+    for (size_t i = 0; i < count; i++) {
+        const uint8_t *rule = rules[i];
+        size_t length = lengths[i];
+        int closes = length && rule[length - 1] == ')';
+        if (open < 0 && length && rule[0] == '(' && !closes) {
+            open = (long)i;
+            out[merged] = *buffer + used;
+            memcpy(*buffer + used, rule, length);
+            used += length;
+            continue;
+        }
+        if (open >= 0) {
+            (*buffer)[used++] = ' ';
+            memcpy(*buffer + used, rule, length);
+            used += length;
+            if (closes) {
+                out_lengths[merged] = (size_t)(*buffer + used - out[merged]);
+                merged++;
+                open = -1;
+            }
+            continue;
+        }
+        out[merged] = rule;
+        out_lengths[merged++] = length;
+    }
+    if (open >= 0) { *unmatched = (size_t)open; return -1; }
+    return (long)merged;
+}
+
 int gr_acl_set_user(gr_acl_t *acl, const uint8_t *name, size_t name_length, size_t rule_count,
-                    const uint8_t *const *rules, const size_t *rule_lengths, char *error, size_t error_size) {
+                    const uint8_t *const *given_rules, const size_t *given_lengths, char *error, size_t error_size) {
     learn_facts();
+    const uint8_t **rules = malloc((rule_count ? rule_count : 1) * sizeof *rules);
+    size_t *rule_lengths = malloc((rule_count ? rule_count : 1) * sizeof *rule_lengths), unmatched = 0;
+    uint8_t *buffer = NULL;
+    long merged = rules && rule_lengths ? merge_selectors(rule_count, given_rules, given_lengths, rules, rule_lengths,
+                                                          &buffer, &unmatched) : -2;
+    if (merged < 0) {
+        if (merged == -1)
+            snprintf(error, error_size, "ERR Unmatched parenthesis in acl selector starting at '%.*s'.",
+                     (int)(given_lengths[unmatched] > 128 ? 128 : given_lengths[unmatched]),
+                     (const char *)given_rules[unmatched]);
+        else
+            snprintf(error, error_size, "ERR Out of memory");
+        free(rules);
+        free(rule_lengths);
+        free(buffer);
+        return -1;
+    }
+    int status = set_user_merged(acl, name, name_length, (size_t)merged, rules, rule_lengths, error, error_size);
+    free(rules);
+    free(rule_lengths);
+    free(buffer);
+    return status;
+}
+
+static int set_user_merged(gr_acl_t *acl, const uint8_t *name, size_t name_length, size_t rule_count,
+                           const uint8_t *const *rules, const size_t *rule_lengths, char *error, size_t error_size) {
     gr_acl_user_t *existing = gr_acl_find(acl, name, name_length), work;
     if (existing) {
         if (user_copy(&work, existing) != 0) { snprintf(error, error_size, "ERR Out of memory"); return -1; }
@@ -526,7 +740,7 @@ int gr_acl_allows_key(const gr_acl_user_t *user, const uint8_t *key, size_t leng
     return 0;
 }
 
-int gr_acl_allows_channel(const gr_acl_user_t *user, const uint8_t *channel, size_t length, int is_pattern) {
+int gr_acl_selector_allows_channel(const gr_acl_user_t *user, const uint8_t *channel, size_t length, int is_pattern) {
     if (user->allchannels) return 1;
     for (uint32_t i = 0; i < user->channel_count; i++) {
         const gr_acl_pattern_t *p = &user->channels[i];
@@ -611,6 +825,23 @@ static void describe_keys(const gr_acl_user_t *user, gr_text_t *text) {
     }
 }
 
+static void describe_channels(const gr_acl_user_t *user, gr_text_t *text) {
+    if (user->allchannels) { gr_text_append(text, "&* "); return; }
+    gr_text_append(text, "resetchannels ");
+    for (uint32_t i = 0; i < user->channel_count; i++) gr_text_append(text, "&%s ", user->channels[i].text);
+}
+
+char *gr_acl_describe_channels(const gr_acl_user_t *user) {
+    gr_text_t text;
+    if (gr_text_init(&text, 32) != 0) return NULL;
+    if (user->allchannels) gr_text_append(&text, "&*");
+    for (uint32_t i = 0; !user->allchannels && i < user->channel_count; i++)
+        gr_text_append(&text, "%s&%s", i ? " " : "", user->channels[i].text);
+    if (text.failed) { gr_text_free(&text); return NULL; }
+    text.data[text.length] = '\0';
+    return text.data;
+}
+
 char *gr_acl_describe_user(const gr_acl_user_t *user) {
     char *commands = gr_acl_describe_commands(user);
     if (!commands) return NULL;
@@ -625,13 +856,19 @@ char *gr_acl_describe_user(const gr_acl_user_t *user) {
         gr_text_append(&text, " ");
     }
     describe_keys(user, &text);
-    if (user->allchannels) gr_text_append(&text, "&* ");
-    else {
-        gr_text_append(&text, "resetchannels ");
-        for (uint32_t i = 0; i < user->channel_count; i++) gr_text_append(&text, "&%s ", user->channels[i].text);
-    }
+    describe_channels(user, &text);
     gr_text_append(&text, "%s", commands);
     free(commands);
+    for (uint32_t i = 0; i < user->selector_count; i++) {   /* " (~k* resetchannels -@all +get)" */
+        const gr_acl_user_t *selector = &user->selectors[i];
+        char *selector_commands = gr_acl_describe_commands(selector);
+        if (!selector_commands) { text.failed = 1; break; }
+        gr_text_append(&text, " (");
+        describe_keys(selector, &text);
+        describe_channels(selector, &text);
+        gr_text_append(&text, "%s)", selector_commands);
+        free(selector_commands);
+    }
     if (text.failed) { gr_text_free(&text); return NULL; }
     return text.data;
 }
@@ -645,4 +882,209 @@ char *gr_acl_describe_keys(const gr_acl_user_t *user) {
     if (text.length) text.length--;
     text.data[text.length] = '\0';   /* also when nothing was written */
     return text.data;
+}
+
+/* ---- the ACL file (aclfile): ACL LOAD, ACL SAVE, the load at start ---- */
+
+/* Redis 7.0's loader: lines trimmed of " \t\r\n", empty ones skipped, each split on single
+ * spaces (no quoting: a quote is part of a word), "user <name> <rules>"; every rule is tried
+ * on a scratch user so that all of a file's errors are reported, and nothing changes unless
+ * there are none. */
+static void append_error(gr_text_t *errors, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void append_error(gr_text_t *errors, const char *format, ...) {
+    char line[700];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(line, sizeof line, format, args);
+    va_end(args);
+    gr_text_append(errors, "%s", line);
+}
+
+static int is_trim(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+gr_acl_t *gr_acl_load_file(const char *path, char **errors_out) {
+    *errors_out = NULL;
+    gr_text_t errors;
+    if (gr_text_init(&errors, 256) != 0) return NULL;
+    FILE *file = fopen(path, "r");
+    char *content = NULL;
+    size_t size = 0;
+    if (file) {
+        size_t capacity = 0;
+        for (;;) {
+            if (size + 4096 > capacity) {
+                capacity = capacity ? capacity * 2 : 65536;
+                char *grown = realloc(content, capacity);
+                if (!grown) { errno = ENOMEM; break; }
+                content = grown;
+            }
+            size_t n = fread(content + size, 1, capacity - size, file);
+            size += n;
+            if (n == 0) break;
+        }
+        int failed = ferror(file) || !content;
+        fclose(file);
+        if (failed) { free(content); content = NULL; file = NULL; }
+    }
+    if (!file) {
+        gr_text_append(&errors, "Error loading ACLs, opening file '%s': %s", path, strerror(errno ? errno : EIO));
+        *errors_out = errors.data;
+        return NULL;
+    }
+    gr_acl_t *loaded = gr_acl_new();
+    gr_acl_user_t *scratch = user_new((const uint8_t *)"scratch", 7);
+    uint8_t *defined = calloc(1, 1);   /* names seen in this file, NUL separated, for duplicates */
+    size_t defined_size = 0;
+    if (!loaded || !scratch || !defined) {
+        gr_acl_free(loaded);
+        if (scratch) { user_release(scratch); free(scratch); }
+        free(defined);
+        free(content);
+        gr_text_free(&errors);
+        return NULL;
+    }
+    size_t at = 0;
+    for (int line_number = 1; at < size; line_number++) {
+        size_t end = at;
+        while (end < size && content[end] != '\n') end++;
+        size_t first = at, last = end;
+        at = end + 1;
+        while (first < last && is_trim(content[first])) first++;
+        while (last > first && is_trim(content[last - 1])) last--;
+        if (first == last) continue;
+        /* words: split on every single space */
+        const uint8_t *words[256];
+        size_t lengths[256], count = 0;
+        size_t w = first;
+        for (size_t i = first; i <= last && count < 256; i++)
+            if (i == last || content[i] == ' ') {
+                words[count] = (const uint8_t *)content + w;
+                lengths[count++] = i - w;
+                w = i + 1;
+            }
+        if (count < 2 || lengths[0] != 4 || memcmp(words[0], "user", 4) != 0) {
+            append_error(&errors, "%s:%d should start with user keyword followed by the username. ", path, line_number);
+            continue;
+        }
+        int duplicate = 0;
+        for (size_t d = 0; d < defined_size;) {
+            size_t n = strlen((const char *)defined + d);
+            if (n == lengths[1] && !memcmp(defined + d, words[1], n)) duplicate = 1;
+            d += n + 1;
+        }
+        if (duplicate) {
+            append_error(&errors, "WARNING: Duplicate user '%.*s' found on line %d. ", (int)lengths[1], (const char *)words[1],
+                         line_number);
+            continue;
+        }
+        uint8_t *grown = realloc(defined, defined_size + lengths[1] + 1);
+        if (grown) {
+            defined = grown;
+            memcpy(defined + defined_size, words[1], lengths[1]);
+            defined[defined_size + lengths[1]] = '\0';
+            defined_size += lengths[1] + 1;
+        }
+        size_t errors_before = errors.length, unmatched = 0;
+        const uint8_t *merged_rules[256];
+        size_t merged_lengths[256];
+        uint8_t *merged_buffer = NULL;
+        long merged = merge_selectors(count - 2, words + 2, lengths + 2, merged_rules, merged_lengths, &merged_buffer,
+                                      &unmatched);
+        if (merged < 0) {
+            if (merged == -1)
+                append_error(&errors, "%s:%d: Unmatched parenthesis in acl selector starting at '%.*s'. ", path,
+                             line_number, (int)(lengths[2 + unmatched] > 128 ? 128 : lengths[2 + unmatched]),
+                             (const char *)words[2 + unmatched]);
+            free(merged_buffer);
+            continue;
+        }
+        for (long j = 0; j < merged; j++) words[2 + j] = merged_rules[j], lengths[2 + j] = merged_lengths[j];
+        count = 2 + (size_t)merged;
+        apply_rule(scratch, (const uint8_t *)"reset", 5);
+        for (size_t j = 2; j < count; j++) {
+            while (lengths[j] && (words[j][lengths[j] - 1] == '\t' || words[j][lengths[j] - 1] == '\r')) lengths[j]--;
+            while (lengths[j] && words[j][0] == '\t') words[j]++, lengths[j]--;
+            int status = apply_rule(scratch, words[j], lengths[j]);
+            if (status == E_OK) continue;
+            if (status == E_UNKNOWN)   /* as Redis 7.0 words it: only unknown names get this prefix */
+                append_error(&errors, "%s:%d: Error in applying operation '%.*s': %s. ", path, line_number,
+                             (int)(lengths[j] > 128 ? 128 : lengths[j]), (const char *)words[j], RULE_ERRORS[status]);
+            else
+                append_error(&errors, "%s:%d: %s. ", path, line_number, RULE_ERRORS[status]);
+        }
+        if (errors.length != errors_before || errors_before != 0) { free(merged_buffer); continue; }   /* fails anyway */
+        /* a new user starts as Redis's new user; the default user is reset first (without the
+         * sanitize-payload flag reset sets, as Redis 7.0 shows it after a load) */
+        int is_default = lengths[1] == 7 && !memcmp(words[1], "default", 7);
+        const uint8_t *rules[258];
+        size_t rule_lengths[258], rule_count = 0;
+        if (is_default) rules[rule_count] = (const uint8_t *)"reset", rule_lengths[rule_count++] = 5;
+        for (size_t j = 2; j < count; j++) rules[rule_count] = words[j], rule_lengths[rule_count++] = lengths[j];
+        char why[512];
+        if (is_default) loaded->default_user->payload = 0;
+        int set = gr_acl_set_user(loaded, words[1], lengths[1], rule_count, rules, rule_lengths, why, sizeof why);
+        free(merged_buffer);
+        if (set != 0) {
+            append_error(&errors, "%s:%d: %s. ", path, line_number, why);
+        } else if (is_default) {
+            int payload_rule = 0;
+            for (size_t j = 2; j < count; j++)
+                payload_rule |= word_is(words[j], lengths[j], "sanitize-payload") || word_is(words[j], lengths[j], "skip-sanitize-payload");
+            if (!payload_rule) loaded->default_user->payload = 0;
+        }
+    }
+    /* a file without "user default" leaves the new table's default user: on nopass ~* &* +@all */
+    user_release(scratch);
+    free(scratch);
+    free(defined);
+    free(content);
+    if (errors.failed) { gr_acl_free(loaded); gr_text_free(&errors); return NULL; }
+    if (errors.length) {
+        gr_text_append(&errors, "WARNING: ACL errors detected, no change to the previously active ACL rules was performed");
+        gr_acl_free(loaded);
+        *errors_out = errors.data;
+        return NULL;
+    }
+    gr_text_free(&errors);
+    return loaded;
+}
+
+void gr_acl_replace(gr_acl_t *acl, gr_acl_t *loaded) {
+    gr_acl_user_t *old_default = acl->default_user, *new_default = loaded->default_user;
+    for (gr_acl_user_t *user = acl->users, *next; user; user = next) {   /* all but the default user */
+        next = user->next;
+        if (user == old_default) continue;
+        user_release(user);
+        free(user);
+    }
+    /* the default user's record stays where connections point; it takes the new one's rules */
+    gr_acl_user_t kept_next_placeholder = *new_default;
+    user_release(old_default);
+    *old_default = kept_next_placeholder;
+    acl->users = NULL;
+    for (gr_acl_user_t *user = loaded->users, *next; user; user = next) {
+        next = user->next;
+        if (user == new_default) { free(new_default); user = old_default; }
+        user->next = NULL;
+        insert_sorted(acl, user);
+    }
+    loaded->users = loaded->default_user = NULL;
+    gr_acl_free(loaded);
+}
+
+int gr_acl_save_file(const gr_acl_t *acl, const char *path) {
+    char temporary[4200];
+    if (snprintf(temporary, sizeof temporary, "%s.tmp-%d", path, (int)getpid()) >= (int)sizeof temporary) return -1;
+    FILE *file = fopen(temporary, "w");
+    if (!file) return -1;
+    int failed = 0;
+    for (const gr_acl_user_t *user = acl->users; user && !failed; user = user->next) {
+        char *line = gr_acl_describe_user(user);
+        if (!line || fprintf(file, "%s\n", line) < 0) failed = 1;
+        free(line);
+    }
+    if (fflush(file) != 0 || fsync(fileno(file)) != 0) failed = 1;
+    if (fclose(file) != 0) failed = 1;
+    if (failed || rename(temporary, path) != 0) { unlink(temporary); return -1; }
+    return 0;
 }

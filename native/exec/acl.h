@@ -42,12 +42,35 @@ typedef struct gr_acl_user {
     uint32_t key_count;
     gr_acl_pattern_t *channels;
     uint32_t channel_count;
+    /* Redis 7.0's selectors, "(~k* +get)": each a set of commands, keys and channels of its own
+     * (the fields above; name NULL). A call is allowed when the user's root permissions or
+     * any one selector allow all of it. */
+    struct gr_acl_user *selectors;
+    uint32_t selector_count;
     struct gr_acl_user *next;          /* the table, sorted by name (ACL USERS, ACL LIST) */
 } gr_acl_user_t;
+
+/* ACL LOG (Redis 7's): one entry per refusal, newest first; a refusal equal to one of the 10
+ * newest entries (same reason, context, object and user, within 60 s of its last update) bumps
+ * that entry's count and moves it to the front instead of adding one. */
+enum { GR_ACL_LOG_COMMAND, GR_ACL_LOG_KEY, GR_ACL_LOG_CHANNEL, GR_ACL_LOG_AUTH };
+enum { GR_ACL_LOG_TOPLEVEL, GR_ACL_LOG_MULTI, GR_ACL_LOG_LUA };
+
+typedef struct gr_acl_log_entry {
+    int64_t count, entry_id, created_ms, updated_ms;
+    uint8_t reason, context;
+    char *object, *username, *client_info;
+    size_t object_length, username_length;
+    struct gr_acl_log_entry *next;
+} gr_acl_log_entry_t;
 
 typedef struct gr_acl {
     gr_acl_user_t *users;
     gr_acl_user_t *default_user;
+    gr_acl_log_entry_t *log;           /* newest first */
+    int64_t log_length, log_max_len;   /* acllog-max-len: 128 */
+    int64_t log_next_id;               /* entry-id: counts the entries ever made (RESET keeps it) */
+    char *file;                        /* aclfile (CONFIG, fixed at start), or NULL */
 } gr_acl_t;
 
 /* The table with the default user: on, nopass, ~*, &*, +@all. NULL when out of memory. */
@@ -78,8 +101,10 @@ static inline int gr_acl_allows_slot(const gr_acl_user_t *user, int slot) {
 }
 /* A key for the given access (GR_ACL_READ/WRITE bits; 0: any one pattern matching at all). */
 int gr_acl_allows_key(const gr_acl_user_t *user, const uint8_t *key, size_t length, int access);
-/* A channel (or, is_pattern: a PSUBSCRIBE pattern, which must equal one of the user's). */
-int gr_acl_allows_channel(const gr_acl_user_t *user, const uint8_t *channel, size_t length, int is_pattern);
+/* A channel (or, is_pattern: a PSUBSCRIBE pattern, which must equal one of the patterns), by one
+ * selector's (or the root's) channel patterns alone: admission checks them within the selector
+ * that allows the command (gr_db_acl_check). */
+int gr_acl_selector_allows_channel(const gr_acl_user_t *selector, const uint8_t *channel, size_t length, int is_pattern);
 
 /* Descriptions, as ACL LIST / GETUSER print them; each returns a malloc'd text (NULL: out of
  * memory). flags: "on nopass" ...; commands: "+@all", "-@all +@list -lpop" ...;
@@ -87,6 +112,21 @@ int gr_acl_allows_channel(const gr_acl_user_t *user, const uint8_t *channel, siz
 char *gr_acl_describe_commands(const gr_acl_user_t *user);
 char *gr_acl_describe_user(const gr_acl_user_t *user);
 char *gr_acl_describe_keys(const gr_acl_user_t *user);   /* GETUSER's keys: "~k* %R~r*" */
+char *gr_acl_describe_channels(const gr_acl_user_t *user);   /* GETUSER's channels: "&*", "&a &b", "" */
+
+/* ACL LOG: record a refusal at now_ms; client_info is taken over (malloc'd, may be NULL). */
+void gr_acl_log_add(gr_acl_t *acl, int reason, int context, const uint8_t *object, size_t object_length,
+                    const uint8_t *username, size_t username_length, char *client_info, int64_t now_ms);
+void gr_acl_log_reset(gr_acl_t *acl);
+
+/* The ACL file (Redis 7.0's syntax: "user <name> <rules>" lines): a new table made from it, or
+ * NULL with *errors (malloc'd: Redis's texts, every error of the file; NULL when out of memory).
+ * gr_acl_replace then puts its users in acl's place (the default user's record is kept, with
+ * the loaded rules; the caller has detached connections from the other users) and frees it.
+ * gr_acl_save_file writes ACL LIST's lines to a temporary file renamed over path: 0 or -1. */
+gr_acl_t *gr_acl_load_file(const char *path, char **errors);
+void gr_acl_replace(gr_acl_t *acl, gr_acl_t *loaded);
+int gr_acl_save_file(const gr_acl_t *acl, const char *path);
 
 /* Categories: Redis's names, in ACL CAT order; -1 for an unknown name. */
 size_t gr_acl_category_count(void);

@@ -8,8 +8,11 @@
  */
 #include "exec/blocking.h"
 #include "core/clock.h"
+#include "exec/call.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -46,6 +49,13 @@ typedef struct gr_waiter {
     uint64_t request_id;
     waiter_link_t *links;        /* one per distinct key */
     uint32_t link_count;
+    /* for SLOWLOG when it is served (as Redis logs a blocked command at unblock): the call's
+     * argv (argc 0: a typed ring request, shown from the request) and what its parking call
+     * had taken so far, in the accounting clock */
+    size_t argc;
+    uint8_t **argv;              /* one allocation: pointers, lengths, bytes */
+    size_t *argv_length;
+    uint64_t park_cycles;
     struct gr_waiter *prev, *next;   /* every waiter, in blocking order */
 } gr_waiter_t;
 
@@ -130,6 +140,24 @@ int gr_blocking_park(gr_server_t *db, const gr_block_spec_t *spec, const gr_requ
         if (copy) gr_request_free_clone(copy);
         return -1;
     }
+    const gr_call_t *call = db->call;
+    if (call && call->argc) {   /* kept for SLOWLOG; without it, the entry shows the typed form */
+        size_t bytes = call->argc * (sizeof *w->argv + sizeof *w->argv_length);
+        for (size_t i = 0; i < call->argc; i++) bytes += call->argv_length[i];
+        uint8_t *block = malloc(bytes);
+        if (block) {
+            w->argv = (uint8_t **)block;
+            w->argv_length = (size_t *)(block + call->argc * sizeof *w->argv);
+            uint8_t *at = block + call->argc * (sizeof *w->argv + sizeof *w->argv_length);
+            for (size_t i = 0; i < call->argc; i++) {
+                memcpy(at, call->argv[i], call->argv_length[i]);
+                w->argv[i] = at, w->argv_length[i] = call->argv_length[i];
+                at += call->argv_length[i];
+            }
+            w->argc = call->argc;
+        }
+    }
+    if (call) w->park_cycles = (uint64_t)(gr_db_account_start() - call->start);
     w->conn = conn;
     w->spec = spec;
     w->request = copy;
@@ -215,6 +243,7 @@ static void unlink_waiter(gr_server_t *db, gr_waiter_t *w) {
     w->conn->blocked = 0;
     db->blocked_count--;
     gr_request_free_clone(w->request);
+    free(w->argv);
     free(w->links);
     free(w);
 }
@@ -369,7 +398,36 @@ static void serve_key(gr_server_t *db, blocked_key_t *k) {
         call.db_index = w->db_index;
         if (!w->spec->serve(db, &request, reply)) w->spec->timeout_reply(&request, reply);   /* never parks */
         gr_call_end(db, &call);
+        /* SLOWLOG, as Redis 7.0 logs an unblocked command: its own argv, with the time its
+         * first call took plus this serving (not the time it waited) */
+        uint64_t elapsed = w->park_cycles + (uint64_t)(gr_db_account_start() - call.start);
+        size_t argc = w->argc;
+        uint8_t **argv = w->argv;
+        size_t *argv_length = w->argv_length;
+        gr_request_t *original = w->request;
+        gr_block_keys_t w_spec_keys = w->spec->keys;
+        w->argv = NULL, w->request = NULL;   /* kept past unlink_waiter for the entry */
         unlink_waiter(db, w);
+        if (!argc && original && w_spec_keys == GR_BLOCK_KEYS_IN_ITEMS && original->item_count < 64) {
+            /* a typed ring request (BLPOP k1 k2 timeout's shape): shown as that command line */
+            const gr_command_t *row = gr_command_at((size_t)index);
+            const uint8_t *words[66];
+            size_t lengths[66], n = 0;
+            char name[32], timeout[40];
+            size_t name_length = row ? strlen(row->name) : 0;
+            if (name_length >= sizeof name) name_length = sizeof name - 1;
+            for (size_t i = 0; i < name_length; i++) name[i] = (char)toupper((unsigned char)row->name[i]);
+            words[n] = (const uint8_t *)name, lengths[n++] = name_length;
+            for (uint32_t i = 0; i < original->item_count; i++)
+                words[n] = original->items[i].data, lengths[n++] = original->items[i].length;
+            int t = snprintf(timeout, sizeof timeout, "%.17g", original->timeout);
+            words[n] = (const uint8_t *)timeout, lengths[n++] = t > 0 ? (size_t)t : 0;
+            gr_db_log_slow(db, index, elapsed, n, words, lengths, NULL);
+        } else {
+            gr_db_log_slow(db, index, elapsed, argc, (const uint8_t *const *)argv, argv_length, argc ? NULL : original);
+        }
+        free(argv);
+        if (original) gr_request_free_clone(original);
         mark_woken(db, conn);
     }
 }

@@ -188,7 +188,26 @@ typedef struct gr_command {
      * COMMAND GETKEYS asks it. */
     size_t (*find_keys)(size_t argc, const uint8_t *const *argv, const size_t *argv_length, size_t *positions,
                         const char **flags, size_t capacity);
+    /* Where a typed request of a row with more than one key holds its keys (GR_REQUEST_KEYS_*),
+     * so that ACL checks each of them for a user without allkeys; 0 (none said): such a request
+     * is refused for that user. Single-key rows need none: their key is request->key. */
+    uint8_t request_keys;
+    /* Which arguments are pub/sub channels ACL checks (Redis 7.0's getChannelsFromCommand):
+     * GR_ACL_CHANNELS_* ; 0 for the rest (the unsubscribes too: not checked, as Redis). */
+    uint8_t acl_channels;
 } gr_command_t;
+
+enum {
+    GR_ACL_CHANNELS_ONE = 1,        /* argument 1: PUBLISH, SPUBLISH */
+    GR_ACL_CHANNELS_ALL = 2,        /* arguments 1..: SUBSCRIBE, SSUBSCRIBE */
+    GR_ACL_CHANNELS_PATTERN = 4,    /* with ALL: PSUBSCRIBE's patterns (equal to the user's, not matched) */
+};
+
+enum {
+    GR_REQUEST_KEYS_ITEMS = 1,      /* every item is a key (spec 0's access): DEL's, MGET's, BLPOP's, LMPOP's */
+    GR_REQUEST_KEYS_ITEM_PAIRS,     /* items 0, 2, 4 ... are keys (spec 0), the others values */
+    GR_REQUEST_KEYS_KEY_ARG1,       /* key (spec 0) and arg1 (spec 1): a source and a destination */
+};
 
 /* Called once, when the library loads, by commands/command_table.c. The rows must outlive
  * every use (they are static). */

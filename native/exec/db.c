@@ -4,6 +4,7 @@
  * in reply.c.
  */
 #include "exec/db.h"
+#include "exec/pause.h"
 #include "exec/monitor.h"
 #include "core/clock.h"
 
@@ -20,6 +21,7 @@
 #include "exec/blocking.h"
 #include "exec/transaction.h"
 #include "exec/tracking.h"
+#include "exec/server_text.h"
 
 #define SCRATCH_ITEMS 65536
 
@@ -344,6 +346,7 @@ gr_ks_entry_t *gr_db_peek_live(gr_server_t *db, gr_bytes_t key) {
         if (db->repl.master_port) {   /* a replica: the primary's DEL removes it (Redis 7.0) */
             return db->current && db->current->repl_master ? entry : NULL;
         }
+        if (db->pause_mode && gr_pause_active(db)) return NULL;   /* paused: reads as gone, kept (Redis 7.0) */
         if (db->propagation.sink) gr_propagate_del(db, keyspace_index(db), key.data, key.length);
         gr_ks_delete(db->keyspace, key.data, key.length);
         db->notify_quiet++;
@@ -474,7 +477,8 @@ int64_t gr_db_cron(gr_server_t *db, int64_t budget_us) {
     gr_child_reap(db);          /* a BGSAVE/BGREWRITEAOF child that ended: its owner's done runs */
     close_idle_clients(db);
     sample_stats(db);
-    for (int i = 0; i < GR_DB_COUNT; i++) {
+    int paused = db->pause_mode && gr_pause_active(db);   /* keys do not expire while paused, as Redis 7.0 */
+    for (int i = 0; i < GR_DB_COUNT && !paused; i++) {
         gr_keyspace_t *ks = db->keyspaces[i];
         gr_ks_rehash(ks, 100);
         if (gr_ks_expires_count(ks) == 0 || db->config.active_expire_disabled || db->repl.master_port) continue;
@@ -499,9 +503,9 @@ int64_t gr_db_cron(gr_server_t *db, int64_t budget_us) {
         if (monotonic_us() - start >= budget_us) break;
     }
     db->stats.expired_keys += expired;
-    if (monotonic_us() - start < budget_us && !db->config.active_expire_disabled && !db->repl.master_port)
-        expire_parts(db, start, budget_us);   /* a replica waits for its primary's DELs */
-    gr_evict_cron(db);   /* an eviction that ran out of time goes on */
+    if (monotonic_us() - start < budget_us && !db->config.active_expire_disabled && !db->repl.master_port && !paused)
+        expire_parts(db, start, budget_us);   /* a replica waits for its primary's DELs; a pause keeps keys */
+    if (!paused) gr_evict_cron(db);   /* an eviction that ran out of time goes on (not while paused, as Redis) */
     for (int i = 0; i < GR_DB_COUNT; i++)   /* keys added to another database (MOVE, COPY DB, a load) get today's stamp */
         gr_ks_set_clock(db->keyspaces[i], gr_evict_stamp(db->now_ms));
     int64_t cycle_ms = (monotonic_us() - start) / 1000;
@@ -550,31 +554,35 @@ static void tracking_after(gr_server_t *db, gr_connection_t *conn) {
     if (db->batch_depth == 0) gr_tracking_flush_broadcast(db);
 }
 
-void gr_db_execute(gr_server_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply) {
+int gr_db_execute(gr_server_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply) {
+    if (db->pause_mode && gr_pause_holds(db, conn, 0, NULL, NULL, request)) return 1;
     enter(db, conn);
     tracking_before(db);
     if (conn->in_multi && gr_transaction_queue_request(db, conn, request, reply)) {   /* queued */
         tracking_after(db, conn);
-        return;
+        return 0;
     }
     gr_db_run(db, request, reply);
     if (db->blocked_count) gr_blocking_serve(db);   /* a push this command made goes to waiters first */
     tracking_after(db, conn);
     if (db->batch_depth == 0) gr_propagate_sync(db);
+    return 0;
 }
 
-void gr_db_execute_argv(gr_server_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
-                        const size_t *argv_length, gr_reply_t *reply) {
+int gr_db_execute_argv(gr_server_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
+                       const size_t *argv_length, gr_reply_t *reply) {
+    if (db->pause_mode && gr_pause_holds(db, conn, argc, argv, argv_length, NULL)) return 1;
     enter(db, conn);
     tracking_before(db);
     if (conn->in_multi && gr_transaction_queue_argv(db, conn, argc, argv, argv_length, reply)) {   /* queued */
         tracking_after(db, conn);
-        return;
+        return 0;
     }
     gr_db_run_argv(db, argc, argv, argv_length, reply);
     if (db->blocked_count) gr_blocking_serve(db);
     tracking_after(db, conn);
     if (db->batch_depth == 0) gr_propagate_sync(db);
+    return 0;
 }
 
 /* ---- admission and accounting (INFO commandstats, errorstats) ---- */
@@ -608,9 +616,99 @@ const char *gr_db_disk_error_refusal(const gr_server_t *db, char *text, size_t s
     return text;
 }
 
+static int64_t unix_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static const char *const CONNECTION_KINDS[] = {"tcp", "unix", "ring"};
+
+/* A connection as CLIENT LIST / CLIENT INFO print it (one line, with its newline), and as
+ * ACL LOG's client-info shows the refused client. */
+void gr_connection_describe(const gr_server_t *db, const gr_connection_t *conn, gr_text_t *text) {
+    int64_t age = (db->now_ms - conn->created_ms) / 1000, idle = (db->now_ms - conn->last_command_ms) / 1000;
+    char flags[12];   /* Redis's letters, in its order: b blocked (or P Pub/Sub), t tracking, R broken
+                       * redirect, B broadcast, e no-evict, T no-touch; N none */
+    size_t f = 0;
+    if (conn->blocked) flags[f++] = 'b';
+    else if (gr_subscriber_total(&conn->subscriber)) flags[f++] = 'P';
+    if (conn->tracking) flags[f++] = 't';
+    if (conn->tracking & GR_TRACKING_BROKEN_REDIR) flags[f++] = 'R';
+    if (conn->tracking & GR_TRACKING_BCAST) flags[f++] = 'B';
+    if (conn->no_evict) flags[f++] = 'e';
+    if (conn->no_touch) flags[f++] = 'T';
+    if (!f) flags[f++] = 'N';
+    flags[f] = '\0';
+    gr_text_append(text,
+        "id=%lld addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=%u psub=%u ssub=%u multi=-1 "
+        "qbuf=%lld qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=%lld tot-mem=%lld events=%s cmd=%s "
+        "user=%s redir=%lld resp=%d lib-name=%s lib-ver=%s transport=%s\n",
+        (long long)conn->id, conn->addr, conn->laddr, conn->fd, conn->name, (long long)(age < 0 ? 0 : age),
+        (long long)(idle < 0 ? 0 : idle), flags,
+        (int)conn->db_index, conn->subscriber.counts[GR_PUBSUB_CHANNELS], conn->subscriber.counts[GR_PUBSUB_PATTERNS],
+        conn->subscriber.counts[GR_PUBSUB_SHARD_CHANNELS],
+        (long long)conn->query_buffer_bytes, (long long)conn->output_buffer_bytes, (long long)conn->memory_bytes,
+        conn->output_buffer_bytes ? "rw" : "r", conn->last_command ? conn->last_command : "NULL",
+        conn->user ? conn->user->name : "default",
+        (long long)(conn->tracking ? conn->tracking_redirect : -1),
+        (int)conn->protocol, conn->lib_name, conn->lib_ver, CONNECTION_KINDS[conn->kind < 3 ? conn->kind : 0]);
+}
+
+void gr_db_acl_log(gr_server_t *db, int reason, const uint8_t *object, size_t object_length,
+                   const uint8_t *username, size_t username_length) {
+    gr_connection_t *conn = db->current;
+    const gr_acl_user_t *user = gr_db_current_user(db);
+    if (!username) {
+        username = (const uint8_t *)(user ? user->name : "default");
+        username_length = user ? user->name_length : 7;
+    }
+    int context = db->script_running ? GR_ACL_LOG_LUA
+                : conn && (conn->in_multi || db->in_exec) ? GR_ACL_LOG_MULTI : GR_ACL_LOG_TOPLEVEL;
+    char *info = NULL;
+    gr_text_t text;
+    if (conn && gr_text_init(&text, 256) == 0) {
+        gr_connection_describe(db, conn, &text);
+        if (!text.failed) {
+            if (text.length && text.data[text.length - 1] == '\n') text.length--;
+            info = malloc(text.length + 1);
+            if (info) memcpy(info, text.data, text.length), info[text.length] = '\0';
+        }
+        gr_text_free(&text);
+    }
+    gr_acl_log_add(db->acl, reason, context, object, object_length, username, username_length, info,
+                   unix_ms());
+}
+
 gr_acl_user_t *gr_db_current_user(const gr_server_t *db) {
     if (!db->current) return db->acl->default_user;   /* no connection: the server's own calls */
     return db->current->user ? db->current->user : gr_acl_implicit_user(db->acl);
+}
+
+int gr_db_acl_setuser(gr_server_t *db, const uint8_t *name, size_t name_length, size_t rule_count,
+                      const uint8_t *const *rules, const size_t *rule_lengths, char *error, size_t error_size) {
+    return gr_acl_set_user(db->acl, name, name_length, rule_count, rules, rule_lengths, error, error_size);
+}
+
+int gr_db_acl_load(gr_server_t *db, char *error, size_t error_size) {
+    if (!db->acl->file) { snprintf(error, error_size, "ERR no aclfile"); return -1; }
+    char *errors = NULL;
+    gr_acl_t *loaded = gr_acl_load_file(db->acl->file, &errors);
+    if (!loaded) {
+        snprintf(error, error_size, "ERR %s", errors ? errors : "Out of memory");
+        free(errors);
+        return -1;
+    }
+    for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
+        if (!conn->user || conn->user == db->acl->default_user) continue;
+        conn->user = NULL;   /* its user is gone: closed after this command, as Redis closes it */
+        if (!conn->kill_requested) {
+            conn->kill_requested = 1;
+            db->kills_pending++;
+        }
+    }
+    gr_acl_replace(db->acl, loaded);
+    return 0;
 }
 
 gr_acl_user_t *gr_db_credentials_user(gr_server_t *db, const uint8_t *username, size_t username_length,
@@ -687,28 +785,107 @@ static int keys_allowed(const gr_acl_user_t *user, int index, const gr_command_t
     return 0;
 }
 
-/* A typed request's key: the one key of a single-key row (key spec RANGE(1, 0, ...)); a typed
- * request of a row with more keys is refused for a user without allkeys (its keys are not
- * placed in argv to walk: send it as a command, or give the user allkeys). */
+/* A typed request's keys: the one key of a single-key row (key spec RANGE(1, 0, ...)), or where
+ * the row's request_keys says a multi-key row's typed form holds them (each checked with its
+ * spec's access, as the argv form would be). A multi-key row without request_keys is refused
+ * for a user without allkeys (send it as a command, or give the user allkeys). 0 allowed, or -1
+ * with the refused key in *refused. */
 static int request_keys_allowed(const gr_acl_user_t *user, int index, const gr_command_t *row,
-                                const gr_request_t *request) {
+                                const gr_request_t *request, const gr_bytes_t **refused) {
     const gr_key_spec_t *spec = &row->keys[0];
     if (!spec->begin) return 0;
+    if (!request) return -1;
+    int first_access = spec_access(index, 0, spec->flags);
+    if (row->request_keys == GR_REQUEST_KEYS_ITEMS || row->request_keys == GR_REQUEST_KEYS_ITEM_PAIRS) {
+        uint32_t step = row->request_keys == GR_REQUEST_KEYS_ITEMS ? 1 : 2;
+        for (uint32_t i = 0; first_access >= 0 && i < request->item_count; i += step)
+            if (!gr_acl_allows_key(user, request->items[i].data, request->items[i].length, first_access)) {
+                *refused = &request->items[i];
+                return -1;
+            }
+        return 0;
+    }
+    if (row->request_keys == GR_REQUEST_KEYS_KEY_ARG1) {
+        int second_access = row->keys[1].begin ? spec_access(index, 1, row->keys[1].flags) : first_access;
+        if (first_access >= 0 && !gr_acl_allows_key(user, request->key.data, request->key.length, first_access)) {
+            *refused = &request->key;
+            return -1;
+        }
+        if (second_access >= 0 && !gr_acl_allows_key(user, request->arg1.data, request->arg1.length, second_access)) {
+            *refused = &request->arg1;
+            return -1;
+        }
+        return 0;
+    }
     int single = spec->begin == 1 && !spec->keynum && spec->last == 0 && !row->keys[1].begin && !row->find_keys;
-    if (!single || !request) return -1;
-    int access = spec_access(index, 0, spec->flags);
-    return access < 0 || gr_acl_allows_key(user, request->key.data, request->key.length, access) ? 0 : -1;
+    if (!single) return -1;
+    *refused = &request->key;
+    return first_access < 0 || gr_acl_allows_key(user, request->key.data, request->key.length, first_access) ? 0 : -1;
 }
 
-int gr_db_acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key) {
+static int selector_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key,
+                          const gr_bytes_t **refused);
+
+/* A row's channel arguments (its .acl_channels), by table index; 0 for none. */
+static int channel_kind(int index) {
+    const gr_command_t *row = index >= 0 ? gr_command_at((size_t)index) : NULL;
+    return row ? row->acl_channels : 0;
+}
+
+/* A channel command's channels against one selector's (or the root's) channel patterns: 0
+ * allowed, or -1 with the refused argument in *refused. A call without argv (none has a typed
+ * form) is refused. */
+static int channels_allowed(const gr_acl_user_t *user, int kind, const gr_admit_args_t *args, size_t *refused) {
+    if (!args || !args->argc) return -1;
+    size_t last = kind & GR_ACL_CHANNELS_ALL ? args->argc - 1 : 1;
+    for (size_t i = 1; i <= last && i < args->argc; i++)
+        if (!gr_acl_selector_allows_channel(user, args->argv[i], args->argv_length[i], (kind & GR_ACL_CHANNELS_PATTERN) != 0)) {
+            *refused = i;
+            return -1;
+        }
+    return 0;
+}
+
+/* gr_db_acl_check, also saying which bytes of a typed request were the refused key. The root
+ * permissions, then each selector: allowed when one allows it all; else the most relevant
+ * refusal, as Redis 7.0 picks it (a key over a command; among keys, the later argument). */
+static int acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key,
+                     const gr_bytes_t **refused) {
+    int status = selector_check(user, index, args, refused_key, refused);
+    if (status == GR_ACL_ALLOWED || !user->selector_count) return status;
+    for (uint32_t i = 0; i < user->selector_count; i++) {
+        size_t key = 0;
+        const gr_bytes_t *bytes = NULL;
+        int s = selector_check(&user->selectors[i], index, args, &key, &bytes);
+        if (s == GR_ACL_ALLOWED) return GR_ACL_ALLOWED;
+        if (s > status || (s == status && key > *refused_key)) status = s, *refused_key = key, *refused = bytes;
+    }
+    return status;
+}
+
+static int selector_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key,
+                          const gr_bytes_t **refused) {
     int slot = args ? args->slot : index;
     if (!gr_acl_allows_slot(user, slot)) return GR_ACL_DENIED_COMMAND;
     const gr_command_t *row = gr_command_at((size_t)index);
-    if (user->allkeys || !row) return GR_ACL_ALLOWED;
     *refused_key = 0;
-    int status = args && args->argc ? keys_allowed(user, index, row, args, refused_key)
-                                    : request_keys_allowed(user, index, row, args ? args->request : NULL);
-    return status == 0 ? GR_ACL_ALLOWED : GR_ACL_DENIED_KEY;
+    if (!user->allkeys && row) {
+        int status = args && args->argc ? keys_allowed(user, index, row, args, refused_key)
+                                        : request_keys_allowed(user, index, row, args ? args->request : NULL, refused);
+        if (status != 0) return GR_ACL_DENIED_KEY;
+    }
+    /* Channels within the same selector as the command and keys, as Redis 7.0's ACLSelectorCheckCmd */
+    int kind = user->allchannels ? 0 : channel_kind(index);
+    if (kind && channels_allowed(user, kind, args, refused_key) != 0) {
+        *refused = NULL;
+        return GR_ACL_DENIED_CHANNEL;
+    }
+    return GR_ACL_ALLOWED;
+}
+
+int gr_db_acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key) {
+    const gr_bytes_t *refused = NULL;
+    return acl_check(user, index, args, refused_key, &refused);
 }
 
 int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_auth, gr_reply_t *reply) {
@@ -719,19 +896,35 @@ int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_
     gr_acl_user_t *user = gr_db_current_user(db);
     int slot = args ? args->slot : index, denied;
     size_t refused_key = 0;
+    const gr_bytes_t *refused_bytes = NULL;
     if (db->current && db->current->repl_master) return 0;   /* the primary's stream is obeyed */
     if (!user && !no_auth) {
         refusal = "NOAUTH Authentication required.";
     } else if (db->current && db->current->in_multi && (flags & GR_CMD_FLAG_NO_MULTI)) {
         refusal = "ERR Command not allowed inside a transaction";
-    } else if (!no_auth && !(user->allkeys && gr_acl_allows_slot(user, slot)) &&   /* the hot path: one bit */
-               (denied = gr_db_acl_check(user, index, args, &refused_key)) != GR_ACL_ALLOWED) {
+    } else if (!no_auth &&   /* the hot path: one bit (channel commands: allchannels too) */
+               !(user->allkeys && gr_acl_allows_slot(user, slot) && (user->allchannels || !channel_kind(index))) &&
+               (denied = acl_check(user, index, args, &refused_key, &refused_bytes)) != GR_ACL_ALLOWED) {
         if (denied == GR_ACL_DENIED_COMMAND) {
             const char *name = gr_command_stat_name((size_t)(slot >= 0 ? slot : 0));
             snprintf(text, sizeof text, "NOPERM this user has no permissions to run the '%s' command", name ? name : "");
             refusal = text;
+            if (db->script_running) refusal = "ERR The user executing the script can't run this command or subcommand";
+            gr_db_acl_log(db, GR_ACL_LOG_COMMAND, (const uint8_t *)(name ? name : ""), name ? strlen(name) : 0, NULL, 0);
+        } else if (denied == GR_ACL_DENIED_CHANNEL) {
+            refusal = db->script_running   /* a script's redis.call: Redis 7.0's scriptCall words */
+                    ? "ERR The user executing the script can't publish to the channel mentioned in the command"
+                    : "NOPERM this user has no permissions to access one of the channels used as arguments";
+            if (args && args->argc && refused_key < args->argc)
+                gr_db_acl_log(db, GR_ACL_LOG_CHANNEL, args->argv[refused_key], args->argv_length[refused_key], NULL, 0);
         } else {
-            refusal = "NOPERM this user has no permissions to access one of the keys used as arguments";
+            refusal = db->script_running
+                    ? "ERR The user executing the script can't access at least one of the keys mentioned in the command arguments"
+                    : "NOPERM this user has no permissions to access one of the keys used as arguments";
+            if (args && args->argc && refused_key < args->argc)
+                gr_db_acl_log(db, GR_ACL_LOG_KEY, args->argv[refused_key], args->argv_length[refused_key], NULL, 0);
+            else if (refused_bytes)
+                gr_db_acl_log(db, GR_ACL_LOG_KEY, refused_bytes->data, refused_bytes->length, NULL, 0);
         }
     } else if (db->busy) {   /* a busy script: Redis skips the OOM check; -BUSY comes after admission */
     } else if (db->config.maxmemory > 0 && gr_command_denies_oom(index) && gr_mem_used_total() > db->config.maxmemory &&
@@ -815,6 +1008,15 @@ uint64_t gr_db_account(gr_server_t *db, int index, gr_reply_t *reply, uint32_t e
  * a blocked command when it is served; goblin does not log it then). argv NULL: a typed ring
  * request, logged as its row's name and the strings it carries (key, arg1, arg2, items in
  * that order); numbers it carries as typed fields (LRANGE's start and stop, ...) are not shown. */
+static void log_if_slow(gr_server_t *db, int index, uint64_t elapsed, size_t argc, const uint8_t *const *argv,
+                        const size_t *argv_length, const gr_request_t *request, uint64_t redacted);
+
+void gr_db_log_slow(gr_server_t *db, int index, uint64_t elapsed, size_t argc, const uint8_t *const *argv,
+                    const size_t *argv_length, const gr_request_t *request) {
+    if (elapsed < db->slowlog.threshold_cycles || (!argc && !request)) return;
+    log_if_slow(db, index, elapsed, argc, argc ? argv : NULL, argv_length, request, 0);
+}
+
 static void log_if_slow(gr_server_t *db, int index, uint64_t elapsed, size_t argc, const uint8_t *const *argv,
                         const size_t *argv_length, const gr_request_t *request, uint64_t redacted) {
     if (gr_command_flags(index) & GR_CMD_FLAG_SKIP_SLOWLOG) return;

@@ -77,6 +77,7 @@ typedef struct gr_connection {
     int64_t memory_bytes;            /* RESP: the connection's buffers (tot-mem) */
     uint8_t blocked;                 /* parked in a blocking command: read nothing more */
     uint8_t woken;                   /* unblocked, not yet taken by gr_db_take_woken */
+    uint8_t pause_held;              /* CLIENT PAUSE holds its next command (pause.h): read nothing more */
     struct gr_waiter *waiter;        /* while blocked */
     uint8_t in_multi;                /* between MULTI and EXEC/DISCARD: commands are queued */
     struct gr_transaction *transaction;   /* MULTI queue and WATCHed keys (transaction.c), or NULL */
@@ -257,6 +258,7 @@ typedef struct gr_server {
     gr_keyspace_t *keyspace;                  /* the current connection's selected database */
     gr_keyspace_t *keyspaces[GR_DB_COUNT];
     gr_connection_t *current;                 /* the connection the running command came from */
+    uint8_t in_exec;                          /* EXEC is running its queue (ACL LOG's "multi" context) */
     gr_connection_t *connections;             /* registry, newest first */
     int64_t kills_pending;                    /* killed connections the server has not closed (server.c) */
     int64_t now_ms;                           /* unix ms, read once per command */
@@ -276,6 +278,10 @@ typedef struct gr_server {
     struct gr_blocking *blocking;
     int64_t blocked_count;                    /* INFO blocked_clients */
     int64_t woken_pending;                    /* woken RESP connections not yet taken */
+    /* pause.c: CLIENT PAUSE's mode (GR_PAUSE_*), deadline (monotonic ns), held connections */
+    uint8_t pause_mode;
+    int64_t pause_end_ns;
+    int64_t pause_held_count;
     int64_t next_block_deadline_ms;           /* earliest waiter deadline (monotonic ms); INT64_MAX none */
     int32_t serve_deferred;                   /* > 0 inside EXEC: serve waiters after it */
     /* transaction.c: WATCHed keys and who watches them */
@@ -394,6 +400,14 @@ int gr_db_credentials_valid(gr_server_t *db, const uint8_t *username, size_t use
                             const uint8_t *password, size_t password_length);
 /* Whether a new RESP client from this peer may be served (protected mode). */
 int gr_db_accepts_peer(gr_server_t *db, int is_loopback);
+/* A `user <name> <rules>` line of the config file, as ACL SETUSER applies it: 0, or -1 with
+ * Redis's error text in error. */
+int gr_db_acl_setuser(gr_server_t *db, const uint8_t *name, size_t name_length, size_t rule_count,
+                      const uint8_t *const *rules, const size_t *rule_lengths, char *error, size_t error_size);
+/* ACL LOAD from the aclfile (CONFIG's "aclfile"): the file's users replace the table's; the
+ * connections of users other than default are closed, as Redis closes them. 0, or -1 with
+ * Redis's error text (every error of the file) in error. */
+int gr_db_acl_load(gr_server_t *db, char *error, size_t error_size);
 /* cffi-cdef-end */
 
 /* Grow the argv path's scratch items to hold count arguments; 0, or -1 when out of memory. */
@@ -409,10 +423,12 @@ void gr_connection_unregister(gr_server_t *db, gr_connection_t *conn);
 void gr_db_note_pending_output(gr_server_t *db, gr_connection_t *conn);
 gr_connection_t *gr_db_take_pending_output(gr_server_t *db);
 
-/* Execute one typed request (from either transport) for conn and write its reply. */
-void gr_db_execute(gr_server_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply);
+/* Execute one typed request (from either transport) for conn and write its reply. Both return 1
+ * when CLIENT PAUSE holds the call (pause.h): nothing ran, no reply; the transport keeps the
+ * request and reads nothing more from conn until the pause ends; else 0. */
+int gr_db_execute(gr_server_t *db, gr_connection_t *conn, const gr_request_t *request, gr_reply_t *reply);
 /* Execute one command given as argv (RESP, or the ring's CommandRequest) for conn. */
-void gr_db_execute_argv(gr_server_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
+int gr_db_execute_argv(gr_server_t *db, gr_connection_t *conn, size_t argc, const uint8_t *const *argv,
                         const size_t *argv_length, gr_reply_t *reply);
 /* The same, inside a command already running (MEMORY USAGE, the CommandRequest envelope):
  * the context is already set. */
@@ -440,13 +456,27 @@ void gr_repl_new_replid(gr_server_t *db);
 void gr_repl_empty_data(gr_server_t *db);
 int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_auth, gr_reply_t *reply);
 /* ACL: whether a user may run a command with these arguments: GR_ACL_ALLOWED, or denied for
- * the command itself or for a key (its argv position in *refused_key; 0 for a typed request).
+ * the command itself, for a key or for a channel (its argv position in *refused_key; 0 for a
+ * typed request's key). The root permissions or one selector must allow command, keys and
+ * channels together, as Redis 7.0.
  * Admission's check, and ACL DRYRUN's. */
-enum { GR_ACL_ALLOWED = 0, GR_ACL_DENIED_COMMAND = 1, GR_ACL_DENIED_KEY = 2 };
+enum { GR_ACL_ALLOWED = 0, GR_ACL_DENIED_COMMAND = 1, GR_ACL_DENIED_KEY = 2, GR_ACL_DENIED_CHANNEL = 3 };
 int gr_db_acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t *args, size_t *refused_key);
 /* The user the running command acts as: its connection's, or the default user when that is
  * on and nopass; NULL when the connection must AUTH first. */
 gr_acl_user_t *gr_db_current_user(const gr_server_t *db);
+/* SLOWLOG for a call timed elsewhere (a blocked command when it is served): logged when elapsed
+ * (accounting clock) reaches slowlog-log-slower-than; argv, or (argc 0) the typed request. */
+void gr_db_log_slow(gr_server_t *db, int index, uint64_t elapsed, size_t argc, const uint8_t *const *argv,
+                    const size_t *argv_length, const gr_request_t *request);
+/* ACL LOG: record a refusal of the running command (reason GR_ACL_LOG_*; object: the command's
+ * full name, the key, the channel, or AUTH's argv[0]) by username (NULL: the current user's),
+ * with the context (toplevel, multi, lua) and the connection's CLIENT LIST line. */
+void gr_db_acl_log(gr_server_t *db, int reason, const uint8_t *object, size_t object_length,
+                   const uint8_t *username, size_t username_length);
+/* One connection as CLIENT LIST prints it (with its newline), appended to text. */
+struct gr_text;
+void gr_connection_describe(const gr_server_t *db, const gr_connection_t *conn, struct gr_text *text);
 /* The user a username and password log in as (empty username: default), or NULL. */
 gr_acl_user_t *gr_db_credentials_user(gr_server_t *db, const uint8_t *username, size_t username_length,
                                       const uint8_t *password, size_t password_length);

@@ -375,11 +375,13 @@ void gr_transaction_exec(gr_server_t *db, size_t argc, const uint8_t *const *arg
     gr_effect_none(db);                    /* EXEC itself propagates nothing: its commands do, */
     gr_propagate_exec_begin(db);           /* as MULTI ... EXEC */
     gr_reply_array_begin(reply, queued);
+    db->in_exec++;
     for (uint32_t i = 0; i < queued; i++) {
         run_queued(db, queue[i], reply);
         db->current = conn;                /* a command inside may have served others */
         db->keyspace = db->keyspaces[conn->db_index];
     }
+    db->in_exec--;
     gr_propagate_exec_end(db);
     db->serve_deferred--;
     conn->last_command = exec_name;
@@ -518,5 +520,18 @@ int gr_transaction_check(const gr_server_t *db) {
     for (size_t b = 0; db->watch && b < BUCKETS; b++)
         for (const watched_key_t *k = db->watch->buckets[b]; k; k = k->next_in_bucket)
             if (!k->head) return -1;
+    return 0;
+}
+
+int gr_transaction_queued_write(gr_connection_t *conn) {
+    const gr_transaction_t *tx = conn->transaction;
+    for (uint32_t i = 0; tx && i < tx->queued; i++) {
+        const gr_request_t *request = tx->queue[i];
+        int index = request->template_id == GR_T_COMMAND && request->item_count
+                        ? gr_command_index(request->items[0].data, request->items[0].length)
+                        : gr_command_index_of_request(request);
+        uint32_t flags = gr_command_flags(index);
+        if ((flags & GR_CMD_FLAG_WRITE) || (flags & GR_CMD_FLAG_MAY_REPLICATE)) return 1;
+    }
     return 0;
 }

@@ -50,6 +50,9 @@ int gr_transaction_queue_request(gr_server_t *db, gr_connection_t *conn, const g
 
 /* Leave MULTI and unwatch everything (RESET; the connection going away). */
 void gr_transaction_forget(gr_server_t *db, gr_connection_t *conn);
+/* Whether conn's queued transaction holds a write or may-replicate command (CLIENT PAUSE WRITE
+ * holds its EXEC, as Redis 7.0 does). */
+int gr_transaction_queued_write(gr_connection_t *conn);
 void gr_transaction_free_all(gr_server_t *db);
 
 /* A key of database db_index was modified (after the change): its watchers are marked dirty and

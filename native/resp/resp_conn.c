@@ -651,7 +651,7 @@ static void process_input(gr_resp_conn_t *conn) {
     byte_buffer_t *in = &conn->in;
     gr_db_begin_batch(conn->db);
     while (in->start < in->length && !conn->close_after_write && !conn->close_reason &&
-           !conn->state.kill_requested && !conn->state.blocked) {
+           !conn->state.kill_requested && !conn->state.blocked && !conn->state.pause_held) {
         size_t argc = 0, consumed = 0;
         const char *error = NULL;
         parse_status_t status = conn->in_multibulk || in->data[in->start] == '*'
@@ -673,7 +673,11 @@ static void process_input(gr_resp_conn_t *conn) {
                 size_t mark = conn->out.length;
                 int skip = conn->state.reply_skip_next;
                 conn->state.reply_skip_next = 0;
-                gr_db_execute_argv(conn->db, &conn->state, argc, conn->argv, conn->argv_length, &conn->writer.base);
+                /* CLIENT PAUSE: the command stays in the buffer, parsed again when the pause ends */
+                if (gr_db_execute_argv(conn->db, &conn->state, argc, conn->argv, conn->argv_length, &conn->writer.base)) {
+                    conn->state.reply_skip_next = (uint8_t)skip;
+                    break;
+                }
                 if ((skip || conn->state.reply_off) && conn->out.length >= mark) conn->out.length = mark;
             }
             gr_resp_conn_check_output_limit(conn);

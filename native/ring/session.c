@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exec/pause.h"
 #include "exec/pubsub.h"
 #include "exec/tracking.h"
 #include "ring/codec.h"
@@ -393,8 +394,9 @@ static int argument_too_long(const gr_request_t *request, int64_t limit) {
     return 0;
 }
 
-static void execute_message(drain_context_t *drain, int32_t type, const uint8_t *payload, size_t length,
-                            int reassembled) {
+/* 1 when CLIENT PAUSE holds the request (exec/pause.h): it stays in the ring, unread. */
+static int execute_message(drain_context_t *drain, int32_t type, const uint8_t *payload, size_t length,
+                           int reassembled) {
     gr_session_t *session = drain->session;
     gr_server_t *db = drain->rings->db;
     gr_request_t *request = &drain->rings->request;
@@ -404,20 +406,26 @@ static void execute_message(drain_context_t *drain, int32_t type, const uint8_t 
     if (status == GR_CODEC_OK && type != (int32_t)request->template_id) status = GR_CODEC_UNKNOWN_TEMPLATE;
     if (status != GR_CODEC_OK) {
         reply_malformed(session, db, status);
-        return;
+        return 0;
     }
     if (reassembled && argument_too_long(request, db->config.proto_max_bulk_len)) {
         session->writer.request_id = request->request_id;
         gr_reply_error(&session->writer.base, GR_ERR_PROTOCOL, "ERR Protocol error: invalid bulk length",
                        strlen("ERR Protocol error: invalid bulk length"));
-        return;
+        return 0;
+    }
+    uint64_t request_id = session->writer.request_id;
+    session->writer.request_id = request->request_id;
+    session->executing = 1;                               /* tracking: this session's own write */
+    session->reply_mark = session->writer.stage_length;   /* inserts its invalidation before its reply */
+    const int held = gr_db_execute(db, &session->state, request, &session->writer.base);
+    session->executing = 0;
+    if (held) {   /* CLIENT PAUSE: the request stays unread in the ring */
+        session->writer.request_id = request_id;
+        return 1;
     }
     db->stats.ring_messages++;
-    session->writer.request_id = request->request_id;
-    session->executing = 1;
-    session->reply_mark = session->writer.stage_length;
-    gr_db_execute(db, &session->state, request, &session->writer.base);
-    session->executing = 0;
+    return 0;
 }
 
 static int handle_request(void *context, int32_t type, const uint8_t *payload, size_t length) {
@@ -427,9 +435,12 @@ static int handle_request(void *context, int32_t type, const uint8_t *payload, s
     /* A parked session (behind a BLPOP) or one with a reply backlog executes nothing now, but
      * keeps gathering the fragments of a large request, so its client can finish writing it
      * (the ring would otherwise stay full with the client mid-message); the END waits. */
-    int waiting = session->state.blocked || session->writer.stage_length > session->backlog_limit;
+    int waiting = session->state.blocked || session->state.pause_held ||
+                  session->writer.stage_length > session->backlog_limit;
     if (type == GR_FRAGMENT_TYPE) {
         if (waiting && gr_fragment_is_end(payload, length)) return -1;
+        /* a paused server: a request in fragments waits whole (its END unread) whatever it is */
+        if (gr_fragment_is_end(payload, length) && gr_pause_hold_connection(drain->rings->db, &session->state)) return -1;
         gr_reassembly_t *reassembly = &session->request;
         reassembly->limit = (uint64_t)drain->rings->db->config.client_query_buffer_limit;
         switch (gr_reassembly_take(reassembly, payload, length)) {
@@ -457,8 +468,7 @@ static int handle_request(void *context, int32_t type, const uint8_t *payload, s
     }
     if (waiting) return -1;
     if (session->request.active) gr_reassembly_reset(&session->request);   /* the client gave that one up */
-    execute_message(drain, type, payload, length, 0);
-    return 0;
+    return execute_message(drain, type, payload, length, 0) ? -1 : 0;
 }
 
 int64_t gr_rings_poll(gr_rings_t *rings) {
@@ -478,7 +488,7 @@ int64_t gr_rings_poll(gr_rings_t *rings) {
         }
         /* A parked or backlogged session is still read: handle_request takes only the
          * fragments of a request in progress from it. Reading an empty ring costs one load. */
-        if ((session->state.blocked || session->writer.stage_length > session->backlog_limit) &&
+        if ((session->state.blocked || session->state.pause_held || session->writer.stage_length > session->backlog_limit) &&
             gr_ring_is_empty(&session->requests))
             continue;
         drain_context_t drain = {rings, session};
@@ -536,7 +546,8 @@ int gr_rings_prepare_sleep(gr_rings_t *rings) {
         if (session->writer.stage_length) backlog = 1;
         (void)gr_ring_prepare_sleep(&session->requests);
         if (gr_ring_still_empty_after_prepare(&session->requests)) continue;
-        int waiting = session->state.blocked || session->writer.stage_length > session->backlog_limit;
+        int waiting = session->state.blocked || session->state.pause_held ||
+                      session->writer.stage_length > session->backlog_limit;
         /* A parked or backlogged session's waiting requests are not work until it is served,
          * but the fragments of a request its client is still writing are: gathered now,
          * or the client, mid-message, waits for room that nobody frees. */

@@ -5,6 +5,7 @@
  */
 #include "server/server.h"
 #include "core/clock.h"
+#include "exec/pause.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -590,6 +591,10 @@ int gr_server_run(gr_serve_loop_t *s, int64_t max_ns, int64_t spin_ns, int busy)
                     int64_t block_ms = gr_db_next_block_timeout_ms(db);
                     if (block_ms >= 0 && block_ms < timeout_ms) timeout_ms = (int)block_ms;
                 }
+                if (db->pause_held_count) {   /* CLIENT PAUSE: wake at its deadline, not before */
+                    int64_t pause_ms = gr_pause_timeout_ms(db);
+                    if (pause_ms >= 0 && pause_ms < timeout_ms) timeout_ms = (int)pause_ms;
+                }
                 if (s->accept_resume_ns) {
                     int pause_ms = ms_until(now, s->accept_resume_ns);
                     if (pause_ms < timeout_ms) timeout_ms = pause_ms;
@@ -627,6 +632,7 @@ int gr_server_run(gr_serve_loop_t *s, int64_t max_ns, int64_t spin_ns, int busy)
         if (db->repl.master_port || db->repl.restart) gr_replica_link_tick(s->replica);
         if (s->synced_count || db->propagation.sync_pending) serve_synced(s);
         if (db->blocked_count) gr_db_expire_blocked(db);
+        if (db->pause_mode) gr_pause_active(db);   /* its deadline: held connections are woken */
         if (db->woken_pending) serve_woken(s);
         if (db->pending_output_count) serve_pending_output(s);
         if (db->kills_pending && serve_killed(s)) reasons |= GR_SERVE_SESSIONS;
