@@ -325,6 +325,49 @@ def test_typed_multi_key_ring_requests_check_each_key(pair):
 
 
 
+def test_typed_evalsha_fcall_and_xreadgroup_ring_requests_check_their_keys(pair):
+    # their typed messages hold the keys first in the group (numkeys of them; XREADGROUP's half):
+    # a restricted user gets over the ring what redis-py gets over RESP, key by key
+    server, _ = pair
+    admin = redis.Redis(port=server.port)
+    admin.execute_command("ACL", "SETUSER", "typed2", "on", ">pw", "+@all", "~k*")
+    sha = admin.script_load("return redis.call('get', KEYS[1])")
+    echo = admin.script_load("return ARGV[1]")
+    admin.execute_command("FUNCTION", "LOAD", "REPLACE",
+                          "#!lua name=typedlib\nredis.register_function('tget', function(keys) return redis.call('get', keys[1]) end)")
+    calls = [
+        lambda c: c.evalsha(sha, 1, "k1"), lambda c: c.evalsha(sha, 1, "x1"),
+        lambda c: c.evalsha(echo, 0, "x1"),                           # an argument, not a key
+        lambda c: c.fcall("tget", 1, "k1"), lambda c: c.fcall("tget", 1, "x1"),
+        lambda c: c.xreadgroup("g", "me", {"ks": ">"}, count=1), lambda c: c.xreadgroup("g", "me", {"xs": ">"}, count=1),
+    ]
+
+    def run(client, call):
+        admin.set("k1", "v")
+        admin.delete("ks", "xs")
+        admin.xgroup_create("ks", "g", "0", mkstream=True)
+        admin.xgroup_create("xs", "g", "0", mkstream=True)
+        admin.xadd("ks", {"f": "v"}, id="1-1")
+        admin.xadd("xs", {"f": "v"}, id="1-1")
+        try:
+            reply = call(client)
+            return ("ok", repr(reply).replace("b'", "'")[:40])
+        except (ResponseError, redis.exceptions.ResponseError) as error:
+            return ("error", str(error))
+
+    try:
+        resp = redis.Redis(port=server.port, username="typed2", password="pw")
+        with RingClient(name=server.name, runtime_dir=server.runtime_dir, username="typed2", password="pw") as ring:
+            outcomes = [(run(ring, call)[0], run(resp, call)[0]) for call in calls]
+        assert outcomes == [("ok", "ok"), ("error", "error"), ("ok", "ok"), ("ok", "ok"), ("error", "error"),
+                            ("ok", "ok"), ("error", "error")]
+        resp.close()
+    finally:
+        admin.execute_command("ACL", "DELUSER", "typed2")
+        admin.execute_command("FUNCTION", "DELETE", "typedlib")
+        admin.close()
+
+
 # ---- selectors (Redis 7.0): root permissions OR any selector --------------------------------
 
 SELECTOR_STEPS = [

@@ -207,6 +207,8 @@ enum {
     GR_REQUEST_KEYS_ITEMS = 1,      /* every item is a key (spec 0's access): DEL's, MGET's, BLPOP's, LMPOP's */
     GR_REQUEST_KEYS_ITEM_PAIRS,     /* items 0, 2, 4 ... are keys (spec 0), the others values */
     GR_REQUEST_KEYS_KEY_ARG1,       /* key (spec 0) and arg1 (spec 1): a source and a destination */
+    GR_REQUEST_KEYS_COUNTED_ITEMS,  /* the first `count` items (numkeys): EVALSHA's, FCALL's */
+    GR_REQUEST_KEYS_FIRST_HALF,     /* the first half of the items, the IDs after them: XREADGROUP's */
 };
 
 /* Called once, when the library loads, by commands/command_table.c. The rows must outlive

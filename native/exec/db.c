@@ -767,7 +767,18 @@ static int keys_allowed(const gr_acl_user_t *user, int index, const gr_command_t
         int access = spec_access(index, s, spec->flags);
         if (access < 0) continue;
         size_t first, last, step = spec->step > 0 ? (size_t)spec->step : 1;
-        if (!spec->keynum) {
+        if (spec->keyword) {   /* after the keyword (XREAD's STREAMS), then a range with limit */
+            size_t found = 0;
+            for (size_t i = (size_t)spec->begin; i + 1 < argc && !found; i++)
+                if (gr_word_is(args->argv[i], args->argv_length[i], spec->keyword)) found = i + 1;
+            if (!found) continue;
+            first = found;
+            long n = (long)argc;
+            long end = spec->last >= 0 ? (long)first + spec->last
+                     : spec->limit ? (long)first + ((n - (long)first) / spec->limit + spec->last) : n + spec->last;
+            if (end < (long)first) continue;
+            last = (size_t)end;
+        } else if (!spec->keynum) {
             first = (size_t)spec->begin;
             long end = spec->last >= 0 ? (long)spec->begin + spec->last : (long)argc + spec->last;
             if (end < (long)first) continue;
@@ -799,6 +810,16 @@ static int request_keys_allowed(const gr_acl_user_t *user, int index, const gr_c
     if (row->request_keys == GR_REQUEST_KEYS_ITEMS || row->request_keys == GR_REQUEST_KEYS_ITEM_PAIRS) {
         uint32_t step = row->request_keys == GR_REQUEST_KEYS_ITEMS ? 1 : 2;
         for (uint32_t i = 0; first_access >= 0 && i < request->item_count; i += step)
+            if (!gr_acl_allows_key(user, request->items[i].data, request->items[i].length, first_access)) {
+                *refused = &request->items[i];
+                return -1;
+            }
+        return 0;
+    }
+    if (row->request_keys == GR_REQUEST_KEYS_COUNTED_ITEMS || row->request_keys == GR_REQUEST_KEYS_FIRST_HALF) {
+        uint32_t keys = row->request_keys == GR_REQUEST_KEYS_FIRST_HALF ? request->item_count / 2
+                      : request->count < request->item_count ? request->count : request->item_count;
+        for (uint32_t i = 0; first_access >= 0 && i < keys; i++)
             if (!gr_acl_allows_key(user, request->items[i].data, request->items[i].length, first_access)) {
                 *refused = &request->items[i];
                 return -1;

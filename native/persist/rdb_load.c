@@ -1167,13 +1167,13 @@ static int load_body(loader_t *L, gr_rdb_stats_t *stats, char *why, size_t why_s
             continue;
         }
         case GR_RDB_OPCODE_IDLE: {
-            uint64_t idle;
+            uint64_t idle = 0;
             if (read_len(in, &idle, "an idle time") != 0) return -1;
             idle_seconds = idle > (uint64_t)INT64_MAX / 1000 ? INT64_MAX / 1000 : (int64_t)idle;
             continue;
         }
         case GR_RDB_OPCODE_FREQ: {
-            uint8_t freq;
+            uint8_t freq = 0;
             if (read_u8(in, &freq, "a frequency") != 0) return -1;
             frequency = freq;
             continue;
