@@ -6,6 +6,7 @@
 #include "exec/command.h"
 #include "exec/blocking.h"
 #include "core/bytes.h"
+#include "core/number.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -355,4 +356,32 @@ int gr_request_may_block(const gr_request_t *request, double *timeout) {
     *timeout = strtod(copy, NULL);   /* the server checks the text; this only sizes the wait */
     if (row->blocking->timeout_in_ms) *timeout /= 1000.0;
     return 1;
+}
+
+int gr_key_spec_positions(const gr_key_spec_t *spec, size_t argc, const uint8_t *const *argv,
+                          const size_t *argv_length, size_t *first, size_t *last) {
+    const long n = (long)argc;
+    long start, end;
+    if (spec->keyword) {   /* the keys follow the first keyword from begin on, then a range with limit */
+        long found = 0;
+        for (long i = spec->begin; i < n - 1 && !found; i++)
+            if (gr_word_is(argv[i], argv_length[i], spec->keyword)) found = i + 1;
+        if (!found) return -1;
+        start = found;
+        end = spec->last >= 0 ? start + spec->last
+            : spec->limit ? start + ((n - start) / spec->limit + spec->last) : n + spec->last;
+    } else if (!spec->keynum) {
+        start = spec->begin;
+        end = spec->last >= 0 ? start + spec->last : n + spec->last;
+    } else {   /* a key count at begin + last, the keys from begin + first */
+        long at = spec->begin + spec->last;
+        int64_t count;
+        if (at >= n || gr_bytes_to_int64(argv[at], argv_length[at], &count) != 0 || count <= 0 || count > n) return -1;
+        start = spec->begin + spec->first;
+        end = start + (long)(count - 1) * (spec->step > 0 ? spec->step : 1);
+    }
+    if (end < start || start >= n) return -1;
+    *first = (size_t)start;
+    *last = (size_t)end;
+    return 0;
 }

@@ -115,6 +115,13 @@ typedef struct gr_key_spec {
     {.begin = (from), .keynum = 0, .last = (l), .step = (s), .first = 0, .limit = (lim), .flags = (f), .keyword = (kw)}
 #define KEYNUM(b, idx, fst, s, f) {.begin = (b), .keynum = 1, .last = (idx), .step = (s), .first = (fst), .flags = (f)}
 
+/* The argv positions one key spec names in a command line, as Redis's getKeysUsingKeySpecs
+ * finds them (a keyword's search, a range with its limit, a key count): 0 with the keys at
+ * first, first + step, ... up to last (and below argc), or -1 when the line names none. ACL's
+ * key check and CLIENT TRACKING's read keys use it; COMMAND GETKEYS has its own strict form. */
+int gr_key_spec_positions(const gr_key_spec_t *spec, size_t argc, const uint8_t *const *argv,
+                          const size_t *argv_length, size_t *first, size_t *last);
+
 /* The request fields that tell a command from the others of its template (LPUSH from RPUSH:
  * end; DEL from UNLINK: flag). Building from argv sets them; a typed request from the ring is
  * named by the first row, in table order, whose template, engine and match fields it has. */

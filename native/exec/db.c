@@ -767,29 +767,7 @@ static int keys_allowed(const gr_acl_user_t *user, int index, const gr_command_t
         int access = spec_access(index, s, spec->flags);
         if (access < 0) continue;
         size_t first, last, step = spec->step > 0 ? (size_t)spec->step : 1;
-        if (spec->keyword) {   /* after the keyword (XREAD's STREAMS), then a range with limit */
-            size_t found = 0;
-            for (size_t i = (size_t)spec->begin; i + 1 < argc && !found; i++)
-                if (gr_word_is(args->argv[i], args->argv_length[i], spec->keyword)) found = i + 1;
-            if (!found) continue;
-            first = found;
-            long n = (long)argc;
-            long end = spec->last >= 0 ? (long)first + spec->last
-                     : spec->limit ? (long)first + ((n - (long)first) / spec->limit + spec->last) : n + spec->last;
-            if (end < (long)first) continue;
-            last = (size_t)end;
-        } else if (!spec->keynum) {
-            first = (size_t)spec->begin;
-            long end = spec->last >= 0 ? (long)spec->begin + spec->last : (long)argc + spec->last;
-            if (end < (long)first) continue;
-            last = (size_t)end;
-        } else {
-            size_t at = (size_t)spec->begin + (size_t)spec->last;
-            int64_t count;
-            if (at >= argc || gr_bytes_to_int64(args->argv[at], args->argv_length[at], &count) != 0 || count <= 0) continue;
-            first = (size_t)spec->begin + (size_t)spec->first;
-            last = first + ((size_t)count - 1) * step;
-        }
+        if (gr_key_spec_positions(spec, argc, args->argv, args->argv_length, &first, &last) != 0) continue;
         for (size_t i = first; i <= last && i < argc; i += step)
             if (!gr_acl_allows_key(user, args->argv[i], args->argv_length[i], access)) { *refused = i; return -1; }
     }

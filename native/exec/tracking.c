@@ -470,30 +470,7 @@ void gr_tracking_remember_call(gr_server_t *db, const gr_call_t *call) {
     for (int s = 0; s < GR_MAX_KEY_SPECS && row->keys[s].begin; s++) {
         const gr_key_spec_t *spec = &row->keys[s];
         size_t first, last, step = spec->step > 0 ? (size_t)spec->step : 1;
-        if (spec->keyword) {   /* keyword begin_search: keys after the first keyword from begin on */
-            size_t at = (size_t)spec->begin;
-            while (at < argc && !gr_word_is(argv[at], argv_length[at], spec->keyword)) at++;
-            if (at >= argc) continue;
-            first = at + 1;
-            if (spec->limit > 1) {   /* XREAD STREAMS: the first 1/limit of what follows */
-                size_t rest = argc - first;
-                if (rest == 0) continue;
-                last = first + rest / (size_t)spec->limit - 1;
-            } else {
-                last = spec->last >= 0 ? first + (size_t)spec->last : (size_t)((long)argc + spec->last);
-            }
-        } else if (!spec->keynum) {
-            first = (size_t)spec->begin;
-            long end = spec->last >= 0 ? (long)spec->begin + spec->last : (long)argc + spec->last;
-            if (end < (long)first) continue;
-            last = (size_t)end;
-        } else {
-            size_t at = (size_t)spec->begin + (size_t)spec->last;
-            int64_t n;
-            if (at >= argc || gr_bytes_to_int64(argv[at], argv_length[at], &n) != 0 || n <= 0) continue;
-            first = (size_t)spec->begin + (size_t)spec->first;
-            last = first + ((size_t)n - 1) * step;
-        }
+        if (gr_key_spec_positions(spec, argc, argv, argv_length, &first, &last) != 0) continue;
         if (spec->flags && strstr(spec->flags, "not_key")) continue;
         for (size_t i = first; i <= last && i < argc; i += step) remember_key(db, c, argv[i], argv_length[i]);
     }
