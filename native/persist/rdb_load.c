@@ -1247,32 +1247,11 @@ int gr_rdb_load(gr_server_t *db, const char *path, gr_rdb_stats_t *stats, char *
     gr_rdb_stats_t local = {0};
     if (!stats) stats = &local;
     *stats = (gr_rdb_stats_t){0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT) return 0;
-        snprintf(error, error_size, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
-    struct stat info;
-    if (fstat(fd, &info) != 0) {
-        snprintf(error, error_size, "%s: cannot examine: %s", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    size_t length = (size_t)info.st_size;
+    const uint8_t *data;
+    size_t length;
+    int mapped = gr_persist_map_file(path, 9, "an RDB file", &data, &length, error, error_size);
+    if (mapped <= 0) return mapped;
     stats->bytes = (int64_t)length;
-    if (length < 9) {
-        close(fd);
-        snprintf(error, error_size, "%s: not an RDB file: truncated at offset %zu (no header)", path, length);
-        return -1;
-    }
-    const uint8_t *data = mmap(NULL, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    close(fd);
-    if (data == MAP_FAILED) {
-        snprintf(error, error_size, "%s: cannot map: %s", path, strerror(errno));
-        return -1;
-    }
-    madvise((void *)data, length, MADV_SEQUENTIAL);
     in_t in = {.data = data, .length = length};
     int result = -1;
     int version = 0;

@@ -416,10 +416,8 @@ static void *crc_worker(void *argument) {
     return NULL;
 }
 
-int gr_snapshot_load(gr_server_t *db, const char *path, gr_snapshot_stats_t *stats, char *error, size_t error_size) {
-    gr_snapshot_stats_t local = {0};
-    if (!stats) stats = &local;
-    *stats = (gr_snapshot_stats_t){0};
+int gr_persist_map_file(const char *path, size_t min_length, const char *kind, const uint8_t **data, size_t *length,
+                        char *error, size_t error_size) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT) return 0;
@@ -432,20 +430,32 @@ int gr_snapshot_load(gr_server_t *db, const char *path, gr_snapshot_stats_t *sta
         close(fd);
         return -1;
     }
-    size_t length = (size_t)info.st_size;
-    stats->bytes = (int64_t)length;
-    if (length < 8 || length == 0) {
-        snprintf(error, error_size, "%s: not a goblin snapshot: truncated at offset %zu (no header)", path, length);
+    *length = (size_t)info.st_size;
+    if (*length < min_length || *length == 0) {
+        snprintf(error, error_size, "%s: not %s: truncated at offset %zu (no header)", path, kind, *length);
         close(fd);
         return -1;
     }
-    const uint8_t *data = mmap(NULL, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    const uint8_t *mapped = mmap(NULL, *length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     close(fd);
-    if (data == MAP_FAILED) {
+    if (mapped == MAP_FAILED) {
         snprintf(error, error_size, "%s: cannot map: %s", path, strerror(errno));
         return -1;
     }
-    madvise((void *)data, length, MADV_SEQUENTIAL);
+    madvise((void *)mapped, *length, MADV_SEQUENTIAL);
+    *data = mapped;
+    return 1;
+}
+
+int gr_snapshot_load(gr_server_t *db, const char *path, gr_snapshot_stats_t *stats, char *error, size_t error_size) {
+    gr_snapshot_stats_t local = {0};
+    if (!stats) stats = &local;
+    *stats = (gr_snapshot_stats_t){0};
+    const uint8_t *data;
+    size_t length;
+    int mapped = gr_persist_map_file(path, 8, "a goblin snapshot", &data, &length, error, error_size);
+    if (mapped <= 0) return mapped;
+    stats->bytes = (int64_t)length;
     int result = -1;
     /* seal: u16 format, u64 CRC; before it the chunk table and its two u32 counts */
     const size_t seal = 10;

@@ -69,4 +69,10 @@ int gr_snapshot_save(gr_server_t *db, const char *path, int64_t key_delay_us, gr
  * A refused file leaves every database empty. */
 int gr_snapshot_load(gr_server_t *db, const char *path, gr_snapshot_stats_t *stats, char *error, size_t error_size);
 
+/* Map a file to load (read-only, populated, read sequentially): 1 with *data and *length (unmap
+ * with munmap), 0 when it does not exist, -1 with the error written. A file shorter than
+ * min_length is "not <kind>: truncated at offset N (no header)". Snapshots and Redis RDB files. */
+int gr_persist_map_file(const char *path, size_t min_length, const char *kind, const uint8_t **data, size_t *length,
+                        char *error, size_t error_size);
+
 #endif
