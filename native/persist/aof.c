@@ -72,20 +72,6 @@ static int64_t monotonic_ms(void) {
     return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
-/* write() all of it, resuming after EINTR and short writes; 0 or -1 (errno set). */
-static int write_all(int fd, const uint8_t *data, size_t length) {
-    while (length) {
-        ssize_t n = write(fd, data, length);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        data += n;
-        length -= (size_t)n;
-    }
-    return 0;
-}
-
 static int fsync_directory_of(const char *path) {
     char copy[1100];
     snprintf(copy, sizeof copy, "%s", path);
@@ -258,10 +244,10 @@ typedef struct dataset_writer {
 static void out_bytes(dataset_writer_t *w, const void *data, size_t length) {
     if (w->failed) return;
     if (w->used + length > sizeof w->buffer) {
-        if (write_all(w->fd, w->buffer, w->used) != 0) { w->failed = 1; return; }
+        if (gr_persist_write_all(w->fd, w->buffer, w->used) != 0) { w->failed = 1; return; }
         w->used = 0;
         if (length > sizeof w->buffer) {
-            if (write_all(w->fd, data, length) != 0) w->failed = 1;
+            if (gr_persist_write_all(w->fd, data, length) != 0) w->failed = 1;
             return;
         }
     }
@@ -332,7 +318,7 @@ static int write_dataset(gr_server_t *db, int fd, int64_t key_delay_us) {
         out_bytes(w, select, (size_t)n);
         gr_ks_iterate(db->keyspaces[i], write_key, w);
     }
-    if (!w->failed && w->used && write_all(fd, w->buffer, w->used) != 0) w->failed = 1;
+    if (!w->failed && w->used && gr_persist_write_all(fd, w->buffer, w->used) != 0) w->failed = 1;
     int failed = w->failed;
     free(w);
     return failed ? -1 : 0;
@@ -533,7 +519,7 @@ static void finish_rewrite(gr_server_t *db, int ok) {
     if (ok && !aof->rewrite_buffer_failed) {
         gr_propagate_flush(db);            /* anything pending reaches both files */
         fd = open(aof->temp_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-        ok = fd >= 0 && write_all(fd, aof->rewrite_buffer, aof->rewrite_length) == 0 && fdatasync(fd) == 0 &&
+        ok = fd >= 0 && gr_persist_write_all(fd, aof->rewrite_buffer, aof->rewrite_length) == 0 && fdatasync(fd) == 0 &&
              rename(aof->temp_path, aof->path) == 0;
     } else {
         ok = 0;

@@ -51,18 +51,6 @@ typedef struct out {
     gr_rdb_stats_t *stats;
 } out_t;
 
-static int write_all(int fd, const uint8_t *p, size_t n) {
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        p += k, n -= (size_t)k;
-    }
-    return 0;
-}
-
 static int flush(out_t *o) {
     if (o->w.oom) {
         o->error = ENOMEM;
@@ -70,7 +58,7 @@ static int flush(out_t *o) {
     }
     if (!o->w.length) return 0;
     o->crc = gr_crc64(o->crc, o->w.data, o->w.length);
-    if (write_all(o->fd, o->w.data, o->w.length) != 0) {
+    if (gr_persist_write_all(o->fd, o->w.data, o->w.length) != 0) {
         o->error = errno;
         return -1;
     }

@@ -42,7 +42,7 @@ typedef struct file_sink {
     int error;                     /* errno of the first failure; ENOMEM for the buffer */
 } file_sink_t;
 
-static int write_all(int fd, const uint8_t *data, size_t length) {
+int gr_persist_write_all(int fd, const uint8_t *data, size_t length) {
     while (length) {
         ssize_t n = write(fd, data, length);
         if (n < 0) {
@@ -90,7 +90,7 @@ static int sink_flush(file_sink_t *sink) {
             return -1;
         }
     }
-    if (write_all(sink->fd, data, length) != 0) {
+    if (gr_persist_write_all(sink->fd, data, length) != 0) {
         sink->error = errno;
         return -1;
     }
@@ -192,7 +192,7 @@ static int write_snapshot(gr_server_t *db, file_sink_t *sink, save_pass_t *pass)
         sink->error = ENOMEM;
         return -1;
     }
-    if (write_all(sink->fd, out->data, out->length) != 0) {
+    if (gr_persist_write_all(sink->fd, out->data, out->length) != 0) {
         sink->error = errno;
         return -1;
     }

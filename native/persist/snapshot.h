@@ -72,6 +72,10 @@ int gr_snapshot_load(gr_server_t *db, const char *path, gr_snapshot_stats_t *sta
 /* Map a file to load (read-only, populated, read sequentially): 1 with *data and *length (unmap
  * with munmap), 0 when it does not exist, -1 with the error written. A file shorter than
  * min_length is "not <kind>: truncated at offset N (no header)". Snapshots and Redis RDB files. */
+/* write() all of it, resuming after EINTR and short writes: 0, or -1 with errno set. The one
+ * loop the snapshot, the append-only file and the Redis RDB writer share. */
+int gr_persist_write_all(int fd, const uint8_t *data, size_t length);
+
 int gr_persist_map_file(const char *path, size_t min_length, const char *kind, const uint8_t **data, size_t *length,
                         char *error, size_t error_size);
 
