@@ -27,16 +27,21 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
+#include "core/snapshot_io.h"
 #include "persist/aof.h"
 #include "persist/rdb_format.h"
+#include "persist/snapshot.h"
 #include "resp/resp_conn.h"
 
 #define RETRY_NS 1000000000LL          /* a failed attempt: try again a second later (Redis's cron) */
@@ -44,7 +49,32 @@
 #define ACK_NS 1000000000LL
 #define LINE_MAX_BYTES 4096
 
+#define FREE_INLINE_KEYS 4096           /* old data smaller than this is freed on the loop at once */
+
 enum { STEP_PING, STEP_AUTH, STEP_PORT, STEP_CAPA, STEP_PSYNC, STEP_PAYLOAD_HEADER };
+
+/* The payload loaded aside by a thread of its own (see the header). */
+typedef struct load_job {
+    gr_rdb_target_t target;
+    char path[600];
+    int cancel;                    /* set by the loop (drop), read by the loader between keys */
+    int done;                      /* set by the thread when status/error/stats/counters are final */
+    int status;
+    char error[512];
+    gr_rdb_stats_t stats;
+    gr_mem_counters_t counters;    /* the thread's allocations: absorbed by the loop at the join */
+    int wake_fd;
+    int64_t started_ns;
+    pthread_t thread;
+} load_job_t;
+
+/* Old (or refused) data freed by a thread of its own. */
+typedef struct free_job {
+    gr_keyspace_t *keyspaces[GR_DB_COUNT];
+    gr_mem_counters_t counters;
+    int done, wake_fd;
+    pthread_t thread;
+} free_job_t;
 
 struct gr_replica_link {
     gr_server_t *db;
@@ -71,6 +101,9 @@ struct gr_replica_link {
     int64_t stream_base;           /* offset when the stream began (after the load or CONTINUE) */
     int64_t fed;                   /* stream bytes fed since */
     int64_t next_attempt_ns, last_ack_ns;
+    int wake_fd;                   /* eventfd in the loop's epoll set: a helper thread finished */
+    load_job_t *load;              /* the payload being loaded aside; NULL when none */
+    free_job_t *freeing;           /* old data being freed; NULL when none */
 };
 
 static void say(gr_replica_link_t *l, const char *format, ...) __attribute__((format(printf, 2, 3)));
@@ -97,7 +130,87 @@ gr_replica_link_t *gr_replica_link_new(gr_server_t *db, int epoll_fd, uint64_t w
     l->next_client_id = next_client_id;
     l->fd = -1;
     l->tmp_fd = -1;
+    l->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (l->wake_fd >= 0) {
+        struct epoll_event event = {.events = EPOLLIN, .data.u64 = watch | (uint32_t)l->wake_fd};
+        if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, l->wake_fd, &event) != 0) { close(l->wake_fd); l->wake_fd = -1; }
+    }
     return l;
+}
+
+/* ---- helper threads: the load aside and the old data's release ---- */
+
+static void wake_loop(int fd) {
+    uint64_t one = 1;
+    ssize_t ignored = fd >= 0 ? write(fd, &one, sizeof one) : 0;
+    (void)ignored;
+}
+
+static void *free_thread(void *argument) {
+    free_job_t *job = argument;
+    int wake_fd = job->wake_fd;
+    gr_mem_thread_counters(&job->counters);
+    gr_repl_free_keyspaces(job->keyspaces);
+    gr_mem_thread_counters(NULL);
+    __atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
+    wake_loop(wake_fd);
+    return NULL;
+}
+
+/* The old data's release, finished: its counters join the process's. wait: join even if the
+ * thread is still freeing. */
+static void reap_free(gr_replica_link_t *l, int wait) {
+    free_job_t *job = l->freeing;
+    if (!job || (!wait && !__atomic_load_n(&job->done, __ATOMIC_ACQUIRE))) return;
+    pthread_join(job->thread, NULL);
+    gr_mem_absorb(&job->counters);
+    free(job);
+    l->freeing = NULL;
+}
+
+/* Free a set of keyspaces (no observers): on the loop when small, else on a thread (one at a time). */
+static void release_keyspaces(gr_replica_link_t *l, gr_keyspace_t **keyspaces) {
+    free_job_t *job = gr_repl_keyspaces_size(keyspaces) >= FREE_INLINE_KEYS ? calloc(1, sizeof *job) : NULL;
+    if (job) {
+        reap_free(l, 1);
+        memcpy(job->keyspaces, keyspaces, sizeof job->keyspaces);
+        job->wake_fd = l->wake_fd;
+        if (pthread_create(&job->thread, NULL, free_thread, job) == 0) {
+            l->freeing = job;
+            return;
+        }
+        free(job);
+    }
+    gr_repl_free_keyspaces(keyspaces);
+}
+
+static void *load_thread(void *argument) {
+    load_job_t *job = argument;
+    int wake_fd = job->wake_fd;
+    gr_mem_thread_counters(&job->counters);
+    job->status = gr_rdb_load_aside(&job->target, job->path, &job->stats, job->error, sizeof job->error);
+    gr_mem_thread_counters(NULL);
+    __atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
+    wake_loop(wake_fd);
+    return NULL;
+}
+
+/* Join the load (cancelling it first when cancel) and take its counters; the job stays. */
+static void join_load(load_job_t *job, int cancel) {
+    if (cancel) __atomic_store_n(&job->cancel, 1, __ATOMIC_RELAXED);
+    pthread_join(job->thread, NULL);
+    gr_mem_absorb(&job->counters);
+    unlink(job->path);
+}
+
+static void discard_load(gr_replica_link_t *l) {
+    load_job_t *job = l->load;
+    if (!job) return;
+    join_load(job, 1);
+    release_keyspaces(l, job->target.keyspaces);
+    gr_rdb_target_free_libraries(&job->target);
+    free(job);
+    l->load = NULL;
 }
 
 static void watch_fd(gr_replica_link_t *l, uint32_t events) {
@@ -131,7 +244,7 @@ static void drop(gr_replica_link_t *l, int64_t retry_after_ns) {
         l->fd = -1;
     }
     l->events = 0;
-    discard_payload(l);
+    discard_payload(l);   /* a whole payload being loaded aside is kept: its data is the primary's at new_offset */
     l->in_length = 0;
     if (r->state == GR_REPL_CONNECTED || !r->link_down_since_ms) r->link_down_since_ms = l->db->now_ms ? l->db->now_ms : 1;
     r->state = r->master_port ? GR_REPL_CONNECT : GR_REPL_NONE;
@@ -141,6 +254,9 @@ static void drop(gr_replica_link_t *l, int64_t retry_after_ns) {
 void gr_replica_link_free(gr_replica_link_t *l) {
     if (!l) return;
     drop(l, 0);
+    discard_load(l);
+    reap_free(l, 1);
+    if (l->wake_fd >= 0) close(l->wake_fd);
     free(l->in);
     free(l);
 }
@@ -335,14 +451,32 @@ static size_t feed(gr_replica_link_t *l, const uint8_t *data, size_t length) {
     return used;
 }
 
-/* The payload is whole: empty the databases and load it. */
-static void load_payload(gr_replica_link_t *l) {
+/* The sync is done: the new history, the AOF rewritten, the stream from here. */
+static void sync_finished(gr_replica_link_t *l, int64_t keys) {
     gr_server_t *db = l->db;
     gr_replication_t *r = &db->repl;
-    close(l->tmp_fd);   /* no fsync: the file is read now and deleted, it is never the dataset's copy */
-    l->tmp_fd = -1;
+    memcpy(r->replid, l->new_replid, sizeof r->replid);
+    r->offset = l->new_offset;
+    memset(r->replid2, '0', 40);
+    r->second_offset = -1;
+    r->sync_full++;
+    say(l, "MASTER <-> REPLICA sync: Finished with success (%lld keys)", (long long)keys);
+    if (db->aof) {   /* the log held the old data: rewrite it from the new (Redis's restartAOFAfterSync) */
+        char message[300] = "";
+        if (gr_aof_rewrite_background(db, message, sizeof message) < 0)
+            say(l, "Background AOF rewrite after the full sync failed: %s", message);
+    }
+    if (l->fd >= 0) begin_stream(l);
+    else r->have_cached = 1;   /* the link dropped during the load: the next attempt continues from here */
+}
+
+/* The payload on the loop's thread (no thread could be started): empty, then load. */
+static void load_in_place(gr_replica_link_t *l) {
+    gr_server_t *db = l->db;
+    gr_replication_t *r = &db->repl;
     say(l, "MASTER <-> REPLICA sync: Flushing old data");
     gr_repl_empty_data(db);
+    if (gr_function_hooks && gr_function_hooks->flush) gr_function_hooks->flush(db);
     say(l, "MASTER <-> REPLICA sync: Loading DB in memory");
     gr_rdb_stats_t stats;
     memset(&stats, 0, sizeof stats);
@@ -355,18 +489,76 @@ static void load_payload(gr_replica_link_t *l) {
         drop(l, RETRY_NS);
         return;
     }
-    memcpy(r->replid, l->new_replid, sizeof r->replid);
-    r->offset = l->new_offset;
-    memset(r->replid2, '0', 40);
-    r->second_offset = -1;
-    r->sync_full++;
-    say(l, "MASTER <-> REPLICA sync: Finished with success (%lld keys)", (long long)stats.keys);
-    if (db->aof) {   /* the log held the old data: rewrite it from the new (Redis's restartAOFAfterSync) */
-        char message[300] = "";
-        if (gr_aof_rewrite_background(db, message, sizeof message) < 0)
-            say(l, "Background AOF rewrite after the full sync failed: %s", message);
+    sync_finished(l, stats.keys);
+}
+
+/* The payload is whole: load it aside on a thread of its own while the loop serves the old data
+ * (finish_load swaps when it is done). */
+static void load_payload(gr_replica_link_t *l) {
+    gr_server_t *db = l->db;
+    close(l->tmp_fd);   /* no fsync: the file is read now and deleted, it is never the dataset's copy */
+    l->tmp_fd = -1;
+    load_job_t *job = l->wake_fd >= 0 ? calloc(1, sizeof *job) : NULL;
+    if (job && gr_repl_new_keyspaces(db, job->target.keyspaces) == 0) {
+        job->target.config = db->config;
+        job->target.list_config = db->list_config;
+        job->target.list_target = db->list_target;
+        job->target.cancel = &job->cancel;
+        snprintf(job->path, sizeof job->path, "%s", l->tmp_path);
+        job->wake_fd = l->wake_fd;
+        job->started_ns = gr_monotonic_ns();
+        (void)gr_crc64(0, (const uint8_t *)"", 0);   /* its tables built here, not raced by two threads */
+        say(l, "MASTER <-> REPLICA sync: Loading DB in memory (aside; the old data is served meanwhile)");
+        if (pthread_create(&job->thread, NULL, load_thread, job) == 0) {
+            l->load = job;
+            return;
+        }
+        gr_repl_free_keyspaces(job->target.keyspaces);
     }
-    begin_stream(l);
+    free(job);
+    load_in_place(l);
+}
+
+/* The thread finished: swap its data in (O(databases)), release the old, go on with the stream
+ * that arrived meanwhile. */
+static void finish_load(gr_replica_link_t *l) {
+    gr_server_t *db = l->db;
+    gr_replication_t *r = &db->repl;
+    load_job_t *job = l->load;
+    join_load(job, 0);
+    l->load = NULL;
+    int ok = job->status == 1;
+    char error[600];
+    snprintf(error, sizeof error, "%s", job->error[0] ? job->error : "unreadable");
+    if (ok && gr_function_hooks && gr_function_hooks->flush) {   /* the primary's libraries replace ours, as Redis */
+        gr_function_hooks->flush(db);
+        for (size_t i = 0; ok && i < job->target.library_count; i++)
+            if (gr_function_hooks->load(db, job->target.libraries[i].code, job->target.libraries[i].length, error,
+                                        sizeof error) != 0)
+                ok = 0;
+    } else if (ok && job->target.library_count) {
+        snprintf(error, sizeof error, "function libraries are not available");
+        ok = 0;
+    }
+    gr_rdb_target_free_libraries(&job->target);
+    if (!ok) {
+        say(l, "Failed trying to load the MASTER synchronization DB from disk: %s", error);
+        release_keyspaces(l, job->target.keyspaces);   /* the old data stays (swapdb's restore) */
+        free(job);
+        r->have_cached = 0;
+        drop(l, RETRY_NS);
+        return;
+    }
+    int64_t swap_start = gr_monotonic_ns();
+    gr_repl_swap_data(db, job->target.keyspaces);
+    int64_t swapped = gr_monotonic_ns();
+    say(l, "MASTER <-> REPLICA sync: loaded aside in %.3f s, swapped in %.3f ms", (swap_start - job->started_ns) / 1e9,
+        (swapped - swap_start) / 1e6);
+    release_keyspaces(l, job->target.keyspaces);
+    int64_t keys = job->stats.keys;
+    free(job);
+    r->last_io_ms = db->now_ms;
+    sync_finished(l, keys);
 }
 
 /* Payload bytes: to the file, watching for the end (length, or the EOF mark). Returns the
@@ -532,7 +724,7 @@ static int grow_in(gr_replica_link_t *l, size_t need) {
 /* Everything buffered in l->in, in the link's current state. */
 static void process(gr_replica_link_t *l) {
     gr_replication_t *r = &l->db->repl;
-    while (l->fd >= 0 && l->in_length) {
+    while (l->fd >= 0 && l->in_length && !l->load) {   /* while loading aside, the stream waits in l->in */
         if (r->state == GR_REPL_CONNECTED) {
             size_t used = feed(l, l->in, l->in_length);
             if (l->fd < 0) return;
@@ -559,8 +751,21 @@ static void process(gr_replica_link_t *l) {
     }
 }
 
-void gr_replica_link_event(gr_replica_link_t *l, uint32_t events) {
+void gr_replica_link_event(gr_replica_link_t *l, int fd, uint32_t events) {
     gr_replication_t *r = &l->db->repl;
+    if (fd == l->wake_fd && fd >= 0) {
+        uint64_t value;
+        ssize_t ignored = read(fd, &value, sizeof value);
+        (void)ignored;
+        reap_free(l, 0);
+        if (l->load && __atomic_load_n(&l->load->done, __ATOMIC_ACQUIRE)) {
+            gr_db_begin_batch(l->db);
+            finish_load(l);
+            process(l);   /* the stream that arrived during the load */
+            gr_db_end_batch(l->db);
+        }
+        return;
+    }
     if (l->fd < 0) return;
     if (r->state == GR_REPL_CONNECTING) {
         int error = 0;
@@ -604,10 +809,12 @@ void gr_replica_link_tick(gr_replica_link_t *l) {
     if (r->restart) {          /* REPLICAOF: a new primary, or none */
         r->restart = 0;
         if (l->fd >= 0 || l->master) say(l, "Connection with master closed (REPLICAOF).");
+        if (l->load) say(l, "MASTER <-> REPLICA sync: the load aside is abandoned (REPLICAOF); the old data stays.");
         drop(l, 0);
+        discard_load(l);
         if (!r->master_port) { r->state = GR_REPL_NONE; r->link_down_since_ms = 0; return; }
     }
-    if (!r->master_port) return;
+    if (!r->master_port || l->load) return;   /* loading aside: the stream is read and kept; the rest waits for the swap */
     int64_t now = gr_monotonic_ns();
     if (l->master && gr_resp_conn_state(l->master)->kill_requested) {
         say(l, "Connection with master lost (CLIENT KILL).");
