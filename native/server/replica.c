@@ -27,6 +27,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,17 @@ typedef struct load_job {
     pthread_t thread;
 } load_job_t;
 
+/* The primary's host name looked up by a thread of its own (getaddrinfo blocks: a slow DNS
+ * must not stall the loop). Detached: whichever of the thread and the loop lets go of it second
+ * frees it (released), so a link freed or pointed elsewhere meanwhile never waits for it. */
+typedef struct resolve_job {
+    char host[256], port[16];
+    struct addrinfo *found;
+    int status;
+    int done, released;
+    int wake_fd;                   /* a dup of the link's eventfd: the job's own */
+} resolve_job_t;
+
 /* Old (or refused) data freed by a thread of its own. */
 typedef struct free_job {
     gr_keyspace_t *keyspaces[GR_DB_COUNT];
@@ -104,6 +116,7 @@ struct gr_replica_link {
     int wake_fd;                   /* eventfd in the loop's epoll set: a helper thread finished */
     load_job_t *load;              /* the payload being loaded aside; NULL when none */
     free_job_t *freeing;           /* old data being freed; NULL when none */
+    resolve_job_t *resolving;      /* the primary's name being looked up; NULL when none */
 };
 
 static void say(gr_replica_link_t *l, const char *format, ...) __attribute__((format(printf, 2, 3)));
@@ -206,6 +219,7 @@ static void join_load(load_job_t *job, int cancel) {
 static void discard_load(gr_replica_link_t *l) {
     load_job_t *job = l->load;
     if (!job) return;
+    l->db->repl.loading_aside = 0;
     join_load(job, 1);
     release_keyspaces(l, job->target.keyspaces);
     gr_rdb_target_free_libraries(&job->target);
@@ -228,9 +242,12 @@ static void discard_payload(gr_replica_link_t *l) {
     }
 }
 
+static void abandon_resolve(gr_replica_link_t *l);
+
 /* Close the socket and the pseudo-client; replid and offset stay for the next PSYNC. */
 static void drop(gr_replica_link_t *l, int64_t retry_after_ns) {
     gr_replication_t *r = &l->db->repl;
+    abandon_resolve(l);
     if (l->master) {
         gr_connection_t *state = gr_resp_conn_state(l->master);   /* a half-received MULTI goes with it, as Redis */
         if (state->kill_requested && !state->kill_reported) { state->kill_reported = 1; l->db->kills_pending--; }
@@ -255,6 +272,7 @@ void gr_replica_link_free(gr_replica_link_t *l) {
     if (!l) return;
     drop(l, 0);
     discard_load(l);
+    abandon_resolve(l);
     reap_free(l, 1);
     if (l->wake_fd >= 0) close(l->wake_fd);
     free(l->in);
@@ -292,14 +310,87 @@ static void send_ack(gr_replica_link_t *l) {
     l->last_ack_ns = gr_monotonic_ns();
 }
 
+static void resolve_job_release(resolve_job_t *job) {
+    if (__atomic_exchange_n(&job->released, 1, __ATOMIC_ACQ_REL) == 0) return;   /* the other side frees it */
+    if (job->found) freeaddrinfo(job->found);
+    if (job->wake_fd >= 0) close(job->wake_fd);
+    free(job);
+}
+
+static void *resolve_thread(void *argument) {
+    resolve_job_t *job = argument;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    job->status = getaddrinfo(job->host, job->port, &hints, &job->found);
+    __atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
+    wake_loop(job->wake_fd);
+    resolve_job_release(job);
+    return NULL;
+}
+
+/* Let go of a lookup in progress (REPLICAOF elsewhere, the link freed). */
+static void abandon_resolve(gr_replica_link_t *l) {
+    if (!l->resolving) return;
+    resolve_job_release(l->resolving);
+    l->resolving = NULL;
+}
+
+static void connect_found(gr_replica_link_t *l, int status, struct addrinfo *found);
+
+/* The primary's address: a numeric one at once, a name by a thread (connect_found follows). */
 static void start_connect(gr_replica_link_t *l) {
     gr_replication_t *r = &l->db->repl;
     char port[16];
     snprintf(port, sizeof port, "%lld", (long long)r->master_port);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *found = NULL;
-    int status = getaddrinfo(r->master_host, port, &hints, &found);
+    unsigned char address[sizeof(struct in6_addr)];
+    int numeric = inet_pton(AF_INET, r->master_host, address) == 1 || inet_pton(AF_INET6, r->master_host, address) == 1;
+    if (!numeric && l->wake_fd >= 0 && !l->resolving) {
+        resolve_job_t *job = calloc(1, sizeof *job);
+        if (job) {
+            snprintf(job->host, sizeof job->host, "%s", r->master_host);
+            snprintf(job->port, sizeof job->port, "%s", port);
+            job->wake_fd = fcntl(l->wake_fd, F_DUPFD_CLOEXEC, 0);
+            pthread_attr_t attributes;
+            pthread_attr_init(&attributes);
+            pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+            pthread_t thread;
+            int started = job->wake_fd >= 0 && pthread_create(&thread, &attributes, resolve_thread, job) == 0;
+            pthread_attr_destroy(&attributes);
+            if (started) {
+                l->resolving = job;
+                r->state = GR_REPL_CONNECTING;   /* as Redis's: the lookup is part of connecting */
+                r->last_io_ms = l->db->now_ms;
+                return;
+            }
+            if (job->wake_fd >= 0) close(job->wake_fd);
+            free(job);
+        }
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = numeric ? AI_NUMERICHOST : 0};
+    struct addrinfo *found = NULL;
+    int status = getaddrinfo(r->master_host, port, &hints, &found);   /* numeric: no lookup, does not block */
+    connect_found(l, status, found);
+}
+
+/* A lookup finished: connect if it is still for the primary we want. */
+static void resolve_finished(gr_replica_link_t *l) {
+    resolve_job_t *job = l->resolving;
+    gr_replication_t *r = &l->db->repl;
+    l->resolving = NULL;
+    char port[16];
+    snprintf(port, sizeof port, "%lld", (long long)r->master_port);
+    struct addrinfo *found = NULL;
+    int status = job->status;
+    int current = r->master_port && strcmp(job->host, r->master_host) == 0 && strcmp(job->port, port) == 0;
+    if (current) found = job->found, job->found = NULL;
+    resolve_job_release(job);
+    if (current) connect_found(l, status, found);
+}
+
+static void connect_found(gr_replica_link_t *l, int status, struct addrinfo *found) {
+    gr_replication_t *r = &l->db->repl;
     if (status != 0 || !found) {
-        say(l, "Unable to connect to MASTER: %s", gai_strerror(status));
+        say(l, "Unable to connect to MASTER: %s", status ? gai_strerror(status) : "no address");
+        if (found) freeaddrinfo(found);
         drop(l, RETRY_NS);
         return;
     }
@@ -511,6 +602,7 @@ static void load_payload(gr_replica_link_t *l) {
         say(l, "MASTER <-> REPLICA sync: Loading DB in memory (aside; the old data is served meanwhile)");
         if (pthread_create(&job->thread, NULL, load_thread, job) == 0) {
             l->load = job;
+            db->repl.loading_aside = 1;
             return;
         }
         gr_repl_free_keyspaces(job->target.keyspaces);
@@ -527,6 +619,7 @@ static void finish_load(gr_replica_link_t *l) {
     load_job_t *job = l->load;
     join_load(job, 0);
     l->load = NULL;
+    r->loading_aside = 0;
     int ok = job->status == 1;
     char error[600];
     snprintf(error, sizeof error, "%s", job->error[0] ? job->error : "unreadable");
@@ -758,6 +851,7 @@ void gr_replica_link_event(gr_replica_link_t *l, int fd, uint32_t events) {
         ssize_t ignored = read(fd, &value, sizeof value);
         (void)ignored;
         reap_free(l, 0);
+        if (l->resolving && __atomic_load_n(&l->resolving->done, __ATOMIC_ACQUIRE)) resolve_finished(l);
         if (l->load && __atomic_load_n(&l->load->done, __ATOMIC_ACQUIRE)) {
             gr_db_begin_batch(l->db);
             finish_load(l);
@@ -812,6 +906,7 @@ void gr_replica_link_tick(gr_replica_link_t *l) {
         if (l->load) say(l, "MASTER <-> REPLICA sync: the load aside is abandoned (REPLICAOF); the old data stays.");
         drop(l, 0);
         discard_load(l);
+        abandon_resolve(l);
         if (!r->master_port) { r->state = GR_REPL_NONE; r->link_down_since_ms = 0; return; }
     }
     if (!r->master_port || l->load) return;   /* loading aside: the stream is read and kept; the rest waits for the swap */
