@@ -48,6 +48,11 @@
 #define RETRY_NS 1000000000LL          /* a failed attempt: try again a second later (Redis's cron) */
 #define TIMEOUT_MS 60000               /* repl-timeout */
 #define ACK_NS 1000000000LL
+/* After a full sync, until the stream's first byte: a primary (Redis 7.0, diskless) puts the
+ * replica online only at an ACK that comes after it saw its RDB child end, so the ACK sent at
+ * once is often too early and the next one a second later held the stream back that long
+ * (bench/repl_lag.py's ~0.5-1 s probes): ask again every 50 ms meanwhile. */
+#define ACK_FAST_NS 50000000LL
 #define LINE_MAX_BYTES 4096
 
 #define FREE_INLINE_KEYS 4096           /* old data smaller than this is freed on the loop at once */
@@ -113,6 +118,7 @@ struct gr_replica_link {
     int64_t stream_base;           /* offset when the stream began (after the load or CONTINUE) */
     int64_t fed;                   /* stream bytes fed since */
     int64_t next_attempt_ns, last_ack_ns;
+    int ack_fast;                  /* a full sync ended and no stream byte came yet: ACK_FAST_NS */
     int wake_fd;                   /* eventfd in the loop's epoll set: a helper thread finished */
     load_job_t *load;              /* the payload being loaded aside; NULL when none */
     free_job_t *freeing;           /* old data being freed; NULL when none */
@@ -475,6 +481,7 @@ static void begin_stream(gr_replica_link_t *l) {
     state->user = db->acl->default_user;
     l->stream_base = r->offset;
     l->fed = 0;
+    l->ack_fast = 0;
     r->state = GR_REPL_CONNECTED;
     r->have_cached = 1;
     r->last_io_ms = db->now_ms;
@@ -517,6 +524,7 @@ static size_t feed(gr_replica_link_t *l, const uint8_t *data, size_t length) {
     gr_replication_t *r = &l->db->repl;
     gr_connection_t *state = gr_resp_conn_state(l->master);
     size_t used = 0;
+    l->ack_fast = 0;   /* the stream flows */
     while (used < length && l->master) {
         int64_t frame = frame_length(data + used, length - used);
         if (frame == 0) break;
@@ -557,8 +565,10 @@ static void sync_finished(gr_replica_link_t *l, int64_t keys) {
         if (gr_aof_rewrite_background(db, message, sizeof message) < 0)
             say(l, "Background AOF rewrite after the full sync failed: %s", message);
     }
-    if (l->fd >= 0) begin_stream(l);
-    else r->have_cached = 1;   /* the link dropped during the load: the next attempt continues from here */
+    if (l->fd >= 0) {
+        begin_stream(l);
+        l->ack_fast = 1;
+    } else r->have_cached = 1;   /* the link dropped during the load: the next attempt continues from here */
 }
 
 /* The payload on the loop's thread (no thread could be started): empty, then load. */
@@ -589,7 +599,9 @@ static void load_payload(gr_replica_link_t *l) {
     gr_server_t *db = l->db;
     close(l->tmp_fd);   /* no fsync: the file is read now and deleted, it is never the dataset's copy */
     l->tmp_fd = -1;
-    load_job_t *job = l->wake_fd >= 0 ? calloc(1, sizeof *job) : NULL;
+    /* GOBLIN_REPL_LOAD_IN_PLACE=1: the old way, on the loop (bench/repl_stall.py's baseline) */
+    const char *in_place = getenv("GOBLIN_REPL_LOAD_IN_PLACE");
+    load_job_t *job = l->wake_fd >= 0 && !(in_place && in_place[0] == '1') ? calloc(1, sizeof *job) : NULL;
     if (job && gr_repl_new_keyspaces(db, job->target.keyspaces) == 0) {
         job->target.config = db->config;
         job->target.list_config = db->list_config;
@@ -926,7 +938,7 @@ void gr_replica_link_tick(gr_replica_link_t *l) {
         drop(l, RETRY_NS);
         return;
     }
-    if (r->state == GR_REPL_CONNECTED && (r->getack || now - l->last_ack_ns >= ACK_NS)) {
+    if (r->state == GR_REPL_CONNECTED && (r->getack || now - l->last_ack_ns >= (l->ack_fast ? ACK_FAST_NS : ACK_NS))) {
         r->getack = 0;
         send_ack(l);
     }
