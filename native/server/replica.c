@@ -1,24 +1,37 @@
 /* replica.c — goblin as a replica of a Redis (7.0) primary: the link in the serving loop.
  *
- *   CONNECT -> CONNECTING (non-blocking connect) -> HANDSHAKE: PING, AUTH (masterauth /
- *   masteruser), REPLCONF listening-port, REPLCONF capa eof capa psync2, PSYNC replid offset+1
- *   (or ? -1), one at a time, each reply read before the next is sent
+ *   CONNECT -> CONNECTING (the host name looked up by a detached thread unless numeric, then a
+ *   non-blocking connect) -> HANDSHAKE: PING, AUTH (masterauth / masteruser), REPLCONF
+ *   listening-port, REPLCONF capa eof capa psync2, PSYNC replid offset+1 (or ? -1), one at a
+ *   time, each reply read before the next is sent
  *   -> +FULLRESYNC replid offset: TRANSFER: the RDB payload, "$<len>" or diskless "$EOF:<mark>",
- *      is written to a temporary file in --dir, then the databases are emptied and it is loaded
- *      with the RDB reader (persist/rdb_load.c)
+ *      is written to a temporary file in --dir, then LOADED ASIDE: a thread of its own reads it
+ *      (gr_rdb_load_aside) into a fresh set of databases while the loop goes on serving the old
+ *      data (replica-serve-stale-data yes) or MASTERDOWN (no), as Redis's repl-diskless-load
+ *      swapdb; the stream that arrives meanwhile is read and kept in l->in. When the thread is
+ *      done (an eventfd in the loop's epoll set) the loop swaps the databases in O(databases)
+ *      (gr_repl_swap_data), replaces the function libraries with the payload's, hands the old
+ *      data to another thread to free, and applies the kept stream.
  *   -> +CONTINUE [replid]: the stream continues from the offset this replica holds
  *   -> CONNECTED: the stream is fed to the primary's pseudo-client, a RESP connection whose
  *      replies are dropped (db->current->repl_master: admission lets it write, lookups let it
  *      see keys logically expired, which only its DEL removes); the offset is the bytes of
- *      whole commands applied; REPLCONF ACK every second and when GETACK asks.
+ *      whole commands applied; REPLCONF ACK every second (every 50 ms after a full sync until
+ *      the stream starts) and when GETACK asks.
+ * What the helper threads share with the loop: the allocator's counters (each helper counts
+ * into its own, absorbed by the loop when it joins it: core/alloc.h), the hash engine's count of
+ * hashes with field TTLs (atomic), the sets' hash key (fixed before any thread starts), the
+ * CRC tables (built before the load starts). The loader reads copies of the settings and writes
+ * only its own keyspaces; libraries and observers are the loop's business at the swap.
  * A drop (read error, protocol error, CLIENT KILL TYPE master, repl-timeout) keeps replid and
  * offset, so the next attempt asks PSYNC for what follows; a failed attempt retries each second.
+ * A drop while a whole payload is loaded aside lets the load finish (the data is the primary's
+ * at that offset); REPLICAOF elsewhere or NO ONE cancels it (the old data stays). A refused
+ * payload keeps the old data too, and the next attempt asks a full resync.
  * Garbage from the primary closes the link (logged); nothing it sends crashes the server.
  *
  * After a full sync the append-only file (if on) is rewritten in the background, as Redis does;
  * the stream's commands reach it as any write does.
- * Not built: the payload is loaded on the loop's thread (ring clients wait for the load, not
- * only for a swap).
  */
 #include "server/replica.h"
 
