@@ -5,7 +5,10 @@ write load of strings, lists, hashes, sorted sets, expiries, MULTI and EVAL ends
 DEBUG DIGEST and offset as its primary; ROLE, INFO replication, READONLY; CLIENT KILL TYPE master
 on the replica is followed by a partial resync (the primary's sync_partial_ok); a restarted
 primary (new history) gives a full resync. A fake primary that sends a bad RDB payload, then
-garbage in the stream, is logged and reconnected to, and the replica keeps serving.
+garbage in the stream, is logged and reconnected to, and the replica keeps serving. A full sync
+is loaded aside: a ring client on the replica is answered (old data, or MASTERDOWN) while it
+loads, the stream written meanwhile is applied after the swap, functions are replaced, and
+used_memory comes back after repeated full syncs.
 """
 
 from __future__ import annotations
@@ -321,13 +324,24 @@ def linked(primary, replica) -> bool:
     return fields.get("master_link_status") == "up" and fields["master_repl_offset"] == info(primary)["master_repl_offset"]
 
 
+def write_while_loading(primary, replica, tag: str) -> bool:
+    """Once the replica loads aside, writes to the primary (the stream the replica keeps and
+    applies after the swap); True when they were all sent while it was still loading."""
+    wait_until(lambda: info(replica, "persistence")["async_loading"] == "1" or linked(primary, replica),
+               what="the load aside to begin")
+    for i in range(100):
+        primary.execute_command("SET", f"during-{tag}-{i}", i)
+    return info(replica, "persistence")["async_loading"] == "1"
+
+
 def used_memory(client) -> int:
     return int(info(client, "memory")["used_memory"])
 
 
 def test_full_sync_loads_aside_serving_the_old_data_then_swaps(tmp_path):
     """The payload (300k keys) is loaded by a thread while ring clients keep being answered with
-    the old data (or MASTERDOWN with replica-serve-stale-data no); after the swap the data and
+    the old data (or MASTERDOWN with replica-serve-stale-data no), and the stream written
+    meanwhile is kept and applied after it; after the swap the data and
     the function libraries are the primary's; repeated full syncs leave used_memory where it was;
     the primary named "localhost" (looked up off the loop) works too."""
     primary = Redis(tmp_path / "r", "--repl-diskless-sync-delay", "0")
@@ -344,13 +358,14 @@ def test_full_sync_loads_aside_serving_the_old_data_then_swaps(tmp_path):
             probe = RingProbe(goblin)
             try:
                 g.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+                during = [write_while_loading(p, g, "first")]
                 wait_until(lambda: linked(p, g), what="the first full sync")   # no DIGEST while probing
             finally:
                 probe.finish()
             wait_until(lambda: in_step(p, g), what="the same data")
             assert probe.during and all(a == b"old" for a in probe.during), probe.during[:5]
             assert g.execute_command("GET", "old-key") is None
-            assert g.execute_command("DBSIZE") == 300000
+            assert g.execute_command("DBSIZE") == 300000 + 100
             assert g.execute_command("FCALL", "which", 0) == b"primary"
             names = sorted(lib[1] for lib in g.execute_command("FUNCTION", "LIST"))
             assert names == [b"both"]
@@ -369,6 +384,7 @@ def test_full_sync_loads_aside_serving_the_old_data_then_swaps(tmp_path):
                 probe = RingProbe(goblin)
                 try:
                     g.execute_command("REPLICAOF", host, primary.port)
+                    during.append(write_while_loading(p, g, str(round_)))
                     wait_until(lambda: linked(p, g), what=f"full sync {round_ + 2}")
                 finally:
                     probe.finish()
@@ -382,6 +398,7 @@ def test_full_sync_loads_aside_serving_the_old_data_then_swaps(tmp_path):
                 wait_until(lambda: abs(used_memory(g) - synced) < synced * 0.02,
                            what=f"used_memory back near {synced} (is {used_memory(g)})")
             assert info(g)["master_host"] == "localhost"
+            assert any(during), "no write reached the primary while the replica loaded aside"
             g.execute_command("REPLICAOF", "NO", "ONE")
             g.execute_command("FLUSHALL")
             g.execute_command("FUNCTION", "FLUSH")
