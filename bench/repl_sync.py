@@ -1,11 +1,13 @@
 """repl_sync.py — issue 35's full-sync target: a goblin replica and a redis-server replica of the
 same redis-server 7.0 primary holding N mixed keys (bench/rdb_load.py's workload), side by side.
 
-    python bench/repl_sync.py [--keys 1000000] [--rounds 2]
+    python bench/repl_sync.py [--keys 1000000] [--rounds 2] [--server-core 0] [--client-core 1]
 
 The figure for each replica: REPLICAOF sent -> INFO replication says master_link_status:up, best
 of --rounds (each round a fresh replica process, the primary the same; diskless sync, no delay).
 The target: goblin's figure <= redis-server's. Machine load changes both: read them side by side.
+--server-core pins each replica (all its threads: goblin loads the payload on a second thread),
+--client-core the primary and this script (taskset lists, e.g. 0 or 0,1).
 """
 
 from __future__ import annotations
@@ -69,10 +71,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--server-core", default=None, help="pin the replicas to these cores")
+    parser.add_argument("--client-core", default=None, help="pin the primary and this script to these cores")
     options = parser.parse_args()
+
+    def pin(process: subprocess.Popen, core: str | None) -> None:
+        if core is not None:
+            subprocess.run(["taskset", "-apc", core, str(process.pid)], check=True, capture_output=True)
+    if options.client_core is not None:
+        import os
+        os.sched_setaffinity(0, {int(c) for c in options.client_core.split(",")})
     with tempfile.TemporaryDirectory(prefix="repl-sync-") as temp:
         root = Path(temp)
         primary, primary_port = redis(root / "primary")
+        pin(primary, options.client_core)
         try:
             subprocess.run(["redis-cli", "-p", str(primary_port), "--pipe"], input=workload(options.keys), check=True,
                            capture_output=True)
@@ -80,6 +92,7 @@ def main() -> int:
             for round_ in range(options.rounds):
                 for name, start in (("redis-server", lambda d: redis(d)), ("goblin", goblin)):
                     process, port = start(root / f"{name}-{round_}")
+                    pin(process, options.server_core)
                     try:
                         figures[name].append(sync_seconds(port, primary_port))
                     finally:

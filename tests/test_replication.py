@@ -5,7 +5,10 @@ write load of strings, lists, hashes, sorted sets, expiries, MULTI and EVAL ends
 DEBUG DIGEST and offset as its primary; ROLE, INFO replication, READONLY; CLIENT KILL TYPE master
 on the replica is followed by a partial resync (the primary's sync_partial_ok); a restarted
 primary (new history) gives a full resync. A fake primary that sends a bad RDB payload, then
-garbage in the stream, is logged and reconnected to, and the replica keeps serving.
+garbage in the stream, is logged and reconnected to, and the replica keeps serving. A full sync
+is loaded aside: a ring client on the replica is answered (old data, or MASTERDOWN) while it
+loads, the stream written meanwhile is applied after the swap, functions are replaced, and
+used_memory comes back after repeated full syncs.
 """
 
 from __future__ import annotations
@@ -266,6 +269,140 @@ def test_a_replica_over_maxmemory_keeps_everything_its_primary_sends(tmp_path):
             wait_until(lambda: in_step(p, g), what="the stream")
             assert g.dbsize() == 200 and info(g, "stats")["evicted_keys"] == "0"
             assert g.get("e0") == b"x" * 100                              # reads still served
+            g.close()
+    finally:
+        primary.stop()
+
+
+PRIMARY_LIB = "#!lua name=both\nredis.register_function('which', function() return 'primary' end)"
+REPLICA_LIB = "#!lua name=both\nredis.register_function('which', function() return 'replica' end)"
+REPLICA_ONLY_LIB = "#!lua name=onlyhere\nredis.register_function('mine', function() return 1 end)"
+
+
+class RingProbe:
+    """A ring client on the replica asking GET old-key, then INFO persistence, in a loop: a GET
+    whose INFO before and after both said async_loading:1 was answered during the load aside."""
+
+    def __init__(self, goblin):
+        from conftest import make_client
+        self.ring = make_client(goblin, "ring")
+        self.stop = threading.Event()
+        self.during: list = []        # GET answers sandwiched between two async_loading:1
+        self.max_gap = 0.0
+        self.calls = 0
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def loading(self) -> bool:
+        return str(self.ring.info("persistence").get("async_loading")) == "1"
+
+    def run(self) -> None:
+        before = self.loading()
+        last = time.perf_counter()
+        while not self.stop.is_set():
+            try:
+                answer = self.ring.get("old-key")
+            except ResponseError as error:
+                answer = str(error)
+            after = self.loading()
+            now = time.perf_counter()
+            self.max_gap = max(self.max_gap, now - last)   # one GET + one INFO
+            last = now
+            self.calls += 1
+            if before and after:
+                self.during.append(answer)
+            before = after
+
+    def finish(self) -> None:
+        self.stop.set()
+        self.thread.join(30)
+        self.ring.close()
+
+
+def linked(primary, replica) -> bool:
+    fields = info(replica)
+    return fields.get("master_link_status") == "up" and fields["master_repl_offset"] == info(primary)["master_repl_offset"]
+
+
+def write_while_loading(primary, replica, tag: str) -> bool:
+    """Once the replica loads aside, writes to the primary (the stream the replica keeps and
+    applies after the swap); True when they were all sent while it was still loading."""
+    wait_until(lambda: info(replica, "persistence")["async_loading"] == "1" or linked(primary, replica),
+               what="the load aside to begin")
+    for i in range(100):
+        primary.execute_command("SET", f"during-{tag}-{i}", i)
+    return info(replica, "persistence")["async_loading"] == "1"
+
+
+def used_memory(client) -> int:
+    return int(info(client, "memory")["used_memory"])
+
+
+def test_full_sync_loads_aside_serving_the_old_data_then_swaps(tmp_path):
+    """The payload (300k keys) is loaded by a thread while ring clients keep being answered with
+    the old data (or MASTERDOWN with replica-serve-stale-data no), and the stream written
+    meanwhile is kept and applied after it; after the swap the data and
+    the function libraries are the primary's; repeated full syncs leave used_memory where it was;
+    the primary named "localhost" (looked up off the loop) works too."""
+    primary = Redis(tmp_path / "r", "--repl-diskless-sync-delay", "0")
+    try:
+        p = primary.client
+        p.execute_command("DEBUG", "POPULATE", 300000, "key", 16)
+        p.execute_command("FUNCTION", "LOAD", PRIMARY_LIB)
+        with GoblinServer(tmp_path / "g").start() as goblin:
+            g = RespClient(port=goblin.port, socket_timeout=20)
+            g.execute_command("SET", "old-key", "old")
+            g.execute_command("FUNCTION", "LOAD", REPLICA_LIB)
+            g.execute_command("FUNCTION", "LOAD", REPLICA_ONLY_LIB)
+            baseline = used_memory(g)
+            probe = RingProbe(goblin)
+            try:
+                g.execute_command("REPLICAOF", "127.0.0.1", primary.port)
+                during = [write_while_loading(p, g, "first")]
+                wait_until(lambda: linked(p, g), what="the first full sync")   # no DIGEST while probing
+            finally:
+                probe.finish()
+            wait_until(lambda: in_step(p, g), what="the same data")
+            assert probe.during and all(a == b"old" for a in probe.during), probe.during[:5]
+            assert g.execute_command("GET", "old-key") is None
+            assert g.execute_command("DBSIZE") == 300000 + 100
+            assert g.execute_command("FCALL", "which", 0) == b"primary"
+            names = sorted(lib[1] for lib in g.execute_command("FUNCTION", "LIST"))
+            assert names == [b"both"]
+            synced = used_memory(g)
+            assert synced > baseline + 300000 * 40
+            print(f"longest ring GET+INFO during the sync: {probe.max_gap * 1000:.1f} ms, "
+                  f"{len(probe.during)} answered while loading")
+
+            # again, twice, the second with serve-stale-data no and the primary as "localhost"
+            for round_, (host, stale) in enumerate([("127.0.0.1", "yes"), ("localhost", "no")]):
+                g.execute_command("REPLICAOF", "NO", "ONE")          # a new history: the next sync is full
+                g.execute_command("CONFIG", "SET", "replica-read-only", "no")
+                g.execute_command("SET", "old-key", "old")
+                g.execute_command("CONFIG", "SET", "replica-serve-stale-data", stale)
+                full_before = int(info(p, "stats")["sync_full"])
+                probe = RingProbe(goblin)
+                try:
+                    g.execute_command("REPLICAOF", host, primary.port)
+                    during.append(write_while_loading(p, g, str(round_)))
+                    wait_until(lambda: linked(p, g), what=f"full sync {round_ + 2}")
+                finally:
+                    probe.finish()
+                wait_until(lambda: in_step(p, g), what="the same data")
+                assert int(info(p, "stats")["sync_full"]) == full_before + 1
+                expected = b"old" if stale == "yes" else "MASTERDOWN Link with MASTER is down and " \
+                                                       "replica-serve-stale-data is set to 'no'."
+                assert probe.during and all(a == expected for a in probe.during), probe.during[:5]
+                assert g.execute_command("GET", "old-key") is None
+                # the old data is freed on a thread: used_memory comes back to the first sync's
+                wait_until(lambda: abs(used_memory(g) - synced) < synced * 0.02,
+                           what=f"used_memory back near {synced} (is {used_memory(g)})")
+            assert info(g)["master_host"] == "localhost"
+            assert any(during), "no write reached the primary while the replica loaded aside"
+            g.execute_command("REPLICAOF", "NO", "ONE")
+            g.execute_command("FLUSHALL")
+            g.execute_command("FUNCTION", "FLUSH")
+            wait_until(lambda: used_memory(g) < baseline + 200000, what=f"used_memory back near {baseline}")
             g.close()
     finally:
         primary.stop()

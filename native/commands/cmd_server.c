@@ -176,12 +176,12 @@ static void info_persistence(gr_server_t *db, gr_text_t *text) {
     const int bgsave = gr_child_running(db) == GR_CHILD_SNAPSHOT;
     const int64_t now_s = db->now_ms / 1000;
     gr_text_append(text,
-        "loading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\n"
+        "loading:0\r\nasync_loading:%d\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\n"
         "current_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\n"
         "rdb_changes_since_last_save:%lld\r\nrdb_bgsave_in_progress:%d\r\nrdb_last_save_time:%lld\r\n"
         "rdb_last_bgsave_status:%s\r\nrdb_last_bgsave_time_sec:%lld\r\nrdb_current_bgsave_time_sec:%lld\r\n"
         "rdb_saves:%lld\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:%lld\r\nrdb_last_load_keys_loaded:%lld\r\n",
-        (long long)db->dirty, bgsave, (long long)p->lastsave_s, p->last_bgsave_ok ? "ok" : "err",
+        db->repl.loading_aside, (long long)db->dirty, bgsave, (long long)p->lastsave_s, p->last_bgsave_ok ? "ok" : "err",
         (long long)p->last_bgsave_seconds, (long long)(bgsave ? now_s - p->bgsave_started_s : -1),
         (long long)p->saves, (long long)p->last_load_keys_expired, (long long)p->last_load_keys_loaded);
     gr_aof_info(db, text);   /* the aof_* fields (persist/aof.c) */

@@ -4,9 +4,15 @@
 #include <malloc.h>
 #include <stdlib.h>
 
-static int64_t used_total;
-static int64_t used_by_category[GR_MEM_CATEGORY_COUNT];
-static int64_t live_allocations;
+/* The process's counters. A thread that builds or frees data aside (a replica's full-sync load,
+ * the old data's release) counts into counters of its own (gr_mem_thread_counters) and the
+ * serving thread adds them in when it takes the result (gr_mem_absorb); every other thread
+ * counts here. The pointer is thread-local (initial-exec: one %fs-relative load per call). */
+static gr_mem_counters_t process_counters;
+static __thread gr_mem_counters_t *counters __attribute__((tls_model("initial-exec"))) = &process_counters;
+#define used_total (counters->total)
+#define used_by_category (counters->by_category)
+#define live_allocations (counters->allocations)
 
 void *gr_mem_alloc(size_t size, gr_mem_category_t category) {
     void *ptr = malloc(size ? size : 1);
@@ -54,6 +60,14 @@ int gr_mem_configure_for_server(void) {
 
 size_t gr_mem_usable(const void *ptr) { return ptr ? malloc_usable_size((void *)ptr) : 0; }
 int64_t gr_mem_used_total(void) { return used_total; }
+
+void gr_mem_thread_counters(gr_mem_counters_t *own) { counters = own ? own : &process_counters; }
+
+void gr_mem_absorb(const gr_mem_counters_t *delta) {
+    process_counters.total += delta->total;
+    process_counters.allocations += delta->allocations;
+    for (int i = 0; i < GR_MEM_CATEGORY_COUNT; i++) process_counters.by_category[i] += delta->by_category[i];
+}
 int64_t gr_mem_used_by(gr_mem_category_t category) {
     return (unsigned)category < GR_MEM_CATEGORY_COUNT ? used_by_category[category] : 0;
 }

@@ -3,8 +3,11 @@
  * All engine memory goes through gr_mem_alloc/realloc/free so that INFO used_memory,
  * MEMORY USAGE and GOBLIN.MEMORY report real bytes: each call adds or subtracts the
  * allocator's usable size (malloc_usable_size) to a total and to a per-category total.
- * The implementation is alloc.c. Single-threaded by design: the server executes all
- * commands on one thread, so the counters are plain integers.
+ * The implementation is alloc.c. The server executes all commands on one thread, so the
+ * counters are plain integers; a helper thread that builds or frees data aside (a replica's
+ * full-sync load, server/replica.c) points its own calls at counters of its own
+ * (gr_mem_thread_counters) and the serving thread adds them in when it takes the thread's
+ * result (gr_mem_absorb), so no counter is written by two threads.
  */
 #ifndef GR_ALLOC_H
 #define GR_ALLOC_H
@@ -51,5 +54,16 @@ int64_t gr_mem_used_total(void);
 int64_t gr_mem_used_by(gr_mem_category_t category);
 int64_t gr_mem_allocations(void);   /* live allocation count */
 /* cffi-cdef-end */
+
+/* Counters a helper thread counts into instead of the process's (zero them first). */
+typedef struct gr_mem_counters {
+    int64_t total;
+    int64_t allocations;
+    int64_t by_category[GR_MEM_CATEGORY_COUNT];
+} gr_mem_counters_t;
+/* The calling thread counts into own from now on (NULL: the process's counters again). */
+void gr_mem_thread_counters(gr_mem_counters_t *own);
+/* Adds a helper thread's counters (after it finished with them) to the process's. */
+void gr_mem_absorb(const gr_mem_counters_t *delta);
 
 #endif

@@ -1270,6 +1270,57 @@ void gr_repl_new_replid(gr_server_t *db) {
     db->repl.replid[40] = '\0';
 }
 
+int gr_repl_new_keyspaces(gr_server_t *db, gr_keyspace_t **out) {
+    uint64_t seed = (uint64_t)gr_monotonic_ns() ^ ((uint64_t)(uintptr_t)db << 7) ^ 0x9e3779b97f4a7c15ULL;
+    const uint64_t stamp = gr_evict_stamp(now_ms());
+    for (int i = 0; i < GR_DB_COUNT; i++) {
+        seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17;
+        out[i] = gr_ks_new(gr_free_value, db, seed);   /* no observers while it is built aside */
+        if (!out[i]) {
+            while (i-- > 0) gr_ks_free(out[i]);
+            return -1;
+        }
+        gr_ks_set_keep_bits(out[i], GR_ACCESS_LFU_BITS);
+        gr_ks_set_clock(out[i], stamp);
+    }
+    return 0;
+}
+
+size_t gr_repl_keyspaces_size(gr_keyspace_t *const *keyspaces) {
+    size_t keys = 0;
+    for (int i = 0; i < GR_DB_COUNT; i++) keys += gr_ks_size(keyspaces[i]);
+    return keys;
+}
+
+void gr_repl_free_keyspaces(gr_keyspace_t **keyspaces) {
+    for (int i = 0; i < GR_DB_COUNT; i++) {
+        gr_ks_free(keyspaces[i]);
+        keyspaces[i] = NULL;
+    }
+}
+
+void gr_repl_swap_data(gr_server_t *db, gr_keyspace_t **fresh) {
+    gr_tracking_invalidate_all(db);   /* client-side caches forget everything, as on a flush */
+    for (int i = 0; i < GR_DB_COUNT; i++) {
+        gr_watch_touch_db(db, i, -1);          /* WATCHed keys of the old data */
+        gr_keyspace_t *old = db->keyspaces[i];
+        db->keyspaces[i] = fresh[i];
+        fresh[i] = old;
+        gr_ks_set_add_observer(old, NULL);
+        gr_ks_set_delete_observer(old, NULL);
+        gr_ks_set_delete_observer(db->keyspaces[i], signal_deleted_key);
+        gr_ks_set_clock(db->keyspaces[i], db->access_stamp);
+        db->expire_cursor[i] = db->part_expire_cursor[i] = 0;
+        gr_watch_touch_db(db, i, -1);          /* and of the new */
+    }
+    gr_db_set_notify_flags(db, db->notify_flags);   /* the "new" key observer on the new keyspaces */
+    db->keyspace = db->keyspaces[db->current ? db->current->db_index : 0];
+    for (int i = 0; i < GR_DB_COUNT; i++) {
+        gr_blocking_signal_db_gone(db, i);
+        gr_blocking_signal_db(db, i);
+    }
+}
+
 void gr_repl_empty_data(gr_server_t *db) {
     for (int i = 0; i < GR_DB_COUNT; i++) {
         gr_watch_touch_db(db, i, -1);          /* WATCHed keys that exist are touched */

@@ -454,6 +454,17 @@ void gr_repl_init(gr_server_t *db);
 void gr_repl_new_replid(gr_server_t *db);
 /* A full resync's start: every database emptied (WATCHers touched, parked stream readers told). */
 void gr_repl_empty_data(gr_server_t *db);
+/* A replica's full sync loaded aside (server/replica.c): GR_DB_COUNT empty keyspaces for it,
+ * without observers (a thread of its own fills them; 0 or -1 out of memory), and the swap on
+ * the serving thread, O(databases): fresh become the databases (WATCHed keys of either side
+ * touched, client-side caches invalidated, observers moved, waiters signalled) and fresh[]
+ * holds the old keyspaces, without observers, for the caller to free (on a thread if large). */
+int gr_repl_new_keyspaces(gr_server_t *db, gr_keyspace_t **out);
+void gr_repl_swap_data(gr_server_t *db, gr_keyspace_t **fresh);
+/* Keys in a set of GR_DB_COUNT keyspaces; and freeing them (any thread, for keyspaces that are
+ * no database: what it allocated is counted as core/alloc.h says for the calling thread). */
+size_t gr_repl_keyspaces_size(gr_keyspace_t *const *keyspaces);
+void gr_repl_free_keyspaces(gr_keyspace_t **keyspaces);
 int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_auth, gr_reply_t *reply);
 /* ACL: whether a user may run a command with these arguments: GR_ACL_ALLOWED, or denied for
  * the command itself, for a key or for a channel (its argv position in *refused_key; 0 for a

@@ -35,6 +35,8 @@ typedef struct gr_replication {
     uint8_t restart;              /* REPLICAOF changed the primary: the loop drops the link */
     uint8_t getack;               /* the primary asked REPLCONF GETACK: the loop answers ACK */
     uint8_t have_cached;          /* replid/offset describe data this server holds: PSYNC them */
+    uint8_t loading_aside;        /* a full sync's payload is loaded by a thread while the old data is
+                                   * served (INFO persistence async_loading, as Redis's swapdb load) */
     char replid[41];              /* master_replid: the primary's history this data follows */
     char replid2[41];             /* the history before the last switch (REPLICAOF NO ONE) */
     int64_t offset;               /* master_repl_offset: bytes of the stream applied */

@@ -100,6 +100,31 @@ int gr_rdb_file_is_rdb(const char *path);
  * what is wrong and the byte offset; a refused file leaves every database empty. */
 int gr_rdb_load(gr_server_t *db, const char *path, gr_rdb_stats_t *stats, char *error, size_t error_size);
 
+/* Loading aside (a replica's full sync, server/replica.c): the file is read into keyspaces of
+ * the caller's, away from the server's, on any thread, while the serving thread goes on with
+ * the old data. Nothing of the server is touched: the settings that shape values are copies,
+ * the keyspaces are the caller's (empty, without observers), and the file's function libraries
+ * are kept (malloc'd copies of their code) for the serving thread to load at the swap. The
+ * engines' allocation counters are the calling thread's (core/alloc.h: a helper thread counts
+ * into its own and the serving thread absorbs them). *cancel nonzero stops it between keys
+ * (-1, "cancelled"). 1 loaded, 0 no such file, -1 refused (error as gr_rdb_load's); whatever
+ * was added stays in the keyspaces for the caller to free. */
+typedef struct gr_rdb_library {
+    uint8_t *code;
+    size_t length;
+} gr_rdb_library_t;
+typedef struct gr_rdb_target {
+    gr_keyspace_t *keyspaces[GR_DB_COUNT];
+    gr_db_config_t config;
+    gr_list_config_t list_config;
+    gr_list_encoding_t list_target;
+    const int *cancel;
+    gr_rdb_library_t *libraries;
+    size_t library_count, library_capacity;
+} gr_rdb_target_t;
+int gr_rdb_load_aside(gr_rdb_target_t *target, const char *path, gr_rdb_stats_t *stats, char *error, size_t error_size);
+void gr_rdb_target_free_libraries(gr_rdb_target_t *target);
+
 /* Write every database as an RDB version 10 file (temp file, fsync, rename). Arrays have no
  * Redis form: each is skipped and counted (stats->keys_skipped), as are hash field TTLs.
  * 0, or -1 with error set. */

@@ -378,12 +378,19 @@ static int read_container(in_t *in, els_t *blob, els_t *out, container_parse_t p
 /* ---- building values ---- */
 
 typedef struct loader {
-    gr_server_t *db;
+    gr_server_t *db;                      /* loading in place (gr_rdb_load); NULL loading aside */
+    gr_rdb_target_t *aside;               /* loading aside (gr_rdb_load_aside); NULL in place */
+    gr_keyspace_t *const *keyspaces;      /* where keys go: db's or the target's */
+    const gr_db_config_t *config;         /* the settings that shape values (the target's copy aside) */
+    const gr_list_config_t *list_config;
+    gr_list_encoding_t list_target;
     in_t *in;
     els_t key, vals, blob, blob2;
     size_t type_at;   /* the offset of the key's type byte */
     int64_t now;
 } loader_t;
+
+static int keep_library(gr_rdb_target_t *t, const uint8_t *code, size_t length);
 
 static int64_t unix_ms(void) {
     struct timeval tv;
@@ -404,11 +411,11 @@ static int append_list(loader_t *L, gr_list_t *list, const els_t *e, size_t from
 
 static void *build_set(loader_t *L, size_t at, const els_t *e) {
     if (e->count == 0) return NULL;
-    gr_server_t *db = L->db;
+    const gr_db_config_t *c = L->config;
     gr_set_config_t config = {
-        .max_intset_entries = db->config.set_max_intset_entries < 0 ? 0 : (size_t)db->config.set_max_intset_entries,
-        .max_compact_entries = db->config.set_max_listpack_entries < 0 ? 0 : (size_t)db->config.set_max_listpack_entries,
-        .max_compact_value = db->config.set_max_listpack_value < 0 ? 0 : (size_t)db->config.set_max_listpack_value,
+        .max_intset_entries = c->set_max_intset_entries < 0 ? 0 : (size_t)c->set_max_intset_entries,
+        .max_compact_entries = c->set_max_listpack_entries < 0 ? 0 : (size_t)c->set_max_listpack_entries,
+        .max_compact_value = c->set_max_listpack_value < 0 ? 0 : (size_t)c->set_max_listpack_value,
     };
     gr_set_t *set = gr_set_new_for(&config, el_data(e, &e->v[0]), e->v[0].n, e->count);
     if (!set) goto oom;
@@ -441,7 +448,7 @@ static void *build_hash(loader_t *L, size_t at, const els_t *e, const int64_t *e
         fail(L->in, at, "a hash's fields and values do not pair up");
         return NULL;
     }
-    gr_hash_limits_t limits = {L->db->config.hash_max_listpack_entries, L->db->config.hash_max_listpack_value};
+    gr_hash_limits_t limits = {L->config->hash_max_listpack_entries, L->config->hash_max_listpack_value};
     gr_hash_t *hash = gr_hash_new();
     size_t pairs = e->count / 2;
     if (!hash || gr_hash_reserve(hash, pairs, &limits) != 0) goto oom;
@@ -501,8 +508,8 @@ static void *build_zset(loader_t *L, size_t at, const els_t *e, const double *sc
         fail(L->in, at, "a sorted set's members and scores do not pair up");
         return NULL;
     }
-    gr_zset_limits_t limits = {L->db->config.zset_max_listpack_entries, L->db->config.zset_max_listpack_value,
-                               L->db->config.zset_packed};
+    gr_zset_limits_t limits = {L->config->zset_max_listpack_entries, L->config->zset_max_listpack_value,
+                               L->config->zset_packed};
     gr_zset_t *zset = NULL;
     if ((int64_t)count > limits.max_compact_entries && scores) {
         /* a big set: the engine's bulk load, fed lowest first (Redis writes a skiplist highest
@@ -577,8 +584,8 @@ static int pending_cmp(const void *a, const void *b) {
 static void *load_stream(loader_t *L, int type) {
     in_t *in = L->in;
     const size_t at = in->at;
-    const gr_stream_limits_t limits = {(uint32_t)L->db->config.stream_node_max_bytes,
-                                       (uint32_t)L->db->config.stream_node_max_entries};
+    const gr_stream_limits_t limits = {(uint32_t)L->config->stream_node_max_bytes,
+                                       (uint32_t)L->config->stream_node_max_entries};
     gr_stream_t *stream = gr_stream_new();
     pending_t *pel = NULL;
     const uint8_t **items = NULL;
@@ -876,7 +883,7 @@ static void *load_value(loader_t *L, int type, uint8_t *gtype) {
     case GR_RDB_TYPE_LIST_QUICKLIST:
     case GR_RDB_TYPE_LIST_QUICKLIST_2: {
         *gtype = GR_TYPE_LIST;
-        gr_list_t *list = gr_list_new_for(&L->db->list_config, L->db->list_target);
+        gr_list_t *list = gr_list_new_for(L->list_config, L->list_target);
         if (!list) {
             fail(in, at, "out of memory");
             return NULL;
@@ -1124,7 +1131,7 @@ int gr_rdb_file_is_rdb(const char *path) {
 
 static int load_body(loader_t *L, gr_rdb_stats_t *stats, char *why, size_t why_size) {
     in_t *in = L->in;
-    gr_keyspace_t *ks = L->db->keyspaces[0];
+    gr_keyspace_t *ks = L->keyspaces[0];
     int64_t expire = -1;
     int64_t idle_seconds = -1, frequency = -1;   /* the next key's LRU / LFU hints */
     for (;;) {
@@ -1138,7 +1145,7 @@ static int load_body(loader_t *L, gr_rdb_stats_t *stats, char *why, size_t why_s
             if (read_len(in, &index, "a database number") != 0) return -1;
             if (index >= GR_DB_COUNT) return fail(in, at, "database %llu is out of range (goblin has %d)",
                                                   (unsigned long long)index, GR_DB_COUNT);
-            ks = L->db->keyspaces[index];
+            ks = L->keyspaces[index];
             continue;
         }
         case GR_RDB_OPCODE_RESIZEDB: {
@@ -1197,6 +1204,12 @@ static int load_body(loader_t *L, gr_rdb_stats_t *stats, char *why, size_t why_s
         case GR_RDB_OPCODE_FUNCTION2: {
             els_reset(&L->key);
             if (read_string(in, &L->key, "a function library") != 0) return -1;
+            if (L->aside) {   /* the serving thread loads it at the swap: the functions engine is its alone */
+                if (keep_library(L->aside, el_data(&L->key, &L->key.v[0]), L->key.v[0].n) != 0)
+                    return fail(in, at, "out of memory keeping a function library");
+                stats->functions++;
+                continue;
+            }
             char message[512] = "functions are not available";
             if (!gr_function_hooks ||
                 gr_function_hooks->load(L->db, el_data(&L->key, &L->key.v[0]), L->key.v[0].n, message, sizeof message) != 0)
@@ -1207,6 +1220,8 @@ static int load_body(loader_t *L, gr_rdb_stats_t *stats, char *why, size_t why_s
         default: break;
         }
         /* a key */
+        if (L->aside && L->aside->cancel && __atomic_load_n(L->aside->cancel, __ATOMIC_RELAXED))
+            return fail(in, at, "the load was cancelled");
         L->type_at = at;
         els_reset(&L->key);
         if (read_string(in, &L->key, "a key") != 0) return -1;
@@ -1233,7 +1248,7 @@ static int load_body(loader_t *L, gr_rdb_stats_t *stats, char *why, size_t why_s
         }
         if (key_expire >= 0) gr_ks_set_expire(ks, entry, key_expire);
         /* the hints apply under the policy that reads them, as Redis's objectSetLRUOrLFU */
-        const int policy = L->db->config.maxmemory_policy;
+        const int policy = L->config->maxmemory_policy;
         if (key_frequency >= 0 && (policy & GR_MAXMEMORY_FLAG_LFU))
             entry->access_ms = gr_evict_with_freq(entry->access_ms, L->now, (int)key_frequency);
         else if (key_idle >= 0 && (policy & GR_MAXMEMORY_FLAG_LRU))
@@ -1243,7 +1258,46 @@ static int load_body(loader_t *L, gr_rdb_stats_t *stats, char *why, size_t why_s
     (void)why, (void)why_size;
 }
 
+static int keep_library(gr_rdb_target_t *t, const uint8_t *code, size_t length) {
+    if (t->library_count == t->library_capacity) {
+        size_t capacity = t->library_capacity ? t->library_capacity * 2 : 8;
+        gr_rdb_library_t *grown = realloc(t->libraries, capacity * sizeof *grown);
+        if (!grown) return -1;
+        t->libraries = grown;
+        t->library_capacity = capacity;
+    }
+    uint8_t *copy = malloc(length ? length : 1);
+    if (!copy) return -1;
+    memcpy(copy, code, length);
+    t->libraries[t->library_count++] = (gr_rdb_library_t){copy, length};
+    return 0;
+}
+
+void gr_rdb_target_free_libraries(gr_rdb_target_t *t) {
+    for (size_t i = 0; i < t->library_count; i++) free(t->libraries[i].code);
+    free(t->libraries);
+    t->libraries = NULL;
+    t->library_count = t->library_capacity = 0;
+}
+
+static int load_file(loader_t *L, const char *path, gr_rdb_stats_t *stats, char *error, size_t error_size);
+
 int gr_rdb_load(gr_server_t *db, const char *path, gr_rdb_stats_t *stats, char *error, size_t error_size) {
+    loader_t L = {.db = db, .keyspaces = db->keyspaces, .config = &db->config, .list_config = &db->list_config,
+                  .list_target = db->list_target};
+    int result = load_file(&L, path, stats, error, error_size);
+    if (result < 0)
+        for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_clear(db->keyspaces[i]);
+    return result;
+}
+
+int gr_rdb_load_aside(gr_rdb_target_t *target, const char *path, gr_rdb_stats_t *stats, char *error, size_t error_size) {
+    loader_t L = {.aside = target, .keyspaces = target->keyspaces, .config = &target->config,
+                  .list_config = &target->list_config, .list_target = target->list_target};
+    return load_file(&L, path, stats, error, error_size);
+}
+
+static int load_file(loader_t *L0, const char *path, gr_rdb_stats_t *stats, char *error, size_t error_size) {
     gr_rdb_stats_t local = {0};
     if (!stats) stats = &local;
     *stats = (gr_rdb_stats_t){0};
@@ -1275,7 +1329,9 @@ int gr_rdb_load(gr_server_t *db, const char *path, gr_rdb_stats_t *stats, char *
         goto done;
     }
     in.at = 9;
-    loader_t L = {.db = db, .in = &in, .now = unix_ms()};
+    loader_t L = *L0;
+    L.in = &in;
+    L.now = unix_ms();
     int built = load_body(&L, stats, error, error_size);
     els_free(&L.key);
     els_free(&L.vals);
@@ -1298,9 +1354,6 @@ int gr_rdb_load(gr_server_t *db, const char *path, gr_rdb_stats_t *stats, char *
     result = 1;
 done:
     munmap((void *)data, length);
-    if (result < 0) {
-        for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_clear(db->keyspaces[i]);
-        stats->keys = stats->keys_expired = 0;
-    }
+    if (result < 0) stats->keys = stats->keys_expired = 0;
     return result;
 }

@@ -52,10 +52,12 @@ typedef struct gr_snapshot_stats {
  * are no libraries to save and a file's libraries are refused.
  *   each: write(context, code, length) for every library, stopping at (and returning) the first
  *         non-zero return;
- *   load: make a library from its code as FUNCTION LOAD REPLACE would: 0, or -1 with error. */
+ *   load: make a library from its code as FUNCTION LOAD REPLACE would: 0, or -1 with error;
+ *   flush: remove every library (a replica's full sync replaces them with the primary's). */
 typedef struct gr_function_hooks {
     int (*each)(gr_server_t *db, int (*write)(void *context, const uint8_t *code, size_t length), void *context);
     int (*load)(gr_server_t *db, const uint8_t *code, size_t length, char *error, size_t error_size);
+    void (*flush)(gr_server_t *db);
 } gr_function_hooks_t;
 void gr_persist_set_function_hooks(const gr_function_hooks_t *hooks);
 extern const gr_function_hooks_t *gr_function_hooks;

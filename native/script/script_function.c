@@ -536,7 +536,7 @@ void gr_function_delete(gr_server_t *db, const uint8_t *name, size_t length, gr_
     gr_reply_ok(reply);
 }
 
-void gr_function_flush(gr_server_t *db) {
+static void flush_libraries(gr_server_t *db) {
     gr_functions_t *fs = db->functions;
     if (fs) {
         for (size_t i = 0; i < fs->count; i++) free_library(fs, fs->libraries[i]);
@@ -546,6 +546,10 @@ void gr_function_flush(gr_server_t *db) {
         fs->engine = NULL;
         fs->library_api_ref = 0;
     }
+}
+
+void gr_function_flush(gr_server_t *db) {
+    flush_libraries(db);
     gr_db_count_changes(db, 1);
 }
 
@@ -795,6 +799,6 @@ static int load_hook_code(gr_server_t *db, const uint8_t *code, size_t length, c
     return load_code(fs, code, length, 1, NULL, error, error_size);
 }
 
-static const gr_function_hooks_t hooks = {.each = each_library, .load = load_hook_code};
+static const gr_function_hooks_t hooks = {.each = each_library, .load = load_hook_code, .flush = flush_libraries};
 
 __attribute__((constructor)) static void install_function_hooks(void) { gr_persist_set_function_hooks(&hooks); }

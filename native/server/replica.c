@@ -1,24 +1,37 @@
 /* replica.c — goblin as a replica of a Redis (7.0) primary: the link in the serving loop.
  *
- *   CONNECT -> CONNECTING (non-blocking connect) -> HANDSHAKE: PING, AUTH (masterauth /
- *   masteruser), REPLCONF listening-port, REPLCONF capa eof capa psync2, PSYNC replid offset+1
- *   (or ? -1), one at a time, each reply read before the next is sent
+ *   CONNECT -> CONNECTING (the host name looked up by a detached thread unless numeric, then a
+ *   non-blocking connect) -> HANDSHAKE: PING, AUTH (masterauth / masteruser), REPLCONF
+ *   listening-port, REPLCONF capa eof capa psync2, PSYNC replid offset+1 (or ? -1), one at a
+ *   time, each reply read before the next is sent
  *   -> +FULLRESYNC replid offset: TRANSFER: the RDB payload, "$<len>" or diskless "$EOF:<mark>",
- *      is written to a temporary file in --dir, then the databases are emptied and it is loaded
- *      with the RDB reader (persist/rdb_load.c)
+ *      is written to a temporary file in --dir, then LOADED ASIDE: a thread of its own reads it
+ *      (gr_rdb_load_aside) into a fresh set of databases while the loop goes on serving the old
+ *      data (replica-serve-stale-data yes) or MASTERDOWN (no), as Redis's repl-diskless-load
+ *      swapdb; the stream that arrives meanwhile is read and kept in l->in. When the thread is
+ *      done (an eventfd in the loop's epoll set) the loop swaps the databases in O(databases)
+ *      (gr_repl_swap_data), replaces the function libraries with the payload's, hands the old
+ *      data to another thread to free, and applies the kept stream.
  *   -> +CONTINUE [replid]: the stream continues from the offset this replica holds
  *   -> CONNECTED: the stream is fed to the primary's pseudo-client, a RESP connection whose
  *      replies are dropped (db->current->repl_master: admission lets it write, lookups let it
  *      see keys logically expired, which only its DEL removes); the offset is the bytes of
- *      whole commands applied; REPLCONF ACK every second and when GETACK asks.
+ *      whole commands applied; REPLCONF ACK every second (every 50 ms after a full sync until
+ *      the stream starts) and when GETACK asks.
+ * What the helper threads share with the loop: the allocator's counters (each helper counts
+ * into its own, absorbed by the loop when it joins it: core/alloc.h), the hash engine's count of
+ * hashes with field TTLs (atomic), the sets' hash key (fixed before any thread starts), the
+ * CRC tables (built before the load starts). The loader reads copies of the settings and writes
+ * only its own keyspaces; libraries and observers are the loop's business at the swap.
  * A drop (read error, protocol error, CLIENT KILL TYPE master, repl-timeout) keeps replid and
  * offset, so the next attempt asks PSYNC for what follows; a failed attempt retries each second.
+ * A drop while a whole payload is loaded aside lets the load finish (the data is the primary's
+ * at that offset); REPLICAOF elsewhere or NO ONE cancels it (the old data stays). A refused
+ * payload keeps the old data too, and the next attempt asks a full resync.
  * Garbage from the primary closes the link (logged); nothing it sends crashes the server.
  *
  * After a full sync the append-only file (if on) is rewritten in the background, as Redis does;
  * the stream's commands reach it as any write does.
- * Not built: the payload is loaded on the loop's thread (ring clients wait for the load, not
- * only for a swap).
  */
 #include "server/replica.h"
 
@@ -27,24 +40,71 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/clock.h"
+#include "core/snapshot_io.h"
 #include "persist/aof.h"
 #include "persist/rdb_format.h"
+#include "persist/snapshot.h"
 #include "resp/resp_conn.h"
 
 #define RETRY_NS 1000000000LL          /* a failed attempt: try again a second later (Redis's cron) */
 #define TIMEOUT_MS 60000               /* repl-timeout */
 #define ACK_NS 1000000000LL
+/* After a full sync, until the stream's first byte: a primary (Redis 7.0, diskless) puts the
+ * replica online only at an ACK that comes after it saw its RDB child end, so the ACK sent at
+ * once is often too early and the next one a second later held the stream back that long
+ * (bench/repl_lag.py's ~0.5-1 s probes): ask again every 50 ms meanwhile. */
+#define ACK_FAST_NS 50000000LL
 #define LINE_MAX_BYTES 4096
 
+#define FREE_INLINE_KEYS 4096           /* old data smaller than this is freed on the loop at once */
+
 enum { STEP_PING, STEP_AUTH, STEP_PORT, STEP_CAPA, STEP_PSYNC, STEP_PAYLOAD_HEADER };
+
+/* The payload loaded aside by a thread of its own (see the header). */
+typedef struct load_job {
+    gr_rdb_target_t target;
+    char path[600];
+    int cancel;                    /* set by the loop (drop), read by the loader between keys */
+    int done;                      /* set by the thread when status/error/stats/counters are final */
+    int status;
+    char error[512];
+    gr_rdb_stats_t stats;
+    gr_mem_counters_t counters;    /* the thread's allocations: absorbed by the loop at the join */
+    int wake_fd;
+    int64_t started_ns;
+    pthread_t thread;
+} load_job_t;
+
+/* The primary's host name looked up by a thread of its own (getaddrinfo blocks: a slow DNS
+ * must not stall the loop). Detached: whichever of the thread and the loop lets go of it second
+ * frees it (released), so a link freed or pointed elsewhere meanwhile never waits for it. */
+typedef struct resolve_job {
+    char host[256], port[16];
+    struct addrinfo *found;
+    int status;
+    int done, released;
+    int wake_fd;                   /* a dup of the link's eventfd: the job's own */
+} resolve_job_t;
+
+/* Old (or refused) data freed by a thread of its own. */
+typedef struct free_job {
+    gr_keyspace_t *keyspaces[GR_DB_COUNT];
+    gr_mem_counters_t counters;
+    int done, wake_fd;
+    pthread_t thread;
+} free_job_t;
 
 struct gr_replica_link {
     gr_server_t *db;
@@ -71,6 +131,11 @@ struct gr_replica_link {
     int64_t stream_base;           /* offset when the stream began (after the load or CONTINUE) */
     int64_t fed;                   /* stream bytes fed since */
     int64_t next_attempt_ns, last_ack_ns;
+    int ack_fast;                  /* a full sync ended and no stream byte came yet: ACK_FAST_NS */
+    int wake_fd;                   /* eventfd in the loop's epoll set: a helper thread finished */
+    load_job_t *load;              /* the payload being loaded aside; NULL when none */
+    free_job_t *freeing;           /* old data being freed; NULL when none */
+    resolve_job_t *resolving;      /* the primary's name being looked up; NULL when none */
 };
 
 static void say(gr_replica_link_t *l, const char *format, ...) __attribute__((format(printf, 2, 3)));
@@ -97,7 +162,88 @@ gr_replica_link_t *gr_replica_link_new(gr_server_t *db, int epoll_fd, uint64_t w
     l->next_client_id = next_client_id;
     l->fd = -1;
     l->tmp_fd = -1;
+    l->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (l->wake_fd >= 0) {
+        struct epoll_event event = {.events = EPOLLIN, .data.u64 = watch | (uint32_t)l->wake_fd};
+        if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, l->wake_fd, &event) != 0) { close(l->wake_fd); l->wake_fd = -1; }
+    }
     return l;
+}
+
+/* ---- helper threads: the load aside and the old data's release ---- */
+
+static void wake_loop(int fd) {
+    uint64_t one = 1;
+    ssize_t ignored = fd >= 0 ? write(fd, &one, sizeof one) : 0;
+    (void)ignored;
+}
+
+static void *free_thread(void *argument) {
+    free_job_t *job = argument;
+    int wake_fd = job->wake_fd;
+    gr_mem_thread_counters(&job->counters);
+    gr_repl_free_keyspaces(job->keyspaces);
+    gr_mem_thread_counters(NULL);
+    __atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
+    wake_loop(wake_fd);
+    return NULL;
+}
+
+/* The old data's release, finished: its counters join the process's. wait: join even if the
+ * thread is still freeing. */
+static void reap_free(gr_replica_link_t *l, int wait) {
+    free_job_t *job = l->freeing;
+    if (!job || (!wait && !__atomic_load_n(&job->done, __ATOMIC_ACQUIRE))) return;
+    pthread_join(job->thread, NULL);
+    gr_mem_absorb(&job->counters);
+    free(job);
+    l->freeing = NULL;
+}
+
+/* Free a set of keyspaces (no observers): on the loop when small, else on a thread (one at a time). */
+static void release_keyspaces(gr_replica_link_t *l, gr_keyspace_t **keyspaces) {
+    free_job_t *job = gr_repl_keyspaces_size(keyspaces) >= FREE_INLINE_KEYS ? calloc(1, sizeof *job) : NULL;
+    if (job) {
+        reap_free(l, 1);
+        memcpy(job->keyspaces, keyspaces, sizeof job->keyspaces);
+        job->wake_fd = l->wake_fd;
+        if (pthread_create(&job->thread, NULL, free_thread, job) == 0) {
+            l->freeing = job;
+            return;
+        }
+        free(job);
+    }
+    gr_repl_free_keyspaces(keyspaces);
+}
+
+static void *load_thread(void *argument) {
+    load_job_t *job = argument;
+    int wake_fd = job->wake_fd;
+    gr_mem_thread_counters(&job->counters);
+    job->status = gr_rdb_load_aside(&job->target, job->path, &job->stats, job->error, sizeof job->error);
+    gr_mem_thread_counters(NULL);
+    __atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
+    wake_loop(wake_fd);
+    return NULL;
+}
+
+/* Join the load (cancelling it first when cancel) and take its counters; the job stays. */
+static void join_load(load_job_t *job, int cancel) {
+    if (cancel) __atomic_store_n(&job->cancel, 1, __ATOMIC_RELAXED);
+    pthread_join(job->thread, NULL);
+    gr_mem_absorb(&job->counters);
+    unlink(job->path);
+}
+
+static void discard_load(gr_replica_link_t *l) {
+    load_job_t *job = l->load;
+    if (!job) return;
+    l->db->repl.loading_aside = 0;
+    join_load(job, 1);
+    release_keyspaces(l, job->target.keyspaces);
+    gr_rdb_target_free_libraries(&job->target);
+    free(job);
+    l->load = NULL;
 }
 
 static void watch_fd(gr_replica_link_t *l, uint32_t events) {
@@ -115,9 +261,12 @@ static void discard_payload(gr_replica_link_t *l) {
     }
 }
 
+static void abandon_resolve(gr_replica_link_t *l);
+
 /* Close the socket and the pseudo-client; replid and offset stay for the next PSYNC. */
 static void drop(gr_replica_link_t *l, int64_t retry_after_ns) {
     gr_replication_t *r = &l->db->repl;
+    abandon_resolve(l);
     if (l->master) {
         gr_connection_t *state = gr_resp_conn_state(l->master);   /* a half-received MULTI goes with it, as Redis */
         if (state->kill_requested && !state->kill_reported) { state->kill_reported = 1; l->db->kills_pending--; }
@@ -131,7 +280,7 @@ static void drop(gr_replica_link_t *l, int64_t retry_after_ns) {
         l->fd = -1;
     }
     l->events = 0;
-    discard_payload(l);
+    discard_payload(l);   /* a whole payload being loaded aside is kept: its data is the primary's at new_offset */
     l->in_length = 0;
     if (r->state == GR_REPL_CONNECTED || !r->link_down_since_ms) r->link_down_since_ms = l->db->now_ms ? l->db->now_ms : 1;
     r->state = r->master_port ? GR_REPL_CONNECT : GR_REPL_NONE;
@@ -141,6 +290,10 @@ static void drop(gr_replica_link_t *l, int64_t retry_after_ns) {
 void gr_replica_link_free(gr_replica_link_t *l) {
     if (!l) return;
     drop(l, 0);
+    discard_load(l);
+    abandon_resolve(l);
+    reap_free(l, 1);
+    if (l->wake_fd >= 0) close(l->wake_fd);
     free(l->in);
     free(l);
 }
@@ -176,14 +329,87 @@ static void send_ack(gr_replica_link_t *l) {
     l->last_ack_ns = gr_monotonic_ns();
 }
 
+static void resolve_job_release(resolve_job_t *job) {
+    if (__atomic_exchange_n(&job->released, 1, __ATOMIC_ACQ_REL) == 0) return;   /* the other side frees it */
+    if (job->found) freeaddrinfo(job->found);
+    if (job->wake_fd >= 0) close(job->wake_fd);
+    free(job);
+}
+
+static void *resolve_thread(void *argument) {
+    resolve_job_t *job = argument;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    job->status = getaddrinfo(job->host, job->port, &hints, &job->found);
+    __atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
+    wake_loop(job->wake_fd);
+    resolve_job_release(job);
+    return NULL;
+}
+
+/* Let go of a lookup in progress (REPLICAOF elsewhere, the link freed). */
+static void abandon_resolve(gr_replica_link_t *l) {
+    if (!l->resolving) return;
+    resolve_job_release(l->resolving);
+    l->resolving = NULL;
+}
+
+static void connect_found(gr_replica_link_t *l, int status, struct addrinfo *found);
+
+/* The primary's address: a numeric one at once, a name by a thread (connect_found follows). */
 static void start_connect(gr_replica_link_t *l) {
     gr_replication_t *r = &l->db->repl;
     char port[16];
     snprintf(port, sizeof port, "%lld", (long long)r->master_port);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *found = NULL;
-    int status = getaddrinfo(r->master_host, port, &hints, &found);
+    unsigned char address[sizeof(struct in6_addr)];
+    int numeric = inet_pton(AF_INET, r->master_host, address) == 1 || inet_pton(AF_INET6, r->master_host, address) == 1;
+    if (!numeric && l->wake_fd >= 0 && !l->resolving) {
+        resolve_job_t *job = calloc(1, sizeof *job);
+        if (job) {
+            snprintf(job->host, sizeof job->host, "%s", r->master_host);
+            snprintf(job->port, sizeof job->port, "%s", port);
+            job->wake_fd = fcntl(l->wake_fd, F_DUPFD_CLOEXEC, 0);
+            pthread_attr_t attributes;
+            pthread_attr_init(&attributes);
+            pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+            pthread_t thread;
+            int started = job->wake_fd >= 0 && pthread_create(&thread, &attributes, resolve_thread, job) == 0;
+            pthread_attr_destroy(&attributes);
+            if (started) {
+                l->resolving = job;
+                r->state = GR_REPL_CONNECTING;   /* as Redis's: the lookup is part of connecting */
+                r->last_io_ms = l->db->now_ms;
+                return;
+            }
+            if (job->wake_fd >= 0) close(job->wake_fd);
+            free(job);
+        }
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = numeric ? AI_NUMERICHOST : 0};
+    struct addrinfo *found = NULL;
+    int status = getaddrinfo(r->master_host, port, &hints, &found);   /* numeric: no lookup, does not block */
+    connect_found(l, status, found);
+}
+
+/* A lookup finished: connect if it is still for the primary we want. */
+static void resolve_finished(gr_replica_link_t *l) {
+    resolve_job_t *job = l->resolving;
+    gr_replication_t *r = &l->db->repl;
+    l->resolving = NULL;
+    char port[16];
+    snprintf(port, sizeof port, "%lld", (long long)r->master_port);
+    struct addrinfo *found = NULL;
+    int status = job->status;
+    int current = r->master_port && strcmp(job->host, r->master_host) == 0 && strcmp(job->port, port) == 0;
+    if (current) found = job->found, job->found = NULL;
+    resolve_job_release(job);
+    if (current) connect_found(l, status, found);
+}
+
+static void connect_found(gr_replica_link_t *l, int status, struct addrinfo *found) {
+    gr_replication_t *r = &l->db->repl;
     if (status != 0 || !found) {
-        say(l, "Unable to connect to MASTER: %s", gai_strerror(status));
+        say(l, "Unable to connect to MASTER: %s", status ? gai_strerror(status) : "no address");
+        if (found) freeaddrinfo(found);
         drop(l, RETRY_NS);
         return;
     }
@@ -268,6 +494,7 @@ static void begin_stream(gr_replica_link_t *l) {
     state->user = db->acl->default_user;
     l->stream_base = r->offset;
     l->fed = 0;
+    l->ack_fast = 0;
     r->state = GR_REPL_CONNECTED;
     r->have_cached = 1;
     r->last_io_ms = db->now_ms;
@@ -310,6 +537,7 @@ static size_t feed(gr_replica_link_t *l, const uint8_t *data, size_t length) {
     gr_replication_t *r = &l->db->repl;
     gr_connection_t *state = gr_resp_conn_state(l->master);
     size_t used = 0;
+    l->ack_fast = 0;   /* the stream flows */
     while (used < length && l->master) {
         int64_t frame = frame_length(data + used, length - used);
         if (frame == 0) break;
@@ -335,14 +563,34 @@ static size_t feed(gr_replica_link_t *l, const uint8_t *data, size_t length) {
     return used;
 }
 
-/* The payload is whole: empty the databases and load it. */
-static void load_payload(gr_replica_link_t *l) {
+/* The sync is done: the new history, the AOF rewritten, the stream from here. */
+static void sync_finished(gr_replica_link_t *l, int64_t keys) {
     gr_server_t *db = l->db;
     gr_replication_t *r = &db->repl;
-    close(l->tmp_fd);   /* no fsync: the file is read now and deleted, it is never the dataset's copy */
-    l->tmp_fd = -1;
+    memcpy(r->replid, l->new_replid, sizeof r->replid);
+    r->offset = l->new_offset;
+    memset(r->replid2, '0', 40);
+    r->second_offset = -1;
+    r->sync_full++;
+    say(l, "MASTER <-> REPLICA sync: Finished with success (%lld keys)", (long long)keys);
+    if (db->aof) {   /* the log held the old data: rewrite it from the new (Redis's restartAOFAfterSync) */
+        char message[300] = "";
+        if (gr_aof_rewrite_background(db, message, sizeof message) < 0)
+            say(l, "Background AOF rewrite after the full sync failed: %s", message);
+    }
+    if (l->fd >= 0) {
+        begin_stream(l);
+        l->ack_fast = 1;
+    } else r->have_cached = 1;   /* the link dropped during the load: the next attempt continues from here */
+}
+
+/* The payload on the loop's thread (no thread could be started): empty, then load. */
+static void load_in_place(gr_replica_link_t *l) {
+    gr_server_t *db = l->db;
+    gr_replication_t *r = &db->repl;
     say(l, "MASTER <-> REPLICA sync: Flushing old data");
     gr_repl_empty_data(db);
+    if (gr_function_hooks && gr_function_hooks->flush) gr_function_hooks->flush(db);
     say(l, "MASTER <-> REPLICA sync: Loading DB in memory");
     gr_rdb_stats_t stats;
     memset(&stats, 0, sizeof stats);
@@ -355,18 +603,80 @@ static void load_payload(gr_replica_link_t *l) {
         drop(l, RETRY_NS);
         return;
     }
-    memcpy(r->replid, l->new_replid, sizeof r->replid);
-    r->offset = l->new_offset;
-    memset(r->replid2, '0', 40);
-    r->second_offset = -1;
-    r->sync_full++;
-    say(l, "MASTER <-> REPLICA sync: Finished with success (%lld keys)", (long long)stats.keys);
-    if (db->aof) {   /* the log held the old data: rewrite it from the new (Redis's restartAOFAfterSync) */
-        char message[300] = "";
-        if (gr_aof_rewrite_background(db, message, sizeof message) < 0)
-            say(l, "Background AOF rewrite after the full sync failed: %s", message);
+    sync_finished(l, stats.keys);
+}
+
+/* The payload is whole: load it aside on a thread of its own while the loop serves the old data
+ * (finish_load swaps when it is done). */
+static void load_payload(gr_replica_link_t *l) {
+    gr_server_t *db = l->db;
+    close(l->tmp_fd);   /* no fsync: the file is read now and deleted, it is never the dataset's copy */
+    l->tmp_fd = -1;
+    /* GOBLIN_REPL_LOAD_IN_PLACE=1: the old way, on the loop (bench/repl_stall.py's baseline) */
+    const char *in_place = getenv("GOBLIN_REPL_LOAD_IN_PLACE");
+    load_job_t *job = l->wake_fd >= 0 && !(in_place && in_place[0] == '1') ? calloc(1, sizeof *job) : NULL;
+    if (job && gr_repl_new_keyspaces(db, job->target.keyspaces) == 0) {
+        job->target.config = db->config;
+        job->target.list_config = db->list_config;
+        job->target.list_target = db->list_target;
+        job->target.cancel = &job->cancel;
+        snprintf(job->path, sizeof job->path, "%s", l->tmp_path);
+        job->wake_fd = l->wake_fd;
+        job->started_ns = gr_monotonic_ns();
+        (void)gr_crc64(0, (const uint8_t *)"", 0);   /* its tables built here, not raced by two threads */
+        say(l, "MASTER <-> REPLICA sync: Loading DB in memory (aside; the old data is served meanwhile)");
+        if (pthread_create(&job->thread, NULL, load_thread, job) == 0) {
+            l->load = job;
+            db->repl.loading_aside = 1;
+            return;
+        }
+        gr_repl_free_keyspaces(job->target.keyspaces);
     }
-    begin_stream(l);
+    free(job);
+    load_in_place(l);
+}
+
+/* The thread finished: swap its data in (O(databases)), release the old, go on with the stream
+ * that arrived meanwhile. */
+static void finish_load(gr_replica_link_t *l) {
+    gr_server_t *db = l->db;
+    gr_replication_t *r = &db->repl;
+    load_job_t *job = l->load;
+    join_load(job, 0);
+    l->load = NULL;
+    r->loading_aside = 0;
+    int ok = job->status == 1;
+    char error[600];
+    snprintf(error, sizeof error, "%s", job->error[0] ? job->error : "unreadable");
+    if (ok && gr_function_hooks && gr_function_hooks->flush) {   /* the primary's libraries replace ours, as Redis */
+        gr_function_hooks->flush(db);
+        for (size_t i = 0; ok && i < job->target.library_count; i++)
+            if (gr_function_hooks->load(db, job->target.libraries[i].code, job->target.libraries[i].length, error,
+                                        sizeof error) != 0)
+                ok = 0;
+    } else if (ok && job->target.library_count) {
+        snprintf(error, sizeof error, "function libraries are not available");
+        ok = 0;
+    }
+    gr_rdb_target_free_libraries(&job->target);
+    if (!ok) {
+        say(l, "Failed trying to load the MASTER synchronization DB from disk: %s", error);
+        release_keyspaces(l, job->target.keyspaces);   /* the old data stays (swapdb's restore) */
+        free(job);
+        r->have_cached = 0;
+        drop(l, RETRY_NS);
+        return;
+    }
+    int64_t swap_start = gr_monotonic_ns();
+    gr_repl_swap_data(db, job->target.keyspaces);
+    int64_t swapped = gr_monotonic_ns();
+    say(l, "MASTER <-> REPLICA sync: loaded aside in %.3f s, swapped in %.3f ms", (swap_start - job->started_ns) / 1e9,
+        (swapped - swap_start) / 1e6);
+    release_keyspaces(l, job->target.keyspaces);
+    int64_t keys = job->stats.keys;
+    free(job);
+    r->last_io_ms = db->now_ms;
+    sync_finished(l, keys);
 }
 
 /* Payload bytes: to the file, watching for the end (length, or the EOF mark). Returns the
@@ -532,7 +842,7 @@ static int grow_in(gr_replica_link_t *l, size_t need) {
 /* Everything buffered in l->in, in the link's current state. */
 static void process(gr_replica_link_t *l) {
     gr_replication_t *r = &l->db->repl;
-    while (l->fd >= 0 && l->in_length) {
+    while (l->fd >= 0 && l->in_length && !l->load) {   /* while loading aside, the stream waits in l->in */
         if (r->state == GR_REPL_CONNECTED) {
             size_t used = feed(l, l->in, l->in_length);
             if (l->fd < 0) return;
@@ -559,8 +869,22 @@ static void process(gr_replica_link_t *l) {
     }
 }
 
-void gr_replica_link_event(gr_replica_link_t *l, uint32_t events) {
+void gr_replica_link_event(gr_replica_link_t *l, int fd, uint32_t events) {
     gr_replication_t *r = &l->db->repl;
+    if (fd == l->wake_fd && fd >= 0) {
+        uint64_t value;
+        ssize_t ignored = read(fd, &value, sizeof value);
+        (void)ignored;
+        reap_free(l, 0);
+        if (l->resolving && __atomic_load_n(&l->resolving->done, __ATOMIC_ACQUIRE)) resolve_finished(l);
+        if (l->load && __atomic_load_n(&l->load->done, __ATOMIC_ACQUIRE)) {
+            gr_db_begin_batch(l->db);
+            finish_load(l);
+            process(l);   /* the stream that arrived during the load */
+            gr_db_end_batch(l->db);
+        }
+        return;
+    }
     if (l->fd < 0) return;
     if (r->state == GR_REPL_CONNECTING) {
         int error = 0;
@@ -604,10 +928,13 @@ void gr_replica_link_tick(gr_replica_link_t *l) {
     if (r->restart) {          /* REPLICAOF: a new primary, or none */
         r->restart = 0;
         if (l->fd >= 0 || l->master) say(l, "Connection with master closed (REPLICAOF).");
+        if (l->load) say(l, "MASTER <-> REPLICA sync: the load aside is abandoned (REPLICAOF); the old data stays.");
         drop(l, 0);
+        discard_load(l);
+        abandon_resolve(l);
         if (!r->master_port) { r->state = GR_REPL_NONE; r->link_down_since_ms = 0; return; }
     }
-    if (!r->master_port) return;
+    if (!r->master_port || l->load) return;   /* loading aside: the stream is read and kept; the rest waits for the swap */
     int64_t now = gr_monotonic_ns();
     if (l->master && gr_resp_conn_state(l->master)->kill_requested) {
         say(l, "Connection with master lost (CLIENT KILL).");
@@ -624,7 +951,7 @@ void gr_replica_link_tick(gr_replica_link_t *l) {
         drop(l, RETRY_NS);
         return;
     }
-    if (r->state == GR_REPL_CONNECTED && (r->getack || now - l->last_ack_ns >= ACK_NS)) {
+    if (r->state == GR_REPL_CONNECTED && (r->getack || now - l->last_ack_ns >= (l->ack_fast ? ACK_FAST_NS : ACK_NS))) {
         r->getack = 0;
         send_ack(l);
     }

@@ -19,7 +19,8 @@ gr_replica_link_t *gr_replica_link_new(gr_server_t *db, int epoll_fd, uint64_t w
                                        void (*log)(void *context, const char *line), void *log_context,
                                        int64_t *next_client_id);
 void gr_replica_link_free(gr_replica_link_t *link);
-void gr_replica_link_event(gr_replica_link_t *link, uint32_t events);
+/* fd: the descriptor the event is for (the link's socket, or its helper threads' eventfd). */
+void gr_replica_link_event(gr_replica_link_t *link, int fd, uint32_t events);
 void gr_replica_link_tick(gr_replica_link_t *link);
 
 #endif

@@ -625,7 +625,7 @@ int gr_server_run(gr_serve_loop_t *s, int64_t max_ns, int64_t spin_ns, int busy)
                 reasons |= GR_SERVE_PYTHON;
                 break;
             case WATCH_MASTER:
-                gr_replica_link_event(s->replica, events[i].events);
+                gr_replica_link_event(s->replica, fd, events[i].events);
                 break;
             }
         }

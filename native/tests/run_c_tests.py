@@ -50,6 +50,8 @@ PROGRAMS: dict[str, dict] = {
                                                    "engines/stream/stream_save.c"],
                     "args": [os.environ.get("GOBLIN_STREAM_STEPS", "100000")]},
     "test_snapshot_io": {"layers": ["core"], "args": []},
+    # helper threads' allocator counters (a replica's full sync loaded and freed aside)
+    "test_alloc": {"layers": ["core"], "args": []},
     # growing ZADDs and HSETs through the command path, each write's CPU and wall time reported
     "test_write_tail": {"layers": SERVER_LAYERS, "files": ["ring/codec.c", "ring/codec_generated.c"],
                         "args": [os.environ.get("GOBLIN_WRITE_TAIL", "20000")]},

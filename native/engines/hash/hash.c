@@ -34,7 +34,8 @@ struct gr_hash {
     gr_hash_ttl_t *ttl;     /* NULL: no field has a TTL */
 };
 
-static size_t volatile_hashes;   /* hashes whose ttl is not NULL (the server is one thread) */
+static size_t volatile_hashes;   /* hashes whose ttl is not NULL; atomic: a replica's full-sync load builds hashes on a
+                                 * thread of its own (server/replica.c) and frees the old data on another */
 
 /* ---- the two-encoding map ---- */
 
@@ -237,7 +238,7 @@ static void ttl_drop(gr_hash_t *hash) {
     map_release(&ttl->expires);
     gr_mem_free(ttl, GR_MEM_HASH);
     hash->ttl = NULL;
-    volatile_hashes--;
+    __atomic_sub_fetch(&volatile_hashes, 1, __ATOMIC_RELAXED);
 }
 
 static gr_hash_ttl_t *ttl_new(void) {
@@ -282,7 +283,7 @@ gr_hash_t *gr_hash_duplicate(const gr_hash_t *hash) {
             return NULL;
         }
         copy->ttl = ttl;
-        volatile_hashes++;
+        __atomic_add_fetch(&volatile_hashes, 1, __ATOMIC_RELAXED);
         if (map_copy(&ttl->expires, &hash->ttl->expires) || heap_rebuild(ttl)) {
             gr_hash_free(copy);
             return NULL;
@@ -331,7 +332,7 @@ int gr_hash_set_field_expire(gr_hash_t *hash, const uint8_t *field, size_t field
             return -1;
         }
         hash->ttl = ttl;
-        volatile_hashes++;
+        __atomic_add_fetch(&volatile_hashes, 1, __ATOMIC_RELAXED);
     }
     gr_hash_ttl_t *ttl = hash->ttl;
     uint8_t bytes[8];
@@ -374,7 +375,7 @@ int64_t gr_hash_next_expire(const gr_hash_t *hash) {
     return hash->ttl && hash->ttl->heap_count ? hash->ttl->heap[0]->at : INT64_MAX;
 }
 
-size_t gr_hash_volatile_hashes(void) { return volatile_hashes; }
+size_t gr_hash_volatile_hashes(void) { return __atomic_load_n(&volatile_hashes, __ATOMIC_RELAXED); }
 
 /* ---- queries ---- */
 

@@ -80,7 +80,8 @@ static inline uint64_t table_hash(const uint8_t *key, size_t length) {
 }
 
 uint64_t gr_table_hash(const uint8_t *key, size_t length) {
-    hash_key_fixed = 1;   /* as a table's first entry: the key may not change after */
+    if (!hash_key_fixed) hash_key_fixed = 1;   /* as a table's first entry: the key may not change after (read
+                                                * once set: a loading thread and the serving one share it) */
     return table_hash(key, length);
 }
 /* An occupied slot's tag: 0x80 | min(displacement, 7) << 4 | 4 bits of the hash, where the
@@ -538,7 +539,7 @@ static void arena_kill(gr_table_t *t, uint32_t ref) {
 gr_table_t *gr_table_new(int with_values, gr_mem_category_t category) {
     gr_table_t *t = gr_mem_alloc(sizeof *t, category);
     if (!t) return NULL;
-    hash_key_fixed = 1;
+    if (!hash_key_fixed) hash_key_fixed = 1;
     memset(t, 0, sizeof *t);
     t->category = category;
     t->with_values = with_values ? 1 : 0;
