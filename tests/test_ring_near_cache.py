@@ -336,7 +336,7 @@ def _c_cache(max_size=3):
     fake, owner = _FakeClient(), _Owner()
     owner.cache = near_cache.NearCache(1, fake.check_address, fake.take_address, lib.GR_CLIENT_CACHE_KEYS,
                                        lib.GR_CLIENT_CACHE_FLUSH, lib.GR_CLIENT_OTHER_THREAD, max_size,
-                                       weakref.ref(owner), _Owner.slow)
+                                       weakref.ref(owner), lambda ref, name, status: ref().slow(name, status))
     return fake, owner, owner.cache
 
 
@@ -484,6 +484,14 @@ def test_a_get_method_held_by_another_thread_goes_to_that_threads_session(goblin
     with pytest.raises(GoblinConnectionError):
         client.get("held")
     assert not client.cache.attached and len(client.cache) == 0
+
+
+def test_a_get_method_held_past_its_client(goblin):
+    import gc
+    get = cached(goblin).get                                 # the client itself is dropped: closed
+    gc.collect()
+    with pytest.raises(GoblinConnectionError):
+        get("anything")
 
 
 def test_fork_with_a_held_get_method(goblin):

@@ -965,6 +965,16 @@ _CACHE_TAKE = _ADDRESS(_native.ffi.addressof(_T, "gr_client_cache_take"))
 _B_GET, _B_LLEN, _B_LINDEX, _B_LRANGE, _B_EXISTS = b"GET", b"LLEN", b"LINDEX", b"LRANGE", b"EXISTS"
 
 
+def _cache_fallback(owner: Any, name: Any, status: int) -> bytes | None:
+    """NearCache.get's way out (native/python/near_cache.c). The cache holds its client weakly
+    (the client holds it, and `get`): a client dropped by everyone is closed by its finalizer,
+    so a `get` method still held then answers as after close()."""
+    client = owner()
+    if client is None:
+        raise ConnectionError("the client is closed")
+    return client._get_slow(name, status)
+
+
 class CachedRingClient(RingClient):
     """A RingClient with a near-cache (RingClient(cache_config=...) makes one). Its session
     turns CLIENT TRACKING on when it attaches; the replies of the allow-listed read-only
@@ -990,7 +1000,7 @@ class CachedRingClient(RingClient):
         # a new session (a fork's child too) starts empty; the C client detaches it before it goes
         self.cache = core.cache = _NearCache(_ADDRESS(core.pointer), _CACHE_CHECK, _CACHE_TAKE, _CACHE_KEYS,
                                              _CACHE_FLUSH, _OTHER_THREAD, self._cache_config.max_size,
-                                             weakref.ref(self), CachedRingClient._get_slow)
+                                             weakref.ref(self), _cache_fallback)
         self.get = self.cache.get               # the hit path: one C call, no Python frame
         self._in_multi = False
         RingClient._execute(self, (b"CLIENT", b"TRACKING", b"ON"))

@@ -10,7 +10,7 @@
  * checks, then looks the name up, and returns the cached object. CachedRingClient binds that
  * method as the instance's `get`, so a hit runs no Python bytecode at all.
  *
- * Anything but a hit calls the client's Python fallback, fallback(client, name, status):
+ * Anything but a hit calls the Python fallback, fallback(weak reference to the client, name, status):
  *   status 0  a miss (counted): the fallback asks the server and store()s the reply;
  *   > 0       the check's status sent the call elsewhere (another thread's session, a forked
  *             child, the session gone ...): the cache was flushed first, except for another
@@ -89,7 +89,7 @@ typedef struct {
     Py_ssize_t count, max_size;
     unsigned long long hits, misses, invalidations, flushes;
     PyObject *owner;                  /* a weak reference to the client */
-    PyObject *fallback;               /* fallback(client, name, status) */
+    PyObject *fallback;               /* fallback(owner, name, status) */
     uint8_t *taken;                   /* gr_client_cache_take's keys */
     size_t taken_capacity;
 } cache_t;
@@ -218,18 +218,13 @@ static PyObject *value_out(PyObject *value) {
     return value;
 }
 
+/* fallback(owner, name, status): the owner is the weak reference to the client (a client
+ * dropped by everyone but a held `get` was closed by its finalizer: the fallback says so). */
 static PyObject *fall_back(cache_t *c, PyObject *name, int status) {
-    PyObject *client = PyWeakref_GetObject(c->owner);   /* borrowed */
-    if (!client) return NULL;
-    if (client == Py_None) {
-        PyErr_SetString(PyExc_ReferenceError, "the near-cache's client is gone");
-        return NULL;
-    }
-    Py_INCREF(client);
     PyObject *code = PyLong_FromLong(status);
-    PyObject *value = code ? PyObject_CallFunctionObjArgs(c->fallback, client, name, code, NULL) : NULL;
-    Py_XDECREF(code);
-    Py_DECREF(client);
+    if (!code) return NULL;
+    PyObject *value = PyObject_CallFunctionObjArgs(c->fallback, c->owner, name, code, NULL);
+    Py_DECREF(code);
     return value;
 }
 
