@@ -212,9 +212,14 @@ static int settle(cache_t *c) {
 }
 
 static PyObject *value_out(PyObject *value) {
-    if (PyList_CheckExact(value))   /* a cached list is not shared with callers */
-        return PyList_GetSlice(value, 0, PyList_GET_SIZE(value));
     Py_INCREF(value);
+    if (PyList_CheckExact(value)) {   /* a cached list is not shared with callers */
+        /* held meanwhile: the copy's allocation can run the collector, so finalizers, so
+         * another thread, which could drop the entry (and the list) under us */
+        PyObject *copy = PyList_GetSlice(value, 0, PyList_GET_SIZE(value));
+        Py_DECREF(value);
+        return copy;
+    }
     return value;
 }
 
