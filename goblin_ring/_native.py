@@ -37,6 +37,7 @@ from .errors import CodecError, StaleBuildError
 try:
     from ._goblin_native import ffi, lib
     from ._plain_loads import loads as plain_loads   # marshal.loads for the plain replies (native/python/)
+    from . import _near_cache as near_cache          # RingClient's near-cache (native/python/near_cache.c)
 except ImportError as error:  # pragma: no cover - only on a broken install
     raise StaleBuildError(
         "goblin_ring's C extension is not built; run: pip install -e . "
@@ -617,6 +618,7 @@ class ClientCore:
         if pointer == ffi.NULL:
             raise _ConnectionError(f"ring attach refused: {ffi.string(error).decode()}")
         self.pointer = pointer
+        self.cache = None      # a near_cache.NearCache reading this client: detached before it goes
         self.result = ffi.new("gr_result_t *")
         self.gone = False
         self.max_message = lib.gr_client_max_message(pointer)
@@ -653,6 +655,8 @@ class ClientCore:
         """Free the C client. The object stays, closed: its pointer NULL (a plain call on it
         answers GR_CLIENT_CLOSED) and its plain output Ellipsis, so a call after close raises
         ConnectionError through the same check as any failed call."""
+        if self.cache is not None:
+            self.cache.detach()
         if self.pointer:
             lib.gr_client_free(self.pointer)
             self.pointer = ffi.NULL
@@ -661,6 +665,8 @@ class ClientCore:
     def forsake(self) -> None:
         """Drop the C client without freeing it or touching its rings (a forked child's copy
         of its parent's session); later calls answer GR_CLIENT_CLOSED."""
+        if self.cache is not None:
+            self.cache.detach()
         self.pointer = ffi.NULL
         self.plain[0] = ord(".")
 

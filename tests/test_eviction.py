@@ -109,6 +109,71 @@ def test_noeviction_still_refuses_writes_with_oom_and_evicts_nothing(fresh):
     assert fresh.get("kept") == b"v" and evicted_keys(fresh) == 0
 
 
+def _over_then_read(c, read) -> tuple[int, int, int]:
+    """allkeys-lru, 2000 keys, maxmemory set ~100 keys under what is used (CONFIG SET evicts
+    nothing at once in goblin), then only reads: (evicted keys, used memory, maxmemory)."""
+    c.config_set("maxmemory", 0)
+    c.flushall()
+    c.config_set("maxmemory-policy", "allkeys-lru")
+    c.mset({f"r{i}": "v" * 100 for i in range(2000)})
+    limit = used_memory(c) - 100 * 150
+    c.config_set("maxmemory", limit)
+    read()
+    return evicted_keys(c), used_memory(c), limit
+
+
+@pytest.mark.parametrize("transport", ["resp", "ring"])
+def test_reads_evict_while_over_maxmemory_as_redis(goblin, fresh, redis_server, transport):
+    # Redis 7.0's processCommand runs performEvictions before every command while over maxmemory,
+    # not only before one that may add memory: a session that only reads brings memory back under.
+    reader = make_client(goblin, transport)
+    try:
+        evicted, used, limit = _over_then_read(fresh, lambda: [reader.get(f"r{i}") for i in range(3)])
+        assert evicted > 0 and used <= limit * 1.05
+    finally:
+        reader.close()
+    theirs = redis.Redis(port=redis_server.port)
+    try:
+        evicted, used, limit = _over_then_read(theirs, lambda: [theirs.get(f"r{i}") for i in range(3)])
+        assert evicted > 0 and used <= limit * 1.05
+    finally:
+        theirs.config_set("maxmemory", 0)
+        theirs.config_set("maxmemory-policy", "noeviction")
+        theirs.flushall()
+        theirs.close()
+
+
+def _multi_over_maxmemory(port: int) -> list:
+    c = redis.Redis(port=port, single_connection_client=True)
+    outcomes = []
+
+    def run(*argv):
+        try:
+            outcomes.append(c.execute_command(*argv))
+        except redis.exceptions.ResponseError as error:
+            outcomes.append(f"{type(error).__name__}: {error}")
+
+    try:
+        c.config_set("maxmemory", 0)
+        c.flushall()
+        c.set("kept", "v" * 100)
+        c.config_set("maxmemory", 1)                         # noeviction: nothing can be freed
+        for argv in (("MULTI",), ("GET", "kept"), ("PING",), ("EXEC",), ("MULTI",), ("DISCARD",), ("GET", "kept")):
+            run(*argv)
+    finally:
+        c.config_set("maxmemory", 0)
+        c.close()
+    return outcomes
+
+
+def test_commands_queued_in_multi_over_maxmemory_are_refused_as_redis(goblin, fresh, redis_server):
+    # Redis 7.0: inside MULTI any command but EXEC, DISCARD, QUIT and RESET is refused with OOM
+    # when nothing can be evicted (a queue could grow without bound), a read too.
+    ours, theirs = _multi_over_maxmemory(goblin.port), _multi_over_maxmemory(redis_server.port)
+    assert ours == theirs
+    assert theirs[1].startswith("OutOfMemoryError") and theirs[-1] == b"v" * 100
+
+
 @pytest.mark.parametrize("policy", ["volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl"])
 def test_volatile_policies_without_volatile_keys_answer_oom(fresh, policy):
     fresh.mset({f"plain-{i}": "v" * 50 for i in range(200)})

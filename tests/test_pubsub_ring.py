@@ -205,3 +205,30 @@ def test_a_subscriber_session_going_away_drops_its_subscriptions(tmp_path):
             while publisher.publish("gone", "x") and time.monotonic() < deadline:
                 pass
             assert publisher.pubsub_numsub("gone") == [(b"gone", 0)]
+
+
+def test_a_tracking_subscriber_skips_invalidations_between_its_messages(goblin, publishers):
+    # A session that turned CLIENT TRACKING on (by hand: a cached client's Pub/Sub sessions never
+    # track) and read a key before subscribing gets InvalidateMessages (template 900) in its reply
+    # ring between its Pub/Sub messages: the reader passes over them, as every ordinary call does.
+    with ring_client(goblin) as owner, owner.pubsub() as p:
+        session = p._connect()
+        assert session.execute_command("CLIENT", "TRACKING", "ON") in (b"OK", "OK", True)
+        publishers["ring"].set("tracked", "1")
+        assert session.get("tracked") == b"1"                # now tracked for this session
+        p.subscribe("news")
+        assert p.get_message(timeout=5) == message("subscribe", b"news", 1)
+        publishers["resp"].set("tracked", "2")               # an invalidation into the subscriber's ring
+        publishers["ring"].publish("news", "after one invalidation")
+        publishers["resp"].flushall()                         # a flushAll invalidation
+        publishers["ring"].publish("news", "after a flush")
+        got = []
+        while len(got) < 2:
+            item = p.get_message(timeout=5)
+            assert item is not None, f"only {got} came"
+            got.append(item)
+        assert got == [message("message", b"news", b"after one invalidation"),
+                       message("message", b"news", b"after a flush")]
+        p.ping("still in step")                              # replies still pair with their requests
+        assert p.get_message(timeout=5) == {"type": "pong", "pattern": None, "channel": None,
+                                            "data": b"still in step"}

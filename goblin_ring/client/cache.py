@@ -1,19 +1,18 @@
-"""cache.py — the ring client's near-cache: CacheConfig and the cache a session keeps.
+"""cache.py — the ring client's near-cache: CacheConfig and the allow-list.
 
 RingClient(cache_config=CacheConfig(max_size=...)) (client/ring.py's CachedRingClient) turns
 CLIENT TRACKING on for its session when it attaches and keeps the replies of allow-listed,
-read-only, single-key commands here, keyed by the whole argv. The server writes an
-InvalidateMessage per modified key into the session's reply ring before the writer's reply
-(or bumps the ring's invalidation epoch when it cannot: then everything goes); before a cached
-answer is served, one C call (gr_client_cache_check) looks at the ring's tail and epoch and
-takes any invalidations waiting there. This module is pure Python: `from goblin_ring import
-CacheConfig` works without the compiled extension.
+read-only, single-key commands (GET's by key, the others by the whole argv) in a NearCache, a C
+object (native/python/near_cache.c). The server writes an InvalidateMessage per modified key into
+the session's reply ring before the writer's reply (or bumps the ring's invalidation epoch when
+it cannot: then everything goes); before a cached answer is served, the NearCache's call runs
+gr_client_cache_check, which looks at the ring's tail and epoch and takes any invalidations
+waiting there, applied in the same call. This module is pure Python: `from goblin_ring import
+CacheConfig` works without the compiled extensions.
 """
 
 from __future__ import annotations
 
-import sys
-from collections import OrderedDict
 from typing import Any
 
 # Read-only commands of one key (argv[1]) whose reply depends only on that key's value (no
@@ -54,74 +53,3 @@ class CacheConfig:
         if size is None:
             raise TypeError(f"cache_config must be a CacheConfig, not {type(config).__name__}")
         return cls(int(size))
-
-
-class CacheStats:
-    __slots__ = ("hits", "misses", "invalidations", "flushes")
-
-    def __init__(self) -> None:
-        self.hits = self.misses = self.invalidations = self.flushes = 0
-
-    def __repr__(self) -> str:
-        return (f"CacheStats(hits={self.hits}, misses={self.misses}, invalidations={self.invalidations}, "
-                f"flushes={self.flushes})")
-
-
-class NearCache:
-    """One session's cached replies: argv tuple -> reply, in LRU order, and key -> the argvs
-    cached for it (what an invalidation removes). Used by its session's thread only (a
-    RingClient's other threads have sessions, and caches, of their own)."""
-
-    def __init__(self, config: CacheConfig):
-        self.config = config
-        self.max_size = config.max_size
-        self.entries: OrderedDict = OrderedDict()
-        self.by_key: dict = {}
-        self.stats = CacheStats()
-
-    def __len__(self) -> int:
-        return len(self.entries)
-
-    def clear(self) -> None:
-        """Forget every cached reply (the server's tracking stays on)."""
-        self.entries.clear()
-        self.by_key.clear()
-
-    def store(self, argv: tuple, key: bytes, value: Any) -> None:
-        entries = self.entries
-        if argv not in entries:
-            self.by_key.setdefault(key, []).append(argv)
-            if len(entries) >= self.max_size:
-                old, _ = entries.popitem(last=False)
-                self._unindex(old)
-        entries[argv] = value
-
-    def _unindex(self, argv: tuple) -> None:
-        argvs = self.by_key.get(argv[1])
-        if argvs is not None:
-            try:
-                argvs.remove(argv)
-            except ValueError:
-                pass
-            if not argvs:
-                del self.by_key[argv[1]]
-
-    def invalidate(self, key: bytes) -> None:
-        argvs = self.by_key.pop(key, None)
-        self.stats.invalidations += 1
-        if argvs:
-            entries = self.entries
-            for argv in argvs:
-                entries.pop(argv, None)
-
-    def invalidate_packed(self, packed: bytes) -> None:
-        """Keys as gr_client_cache_take gives them: {u32 length, bytes} each."""
-        at, end = 0, len(packed)
-        while at < end:
-            length = int.from_bytes(packed[at:at + 4], sys.byteorder)
-            self.invalidate(bytes(packed[at + 4:at + 4 + length]))
-            at += 4 + length
-
-    def flush(self) -> None:
-        self.stats.flushes += 1
-        self.clear()

@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 from .. import _native, control
 from ..errors import AuthenticationError, ConnectionError, DataError, ProtocolError, WatchError, error_from_reply
-from .cache import ALLOWED_COMMANDS, CacheConfig, NearCache
+from .cache import ALLOWED_COMMANDS, CacheConfig
 from .commands import Commands, ListCommands, bool_ok, encode, raise_first_error
 
 LEFT, RIGHT = 0, 1
@@ -955,89 +955,86 @@ class RingPipeline(Commands):
         return _converted(queue, self._send_all(core, [argv for argv, _ in queue]), raise_on_error)
 
 
-_cache_check, _cache_take = _T.gr_client_cache_check, _T.gr_client_cache_take
 _CACHE_KEYS, _CACHE_FLUSH = _T.GR_CLIENT_CACHE_KEYS, _T.GR_CLIENT_CACHE_FLUSH
-_MISSING = object()
+_NearCache = _native.near_cache.NearCache
+_MISS, _ELSEWHERE = _native.near_cache.MISS, _native.near_cache.ELSEWHERE
+_DETACHED, _BYPASS, _NAME = _native.near_cache.DETACHED, _native.near_cache.BYPASS, _native.near_cache.NAME
+_ADDRESS = lambda pointer: int(_native.ffi.cast("uintptr_t", pointer))   # noqa: E731
+_CACHE_CHECK = _ADDRESS(_native.ffi.addressof(_T, "gr_client_cache_check"))
+_CACHE_TAKE = _ADDRESS(_native.ffi.addressof(_T, "gr_client_cache_take"))
 _B_GET, _B_LLEN, _B_LINDEX, _B_LRANGE, _B_EXISTS = b"GET", b"LLEN", b"LINDEX", b"LRANGE", b"EXISTS"
+
+
+def _cache_fallback(owner: Any, name: Any, status: int) -> bytes | None:
+    """NearCache.get's way out (native/python/near_cache.c). The cache holds its client weakly
+    (the client holds it, and `get`): a client dropped by everyone is closed by its finalizer,
+    so a `get` method still held then answers as after close()."""
+    client = owner()
+    if client is None:
+        raise ConnectionError("the client is closed")
+    return client._get_slow(name, status)
 
 
 class CachedRingClient(RingClient):
     """A RingClient with a near-cache (RingClient(cache_config=...) makes one). Its session
     turns CLIENT TRACKING on when it attaches; the replies of the allow-listed read-only
-    single-key commands (client/cache.py) are kept by argv, and a cached one is answered only
-    after gr_client_cache_check found the reply ring with no invalidation waiting and its epoch
-    unmoved (else it takes them first). Every session has its own cache: another thread's
-    calls go to that thread's session and cache, and a forked child's first call attaches a
-    fresh session (and cache) before anything is answered. `cache` is this session's
-    NearCache: `cache.stats` (hits, misses, invalidations, flushes), `cache.clear()`."""
+    single-key commands (client/cache.py) are kept in C (native/python/near_cache.c), and a
+    cached one is answered only after gr_client_cache_check, called from there in the same
+    call, found the reply ring with no invalidation waiting and its epoch unmoved (else the
+    invalidations are applied first). `get` is the cache's own C method, bound on the
+    instance: a hit runs no Python code; a miss, or a call that belongs elsewhere, comes back
+    to _get_slow. Every session has its own cache: another thread's calls go to that thread's
+    session and cache, and a forked child's first call attaches a fresh session (and cache)
+    before anything is answered. `cache` is this session's NearCache: `cache.stats` (hits,
+    misses, invalidations, flushes), `cache.clear()`, `len(cache)`, `cache.max_size`."""
 
     def __init__(self, *args: Any, cache_config: Any = None, **kwargs: Any):
         self._cache_config = CacheConfig.of(cache_config)
-        self.cache = NearCache(self._cache_config)
         self._in_multi = False                  # MULTI sent by hand, no EXEC/DISCARD yet
         super().__init__(*args, **kwargs)
         self._options["cache_config"] = self._cache_config   # thread sessions get caches of their own
 
     def _connect(self) -> None:
         super()._connect()
-        self.cache = NearCache(self._cache_config)   # a new session (a fork's child too) starts empty
+        core = self._core
+        # a new session (a fork's child too) starts empty; the C client detaches it before it goes
+        self.cache = core.cache = _NearCache(_ADDRESS(core.pointer), _CACHE_CHECK, _CACHE_TAKE, _CACHE_KEYS,
+                                             _CACHE_FLUSH, _OTHER_THREAD, self._cache_config.max_size,
+                                             weakref.ref(self), _cache_fallback)
+        self.get = self.cache.get               # the hit path: one C call, no Python frame
         self._in_multi = False
-        self._entries = self.cache.entries
-        self._stats = self.cache.stats
-        self._to_end = self._entries.move_to_end
         RingClient._execute(self, (b"CLIENT", b"TRACKING", b"ON"))
 
-    def _cache_settle(self, status: int) -> bool:
-        """gr_client_cache_check said something: apply invalidations and say True, or, for a
-        status that sends the call elsewhere or fails, forget the cache and say False."""
-        cache = self.cache
-        if status == _CACHE_KEYS or status == _CACHE_FLUSH:
-            pointer = self._core.pointer
-            size = _cache_take(pointer, _NULL, 0)
-            buffer = _native.ffi.new("uint8_t[]", max(size, 1))
-            size = _cache_take(pointer, buffer, size)
-            if status == _CACHE_FLUSH:
-                cache.flush()
-            else:
-                cache.invalidate_packed(_native.ffi.buffer(buffer, size)[:])
-            return True
-        if status != _OTHER_THREAD:             # a fork, a closed client, the session gone
-            cache.flush()
-        return False
+    def _get_slow(self, name: Any, status: int) -> bytes | None:
+        """NearCache.get's way out when it cannot answer (status: native/python/near_cache.c)."""
+        if status == 0:                         # a miss: the server's reply, kept
+            key = name if type(name) is bytes else name.encode()
+            value = self._call(_key_value, _GET, 0, 0, 0, key, len(key), _NULL, 0)
+            self.cache.store(name, key, value)
+            return value
+        if status == _NAME:                     # not bytes or str: its bytes, then as usual
+            return self.get(encode(name))
+        if status == _BYPASS:                   # a MULTI typed by hand: the server queues it
+            return RingClient.get(self, name)
+        if status == _DETACHED:                 # this cache's session is gone: closed, or re-attached
+            if self._closed or not self.cache.attached:
+                raise ConnectionError("the client is closed")
+            return self.cache.get(name)
+        return self._elsewhere(status).get(name)
 
     def _through_cache(self, argv: tuple, fetch: Any) -> Any:
         if self._in_multi:                      # a MULTI typed by hand: the server queues it
             return fetch(), 0
-        status = _cache_check(self._core.pointer)
-        if status and not self._cache_settle(status):
-            return None, status
-        value = self._entries.get(argv, _MISSING)
-        if value is not _MISSING:
-            self.cache.stats.hits += 1
-            self._entries.move_to_end(argv)
-            return (value[:] if type(value) is list else value), 0
-        value = fetch()
-        self.cache.stats.misses += 1
-        self.cache.store(argv, argv[1], value[:] if type(value) is list else value)
+        cache = self.cache
+        lookup = argv[1] if argv[0] == _B_GET and len(argv) == 2 else argv   # GET shares get()'s entries
+        value = cache.lookup(lookup)
+        if value is _MISS:
+            value = fetch()
+            cache.store(lookup, argv[1], value)
+            return value, 0
+        if value is _ELSEWHERE:
+            return None, (cache.status if cache.attached else _T.GR_CLIENT_CLOSED)
         return value, 0
-
-    def get(self, name: Any) -> bytes | None:
-        if self._in_multi:
-            return RingClient.get(self, name)
-        key = name if type(name) is bytes else encode(name)
-        status = _cache_check(self._core.pointer)
-        if status and not self._cache_settle(status):
-            return self._elsewhere(status).get(name)
-        argv = (_B_GET, key)
-        value = self._entries.get(argv, _MISSING)
-        if value is not _MISSING:
-            self._stats.hits += 1
-            self._to_end(argv)
-            return value
-        value = self._call(_key_value, _GET, 0, 0, 0, key, len(key), _NULL, 0)
-        self.cache.stats.misses += 1
-        self.cache.store(argv, key, value)
-        return value
 
     def llen(self, name: Any) -> int:
         key = name if type(name) is bytes else encode(name)
@@ -1066,10 +1063,10 @@ class CachedRingClient(RingClient):
             word = command.upper()
             if word == b"MULTI":
                 value = RingClient._execute(self, argv, convert)
-                self._in_multi = True
+                self._in_multi = self.cache.bypass = True
                 return value
             if word in (b"EXEC", b"DISCARD", b"RESET"):
-                self._in_multi = False
+                self._in_multi = self.cache.bypass = False
         if (len(argv) > 1 and type(command) is bytes and command.upper() in ALLOWED_COMMANDS
                 and all(type(a) is bytes for a in argv) and (len(argv) == 2 or command.upper() != _B_EXISTS)):
             argv = (command.upper(),) + tuple(argv[1:])

@@ -26,6 +26,9 @@
  * server that died closed it at once, and no server started after it can acknowledge a write
  * within a millisecond of the death, so no cached read outlives its session to go stale. */
 #define CACHE_LIVENESS_NS 1000000LL
+/* Kept invalidated keys past this many bytes become one flush: a session that tracks without a
+ * cache to take them (CLIENT TRACKING ON by hand) keeps no more than this. */
+#define CACHE_STASH_MAX ((size_t)1 << 20)
 
 struct gr_client {
     /* gr_client_claim's state, read first by every plain call */
@@ -289,6 +292,11 @@ static int stash_invalidation(gr_client_t *client, const uint8_t *payload, size_
     }
     if (client->invalidate_all) return 0;   /* everything goes anyway */
     size_t need = client->invalidated_length + 4 + m.text.length;
+    if (need > CACHE_STASH_MAX) {   /* nobody takes them: one flush says as much */
+        client->invalidate_all = 1;
+        client->invalidated_length = 0;
+        return 0;
+    }
     if (need > client->invalidated_capacity) {
         size_t capacity = client->invalidated_capacity ? client->invalidated_capacity : 256;
         while (capacity < need) capacity *= 2;
@@ -306,6 +314,10 @@ static int stash_invalidation(gr_client_t *client, const uint8_t *payload, size_
     if (key_length) memcpy(client->invalidated + client->invalidated_length + 4, m.text.data, key_length);
     client->invalidated_length = need;
     return 0;
+}
+
+int gr_client_cache_stash(gr_client_t *client, const uint8_t *payload, size_t length) {
+    return stash_invalidation(client, payload, length);
 }
 
 /* Ring handler of gr_client_cache_check: invalidations only; any other record stays. */

@@ -223,5 +223,8 @@ int gr_client_wait_replies(gr_client_t *client, int64_t timeout_ns);
 /* A reply with this request id was read by the Pub/Sub reader: the first one answers its
  * request (SUBSCRIBE a b answers with two, the same id). */
 void gr_client_note_reply(gr_client_t *client, uint64_t request_id);
+/* An InvalidateMessage (CLIENT TRACKING) the reader met: kept as an ordinary call keeps one,
+ * for gr_client_cache_check. 0, or -1 (not one: undecodable). */
+int gr_client_cache_stash(gr_client_t *client, const uint8_t *payload, size_t length);
 
 #endif

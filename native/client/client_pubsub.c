@@ -6,7 +6,8 @@
  * straight into the caller's buffer as marshal; a record whose item does not fit is left in
  * the ring (handler answers -1) for the next call. A message that came in fragments is kept
  * reassembled until it has been written. PushMessages an ordinary call met first (stashed by
- * client.c) are written before anything still in the ring.
+ * client.c) are written before anything still in the ring. InvalidateMessages (a session that
+ * turned CLIENT TRACKING on) are no items: they go to client.c's keeping, as in a reply wait.
  */
 #include "client/client_pubsub.h"
 
@@ -157,6 +158,15 @@ static int write_message(reader_t *r, const uint8_t *message, size_t length) {
     return written;
 }
 
+/* A session that tracks (CLIENT TRACKING ON, by hand) finds InvalidateMessages between its
+ * messages: not an item for the reader, kept for the client's cache check as an ordinary
+ * call's wait keeps them (a handler's answer: 0 go on, 1 stop on a protocol failure). */
+static int keep_invalidation(reader_t *r, const uint8_t *payload, size_t length) {
+    if (gr_client_cache_stash(r->client, payload, length) == 0) return 0;
+    r->status = GR_CLIENT_PROTOCOL;
+    return 1;
+}
+
 /* Ring handler: one record. 0 go on, 1 stop (taken), -1 stop (left in the ring). */
 static int take_record(void *context, int32_t type, const uint8_t *payload, size_t length) {
     reader_t *r = context;
@@ -165,10 +175,13 @@ static int take_record(void *context, int32_t type, const uint8_t *payload, size
         gr_reassembly_status_t status = gr_reassembly_take(&r->state->fragments, payload, length);
         if (status == GR_REASSEMBLY_MORE) return 0;
         if (status != GR_REASSEMBLY_COMPLETE) { r->status = GR_CLIENT_PROTOCOL; return 1; }
+        if (r->state->fragments.template_id == GR_T_INVALIDATE_MESSAGE)
+            return keep_invalidation(r, r->state->fragments.buffer, r->state->fragments.length);
         int written = write_message(r, r->state->fragments.buffer, r->state->fragments.length);
         if (written == 0) r->state->fragments_ready = 1;   /* consumed from the ring: kept here */
         return written == 1 ? 0 : 1;
     }
+    if (type == GR_T_INVALIDATE_MESSAGE) return keep_invalidation(r, payload, length);
     int written = write_message(r, payload, length);
     return written == 1 ? 0 : written == 0 ? -1 : 1;
 }

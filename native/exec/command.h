@@ -156,9 +156,14 @@ enum { GR_GONE_NOTHING = 0, GR_GONE_ALSO_DEL = 1, GR_GONE_ONLY_DEL = 2 };
 
 /* Where a command may run besides anywhere (a row's .runs): in a RESP2 connection's subscribed
  * mode (PING, the (P|S)SUBSCRIBE family, QUIT, RESET), and at once inside MULTI instead of
- * being queued (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET); and where a read may not: refused
- * like the writes while the disk fails (PING, as Redis refuses it, so a health check sees it). */
-enum { GR_RUNS_WHEN_SUBSCRIBED = 1, GR_RUNS_AT_ONCE_IN_MULTI = 2, GR_RUNS_NOT_ON_DISK_ERROR = 4 };
+ * being queued (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET); inside MULTI over maxmemory, where
+ * every other command is refused with OOM (EXEC, DISCARD, QUIT, RESET: Redis 7.0's
+ * processCommand); and where a read may not: refused like the writes while the disk fails
+ * (PING, as Redis refuses it, so a health check sees it). */
+enum {
+    GR_RUNS_WHEN_SUBSCRIBED = 1, GR_RUNS_AT_ONCE_IN_MULTI = 2, GR_RUNS_NOT_ON_DISK_ERROR = 4,
+    GR_RUNS_IN_MULTI_OVER_MAXMEMORY = 8
+};
 
 /* One row. A command runs one of two ways: typed (template_id, build, handler: argv is built
  * into a gr_request_t, the ring may send that request directly) or as argv (argv_handler,

@@ -887,6 +887,23 @@ int gr_db_acl_check(const gr_acl_user_t *user, int index, const gr_admit_args_t 
     return acl_check(user, index, args, refused_key, &refused);
 }
 
+/* Redis 7.0's processCommand with maxmemory set: every command evicts first while used memory
+ * is over maxmemory (performEvictions), a read too, not only one that may add memory. Refused
+ * (1) is then a command that may add memory (denyoom) or, queued in MULTI, any command but
+ * EXEC, DISCARD, QUIT and RESET (a queue could grow without bound). Commands run by EXEC or a
+ * script do not pass processCommand in Redis: there only a denyoom one evicts, as before
+ * (Redis refuses it from the state at the script's start instead: not followed here). */
+static int over_maxmemory_refuses(gr_server_t *db, int index) {
+    int denyoom = gr_command_denies_oom(index);
+    int nested = db->in_exec || db->script_running;
+    if (!denyoom && nested) return 0;
+    if (gr_mem_used_total() <= db->config.maxmemory || gr_evict_perform(db) != GR_EVICT_FAIL) return 0;
+    if (denyoom) return 1;
+    if (!db->current || !db->current->in_multi) return 0;
+    const gr_command_t *row = gr_command_at((size_t)index);
+    return !(row && (row->runs & GR_RUNS_IN_MULTI_OVER_MAXMEMORY));
+}
+
 int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_auth, gr_reply_t *reply) {
     const char *refusal = NULL;
     gr_error_code_t code = GR_ERR_GENERIC;
@@ -926,8 +943,7 @@ int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_
                 gr_db_acl_log(db, GR_ACL_LOG_KEY, refused_bytes->data, refused_bytes->length, NULL, 0);
         }
     } else if (db->busy) {   /* a busy script: Redis skips the OOM check; -BUSY comes after admission */
-    } else if (db->config.maxmemory > 0 && gr_command_denies_oom(index) && gr_mem_used_total() > db->config.maxmemory &&
-               gr_evict_perform(db) == GR_EVICT_FAIL) {   /* over: evict by maxmemory-policy first */
+    } else if (db->config.maxmemory > 0 && over_maxmemory_refuses(db, index)) {   /* over: evict by maxmemory-policy first */
         refusal = "OOM command not allowed when used memory > 'maxmemory'.";
         code = GR_ERR_OUT_OF_MEMORY;
     } else if (db->repl.master_port && db->repl.state != GR_REPL_CONNECTED && !db->repl.serve_stale_data &&

@@ -16,8 +16,9 @@
  *
  * Eviction: gr_evict_perform is Redis's performEvictions (a replica never evicts: Redis's
  * replica-ignore-maxmemory, default yes, is the only behaviour). Admission (db.c's gr_db_admit)
- * calls it only for a command that may add memory (denyoom) when used memory is over
- * maxmemory, so under maxmemory the whole cost is the one comparison admission already made.
+ * calls it, as Redis 7.0's processCommand, before every command while used memory is over
+ * maxmemory (a read too; inside EXEC or a script only before a denyoom one), so with maxmemory
+ * 0 the cost is one branch and under maxmemory one comparison.
  * It frees keys until used memory is back under maxmemory: the policy's candidates come from
  * Redis's eviction pool (16 best candidates across the 16 databases, each round sampling
  * maxmemory-samples keys per database: idle time for *-lru, 255 - counter for *-lfu, the
