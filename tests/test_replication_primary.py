@@ -223,3 +223,33 @@ def test_redis_cli_rdb_against_goblin(tmp_path):
             r.stop()
         assert info(g)["connected_slaves"] == "0"
         g.close()
+
+
+def test_every_write_scenario_reaches_a_redis_replica(tmp_path):
+    """The stream a redis-server replica applies is the one the AOF gets: every write command's
+    scenario (write_scenarios.py, those redis-server 7.0 runs) on goblin ends with the replica's
+    DEBUG DIGEST equal to goblin's."""
+    from write_scenarios import SCENARIOS, DumpOf, with_prefix
+    from resp_wire import raw_connection
+    with GoblinServer(tmp_path / "g").start() as goblin:
+        g = RespClient(port=goblin.port, socket_timeout=20)
+        replica = Redis(tmp_path / "r", "--replicaof", "127.0.0.1", str(goblin.port))
+        try:
+            r = replica.client
+            wait_until(lambda: info(r).get("master_link_status") == "up", what="the sync")
+            conn = raw_connection(goblin.port)
+            skipped = []
+            for command, scenario in sorted(SCENARIOS.items()):
+                if scenario.reference != "redis" or scenario.isolated:
+                    continue
+                if any(isinstance(a, DumpOf) for step in scenario.steps for a in step):
+                    skipped.append(command)        # goblin's DUMP payloads are goblin's (RESTORE)
+                    continue
+                for step in scenario.steps:
+                    conn.request(*with_prefix(step, f"{command}:"))
+            conn.close()
+            wait_until(lambda: in_step(g, r), timeout=30, what="the replica to apply every scenario")
+            assert skipped == ["restore"], skipped
+        finally:
+            replica.stop()
+            g.close()
