@@ -91,6 +91,13 @@ def test_redis_replica_of_goblin_under_load_then_partial_resync(tmp_path):
             g.execute_command("SET", "waited", 1)
             assert g.execute_command("WAIT", 1, 5000) == 1
             assert g.execute_command("WAIT", 2, 100) == 1      # only one replica: the timeout answers
+
+            # active expiry on goblin (no command touches the key): its DEL reaches the replica,
+            # which keeps an expired key until then (DBSIZE counts it)
+            before = r.execute_command("DBSIZE")
+            g.execute_command("SET", "soon", 1, "PX", 100)
+            wait_until(lambda: r.execute_command("DBSIZE") == before + 1, what="the key on the replica")
+            wait_until(lambda: r.execute_command("DBSIZE") == before, what="the expiry's DEL on the replica")
             g.close()
         finally:
             replica.stop()

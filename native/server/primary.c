@@ -453,6 +453,9 @@ void gr_primary_tick(gr_primary_t *p) {
         gr_repl_backlog_reset(db);
     }
     if (rp->backlog && !db->propagation.tap) install_tap(p);
+    /* what the cron propagated (active expiry's DELs) does not wait for the next command */
+    if (db->propagation.tap && db->propagation.length > db->propagation.tapped && !db->propagation.in_exec)
+        gr_propagate_flush(db);
     if (rp->sync_requests) {
         rp->sync_requests = 0;
         for (gr_connection_t *state = db->connections; state; state = state->next)
