@@ -208,6 +208,25 @@ def test_bad_replicas_do_not_hurt_the_primary(tmp_path):
         g.close()
 
 
+def test_a_replica_that_does_not_read_is_dropped_at_its_output_limit(tmp_path):
+    with GoblinServer(tmp_path / "g").start() as goblin:
+        g = RespClient(port=goblin.port, socket_timeout=20)
+        g.execute_command("CONFIG", "SET", "client-output-buffer-limit", "replica 1mb 0 0")
+        g.execute_command("MSET", *[x for i in range(20_000) for x in (f"k{i}", "v" * 50)])
+        s = socket.create_connection(("127.0.0.1", goblin.port))
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.sendall(b"PSYNC ? -1\r\n")                        # and never reads
+        wait_until(lambda: info(g)["connected_slaves"] == "1", what="the replica")
+        value = "x" * 10_000
+        deadline = time.monotonic() + 20
+        while info(g)["connected_slaves"] != "0":              # the writes pile up for it
+            assert time.monotonic() < deadline, "the replica was never dropped"
+            g.execute_command("MSET", *[x for i in range(20) for x in (f"big{i}", value)])
+        assert g.execute_command("GET", "k7") == b"v" * 50     # the primary serves on
+        s.close()
+        g.close()
+
+
 def test_redis_cli_rdb_against_goblin(tmp_path):
     cli, check = shutil.which("redis-cli"), shutil.which("redis-check-rdb")
     if not cli or not check:
