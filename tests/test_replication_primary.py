@@ -160,6 +160,33 @@ def test_goblin_replica_of_goblin_primary_and_promotion(tmp_path):
         p.close()
 
 
+def test_a_promoted_goblin_replica_continues_the_old_primarys_replicas(tmp_path):
+    """REPLICAOF NO ONE keeps the old history as replid2: a redis-server replica that stood at the
+    same offset moves to the promoted goblin with +CONTINUE, no full sync."""
+    with GoblinServer(tmp_path / "p").start() as primary:
+        p = RespClient(port=primary.port, socket_timeout=20)
+        write_load(p, 0, n=30)
+        with GoblinServer(tmp_path / "a", "--replicaof", "127.0.0.1", str(primary.port)).start() as promoted:
+            a = RespClient(port=promoted.port, socket_timeout=20)
+            other = Redis(tmp_path / "b", "--replicaof", "127.0.0.1", str(primary.port))
+            try:
+                b = other.client
+                write_load(p, 1, n=30)
+                wait_until(lambda: in_step(p, a) and in_step(p, b), what="both replicas in step")
+                a.execute_command("REPLICAOF", "NO", "ONE")
+                fields = info(a)
+                assert fields["master_replid2"] == info(p)["master_replid"]
+                b.execute_command("REPLICAOF", "127.0.0.1", promoted.port)
+                write_load(a, 2, n=30)
+                wait_until(lambda: in_step(a, b), what="the old primary's replica to follow the promoted one")
+                stats = info(a, "stats")
+                assert stats["sync_partial_ok"] == "1" and stats["sync_full"] == "0"
+            finally:
+                other.stop()
+            a.close()
+        p.close()
+
+
 def test_min_replicas_to_write_and_wait_without_replicas(tmp_path):
     with GoblinServer(tmp_path / "g").start() as goblin:
         g = RespClient(port=goblin.port)
