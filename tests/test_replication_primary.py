@@ -91,6 +91,9 @@ def test_redis_replica_of_goblin_under_load_then_partial_resync(tmp_path):
             g.execute_command("SET", "waited", 1)
             assert g.execute_command("WAIT", 1, 5000) == 1
             assert g.execute_command("WAIT", 2, 100) == 1      # only one replica: the timeout answers
+            reader = RespClient(port=goblin.port)
+            assert reader.execute_command("WAIT", 1, 0) == 1   # no write of its own: nothing to wait for
+            reader.close()
 
             # active expiry on goblin (no command touches the key): its DEL reaches the replica,
             # which keeps an expired key until then (DBSIZE counts it)

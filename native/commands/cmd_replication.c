@@ -268,8 +268,8 @@ void gr_cmd_wait(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR timeout is negative");
         return;
     }
-    gr_propagate_flush(db);   /* the offset covers every write so far (this client's last among them) */
-    int64_t target = db->repl.offset;
+    gr_propagate_flush(db);   /* this client's writes reach the replicas' streams */
+    int64_t target = db->current ? db->current->repl_peer.woff : db->repl.offset;   /* Redis's c->woff */
     int64_t acked = gr_repl_replicas_acked(db, target);
     if (acked >= numreplicas || db->serve_deferred || !db->current || !db->current->reply) {
         gr_reply_integer(reply, acked);

@@ -210,10 +210,7 @@ void gr_effect_add(gr_server_t *db, const uint8_t *data, size_t length) {
 
 /* ---- the call's end ---- */
 
-void gr_propagate_call_end(gr_server_t *db) {
-    gr_call_t *call = db->call;
-    gr_propagation_t *p = &db->propagation;
-    if (!call || !call->propagates || !gr_propagation_on(p)) return;
+static void write_default_effect(gr_server_t *db, gr_call_t *call, gr_propagation_t *p) {
     if (p->rewriting) {
         p->rewriting = 0;
         begin_entry(db, call->db_index, p->rewrite_count);
@@ -228,6 +225,17 @@ void gr_propagate_call_end(gr_server_t *db) {
     } else {
         p->failed = 1;   /* a typed write with no render: the stream lost its effect */
     }
+}
+
+void gr_propagate_call_end(gr_server_t *db) {
+    gr_call_t *call = db->call;
+    gr_propagation_t *p = &db->propagation;
+    if (!call || !call->propagates || !gr_propagation_on(p)) return;
+    write_default_effect(db, call, p);
+    /* WAIT (a primary): the replication offset this client's writes reach once the pending
+     * bytes are fed (Redis's c->woff); everything pending counts, so it never falls short */
+    if (p->tap && db->current && (call->effect_stated || db->dirty > call->dirty_before) && p->length > p->tapped)
+        db->current->repl_peer.woff = db->repl.offset + (int64_t)(p->length - p->tapped);
 }
 
 void gr_propagate_exec_begin(gr_server_t *db) {

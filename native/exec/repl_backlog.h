@@ -40,6 +40,7 @@ typedef struct gr_repl_peer {
     int64_t psync_offset;
     int64_t ack_offset;           /* REPLCONF ACK <offset> */
     int64_t ack_ms;               /* when (unix ms) */
+    int64_t woff;                 /* any client: the offset its last write reaches (WAIT waits for it) */
     void *link;                   /* server/primary.c's record of this replica */
 } gr_repl_peer_t;
 
