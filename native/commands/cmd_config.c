@@ -51,6 +51,8 @@ typedef enum {
     P_MAXMEMORY_SAMPLES, P_MAXMEMORY_EVICTION_TENACITY, P_LFU_LOG_FACTOR, P_LFU_DECAY_TIME,   /* exec/evict.h */
     P_TRACKING_TABLE_MAX_KEYS,   /* exec/tracking.h */
     P_REPLICAOF, P_MASTERAUTH, P_MASTERUSER, P_REPLICA_READ_ONLY, P_REPLICA_SERVE_STALE_DATA,   /* exec/replication.h */
+    P_REPL_BACKLOG_SIZE, P_MIN_REPLICAS_TO_WRITE, P_MIN_REPLICAS_MAX_LAG, P_REPL_PING_REPLICA_PERIOD,
+    P_REPL_TIMEOUT,   /* exec/repl_backlog.h: goblin as a primary */
     P_ACLFILE, P_ACLLOG_MAX_LEN,   /* exec/acl.h: the ACL file, ACL LOG's length */
     P_COUNT
 } param_id_t;
@@ -143,6 +145,12 @@ static const param_t params[P_COUNT] = {
     [P_MASTERUSER] = {"masteruser", KIND_TEXT, 1, 0, 0},
     [P_REPLICA_READ_ONLY] = {"replica-read-only", KIND_BOOL, 1, 0, 1, "slave-read-only"},
     [P_REPLICA_SERVE_STALE_DATA] = {"replica-serve-stale-data", KIND_BOOL, 1, 0, 1, "slave-serve-stale-data"},
+    /* goblin as a primary: the backlog's size, NOREPLICAS, the stream's PING, the replicas' timeout */
+    [P_REPL_BACKLOG_SIZE] = {"repl-backlog-size", KIND_MEMORY, 1, 1, INT64_MAX},
+    [P_MIN_REPLICAS_TO_WRITE] = {"min-replicas-to-write", KIND_INT, 1, 0, INT32_MAX, "min-slaves-to-write"},
+    [P_MIN_REPLICAS_MAX_LAG] = {"min-replicas-max-lag", KIND_INT, 1, 0, INT32_MAX, "min-slaves-max-lag"},
+    [P_REPL_PING_REPLICA_PERIOD] = {"repl-ping-replica-period", KIND_INT, 1, 1, INT32_MAX, "repl-ping-slave-period"},
+    [P_REPL_TIMEOUT] = {"repl-timeout", KIND_INT, 1, 1, INT32_MAX},
     /* ACL (exec/acl.h): the file ACL LOAD / SAVE use, loaded at start; ACL LOG's entries kept */
     [P_ACLFILE] = {"aclfile", KIND_TEXT, 0, 0, 0},
     [P_ACLLOG_MAX_LEN] = {"acllog-max-len", KIND_INT, 1, 0, INT64_MAX},
@@ -209,6 +217,11 @@ static void param_value(const gr_server_t *db, int id, char *out, size_t size) {
     case P_MASTERUSER: snprintf(out, size, "%s", db->repl.masteruser); break;
     case P_REPLICA_READ_ONLY: snprintf(out, size, "%s", db->repl.read_only ? "yes" : "no"); break;
     case P_REPLICA_SERVE_STALE_DATA: snprintf(out, size, "%s", db->repl.serve_stale_data ? "yes" : "no"); break;
+    case P_REPL_BACKLOG_SIZE: snprintf(out, size, "%lld", (long long)db->repl_primary.backlog_config); break;
+    case P_MIN_REPLICAS_TO_WRITE: snprintf(out, size, "%lld", (long long)db->repl_primary.min_replicas_to_write); break;
+    case P_MIN_REPLICAS_MAX_LAG: snprintf(out, size, "%lld", (long long)db->repl_primary.min_replicas_max_lag); break;
+    case P_REPL_PING_REPLICA_PERIOD: snprintf(out, size, "%lld", (long long)db->repl_primary.ping_period_s); break;
+    case P_REPL_TIMEOUT: snprintf(out, size, "%lld", (long long)db->repl_primary.repl_timeout_s); break;
     case P_PROTECTED_MODE: snprintf(out, size, "%s", db->config.protected_mode ? "yes" : "no"); break;
     case P_MAXMEMORY: snprintf(out, size, "%lld", (long long)db->config.maxmemory); break;
     case P_MAXMEMORY_POLICY: snprintf(out, size, "%s", gr_evict_policy_name(db->config.maxmemory_policy)); break;
@@ -547,6 +560,11 @@ static void apply(gr_server_t *db, int id, const parsed_value_t *parsed) {
     case P_MASTERUSER: snprintf(db->repl.masteruser, sizeof db->repl.masteruser, "%.127s", parsed->text); break;
     case P_REPLICA_READ_ONLY: db->repl.read_only = (uint8_t)parsed->number; break;
     case P_REPLICA_SERVE_STALE_DATA: db->repl.serve_stale_data = (uint8_t)parsed->number; break;
+    case P_REPL_BACKLOG_SIZE: gr_repl_backlog_resize(db, parsed->number); break;
+    case P_MIN_REPLICAS_TO_WRITE: db->repl_primary.min_replicas_to_write = parsed->number; break;
+    case P_MIN_REPLICAS_MAX_LAG: db->repl_primary.min_replicas_max_lag = parsed->number; break;
+    case P_REPL_PING_REPLICA_PERIOD: db->repl_primary.ping_period_s = parsed->number; break;
+    case P_REPL_TIMEOUT: db->repl_primary.repl_timeout_s = parsed->number; break;
     case P_MAXCLIENTS: db->config.maxclients = parsed->number; break;
     case P_TIMEOUT: db->config.timeout_s = parsed->number; break;
     case P_PROTO_MAX_BULK_LEN: db->config.proto_max_bulk_len = parsed->number; break;

@@ -171,17 +171,30 @@ static int parse_id(const uint8_t *arg, size_t length, int64_t *id) {
     return gr_bytes_to_int64(arg, length, id) == 0 && *id > 0 ? 0 : -1;
 }
 
+/* Redis's getClientType: master (the primary's link), replica, pubsub (subscribed), normal. */
+enum { TYPE_NORMAL = 0, TYPE_REPLICA = 1, TYPE_PUBSUB = 2, TYPE_MASTER = 3 };
+static int client_type(const gr_connection_t *conn) {
+    if (conn->repl_master) return TYPE_MASTER;
+    if (conn->repl_peer.state) return TYPE_REPLICA;
+    return gr_subscriber_total(&conn->subscriber) ? TYPE_PUBSUB : TYPE_NORMAL;
+}
+
+/* TYPE's value: its TYPE_*, or -1 unknown. */
+static int parse_type(const uint8_t *value, size_t length) {
+    if (gr_word_is(value, length, "normal")) return TYPE_NORMAL;
+    if (gr_word_is(value, length, "pubsub")) return TYPE_PUBSUB;
+    if (gr_word_is(value, length, "master")) return TYPE_MASTER;
+    if (gr_word_is(value, length, "replica") || gr_word_is(value, length, "slave")) return TYPE_REPLICA;
+    return -1;
+}
+
 static void client_list(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                         gr_reply_t *reply) {
-    int only_normal = 1, type_given = 0, pubsub_only = 0;   /* a client with subscriptions is of type pubsub */
+    int wanted_type = -1;
     size_t ids_from = 0;
     if (argc >= 4 && gr_word_is(argv[2], argv_length[2], "type") && argc == 4) {
-        type_given = 1;
-        if (gr_word_is(argv[3], argv_length[3], "normal")) only_normal = 1;
-        else if (gr_word_is(argv[3], argv_length[3], "pubsub")) pubsub_only = 1;
-        else if (gr_word_is(argv[3], argv_length[3], "master") || gr_word_is(argv[3], argv_length[3], "replica") ||
-                 gr_word_is(argv[3], argv_length[3], "slave")) only_normal = 0;
-        else {
+        wanted_type = parse_type(argv[3], argv_length[3]);
+        if (wanted_type < 0) {
             char text[160];
             snprintf(text, sizeof text, "ERR Unknown client type '%.*s'", (int)(argv_length[3] > 64 ? 64 : argv_length[3]),
                      (const char *)argv[3]);
@@ -206,8 +219,8 @@ static void client_list(gr_server_t *db, size_t argc, const uint8_t *const *argv
     /* oldest first, as Redis lists them */
     gr_connection_t *last = db->connections;
     while (last && last->next) last = last->next;
-    for (gr_connection_t *conn = last; conn && only_normal; conn = conn->prev) {
-        if (type_given && (gr_subscriber_total(&conn->subscriber) != 0) != pubsub_only) continue;
+    for (gr_connection_t *conn = last; conn; conn = conn->prev) {
+        if (wanted_type >= 0 && client_type(conn) != wanted_type) continue;
         if (ids_from) {
             int wanted = 0;
             for (size_t i = ids_from; i < argc && !wanted; i++) {
@@ -248,8 +261,7 @@ static void client_kill(gr_server_t *db, size_t argc, const uint8_t *const *argv
     int64_t id = 0, max_age = 0;
     const uint8_t *addr = NULL, *laddr = NULL;
     size_t addr_length = 0, laddr_length = 0;
-    int skip_me = 1, normal = 1, pubsub_type = -1;   /* TYPE normal: 0, TYPE pubsub: 1, no TYPE: -1 */
-    int master_type = 0;                               /* TYPE master: the primary's link (server/replica.c) */
+    int skip_me = 1, wanted_type = -1;   /* TYPE's TYPE_*, -1: any */
     for (size_t i = 2; i < argc; i += 2) {
         const uint8_t *option = argv[i], *value = argv[i + 1];
         size_t option_length = argv_length[i], value_length = argv_length[i + 1];
@@ -263,12 +275,8 @@ static void client_kill(gr_server_t *db, size_t argc, const uint8_t *const *argv
         } else if (gr_word_is(option, option_length, "laddr")) {
             laddr = value, laddr_length = value_length;
         } else if (gr_word_is(option, option_length, "type")) {
-            if (gr_word_is(value, value_length, "normal")) normal = 1, pubsub_type = 0;
-            else if (gr_word_is(value, value_length, "pubsub")) pubsub_type = 1;
-            else if (gr_word_is(value, value_length, "master")) master_type = 1;
-            else if (gr_word_is(value, value_length, "replica") ||
-                     gr_word_is(value, value_length, "slave")) normal = 0;
-            else {
+            wanted_type = parse_type(value, value_length);
+            if (wanted_type < 0) {
                 char text[160];
                 snprintf(text, sizeof text, "ERR Unknown client type '%.*s'", (int)(value_length > 64 ? 64 : value_length),
                          (const char *)value);
@@ -298,10 +306,9 @@ static void client_kill(gr_server_t *db, size_t argc, const uint8_t *const *argv
         }
     }
     int64_t killed = 0;
-    for (gr_connection_t *conn = db->connections; conn && normal; conn = conn->next) {
+    for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
         if (id && conn->id != id) continue;
-        if (master_type != conn->repl_master && (master_type || pubsub_type >= 0)) continue;
-        if (pubsub_type >= 0 && (gr_subscriber_total(&conn->subscriber) != 0) != pubsub_type) continue;
+        if (wanted_type >= 0 && client_type(conn) != wanted_type) continue;
         if (addr && !text_is(conn->addr, addr, addr_length)) continue;
         if (laddr && !text_is(conn->laddr, laddr, laddr_length)) continue;
         if (max_age && (db->now_ms - conn->created_ms) / 1000 < max_age) continue;

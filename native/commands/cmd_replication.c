@@ -2,8 +2,9 @@
  *
  * The commands set the state in db->repl (exec/replication.h); the serving loop's link
  * (server/replica.c) connects, resynchronises and applies the primary's stream. Replies and
- * log lines are Redis 7.0's. goblin does not serve replicas yet: SYNC and PSYNC are refused
- * with a clear error.
+ * log lines are Redis 7.0's. As a primary: SYNC/PSYNC flag the connection as a replica and the
+ * loop serves it (server/primary.c, the backlog in exec/repl_backlog.h); REPLCONF records what a
+ * replica says (listening-port, capa, rdb-only, ACK); WAIT parks until enough replicas ACK.
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +13,9 @@
 #include "commands/commands.h"
 #include "core/bytes.h"
 #include "core/number.h"
+#include "exec/blocking.h"
 #include "exec/db.h"
+#include "exec/propagate.h"
 #include "exec/server_text.h"
 
 static void log_line(gr_server_t *db, const char *text) {
@@ -31,6 +34,8 @@ static void become_primary(gr_server_t *db) {
     r->restart = 1;                    /* the loop closes the link */
     r->state = GR_REPL_NONE;
     r->have_cached = 1;
+    /* the backlog starts here, so the old primary's other replicas continue with PSYNC replid2 */
+    if (gr_repl_backlog_create(db) == 0) gr_repl_backlog_reset(db);
 }
 
 void gr_cmd_replicaof(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
@@ -79,6 +84,14 @@ void gr_cmd_replicaof(gr_server_t *db, size_t argc, const uint8_t *const *argv, 
     gr_reply_ok(reply);
 }
 
+/* A replica's address as INFO and ROLE show it: REPLCONF ip-address, else the peer's. */
+static void replica_ip(const gr_connection_t *conn, char *out, size_t size) {
+    if (conn->repl_peer.ip[0]) { snprintf(out, size, "%s", conn->repl_peer.ip); return; }
+    snprintf(out, size, "%s", conn->addr);
+    char *colon = strrchr(out, ':');
+    if (colon) *colon = '\0';
+}
+
 static const char *state_name(int state) {
     switch (state) {
     case GR_REPL_CONNECT: return "connect";
@@ -98,7 +111,21 @@ void gr_cmd_role(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
         gr_reply_array_begin(reply, 3);
         gr_reply_bulk(reply, (const uint8_t *)"master", 6);
         gr_reply_integer(reply, r->offset);
-        gr_reply_array_begin(reply, 0);
+        size_t online = 0;
+        for (const gr_connection_t *conn = db->connections; conn; conn = conn->next)
+            if (conn->repl_peer.state == GR_REPLICA_ONLINE && !conn->repl_peer.rdb_only) online++;
+        gr_reply_array_begin(reply, online);
+        for (const gr_connection_t *conn = db->connections; conn; conn = conn->next) {
+            if (conn->repl_peer.state != GR_REPLICA_ONLINE || conn->repl_peer.rdb_only) continue;
+            char ip[64], port[24], offset[24];
+            replica_ip(conn, ip, sizeof ip);
+            int pn = snprintf(port, sizeof port, "%d", (int)conn->repl_peer.listening_port);
+            int on = snprintf(offset, sizeof offset, "%lld", (long long)conn->repl_peer.ack_offset);
+            gr_reply_array_begin(reply, 3);
+            gr_reply_bulk(reply, (const uint8_t *)ip, strlen(ip));
+            gr_reply_bulk(reply, (const uint8_t *)port, (size_t)pn);
+            gr_reply_bulk(reply, (const uint8_t *)offset, (size_t)on);
+        }
         return;
     }
     const char *state = state_name(r->state);
@@ -114,17 +141,50 @@ void gr_cmd_role(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
 void gr_cmd_replconf(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                      gr_reply_t *reply) {
     if (argc % 2 == 0) { gr_reply_error_text(reply, GR_ERR_SYNTAX, "ERR syntax error"); return; }
+    gr_connection_t *conn = db->current;
+    gr_repl_peer_t *peer = conn ? &conn->repl_peer : NULL;
     for (size_t i = 1; i < argc; i += 2) {
-        const uint8_t *option = argv[i];
-        size_t length = argv_length[i];
+        const uint8_t *option = argv[i], *value = argv[i + 1];
+        size_t length = argv_length[i], value_length = argv_length[i + 1];
         if (gr_word_is(option, length, "getack")) {
-            if (db->current && db->current->repl_master) db->repl.getack = 1;   /* the loop sends the ACK */
+            if (conn && conn->repl_master) db->repl.getack = 1;   /* the loop sends the ACK */
             return;
         } else if (gr_word_is(option, length, "ack")) {
-            return;   /* from a replica: no reply (goblin has none yet) */
-        } else if (!gr_word_is(option, length, "listening-port") && !gr_word_is(option, length, "ip-address") &&
-                   !gr_word_is(option, length, "capa") && !gr_word_is(option, length, "rdb-only") &&
-                   !gr_word_is(option, length, "rdb-filter-only")) {
+            /* from a replica: its offset (Redis's repl_ack_off), no reply */
+            int64_t offset;
+            if (peer && peer->state && gr_bytes_to_int64(value, value_length, &offset) == 0) {
+                if (offset > peer->ack_offset) peer->ack_offset = offset;
+                peer->ack_ms = db->now_ms;
+                db->repl_primary.acks = 1;
+            }
+            return;
+        } else if (gr_word_is(option, length, "listening-port")) {
+            int64_t port;
+            if (gr_bytes_to_int64(value, value_length, &port) != 0 || port < 0 || port > 65535) {
+                gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
+                return;
+            }
+            if (peer) peer->listening_port = (int32_t)port;
+        } else if (gr_word_is(option, length, "ip-address")) {
+            if (value_length >= sizeof peer->ip) {
+                gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR REPLCONF ip-address provided by replica instance is too long");
+                return;
+            }
+            if (peer) {
+                memcpy(peer->ip, value, value_length);
+                peer->ip[value_length] = '\0';
+            }
+        } else if (gr_word_is(option, length, "capa")) {
+            if (peer && gr_word_is(value, value_length, "eof")) peer->capa_eof = 1;
+            if (peer && gr_word_is(value, value_length, "psync2")) peer->capa_psync2 = 1;
+        } else if (gr_word_is(option, length, "rdb-only")) {
+            int64_t flag;
+            if (gr_bytes_to_int64(value, value_length, &flag) != 0 || (flag != 0 && flag != 1)) {
+                gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR value is not an integer or out of range");
+                return;
+            }
+            if (peer) peer->rdb_only = (uint8_t)flag;
+        } else if (!gr_word_is(option, length, "rdb-filter-only")) {
             char text[160];
             snprintf(text, sizeof text, "ERR Unrecognized REPLCONF option: %.*s", (int)(length > 64 ? 64 : length),
                      (const char *)option);
@@ -135,23 +195,129 @@ void gr_cmd_replconf(gr_server_t *db, size_t argc, const uint8_t *const *argv, c
     gr_reply_ok(reply);
 }
 
+/* SYNC / PSYNC replid offset: the connection becomes a replica; the serving loop answers it
+ * (+CONTINUE or +FULLRESYNC and the payload, server/primary.c). No reply is written here. */
 void gr_cmd_sync(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                  gr_reply_t *reply) {
-    (void)argc, (void)argv, (void)argv_length;
+    gr_connection_t *conn = db->current;
+    if (conn && conn->repl_peer.state) return;   /* already a replica: ignored, as Redis */
     if (db->repl.master_port && db->repl.state != GR_REPL_CONNECTED) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, "NOMASTERLINK Can't SYNC while not connected with my master");
         return;
     }
-    gr_reply_error_text(reply, GR_ERR_GENERIC,
-                        "ERR goblin-ring does not serve replicas yet (SYNC/PSYNC): it can be a replica of a Redis "
-                        "primary (REPLICAOF host port), not a primary of Redis replicas");
+    if (db->repl.master_port) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC,
+                            "ERR goblin-ring serves replicas only as a primary: chained replication (a replica of a "
+                            "replica) is not built");
+        return;
+    }
+    if (!conn || conn->kind == GR_CONN_RING) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR SYNC and PSYNC are served over RESP connections only");
+        return;
+    }
+    gr_repl_peer_t *peer = &conn->repl_peer;
+    if (argc == 3) {   /* PSYNC */
+        size_t n = argv_length[1] < 40 ? argv_length[1] : 40;
+        memcpy(peer->psync_replid, argv[1], n);
+        peer->psync_replid[n] = '\0';
+        if (gr_bytes_to_int64(argv[2], argv_length[2], &peer->psync_offset) != 0) peer->psync_offset = -1;
+        peer->sync_request = 2;
+    } else {
+        peer->sync_request = 1;
+    }
+    peer->state = GR_REPLICA_WAIT_BGSAVE_START;
+    peer->ack_offset = 0;
+    db->repl_primary.sync_requests = 1;
+}
+
+/* ---- WAIT numreplicas timeout ---- */
+
+/* the replicas that acknowledged the offset the request waits for, as last counted (index2:
+ * at the call, then refreshed by gr_repl_wait_check whenever ACKs arrive) */
+static void wait_reply(const gr_request_t *request, gr_reply_t *reply) { gr_reply_integer(reply, request->index2); }
+static int wait_never_ready(const gr_ks_entry_t *entry) { (void)entry; return 0; }
+static int wait_never_served(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    (void)db, (void)request, (void)reply;
+    return 0;
+}
+
+/* Parked on no key: ACKs (gr_repl_wait_check, from the loop), the timeout or CLIENT UNBLOCK answer it. */
+const gr_block_spec_t gr_wait_block = {"wait", GR_BLOCK_KEYS_IN_ITEMS, wait_never_ready, wait_never_served, wait_reply,
+                                       2, 1, NULL, NULL, NULL};
+
+void gr_cmd_wait(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+                 gr_reply_t *reply) {
+    (void)argc;
+    if (db->repl.master_port) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC,
+                            "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a "
+                            "replica is configured to be writable (which is not the default) writes to replicas are "
+                            "just local and are not propagated.");
+        return;
+    }
+    int64_t numreplicas, timeout_ms;
+    if (gr_bytes_to_int64(argv[1], argv_length[1], &numreplicas) != 0) {
+        gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR value is not an integer or out of range");
+        return;
+    }
+    if (gr_bytes_to_int64(argv[2], argv_length[2], &timeout_ms) != 0 || timeout_ms > INT64_MAX / 2) {
+        gr_reply_error_text(reply, GR_ERR_NOT_INTEGER, "ERR timeout is not an integer or out of range");
+        return;
+    }
+    if (timeout_ms < 0) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR timeout is negative");
+        return;
+    }
+    gr_propagate_flush(db);   /* this client's writes reach the replicas' streams */
+    int64_t target = db->current ? db->current->repl_peer.woff : db->repl.offset;   /* Redis's c->woff */
+    int64_t acked = gr_repl_replicas_acked(db, target);
+    if (acked >= numreplicas || db->serve_deferred || !db->current || !db->current->reply) {
+        gr_reply_integer(reply, acked);
+        return;
+    }
+    gr_request_t waiting = {.template_id = GR_T_COMMAND, .index = target, .index2 = acked,
+                            .count = numreplicas > UINT32_MAX ? UINT32_MAX : (uint32_t)numreplicas,
+                            .timeout = (double)timeout_ms / 1000.0};
+    db->repl_primary.wait_spec = &gr_wait_block;
+    db->repl_primary.getack = 1;   /* the loop asks the replicas: REPLCONF GETACK * */
+    gr_blocking_run_unserved(db, &gr_wait_block, &waiting, reply);
+}
+
+static const char *replica_state_name(int state) {
+    switch (state) {
+    case GR_REPLICA_SEND_BULK: return "send_bulk";
+    case GR_REPLICA_ONLINE: return "online";
+    default: return "wait_bgsave";
+    }
+}
+
+/* connected_slaves and a slaveN line per replica, as Redis 7.0 (a primary's, and a replica's own). */
+static void replicas_info(gr_server_t *db, gr_text_t *text) {
+    int64_t count = 0;
+    for (const gr_connection_t *conn = db->connections; conn; conn = conn->next)
+        if (conn->repl_peer.state && !conn->repl_peer.rdb_only) count++;
+    gr_text_append(text, "connected_slaves:%lld\r\n", (long long)count);
+    const gr_repl_primary_t *p = &db->repl_primary;
+    if (p->min_replicas_to_write && p->min_replicas_max_lag)
+        gr_text_append(text, "min_slaves_good_slaves:%lld\r\n", (long long)p->good);
+    int64_t id = 0;
+    for (const gr_connection_t *conn = db->connections; conn; conn = conn->next) {
+        if (!conn->repl_peer.state || conn->repl_peer.rdb_only) continue;
+        char ip[64];
+        replica_ip(conn, ip, sizeof ip);
+        gr_text_append(text, "slave%lld:ip=%s,port=%d,state=%s,offset=%lld,lag=%lld\r\n", (long long)id++, ip,
+                       (int)conn->repl_peer.listening_port, replica_state_name(conn->repl_peer.state),
+                       (long long)conn->repl_peer.ack_offset,
+                       (long long)((db->now_ms - conn->repl_peer.ack_ms) / 1000 > 0 ? (db->now_ms - conn->repl_peer.ack_ms) / 1000 : 0));
+    }
 }
 
 /* INFO replication, as Redis 7.0 writes it (the fields that apply). */
 void gr_repl_info(gr_server_t *db, gr_text_t *text) {
     const gr_replication_t *r = &db->repl;
     if (!r->master_port) {
-        gr_text_append(text, "role:master\r\nconnected_slaves:0\r\n");
+        gr_text_append(text, "role:master\r\n");
+        replicas_info(db, text);
     } else {
         int64_t now = db->now_ms;
         int up = r->state == GR_REPL_CONNECTED;
@@ -174,12 +340,15 @@ void gr_repl_info(gr_server_t *db, gr_text_t *text) {
         if (!up)
             gr_text_append(text, "master_link_down_since_seconds:%lld\r\n",
                            r->link_down_since_ms ? (long long)((now - r->link_down_since_ms) / 1000) : -1LL);
-        gr_text_append(text, "slave_priority:100\r\nslave_read_only:%d\r\nreplica_announced:1\r\nconnected_slaves:0\r\n",
-                       r->read_only);
+        gr_text_append(text, "slave_priority:100\r\nslave_read_only:%d\r\nreplica_announced:1\r\n", r->read_only);
+        replicas_info(db, text);
     }
+    const gr_repl_primary_t *p = &db->repl_primary;
     gr_text_append(text,
                    "master_failover_state:no-failover\r\nmaster_replid:%s\r\nmaster_replid2:%s\r\n"
-                   "master_repl_offset:%lld\r\nsecond_repl_offset:%lld\r\nrepl_backlog_active:0\r\n"
-                   "repl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
-                   r->replid, r->replid2, (long long)r->offset, (long long)r->second_offset);
+                   "master_repl_offset:%lld\r\nsecond_repl_offset:%lld\r\nrepl_backlog_active:%d\r\n"
+                   "repl_backlog_size:%lld\r\nrepl_backlog_first_byte_offset:%lld\r\nrepl_backlog_histlen:%lld\r\n",
+                   r->replid, r->replid2, (long long)r->offset, (long long)r->second_offset, p->backlog != NULL,
+                   (long long)(p->backlog ? p->backlog_size : p->backlog_config),
+                   (long long)(p->backlog ? gr_repl_backlog_first_offset(db) : 0), (long long)p->backlog_histlen);
 }

@@ -204,6 +204,7 @@ static void info_stats(gr_server_t *db, gr_text_t *text) {
     gr_text_append(text,
         "total_connections_received:%lld\r\ntotal_commands_processed:%lld\r\ninstantaneous_ops_per_sec:%lld\r\n"
         "total_net_input_bytes:%lld\r\ntotal_net_output_bytes:%lld\r\nrejected_connections:%lld\r\n"
+        "sync_full:%lld\r\nsync_partial_ok:%lld\r\nsync_partial_err:%lld\r\n"
         "expired_keys:%lld\r\nevicted_keys:%lld\r\nevicted_clients:%lld\r\ntotal_eviction_exceeded_time:%lld\r\n"
         "current_eviction_exceeded_time:%lld\r\nkeyspace_hits:%lld\r\nkeyspace_misses:%lld\r\n"
         "pubsub_channels:%lld\r\npubsub_patterns:%lld\r\npubsubshard_channels:%lld\r\n"
@@ -213,6 +214,8 @@ static void info_stats(gr_server_t *db, gr_text_t *text) {
         (long long)db->stats.connections_received, (long long)db->stats.commands_processed,
         (long long)db->stats.ops_per_sec, (long long)db->stats.net_input_bytes,
         (long long)db->stats.net_output_bytes, (long long)db->stats.rejected_connections,
+        (long long)db->repl_primary.sync_full, (long long)db->repl_primary.sync_partial_ok,
+        (long long)db->repl_primary.sync_partial_err,
         (long long)db->stats.expired_keys, (long long)db->stats.evicted_keys, (long long)db->stats.evicted_clients,
         (long long)((db->stats.eviction_exceeded_total_us + current_exceeded_us) / 1000),
         (long long)(current_exceeded_us / 1000), (long long)db->stats.keyspace_hits,

@@ -355,6 +355,8 @@ void gr_cmd_touch(gr_server_t *db, size_t argc, const uint8_t *const *argv, cons
     gr_reply_t *reply);
 void gr_cmd_unsubscribe(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
+void gr_cmd_wait(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
+    gr_reply_t *reply);
 void gr_cmd_waitaof(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
     gr_reply_t *reply);
 void gr_cmd_xautoclaim(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
@@ -527,6 +529,7 @@ extern const gr_block_spec_t gr_list_block_mpop;
 extern const gr_block_spec_t gr_list_block_pop;
 extern const gr_block_spec_t gr_stream_block_read;
 extern const gr_block_spec_t gr_stream_block_readgroup;
+extern const gr_block_spec_t gr_wait_block;
 extern const gr_block_spec_t gr_waitaof_block;
 extern const gr_block_spec_t gr_zset_block_mpop;
 extern const gr_block_spec_t gr_zset_block_pop;

@@ -211,6 +211,13 @@ int gr_blocking_park(gr_server_t *db, const gr_block_spec_t *spec, const gr_requ
     return 0;
 }
 
+gr_request_t *gr_blocking_parked_request(const gr_connection_t *conn, const gr_block_spec_t **spec) {
+    gr_waiter_t *w = conn->waiter;
+    if (!w) return NULL;
+    if (spec) *spec = w->spec;
+    return w->request;
+}
+
 /* gr_blocking_run's rest: the timeout refused, or spec->serve found nothing. */
 void gr_blocking_run_unserved(gr_server_t *db, const gr_block_spec_t *spec, const gr_request_t *request, gr_reply_t *reply) {
     const char *why = gr_blocking_timeout_error(request->timeout);   /* the ring's typed path too */

@@ -112,6 +112,9 @@ void gr_blocking_serve(gr_server_t *db);
  * (spec->timeout_reply), or with_error: "-UNBLOCKED client unblocked via CLIENT UNBLOCK" — and
  * wake it, as a served waiter is woken. 1 if it was parked, 0 if not. */
 int gr_blocking_unblock(gr_server_t *db, gr_connection_t *conn, int with_error);
+/* The request conn is parked with (its copy: the caller may update what a later timeout
+ * reply reads, as WAIT's count of acknowledging replicas) and its spec; NULL when not parked. */
+gr_request_t *gr_blocking_parked_request(const gr_connection_t *conn, const gr_block_spec_t **spec);
 /* Remove conn's waiter, if any, without replying (the connection is going away). */
 void gr_blocking_forget(gr_server_t *db, gr_connection_t *conn);
 void gr_blocking_free_all(gr_server_t *db);

@@ -34,6 +34,7 @@ typedef enum gr_child_kind {
     GR_CHILD_NONE = 0,
     GR_CHILD_SNAPSHOT = 1,      /* BGSAVE (persist/snapshot.c) */
     GR_CHILD_AOF_REWRITE = 2,   /* BGREWRITEAOF (persist/aof.c) */
+    GR_CHILD_REPL_SYNC = 3,     /* the RDB of a replica's full sync (server/primary.c) */
 } gr_child_kind_t;
 
 /* In the parent, when the child has ended: ok = it exited with status 0; signal = the

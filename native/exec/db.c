@@ -71,6 +71,7 @@ gr_server_t *gr_db_new(uint64_t seed) {
         return NULL;
     }
     gr_propagation_init(&db->propagation);
+    gr_repl_primary_init(&db->repl_primary);
     gr_slowlog_init(&db->slowlog);
     gr_list_config_default(&db->list_config);
     db->list_target = GR_LIST_SEGMENTED;
@@ -149,6 +150,7 @@ void gr_db_free(gr_server_t *db) {
     gr_mem_free(db->notify_records, GR_MEM_OTHER);
     free(db->scratch_items);
     gr_propagation_release(&db->propagation);
+    gr_repl_primary_release(&db->repl_primary);
     gr_slowlog_release(&db->slowlog);
     free(db->monitors);
     free(db->config.config_file);
@@ -347,7 +349,7 @@ gr_ks_entry_t *gr_db_peek_live(gr_server_t *db, gr_bytes_t key) {
             return db->current && db->current->repl_master ? entry : NULL;
         }
         if (db->pause_mode && gr_pause_active(db)) return NULL;   /* paused: reads as gone, kept (Redis 7.0) */
-        if (db->propagation.sink) gr_propagate_del(db, keyspace_index(db), key.data, key.length);
+        if (gr_propagation_on(&db->propagation)) gr_propagate_del(db, keyspace_index(db), key.data, key.length);
         gr_ks_delete(db->keyspace, key.data, key.length);
         db->notify_quiet++;
         gr_watch_touch_current(db, key);      /* an expiry is a modification (Redis 7) */
@@ -413,7 +415,7 @@ static void sample_stats(gr_server_t *db) {
 static void close_idle_clients(gr_server_t *db) {
     if (db->config.timeout_s <= 0) return;
     for (gr_connection_t *conn = db->connections; conn; conn = conn->next) {
-        if (conn->kind == GR_CONN_RING || conn->kill_requested || conn->blocked || conn->repl_master) continue;   /* as Redis */
+        if (conn->kind == GR_CONN_RING || conn->kill_requested || conn->blocked || conn->repl_master || conn->repl_peer.state) continue;   /* as Redis */
         if (db->now_ms - conn->last_command_ms > db->config.timeout_s * 1000) {
             conn->kill_requested = 1;
             db->kills_pending++;
@@ -631,6 +633,8 @@ void gr_connection_describe(const gr_server_t *db, const gr_connection_t *conn, 
     char flags[12];   /* Redis's letters, in its order: b blocked (or P Pub/Sub), t tracking, R broken
                        * redirect, B broadcast, e no-evict, T no-touch; N none */
     size_t f = 0;
+    if (conn->repl_peer.state) flags[f++] = 'S';   /* a replica of this server */
+    else if (conn->repl_master) flags[f++] = 'M';
     if (conn->blocked) flags[f++] = 'b';
     else if (gr_subscriber_total(&conn->subscriber)) flags[f++] = 'P';
     if (conn->tracking) flags[f++] = 't';
@@ -951,6 +955,8 @@ int gr_db_admit(gr_server_t *db, int index, const gr_admit_args_t *args, int no_
         refusal = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
     } else if (db->repl.master_port && db->repl.read_only && (flags & GR_CMD_FLAG_WRITE)) {
         refusal = "READONLY You can't write against a read only replica.";
+    } else if ((flags & GR_CMD_FLAG_WRITE) && gr_repl_min_replicas_refuse(db)) {
+        refusal = "NOREPLICAS Not enough good replicas to write.";
     } else if ((refusal = gr_db_disk_error_refusal(db, text, sizeof text)) != NULL) {
         const gr_command_t *row = gr_command_at((size_t)index);   /* writes, and reads whose row says so */
         if (!(flags & GR_CMD_FLAG_WRITE) && !(row && (row->runs & GR_RUNS_NOT_ON_DISK_ERROR))) refusal = NULL;

@@ -36,6 +36,7 @@
 #include "exec/acl.h"          /* ACL users: who a connection is and what it may run */
 #include "exec/evict.h"        /* maxmemory-policy: key eviction, the LRU clock and LFU counter */
 #include "exec/replication.h"  /* primary or replica: the link's state (server/replica.c) */
+#include "exec/repl_backlog.h"  /* goblin as a primary: the backlog, each replica's REPLCONF (server/primary.c) */
 
 
 #define GR_DB_COUNT 16
@@ -97,6 +98,7 @@ typedef struct gr_connection {
     void (*invalidate)(struct gr_connection *target, int form, const gr_bytes_t *keys, size_t count,
                        int64_t redirect_id);
     uint8_t repl_master;             /* the primary's stream (server/replica.c): admitted without checks, sees expired keys */
+    gr_repl_peer_t repl_peer;        /* a replica of this server: its REPLCONF, its sync (server/primary.c) */
     struct gr_connection *prev, *next;   /* the db's registry */
 } gr_connection_t;
 
@@ -355,6 +357,7 @@ typedef struct gr_server {
     void (*busy_serve)(void *context);
     void *busy_context;
     gr_replication_t repl;    /* exec/replication.h */
+    gr_repl_primary_t repl_primary;   /* exec/repl_backlog.h: goblin as a primary */
 } gr_server_t;
 
 enum { GR_BUSY_NONE = 0, GR_BUSY_SCRIPT = 1, GR_BUSY_FUNCTION = 2 };

@@ -101,13 +101,13 @@ static void begin_entry(gr_server_t *db, int32_t db_index, uint64_t argc) {
 
 void gr_propagate_argv(gr_server_t *db, int32_t db_index, size_t argc, const uint8_t *const *argv,
                        const size_t *argv_length) {
-    if (!db->propagation.sink) return;
+    if (!gr_propagation_on(&db->propagation)) return;
     begin_entry(db, db_index, argc);
     for (size_t i = 0; i < argc; i++) put_bulk(&db->propagation, argv[i], argv_length[i]);
 }
 
 void gr_propagate_del(gr_server_t *db, int32_t db_index, const uint8_t *key, size_t key_length) {
-    if (!db->propagation.sink) return;
+    if (!gr_propagation_on(&db->propagation)) return;
     begin_entry(db, db_index, 2);
     put_word(&db->propagation, "DEL");
     put_bulk(&db->propagation, key, key_length);
@@ -125,12 +125,12 @@ static gr_call_t *stating_call(gr_server_t *db) {
     gr_call_t *call = db->call;
     if (!call) return NULL;
     call->effect_stated = 1;
-    return call->propagates && db->propagation.sink ? call : NULL;
+    return call->propagates && gr_propagation_on(&db->propagation) ? call : NULL;
 }
 
 static int writing(gr_server_t *db) {
     gr_call_t *call = db->call;
-    return call && call->propagates && db->propagation.sink;
+    return call && call->propagates && gr_propagation_on(&db->propagation);
 }
 
 void gr_effect_begin(gr_server_t *db, uint64_t argc) {
@@ -210,10 +210,7 @@ void gr_effect_add(gr_server_t *db, const uint8_t *data, size_t length) {
 
 /* ---- the call's end ---- */
 
-void gr_propagate_call_end(gr_server_t *db) {
-    gr_call_t *call = db->call;
-    gr_propagation_t *p = &db->propagation;
-    if (!call || !call->propagates || !p->sink) return;
+static void write_default_effect(gr_server_t *db, gr_call_t *call, gr_propagation_t *p) {
     if (p->rewriting) {
         p->rewriting = 0;
         begin_entry(db, call->db_index, p->rewrite_count);
@@ -228,6 +225,17 @@ void gr_propagate_call_end(gr_server_t *db) {
     } else {
         p->failed = 1;   /* a typed write with no render: the stream lost its effect */
     }
+}
+
+void gr_propagate_call_end(gr_server_t *db) {
+    gr_call_t *call = db->call;
+    gr_propagation_t *p = &db->propagation;
+    if (!call || !call->propagates || !gr_propagation_on(p)) return;
+    write_default_effect(db, call, p);
+    /* WAIT (a primary): the replication offset this client's writes reach once the pending
+     * bytes are fed (Redis's c->woff); everything pending counts, so it never falls short */
+    if (p->tap && db->current && (call->effect_stated || db->dirty > call->dirty_before) && p->length > p->tapped)
+        db->current->repl_peer.woff = db->repl.offset + (int64_t)(p->length - p->tapped);
 }
 
 void gr_propagate_exec_begin(gr_server_t *db) {
@@ -252,7 +260,7 @@ void gr_propagate_exec_end(gr_server_t *db) {
     gr_propagation_t *p = &db->propagation;
     if (db->call) db->call->frames_inner = 0;
     if (p->exec_depth > 0 && --p->exec_depth > 0) return;
-    if (p->in_exec && p->multi_written && p->sink) put(p, "*1\r\n$4\r\nEXEC\r\n", 14);
+    if (p->in_exec && p->multi_written && gr_propagation_on(p)) put(p, "*1\r\n$4\r\nEXEC\r\n", 14);
     p->in_exec = p->multi_written = 0;
 }
 
@@ -267,7 +275,15 @@ void gr_propagate_sync(gr_server_t *db) {
 
 void gr_propagate_flush(gr_server_t *db) {
     gr_propagation_t *p = &db->propagation;
-    if (p->sink && (p->length || p->failed) && !p->in_exec) p->sink(p->sink_context, db);
+    if (p->in_exec) return;
+    if (p->tapped > p->length) p->tapped = 0;   /* the pending bytes were dropped (the AOF restarted) */
+    if (p->tap && p->length > p->tapped) {
+        p->tap(p->tap_context, db, p->data + p->tapped, p->length - p->tapped);
+        p->tapped = p->length;
+    }
+    if (p->sink && (p->length || p->failed)) p->sink(p->sink_context, db);
+    if (!p->sink) p->length = 0;
+    p->tapped = p->length;   /* what the sink keeps for its retry was tapped already */
     if (p->length == 0 && p->capacity > ((size_t)4 << 20)) {   /* a huge batch does not pin its buffer */
         free(p->data);
         p->data = NULL;

@@ -15,7 +15,9 @@
  * Whoever consumes the stream (persist/aof.c) installs a sink; gr_propagate_flush hands it
  * the pending bytes, and the transports call it before any reply leaves (the end of a batch
  * of commands, the ring's reply flush), so appendfsync always never acknowledges a write the
- * log does not hold. With no sink installed nothing is recorded (one branch per command).
+ * log does not hold. The replication backlog (exec/repl_backlog.h, goblin as a primary) is the
+ * second consumer, the tap: it sees each byte once, before the sink, whatever the sink keeps
+ * for a retry. With neither installed nothing is recorded (one branch per command).
  */
 #ifndef GR_PROPAGATE_H
 #define GR_PROPAGATE_H
@@ -54,7 +56,15 @@ typedef struct gr_propagation {
      * fdatasync for all the RESP clients a server loop iteration served) */
     uint8_t sync_pending;
     void (*sync)(void *context, struct gr_server *db);
+    /* the replication backlog's feed (server/primary.c installs it): each pending byte once,
+     * data[tapped, length) not yet seen */
+    void (*tap)(void *context, struct gr_server *db, const uint8_t *data, size_t length);
+    void *tap_context;
+    size_t tapped;
 } gr_propagation_t;
+
+/* Whether the stream is recorded (an AOF or a replication backlog consumes it). */
+static inline int gr_propagation_on(const gr_propagation_t *p) { return p->sink != NULL || p->tap != NULL; }
 
 /* Lifecycle (db.c) */
 void gr_propagation_init(gr_propagation_t *p);

@@ -388,7 +388,8 @@ int gr_aof_start(gr_server_t *db, int write_dataset_first, char *message, size_t
     aof->worker_started = pthread_create(&aof->worker, NULL, fsync_worker, aof) == 0;
     db->aof = aof;
     db->propagation.selected = -1;          /* the file's next entry says its database */
-    db->propagation.length = 0;
+    if (db->propagation.tap) gr_propagate_flush(db);   /* the replicas get what is pending */
+    db->propagation.length = db->propagation.tapped = 0;
     db->propagation.failed = 0;
     db->propagation.sink_context = aof;
     db->propagation.sync = aof_sync;
@@ -435,7 +436,7 @@ void gr_aof_stop(gr_server_t *db) {
     db->propagation.sync = NULL;
     db->propagation.sync_pending = 0;
     db->propagation.sink_context = NULL;
-    db->propagation.length = 0;
+    db->propagation.length = db->propagation.tapped = 0;
     abandon_rewrite(db, aof);
     if (aof->worker_started) {
         pthread_mutex_lock(&aof->lock);
@@ -797,7 +798,8 @@ int gr_aof_local_ack(gr_server_t *db, int wait) {
         pthread_mutex_unlock(&aof->lock);
         return !db->propagation.length && aof->unsynced == 0 && !in_flight && aof->last_write_ok;
     }
-    aof_sink(aof, db);                           /* what this batch propagated so far */
+    if (db->propagation.tap) gr_propagate_flush(db);   /* the backlog sees each byte once */
+    else aof_sink(aof, db);                      /* what this batch propagated so far */
     if (db->propagation.length || !aof->last_write_ok) return 0;
     if (fdatasync(aof->fd) != 0) return 0;       /* also when the worker's fsync is under way */
     aof->unsynced = 0;

@@ -625,6 +625,7 @@ static void publish_sizes(gr_resp_conn_t *conn) {
  * its output dropped. */
 int gr_resp_conn_check_output_limit(gr_resp_conn_t *conn) {
     if (conn->close_reason) return 1;
+    if (conn->state.repl_peer.state) return 0;   /* a replica: server/primary.c checks the replica class */
     int client_class = gr_subscriber_total(&conn->state.subscriber) ? GR_CLIENT_CLASS_PUBSUB : GR_CLIENT_CLASS_NORMAL;
     const int64_t *limit = conn->db->config.output_limit[client_class];
     int64_t used = (int64_t)(conn->out.length - conn->out.start);
@@ -668,6 +669,11 @@ static void process_input(gr_resp_conn_t *conn) {
             if (is_quit(conn, argc)) {
                 gr_reply_ok(&conn->writer.base);
                 conn->close_after_write = 1;
+            } else if (conn->state.repl_peer.state && !(argc >= 1 && argv_word(conn, 0, "replconf"))) {
+                /* a replica of this server runs REPLCONF (ACK) only: anything else closes it, unrun
+                 * (Redis runs it, then closes a replica whose command made a reply) */
+                conn->close_reason = "replica sent a command other than REPLCONF";
+                break;
             } else {
                 /* CLIENT REPLY OFF / SKIP: the command runs; its reply bytes are taken back */
                 size_t mark = conn->out.length;
@@ -679,6 +685,10 @@ static void process_input(gr_resp_conn_t *conn) {
                     break;
                 }
                 if ((skip || conn->state.reply_off) && conn->out.length >= mark) conn->out.length = mark;
+                if (conn->state.repl_peer.state && conn->out.length > mark) {   /* as Redis 7: a replica gets no replies */
+                    conn->out.length = mark;
+                    if (!conn->close_reason) conn->close_reason = "replica generated a reply";
+                }
             }
             gr_resp_conn_check_output_limit(conn);
         }
@@ -722,6 +732,16 @@ void gr_resp_conn_feed(gr_resp_conn_t *conn, const uint8_t *data, size_t length)
 }
 
 const char *gr_resp_conn_close_reason(const gr_resp_conn_t *conn) { return conn->close_reason; }
+
+void gr_resp_conn_close_after_write(gr_resp_conn_t *conn) { conn->close_after_write = 1; }
+
+int gr_resp_conn_write_raw(gr_resp_conn_t *conn, const void *data, size_t length) {
+    if (buffer_reserve(&conn->out, length) != 0) return -1;
+    memcpy(conn->out.data + conn->out.length, data, length);
+    conn->out.length += length;
+    conn->state.output_buffer_bytes = (int64_t)(conn->out.length - conn->out.start);
+    return 0;
+}
 
 size_t gr_resp_conn_output_pending(const gr_resp_conn_t *conn) { return conn->out.length - conn->out.start; }
 

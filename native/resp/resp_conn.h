@@ -56,6 +56,11 @@ void gr_resp_conn_mark_closing(gr_resp_conn_t *conn, const char *reason);
 /* client-output-buffer-limit: 1 (and close_reason set) if this connection's output is over it. */
 int gr_resp_conn_check_output_limit(gr_resp_conn_t *conn);
 size_t gr_resp_conn_output_pending(const gr_resp_conn_t *conn);
+/* Append bytes to the output as they are (a replica's stream and payload, server/primary.c):
+ * 0, or -1 out of memory. */
+int gr_resp_conn_write_raw(gr_resp_conn_t *conn, const void *data, size_t length);
+/* Close the connection once its output is written (as QUIT does). */
+void gr_resp_conn_close_after_write(gr_resp_conn_t *conn);
 size_t gr_resp_conn_input_pending(const gr_resp_conn_t *conn);
 /* Bytes this connection's buffers hold (maxmemory-clients). */
 size_t gr_resp_conn_memory(const gr_resp_conn_t *conn);

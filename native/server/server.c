@@ -23,6 +23,7 @@
 
 #include "core/alloc.h"
 #include "resp/resp_conn.h"
+#include "server/primary.h"
 #include "server/replica.h"
 
 #define MAX_EVENTS 256
@@ -73,6 +74,7 @@ struct gr_serve_loop {
     int *synced_fds;
     size_t synced_count, synced_capacity;
     gr_replica_link_t *replica;         /* the link to a primary (replica.c), idle while this is one */
+    gr_primary_t *primary;              /* our replicas (primary.c) */
     char log[LOG_CAPACITY];
     size_t log_length;
     int64_t log_dropped;
@@ -120,6 +122,8 @@ static int epoll_set(gr_serve_loop_t *s, int op, int fd, uint32_t events, int ki
 static void script_log_line(void *context, const char *line) { server_log(context, "%s", line); }
 
 static void serve_while_busy(void *context);
+static gr_resp_conn_t *primary_conn_of(void *context, const gr_connection_t *state);
+static void primary_flush(void *context, int fd);
 
 gr_serve_loop_t *gr_server_new(gr_server_t *db, gr_rings_t *rings, int python_fd) {
     gr_serve_loop_t *s = calloc(1, sizeof *s);
@@ -140,7 +144,10 @@ gr_serve_loop_t *gr_server_new(gr_server_t *db, gr_rings_t *rings, int python_fd
         return NULL;
     }
     s->replica = gr_replica_link_new(db, s->epoll_fd, watch_data(WATCH_MASTER, 0), script_log_line, s, &s->next_client_id);
-    if (!s->replica) {
+    gr_primary_io_t io = {s, primary_conn_of, primary_flush, script_log_line};
+    s->primary = s->replica ? gr_primary_new(db, &io) : NULL;
+    if (!s->primary) {
+        gr_replica_link_free(s->replica);
         close(s->epoll_fd);
         free(s);
         return NULL;
@@ -151,6 +158,8 @@ gr_serve_loop_t *gr_server_new(gr_server_t *db, gr_rings_t *rings, int python_fd
 static void close_connection(gr_serve_loop_t *s, int fd) {
     slot_t *slot = &s->slots[fd];
     if (!slot->conn) return;
+    gr_connection_t *state = gr_resp_conn_state(slot->conn);
+    if (state->repl_peer.link) gr_primary_forget(s->primary, state);
     epoll_ctl(s->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
     gr_resp_conn_free(slot->conn);
     close(fd);
@@ -168,6 +177,7 @@ void gr_server_free(gr_serve_loop_t *s) {
     for (size_t fd = 0; fd < s->slot_capacity; fd++)
         if (s->slots[fd].conn) close_connection(s, (int)fd);
     gr_replica_link_free(s->replica);
+    gr_primary_free(s->primary);
     close(s->epoll_fd);
     free(s->slots);
     free(s->killed_sessions);
@@ -380,6 +390,18 @@ static void after_io(gr_serve_loop_t *s, int fd) {
     if (pending == 0) gr_resp_conn_trim(conn);
     uint32_t wanted = pending ? (closing ? EPOLLOUT : EPOLLIN | EPOLLOUT) : EPOLLIN;
     if (wanted != slot->events && epoll_set(s, EPOLL_CTL_MOD, fd, wanted, WATCH_RESP) == 0) slot->events = wanted;
+}
+
+static gr_resp_conn_t *primary_conn_of(void *context, const gr_connection_t *state) {
+    gr_serve_loop_t *s = context;
+    if (state->kind == GR_CONN_RING || state->fd < 0 || (size_t)state->fd >= s->slot_capacity) return NULL;
+    gr_resp_conn_t *conn = s->slots[state->fd].conn;
+    return conn && gr_resp_conn_state(conn) == state ? conn : NULL;
+}
+
+static void primary_flush(void *context, int fd) {
+    gr_serve_loop_t *s = context;
+    if ((size_t)fd < s->slot_capacity && s->slots[fd].conn) after_io(s, fd);
 }
 
 static void serve_connection(gr_serve_loop_t *s, int fd, uint32_t events) {
@@ -595,6 +617,7 @@ int gr_server_run(gr_serve_loop_t *s, int64_t max_ns, int64_t spin_ns, int busy)
                     int64_t pause_ms = gr_pause_timeout_ms(db);
                     if (pause_ms >= 0 && pause_ms < timeout_ms) timeout_ms = (int)pause_ms;
                 }
+                if (timeout_ms > 1 && gr_primary_busy(s->primary)) timeout_ms = 1;   /* a payload to feed, a child to reap */
                 if (s->accept_resume_ns) {
                     int pause_ms = ms_until(now, s->accept_resume_ns);
                     if (pause_ms < timeout_ms) timeout_ms = pause_ms;
@@ -630,6 +653,11 @@ int gr_server_run(gr_serve_loop_t *s, int64_t max_ns, int64_t spin_ns, int busy)
             }
         }
         if (db->repl.master_port || db->repl.restart) gr_replica_link_tick(s->replica);
+        gr_primary_tick(s->primary);
+        if (db->repl_primary.acks) {   /* REPLCONF ACKs arrived: blocked WAITs may be answered */
+            db->repl_primary.acks = 0;
+            if (db->blocked_count) gr_repl_wait_check(db);
+        }
         if (s->synced_count || db->propagation.sync_pending) serve_synced(s);
         if (db->blocked_count) gr_db_expire_blocked(db);
         if (db->pause_mode) gr_pause_active(db);   /* its deadline: held connections are woken */

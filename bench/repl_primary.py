@@ -1,0 +1,119 @@
+"""repl_primary.py — issue 35, goblin as a primary: a full sync of N mixed keys (bench/rdb_load.py's
+workload) from a goblin primary to a redis-server 7.0 replica, beside redis-server -> redis-server,
+same run, same keys.
+
+    python bench/repl_primary.py [--keys 1000000] [--rounds 2] [--no-pin]
+
+Each figure: REPLICAOF sent to a fresh redis-server replica -> its INFO says master_link_status:up
+(the primary's RDB, the transfer and the replica's load), best of --rounds. The redis-server
+primary runs twice: with its 7.0 default form (repl-diskless-sync yes) and with the disk form goblin
+serves (repl-diskless-sync no); both with repl-diskless-sync-delay 0. Primaries are pinned to core
+0 and replicas to core 1 (taskset) unless --no-pin. Machine load changes every figure: read the
+ratios side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from goblin_ring import RespClient  # noqa: E402
+from goblin_ring.bench.servers import free_port, wait_for_line  # noqa: E402
+from rdb_load import workload  # noqa: E402
+
+PIN: dict[str, list[str]] = {"primary": [], "replica": []}
+
+
+def redis(directory: Path, role: str, *extra: str) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    directory.mkdir(parents=True, exist_ok=True)
+    process = subprocess.Popen([*PIN[role], shutil.which("redis-server"), "--port", str(port), "--save", "",
+                                "--dir", str(directory), "--repl-diskless-sync-delay", "0", *extra],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    wait_for_line(process, process.stdout, "Ready to accept connections")
+    return process, port
+
+
+def goblin(directory: Path) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    directory.mkdir(parents=True, exist_ok=True)
+    process = subprocess.Popen([*PIN["primary"], sys.executable, "-m", "goblin_ring.server", "--name", f"rp{port}",
+                                "--runtime-dir", str(directory), "--dir", str(directory), "--port", str(port),
+                                "--save", ""],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    wait_for_line(process, process.stderr, "started:")
+    return process, port
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def sync_seconds(replica_port: int, primary_port: int) -> float:
+    c = RespClient(port=replica_port, socket_timeout=120)
+    start = time.perf_counter()
+    c.execute_command("REPLICAOF", "127.0.0.1", primary_port)
+    while b"master_link_status:up" not in c.execute_command("INFO", "replication"):
+        time.sleep(0.005)
+    seconds = time.perf_counter() - start
+    c.close()
+    return seconds
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--keys", type=int, default=1_000_000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--no-pin", action="store_true")
+    options = parser.parse_args()
+    if not options.no_pin and shutil.which("taskset"):
+        PIN["primary"], PIN["replica"] = ["taskset", "-c", "0"], ["taskset", "-c", "1"]
+    data = workload(options.keys)
+    with tempfile.TemporaryDirectory(prefix="repl-primary-") as temp:
+        root = Path(temp)
+        primaries = {
+            "goblin": goblin(root / "goblin"),
+            "redis diskless": redis(root / "redis-diskless", "primary", "--repl-diskless-sync", "yes"),
+            "redis disk": redis(root / "redis-disk", "primary", "--repl-diskless-sync", "no"),
+        }
+        try:
+            for name, (_, port) in primaries.items():
+                subprocess.run(["redis-cli", "-p", str(port), "--pipe"], input=data, check=True, capture_output=True)
+            figures: dict[str, list[float]] = {name: [] for name in primaries}
+            for round_ in range(options.rounds):
+                for name, (_, primary_port) in primaries.items():
+                    process, port = redis(root / f"replica-{name.replace(' ', '-')}-{round_}", "replica")
+                    try:
+                        figures[name].append(sync_seconds(port, primary_port))
+                        keys = RespClient(port=port).execute_command("DBSIZE")
+                        assert keys == RespClient(port=primary_port).execute_command("DBSIZE"), (name, keys)
+                    finally:
+                        stop(process)
+            best = {name: min(values) for name, values in figures.items()}
+            for name, values in figures.items():
+                print(f"{name:15s} -> redis-server replica, full sync of {options.keys} keys: best {best[name]:.3f} s"
+                      f"  ({', '.join(f'{v:.3f}' for v in values)})")
+            for reference in ("redis diskless", "redis disk"):
+                ratio = best[reference] / best["goblin"]
+                print(f"goblin primary at {ratio:.2f}x the speed of a {reference} primary "
+                      f"({'no slower' if ratio >= 1 else 'slower'})")
+        finally:
+            for process, _ in primaries.values():
+                stop(process)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,508 @@
+/* primary.c — goblin as a primary (primary.h): SYNC/PSYNC served to redis-server and goblin
+ * replicas, as Redis 7.0's replication.c does it with repl-diskless-sync no (the disk form):
+ *
+ *   PSYNC id off  -> within the backlog: +CONTINUE [replid], the backlog's tail, online
+ *                 -> else: WAIT_BGSAVE_START; when no child runs a fork writes the keyspace as a
+ *                    Redis RDB (persist/rdb_save.c) to a file in --dir; at the fork each waiting
+ *                    replica gets +FULLRESYNC <replid> <offset> and the stream from then on is
+ *                    kept for it (WAIT_BGSAVE_END); when the child is done the file is opened and
+ *                    unlinked and sent as $<len> + bytes as the socket drains (SEND_BULK), then
+ *                    what was kept, and the replica is online.
+ *   SYNC          -> the same without +FULLRESYNC (no PSYNC later); REPLCONF rdb-only 1
+ *                    (redis-cli --rdb) is closed once the payload is written.
+ *
+ * Nothing here blocks on a replica: all output goes through the connection's buffer and the
+ * loop's non-blocking writes; the replica class of client-output-buffer-limit (256mb 64mb 60)
+ * counts the buffer plus the stream kept during the sync.
+ */
+#include "server/primary.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+#include "exec/child.h"
+#include "persist/rdb_format.h"
+
+#define BULK_CHUNK (256 * 1024)          /* read from the RDB file at a time */
+#define BULK_HIGH_WATER (1024 * 1024)    /* fill a replica's output up to this while sending the RDB */
+
+typedef struct sync_file {
+    int fd;
+    int64_t size;
+    int refs;
+} sync_file_t;
+
+typedef struct replica {
+    gr_connection_t *state;
+    int fd;
+    uint8_t pre_psync;            /* SYNC: no +FULLRESYNC, no PSYNC later */
+    uint8_t dirty;                /* output to write */
+    uint8_t *kept;                /* the stream since the fork, until the payload is sent */
+    size_t kept_length, kept_capacity;
+    sync_file_t *file;
+    int64_t file_sent;            /* bytes of the file in the output so far */
+    int64_t soft_since_ms;        /* over the soft output limit since */
+    struct replica *prev, *next;
+} replica_t;
+
+struct gr_primary {
+    gr_server_t *db;
+    gr_primary_io_t io;
+    replica_t *replicas;
+    int child_running;            /* our sync child (db->child's pid) */
+    int child_done, child_ok;     /* its done ran (gr_child_reap, here or in the cron) */
+    char path[4096];
+    int64_t fork_offset;
+    int64_t last_second_ms, last_ping_ms;
+    uint8_t was_replica;
+};
+
+static void plog(gr_primary_t *p, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void plog(gr_primary_t *p, const char *format, ...) {
+    if (!p->io.log) return;
+    char line[600];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(line, sizeof line, format, args);
+    va_end(args);
+    p->io.log(p->io.context, line);
+}
+
+static int64_t unix_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/* "127.0.0.1:6380": the replica as Redis names it in its log lines (ip:listening-port). */
+static void replica_name(const gr_connection_t *state, char *out, size_t size) {
+    char ip[64];
+    snprintf(ip, sizeof ip, "%s", state->addr);
+    char *colon = strrchr(ip, ':');
+    if (colon) *colon = '\0';
+    snprintf(out, size, "%s:%d", ip, (int)state->repl_peer.listening_port);
+}
+
+static gr_resp_conn_t *conn_of(gr_primary_t *p, replica_t *r) { return p->io.conn_of(p->io.context, r->state); }
+
+static void file_release(sync_file_t *file) {
+    if (file && --file->refs == 0) {
+        close(file->fd);
+        free(file);
+    }
+}
+
+static void replica_drop(gr_primary_t *p, replica_t *r) {
+    if (r->prev) r->prev->next = r->next;
+    else p->replicas = r->next;
+    if (r->next) r->next->prev = r->prev;
+    file_release(r->file);
+    free(r->kept);
+    r->state->repl_peer.link = NULL;
+    r->state->repl_peer.state = GR_REPLICA_NONE;
+    free(r);
+}
+
+void gr_primary_forget(gr_primary_t *p, gr_connection_t *state) {
+    replica_t *r = state->repl_peer.link;
+    if (!r) return;
+    char name[96];
+    replica_name(state, name, sizeof name);
+    if (state->repl_peer.state == GR_REPLICA_ONLINE) plog(p, "Connection with replica %s lost.", name);
+    replica_drop(p, r);
+}
+
+/* Close it (its output dropped): why goes to the log. */
+static void replica_close(gr_primary_t *p, replica_t *r, const char *why) {
+    gr_resp_conn_t *conn = conn_of(p, r);
+    int fd = r->fd;
+    if (!conn) { replica_drop(p, r); return; }
+    gr_resp_conn_mark_closing(conn, why);
+    p->io.flush(p->io.context, fd);   /* the loop closes it at once and calls gr_primary_forget: r is gone */
+}
+
+static void keep(replica_t *r, const uint8_t *data, size_t length) {
+    if (r->kept_length + length > r->kept_capacity) {
+        size_t capacity = r->kept_capacity ? r->kept_capacity : 64 * 1024;
+        while (capacity < r->kept_length + length) capacity *= 2;
+        uint8_t *grown = realloc(r->kept, capacity);
+        if (!grown) { r->soft_since_ms = -1; return; }   /* closed by the limit check */
+        r->kept = grown;
+        r->kept_capacity = capacity;
+    }
+    memcpy(r->kept + r->kept_length, data, length);
+    r->kept_length += length;
+}
+
+static void send_raw(gr_primary_t *p, replica_t *r, const void *data, size_t length) {
+    gr_resp_conn_t *conn = conn_of(p, r);
+    if (!conn) return;
+    if (gr_resp_conn_write_raw(conn, data, length) != 0) r->soft_since_ms = -1;
+    r->dirty = 1;
+}
+
+/* The backlog's feed: each replica gets the stream as its state allows. */
+static void feed(void *context, const uint8_t *data, size_t length) {
+    gr_primary_t *p = context;
+    for (replica_t *r = p->replicas; r; r = r->next) {
+        switch (r->state->repl_peer.state) {
+        case GR_REPLICA_ONLINE: send_raw(p, r, data, length); break;
+        case GR_REPLICA_WAIT_BGSAVE_END:
+        case GR_REPLICA_SEND_BULK: keep(r, data, length); break;
+        default: break;   /* WAIT_BGSAVE_START: the coming fork's RDB has it */
+        }
+    }
+}
+
+/* The propagation's tap: a primary's stream into the backlog (a replica's applied stream is
+ * its primary's, not ours). */
+static void tap(void *context, gr_server_t *db, const uint8_t *data, size_t length) {
+    (void)context;
+    if (db->repl.master_port) return;
+    gr_repl_backlog_feed(db, data, length);
+}
+
+static void install_tap(gr_primary_t *p) {
+    gr_server_t *db = p->db;
+    if (db->propagation.tap) return;
+    db->propagation.tap = tap;
+    db->propagation.tap_context = p;
+    db->propagation.tapped = db->propagation.length;   /* what is pending predates the backlog */
+    db->propagation.selected = -1;
+    db->repl_primary.feed = feed;
+    db->repl_primary.feed_context = p;
+}
+
+gr_primary_t *gr_primary_new(gr_server_t *db, const gr_primary_io_t *io) {
+    gr_primary_t *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->db = db;
+    p->io = *io;
+    p->was_replica = db->repl.master_port != 0;
+    if (db->repl_primary.backlog) install_tap(p);
+    return p;
+}
+
+void gr_primary_free(gr_primary_t *p) {
+    if (!p) return;
+    while (p->replicas) replica_drop(p, p->replicas);
+    gr_server_t *db = p->db;
+    if (db->propagation.tap_context == p) db->propagation.tap = NULL, db->propagation.tap_context = NULL;
+    if (db->repl_primary.feed_context == p) db->repl_primary.feed = NULL, db->repl_primary.feed_context = NULL;
+    if (p->child_running && gr_child_running(db) == GR_CHILD_REPL_SYNC) gr_child_kill(db);
+    if (p->path[0]) unlink(p->path);
+    free(p);
+}
+
+int gr_primary_busy(const gr_primary_t *p) {
+    if (p->child_running) return 1;
+    for (const replica_t *r = p->replicas; r; r = r->next)
+        if (r->state->repl_peer.state == GR_REPLICA_SEND_BULK || r->state->repl_peer.state == GR_REPLICA_WAIT_BGSAVE_START)
+            return 1;
+    return 0;
+}
+
+/* ---- taking SYNC / PSYNC ---- */
+
+static void backlog_out(void *context, const uint8_t *data, size_t length) {
+    void **pair = context;
+    send_raw(pair[0], pair[1], data, length);
+}
+
+static void take_request(gr_primary_t *p, gr_connection_t *state) {
+    gr_server_t *db = p->db;
+    gr_repl_peer_t *peer = &state->repl_peer;
+    int is_psync = peer->sync_request == 2;
+    peer->sync_request = 0;
+    if (peer->link) return;   /* already a replica: ignored, as Redis */
+    gr_resp_conn_t *conn = p->io.conn_of(p->io.context, state);
+    if (!conn) { peer->state = GR_REPLICA_NONE; return; }
+    replica_t *r = calloc(1, sizeof *r);
+    if (!r) { gr_resp_conn_mark_closing(conn, "out of memory for a replica"); peer->state = GR_REPLICA_NONE; return; }
+    r->state = state;
+    r->fd = state->fd;
+    r->pre_psync = !is_psync;
+    r->next = p->replicas;
+    if (p->replicas) p->replicas->prev = r;
+    p->replicas = r;
+    peer->link = r;
+    peer->ack_ms = unix_ms();
+    char name[96];
+    replica_name(state, name, sizeof name);
+    if (gr_repl_backlog_create(db) != 0) { replica_close(p, r, "out of memory for the replication backlog"); return; }
+    install_tap(p);
+    gr_propagate_flush(db);   /* the backlog holds every write so far */
+    if (is_psync && gr_repl_backlog_can_continue(db, peer->psync_replid, peer->psync_offset)) {
+        char line[80];
+        int n = peer->capa_psync2 ? snprintf(line, sizeof line, "+CONTINUE %s\r\n", db->repl.replid)
+                                  : snprintf(line, sizeof line, "+CONTINUE\r\n");
+        send_raw(p, r, line, (size_t)n);
+        int64_t bytes = db->repl.offset + 1 - peer->psync_offset;
+        void *pair[2] = {p, r};
+        gr_repl_backlog_read(db, peer->psync_offset, backlog_out, pair);
+        peer->state = GR_REPLICA_ONLINE;
+        db->repl_primary.sync_partial_ok++;
+        plog(p, "Partial resynchronization request from %s accepted. Sending %lld bytes of backlog starting from "
+                "offset %lld.", name, (long long)bytes, (long long)peer->psync_offset);
+        return;
+    }
+    if (is_psync) {
+        if (peer->psync_replid[0] != '?') {
+            db->repl_primary.sync_partial_err++;
+            plog(p, "Partial resynchronization not accepted: Replication ID mismatch or offset out of range "
+                    "(Replica asked for '%s', my replication IDs are '%s' and '%s')",
+                 peer->psync_replid, db->repl.replid, db->repl.replid2);
+        } else {
+            plog(p, "Full resync requested by replica %s", name);
+        }
+    } else {
+        plog(p, "Replica %s asks for synchronization", name);
+    }
+    db->repl_primary.sync_full++;
+    peer->state = GR_REPLICA_WAIT_BGSAVE_START;
+}
+
+/* ---- the sync child ---- */
+
+static void child_done(gr_server_t *db, gr_child_kind_t kind, int ok, int signal, int by_parent, void *context) {
+    (void)db, (void)kind, (void)signal, (void)by_parent;
+    gr_primary_t *p = context;
+    p->child_done = 1;
+    p->child_ok = ok;
+}
+
+static void start_child(gr_primary_t *p) {
+    gr_server_t *db = p->db;
+    const char *dir = db->config.dir[0] ? db->config.dir : ".";
+    snprintf(p->path, sizeof p->path, "%s/goblin-repl-sync-%d.rdb", dir, (int)getpid());
+    gr_propagate_flush(db);   /* the fork's RDB ends at this offset */
+    p->fork_offset = db->repl.offset;
+    int32_t pid = gr_child_fork(db, GR_CHILD_REPL_SYNC, child_done, p);
+    if (pid == 0) {
+        char error[600];
+        int ok = gr_rdb_save(db, p->path, NULL, error, sizeof error) == 0;
+        if (!ok) gr_log_to_stderr("Replication RDB: %s", error);
+        gr_child_exit(ok);
+    }
+    if (pid < 0) {
+        if (errno == EBUSY) return;   /* another child: wait for it, as Redis */
+        plog(p, "Can't start the replication RDB child: %s", strerror(errno));
+        for (replica_t *r = p->replicas, *next; r; r = next) {
+            next = r->next;
+            if (r->state->repl_peer.state == GR_REPLICA_WAIT_BGSAVE_START) replica_close(p, r, "BGSAVE for replication failed");
+        }
+        return;
+    }
+    p->child_running = 1;
+    p->child_done = 0;
+    plog(p, "Starting BGSAVE for SYNC with target: disk");
+    plog(p, "Background saving started by pid %d", (int)pid);
+    db->propagation.selected = -1;   /* the replicas start at db 0: the next entry SELECTs */
+    for (replica_t *r = p->replicas; r; r = r->next) {
+        if (r->state->repl_peer.state != GR_REPLICA_WAIT_BGSAVE_START) continue;
+        r->state->repl_peer.state = GR_REPLICA_WAIT_BGSAVE_END;
+        if (!r->pre_psync) {
+            char line[128];
+            int n = snprintf(line, sizeof line, "+FULLRESYNC %s %lld\r\n", db->repl.replid, (long long)p->fork_offset);
+            send_raw(p, r, line, (size_t)n);
+        }
+    }
+}
+
+static void child_finished(gr_primary_t *p) {
+    p->child_running = 0;
+    p->child_done = 0;
+    sync_file_t *file = NULL;
+    if (p->child_ok) {
+        int fd = open(p->path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0 && (file = calloc(1, sizeof *file)) != NULL) {
+            file->fd = fd;
+            file->size = (int64_t)st.st_size;
+        } else if (fd >= 0) {
+            close(fd);
+        }
+    }
+    unlink(p->path);   /* the open descriptor keeps it for the transfers */
+    p->path[0] = '\0';
+    if (!file) plog(p, "Background saving error: the replication RDB could not be written");
+    else plog(p, "Background saving terminated with success");
+    for (replica_t *r = p->replicas, *next; r; r = next) {
+        next = r->next;
+        if (r->state->repl_peer.state != GR_REPLICA_WAIT_BGSAVE_END) continue;
+        if (!file) { replica_close(p, r, "SYNC failed. BGSAVE child returned an error"); continue; }
+        char header[48];
+        int n = snprintf(header, sizeof header, "$%lld\r\n", (long long)file->size);
+        send_raw(p, r, header, (size_t)n);
+        r->file = file;
+        file->refs++;
+        r->file_sent = 0;
+        r->state->repl_peer.state = GR_REPLICA_SEND_BULK;
+    }
+    if (file && file->refs == 0) {
+        close(file->fd);
+        free(file);
+    }
+}
+
+/* Feed the RDB file into a SEND_BULK replica's output while it drains; online when all is in. */
+static void send_bulk(gr_primary_t *p, replica_t *r) {
+    gr_resp_conn_t *conn = conn_of(p, r);
+    if (!conn) return;
+    uint8_t *chunk = NULL;
+    while (r->file_sent < r->file->size && gr_resp_conn_output_pending(conn) < BULK_HIGH_WATER) {
+        if (!chunk && !(chunk = malloc(BULK_CHUNK))) return;
+        int64_t want = r->file->size - r->file_sent;
+        if (want > BULK_CHUNK) want = BULK_CHUNK;
+        ssize_t n = pread(r->file->fd, chunk, (size_t)want, (off_t)r->file_sent);
+        if (n <= 0) {
+            free(chunk);
+            replica_close(p, r, "Read error sending DB to replica");
+            return;
+        }
+        send_raw(p, r, chunk, (size_t)n);
+        r->file_sent += n;
+    }
+    free(chunk);
+    if (r->file_sent < r->file->size) return;
+    file_release(r->file);
+    r->file = NULL;
+    char name[96];
+    replica_name(r->state, name, sizeof name);
+    if (r->state->repl_peer.rdb_only) {   /* redis-cli --rdb: the payload was all it wanted */
+        r->state->repl_peer.state = GR_REPLICA_ONLINE;
+        gr_resp_conn_close_after_write(conn);
+        return;
+    }
+    if (r->kept_length) send_raw(p, r, r->kept, r->kept_length);
+    free(r->kept);
+    r->kept = NULL;
+    r->kept_length = r->kept_capacity = 0;
+    r->state->repl_peer.state = GR_REPLICA_ONLINE;
+    r->state->repl_peer.ack_ms = unix_ms();
+    plog(p, "Synchronization with replica %s succeeded", name);
+}
+
+/* client-output-buffer-limit replica: the buffer plus what is kept for after the payload. */
+static int over_limit(gr_primary_t *p, replica_t *r) {
+    gr_resp_conn_t *conn = conn_of(p, r);
+    if (!conn) return 0;
+    if (r->soft_since_ms < 0) return 1;   /* out of memory for it */
+    const int64_t *limit = p->db->config.output_limit[GR_CLIENT_CLASS_REPLICA];
+    int64_t used = (int64_t)gr_resp_conn_output_pending(conn) + (int64_t)r->kept_length;
+    if (r->state->repl_peer.state == GR_REPLICA_SEND_BULK) used -= BULK_HIGH_WATER + BULK_CHUNK;   /* the payload's window */
+    if (limit[GR_LIMIT_HARD] && used >= limit[GR_LIMIT_HARD]) return 1;
+    if (limit[GR_LIMIT_SOFT] && used >= limit[GR_LIMIT_SOFT]) {
+        int64_t now = p->db->now_ms ? p->db->now_ms : unix_ms();
+        if (!r->soft_since_ms) r->soft_since_ms = now;
+        else if (now - r->soft_since_ms > limit[GR_LIMIT_SOFT_SECONDS] * 1000) return 1;
+    } else {
+        r->soft_since_ms = 0;
+    }
+    return 0;
+}
+
+static void feed_all(gr_server_t *db, const char *command, size_t length) {
+    gr_propagate_flush(db);   /* after every pending write */
+    gr_repl_backlog_feed(db, (const uint8_t *)command, length);
+}
+
+/* Once a second: keepalives, PING, timeouts, the good-replicas count's lag. */
+static void every_second(gr_primary_t *p, int64_t now) {
+    gr_server_t *db = p->db;
+    gr_repl_primary_t *rp = &db->repl_primary;
+    for (replica_t *r = p->replicas, *next; r; r = next) {
+        next = r->next;
+        int state = r->state->repl_peer.state;
+        if (state == GR_REPLICA_WAIT_BGSAVE_START || state == GR_REPLICA_WAIT_BGSAVE_END) send_raw(p, r, "\n", 1);
+        if (state == GR_REPLICA_ONLINE && !r->pre_psync && now - r->state->repl_peer.ack_ms > rp->repl_timeout_s * 1000) {
+            char name[96];
+            replica_name(r->state, name, sizeof name);
+            plog(p, "Disconnecting timedout replica (streaming sync): %s", name);
+            replica_close(p, r, "replica timed out");
+        }
+    }
+    if (p->replicas && rp->ping_period_s > 0 && now - p->last_ping_ms >= rp->ping_period_s * 1000) {
+        p->last_ping_ms = now;
+        static const char ping[] = "*1\r\n$4\r\nPING\r\n";
+        feed_all(db, ping, sizeof ping - 1);
+    }
+}
+
+void gr_primary_tick(gr_primary_t *p) {
+    gr_server_t *db = p->db;
+    gr_repl_primary_t *rp = &db->repl_primary;
+    if (db->repl.master_port) {   /* a replica now: our replicas resync with the new history */
+        p->was_replica = 1;
+        while (p->replicas) replica_close(p, p->replicas, "the server became a replica");
+        if (p->child_running && p->child_done) child_finished(p);
+        rp->connected = rp->good = 0;
+        return;
+    }
+    if (p->was_replica) {   /* promoted: the backlog continues from here (PSYNC replid2) */
+        p->was_replica = 0;
+        if (gr_repl_backlog_create(db) == 0) install_tap(p);
+        gr_repl_backlog_reset(db);
+    }
+    if (rp->backlog && !db->propagation.tap) install_tap(p);
+    /* what the cron propagated (active expiry's DELs) does not wait for the next command */
+    if (db->propagation.tap && db->propagation.length > db->propagation.tapped && !db->propagation.in_exec)
+        gr_propagate_flush(db);
+    if (rp->sync_requests) {
+        rp->sync_requests = 0;
+        for (gr_connection_t *state = db->connections; state; state = state->next)
+            if (state->repl_peer.sync_request) take_request(p, state);
+    }
+    if (!p->replicas && !p->child_running) {
+        rp->connected = rp->good = 0;
+        rp->getack = 0;
+        return;
+    }
+    int64_t now = unix_ms();
+    if (p->child_running && !p->child_done) gr_child_reap(db);
+    if (p->child_running && p->child_done) child_finished(p);
+    if (!p->child_running && gr_child_running(db) == GR_CHILD_NONE) {
+        for (replica_t *r = p->replicas; r; r = r->next)
+            if (r->state->repl_peer.state == GR_REPLICA_WAIT_BGSAVE_START) { start_child(p); break; }
+    }
+    if (rp->getack) {
+        rp->getack = 0;
+        static const char getack[] = "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
+        feed_all(db, getack, sizeof getack - 1);
+    }
+    if (now - p->last_second_ms >= 1000) {
+        p->last_second_ms = now;
+        every_second(p, now);
+    }
+    int64_t connected = 0, good = 0;
+    for (replica_t *r = p->replicas, *next; r; r = next) {
+        next = r->next;
+        if (r->state->repl_peer.state == GR_REPLICA_SEND_BULK) send_bulk(p, r);
+        if (over_limit(p, r)) {
+            char name[96];
+            replica_name(r->state, name, sizeof name);
+            plog(p, "Client id=%lld addr=%s (replica %s) scheduled to be closed ASAP for overcoming of output buffer "
+                    "limits.", (long long)r->state->id, r->state->addr, name);
+            replica_close(p, r, "output buffer limits");
+            continue;
+        }
+        if (r->state->repl_peer.state == GR_REPLICA_ONLINE && !r->state->repl_peer.rdb_only) {
+            connected++;
+            if ((now - r->state->repl_peer.ack_ms) / 1000 <= rp->min_replicas_max_lag) good++;
+        }
+        if (r->dirty) {
+            r->dirty = 0;
+            p->io.flush(p->io.context, r->fd);   /* may close it: forget drops r */
+        }
+    }
+    rp->connected = connected;
+    rp->good = good;
+}
