@@ -18,12 +18,9 @@
  *
  * The whole-file CRC decides whether a file is sound; when it disagrees, the chunk CRCs say
  * where (the first chunk whose bytes changed), and a file whose trailer does not add up is
- * reported as truncated at its end. Load builds each value through its type's load hook on the
- * calling thread while a second thread (core/load_helper.h, handed to the hooks in the reader)
- * runs the hooks' jobs — a big sorted set's member index — and, between them, the whole-file CRC
- * in slices, which the calling thread also takes while it waits; the slices' CRCs are combined.
- * A mismatch throws the whole build away before any client is served (the server serves nobody
- * until the load returns), and a structural error names its offset.
+ * reported as truncated at its end. Load checks the CRC on a second thread while it builds each
+ * value through its type's load hook; a mismatch throws the whole build away before any client is
+ * served, and a structural error names its offset.
  *
  * A save writes "temp-<pid>.grdb" beside the target, fsyncs it, renames it over the target and
  * fsyncs the directory, so a crash at any moment leaves either the old file or the new one.
