@@ -90,7 +90,6 @@ void gr_snapshot_reader_init(gr_snapshot_reader_t *r, const uint8_t *data, size_
     r->offset = 0;
     r->error = NULL;
     r->error_offset = 0;
-    r->helper = NULL;
 }
 
 static int fail_at(gr_snapshot_reader_t *r, size_t offset, const char *error) {
@@ -224,28 +223,6 @@ uint64_t gr_crc64(uint64_t crc, const uint8_t *data, size_t length) {
     }
     while (length--) crc = crc_table[0][(crc ^ *data++) & 0xff] ^ (crc >> 8);
     return crc;
-}
-
-/* CRC-64 arithmetic for combining: polynomials mod P in the CRC's reflected form (bit 63 is
- * x^0, a right shift multiplies by x). a * b mod P. */
-static uint64_t crc_multiply(uint64_t a, uint64_t b) {
-    const uint64_t poly = 0x95ac9329ac4bc9b5ull;
-    uint64_t product = 0;
-    for (uint64_t bit = (uint64_t)1 << 63; bit; bit >>= 1) {
-        if (a & bit) product ^= b;
-        b = (b & 1) ? (b >> 1) ^ poly : b >> 1;
-    }
-    return product;
-}
-
-uint64_t gr_crc64_combine(uint64_t crc_a, uint64_t crc_b, size_t length_b) {
-    /* init 0 and no final xor make the CRC linear: crc(A B) = crc(A) * x^(8 |B|) + crc(B) */
-    uint64_t power = (uint64_t)1 << 63, square = (uint64_t)1 << 55;   /* x^0; x^8 */
-    for (size_t n = length_b; n; n >>= 1) {
-        if (n & 1) power = crc_multiply(power, square);
-        square = crc_multiply(square, square);
-    }
-    return crc_multiply(power, crc_a) ^ crc_b;
 }
 
 /* ---- the sealed envelope ---- */

@@ -74,8 +74,6 @@ typedef struct gr_snapshot_reader {
     size_t offset;        /* the next byte to read */
     const char *error;    /* NULL while every read succeeded; a static text otherwise */
     size_t error_offset;  /* where the failing field started */
-    struct gr_load_helper *helper;   /* a second thread a type's load may hand work to
-                                        (core/load_helper.h; snapshot load only), or NULL */
 } gr_snapshot_reader_t;
 
 void gr_snapshot_reader_init(gr_snapshot_reader_t *r, const uint8_t *data, size_t length);
@@ -143,9 +141,6 @@ int gr_snapshot_reader_fail(gr_snapshot_reader_t *r, const char *error);
 
 /* CRC-64/Jones continued from `crc` (start with 0) over `length` bytes. */
 uint64_t gr_crc64(uint64_t crc, const uint8_t *data, size_t length);
-/* The CRC of A then B from A's CRC, B's CRC (each started from 0) and B's length: lets two
- * threads checksum the halves of one file. */
-uint64_t gr_crc64_combine(uint64_t crc_a, uint64_t crc_b, size_t length_b);
 
 /* Append the u16 version and the u64 CRC-64 of everything written so far: 0, or -1 on OOM. */
 int gr_snapshot_seal(gr_snapshot_writer_t *w, uint16_t version);

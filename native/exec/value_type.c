@@ -406,7 +406,7 @@ static void *zset_load(const gr_server_t *db, gr_snapshot_reader_t *in) {
     /* A set too big to be compact is a bulk load: save wrote it lowest first, so the engine
      * appends to its last leaf and builds the member index once at the end. */
     const int bulk = (int64_t)count > limits.max_compact_entries;
-    gr_zset_t *zset = bulk ? gr_zset_bulk_begin_helped(count, in->helper) : gr_zset_new();
+    gr_zset_t *zset = bulk ? gr_zset_bulk_begin() : gr_zset_new();
     if (!zset) return NULL;
     const uint8_t *previous = NULL;
     size_t previous_length = 0;

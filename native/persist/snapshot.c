@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <stdatomic.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -17,7 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/load_helper.h"
 #include "core/snapshot_io.h"
 #include "exec/child.h"
 
@@ -403,39 +402,18 @@ bad:
     return -1;
 }
 
-/* The whole-file CRC: the load helper's filler (core/load_helper.h). The file is cut into
- * slices that either thread claims, one at a time: the helper takes them whenever the type
- * hooks' jobs (a big sorted set's member index) cannot go on, the first thread whenever it
- * waits for such a job and once the keyspace is built. The slices' CRCs are combined in order
- * at the end (gr_crc64_combine). */
-#define CRC_SLICE ((size_t)256 << 10)
-#define CRC_MAX_SLICES 4096
-
+/* The whole-file CRC, computed on a second thread while the first builds the keyspace (this
+ * machine's second core; the build reads the same mapped bytes and writes nothing they share). */
 typedef struct crc_job {
-    gr_load_job_t job;   /* first: the helper hands this back */
     const uint8_t *data;
-    size_t length, slice, slices;
-    atomic_size_t claimed;
-    uint64_t *crcs;      /* per slice */
+    size_t length;
+    uint64_t crc;
 } crc_job_t;
 
-static int crc_step(gr_load_job_t *job) {
-    crc_job_t *crc = (crc_job_t *)job;
-    size_t i = atomic_fetch_add_explicit(&crc->claimed, 1, memory_order_relaxed);
-    if (i >= crc->slices) return GR_LOAD_JOB_DONE;
-    size_t start = i * crc->slice, take = crc->length - start < crc->slice ? crc->length - start : crc->slice;
-    crc->crcs[i] = gr_crc64(0, crc->data + start, take);
-    return i + 1 >= crc->slices ? GR_LOAD_JOB_DONE : GR_LOAD_JOB_MORE;
-}
-
-/* Every slice computed (both threads done with them): the whole's CRC. */
-static uint64_t crc_combine(const crc_job_t *crc) {
-    uint64_t whole = 0;
-    for (size_t i = 0; i < crc->slices; i++) {
-        size_t start = i * crc->slice, take = crc->length - start < crc->slice ? crc->length - start : crc->slice;
-        whole = gr_crc64_combine(whole, crc->crcs[i], take);
-    }
-    return whole;
+static void *crc_worker(void *argument) {
+    crc_job_t *job = argument;
+    job->crc = gr_crc64(0, job->data, job->length);
+    return NULL;
 }
 
 int gr_persist_map_file(const char *path, size_t min_length, const char *kind, const uint8_t **data, size_t *length,
@@ -496,16 +474,12 @@ int gr_snapshot_load(gr_server_t *db, const char *path, gr_snapshot_stats_t *sta
         /* build while the CRC is computed; a mismatch throws the build away, so no client ever
          * sees data from a file that is not sound (the server serves nobody until this returns) */
         (void)gr_crc64(0, NULL, 0);   /* its tables, before two threads could both build them */
-        crc_job_t job = {.job = {.step = crc_step}, .data = data, .length = length - 8};
-        job.slice = job.length / CRC_MAX_SLICES + 1 > CRC_SLICE ? job.length / CRC_MAX_SLICES + 1 : CRC_SLICE;
-        job.slices = (job.length + job.slice - 1) / job.slice;
-        atomic_init(&job.claimed, 0);
-        job.crcs = gr_mem_alloc((job.slices ? job.slices : 1) * sizeof *job.crcs, GR_MEM_OTHER);
-        gr_load_helper_t helper;
-        const int threaded = job.crcs && gr_load_helper_start(&helper, &job.job) == 0;
+        crc_job_t job = {data, length - 8, 0};
+        pthread_t worker;
+        const int threaded = pthread_create(&worker, NULL, crc_worker, &job) == 0;
+        if (!threaded) crc_worker(&job);
         gr_snapshot_reader_t in;
         gr_snapshot_reader_init(&in, data, seal_less - trailer);
-        in.helper = threaded ? &helper : NULL;
         char body_error[1024] = "";
         int built = load_body(db, &in, path, stats, body_error, sizeof body_error);
         if (built == 0 && gr_snapshot_reader_remaining(&in) != 0) {
@@ -513,15 +487,8 @@ int gr_snapshot_load(gr_server_t *db, const char *path, gr_snapshot_stats_t *sta
                      in.offset);
             built = -1;
         }
-        uint64_t crc;
-        if (threaded) {
-            gr_load_helper_stop(&helper);   /* takes the slices left, with the helper */
-            crc = crc_combine(&job);
-        } else {
-            crc = gr_crc64(0, data, length - 8);
-        }
-        gr_mem_free(job.crcs, GR_MEM_OTHER);
-        if (crc != read_le(data + length - 8, 8)) {
+        if (threaded) pthread_join(worker, NULL);
+        if (job.crc != read_le(data + length - 8, 8)) {
             describe_bad_checksum(data, length, path, error, error_size);
         } else if (built != 0) {
             snprintf(error, error_size, "%s", body_error);

@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
-#include "core/load_helper.h"
 #include "engines/zset/zset.h"
 #include "exec/db.h"
 #include "persist/snapshot.h"
@@ -135,11 +134,6 @@ static void test_keys_whose_time_passed_are_not_loaded(const char *path) {
     gr_db_free(db);
 }
 
-/* The bulk loads below run twice: alone, and with a load helper (a snapshot load's second
- * thread, which builds the member index of a set of 4096 members or more while the leaves fill). */
-static gr_load_helper_t *helper;
-static gr_zset_t *bulk_begin(size_t members) { return gr_zset_bulk_begin_helped(members, helper); }
-
 /* The sorted-set engine's bulk load (what a snapshot's big sets load through) builds the same
  * set as inserting every member: same order, counts, scores, lookups; a consistent tree. */
 static void test_a_bulk_built_sorted_set_equals_an_inserted_one(void) {
@@ -147,7 +141,7 @@ static void test_a_bulk_built_sorted_set_equals_an_inserted_one(void) {
     gr_zset_limits_t limits = {0, 0, 0};   /* standard encoding from the first member */
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t n = sizes[s];
-        gr_zset_t *inserted = gr_zset_new(), *bulk = bulk_begin(n);
+        gr_zset_t *inserted = gr_zset_new(), *bulk = gr_zset_bulk_begin();
         char member[32];
         for (size_t i = 0; i < n; i++) {
             size_t length = (size_t)snprintf(member, sizeof member, "m%zu", (i * 7919) % 100003);
@@ -187,7 +181,7 @@ static void test_a_bulk_built_sorted_set_equals_an_inserted_one(void) {
  * levels are spread evenly (no node left with one child beside full ones). */
 static void test_bulk_load_sorts_misordered_appends_and_frees_an_unfinished_one(void) {
     const size_t n = 5000;
-    gr_zset_t *bulk = bulk_begin(n);
+    gr_zset_t *bulk = gr_zset_bulk_begin();
     char member[32];
     int appended = 1;
     for (size_t i = 0; i < n; i++) {   /* ties of 8, members in numeric order: "9" before "10" */
@@ -207,49 +201,28 @@ static void test_bulk_load_sorts_misordered_appends_and_frees_an_unfinished_one(
     gr_zset_free(bulk);
 
     const int64_t before = gr_mem_used_by(GR_MEM_ZSET), allocations = gr_mem_allocations();
-    gr_zset_t *unfinished = bulk_begin(9000);
-    for (size_t i = 0; i < 5000; i++) {
+    gr_zset_t *unfinished = gr_zset_bulk_begin();
+    for (size_t i = 0; i < 1000; i++) {
         size_t length = (size_t)snprintf(member, sizeof member, "u%06zu", i);
         gr_zset_bulk_append(unfinished, (const uint8_t *)member, length, (double)i);
     }
     gr_zset_free(unfinished);
     CHECK(gr_mem_used_by(GR_MEM_ZSET) == before && gr_mem_allocations() == allocations,
           "an unfinished bulk load frees every byte it took");
-    gr_zset_t *twice = bulk_begin(9000);
-    for (size_t i = 0; i < 9000; i++) {
-        size_t length = (size_t)snprintf(member, sizeof member, "t%06zu", i % 6000);   /* 3000 repeated */
+    gr_zset_t *twice = gr_zset_bulk_begin();
+    for (size_t i = 0; i < 3000; i++) {
+        size_t length = (size_t)snprintf(member, sizeof member, "t%06zu", i % 2000);   /* 1000 repeated */
         gr_zset_bulk_append(twice, (const uint8_t *)member, length, (double)i);
     }
     CHECK(gr_zset_bulk_end(twice) == -2, "a member appended twice, far apart, is refused");
     gr_zset_free(twice);
     CHECK(gr_mem_used_by(GR_MEM_ZSET) == before && gr_mem_allocations() == allocations,
           "a refused bulk load frees every byte it took");
-    /* more members than announced (the helper's directory would move: it lets go, and the set
-     * is indexed at the end on this thread), and fewer */
-    const size_t announced[] = {4096, 20000};
-    for (size_t a = 0; a < 2; a++) {
-        gr_zset_t *other = bulk_begin(announced[a]);
-        for (size_t i = 0; i < 10000; i++) {
-            size_t length = (size_t)snprintf(member, sizeof member, "o%06zu", i);
-            gr_zset_bulk_append(other, (const uint8_t *)member, length, (double)i);
-        }
-        CHECK(gr_zset_bulk_end(other) == 0 && gr_zset_check(other) == 0 && gr_zset_count(other) == 10000,
-              "10000 members announced as %zu: a consistent set", announced[a]);
-        gr_zset_free(other);
-    }
-    CHECK(gr_mem_used_by(GR_MEM_ZSET) == before && gr_mem_allocations() == allocations, "and nothing left");
 }
 
 int main(void) {
     test_a_bulk_built_sorted_set_equals_an_inserted_one();
     test_bulk_load_sorts_misordered_appends_and_frees_an_unfinished_one();
-    gr_load_helper_t second;
-    CHECK(gr_load_helper_start(&second, NULL) == 0, "a load helper starts");
-    helper = &second;
-    test_a_bulk_built_sorted_set_equals_an_inserted_one();
-    test_bulk_load_sorts_misordered_appends_and_frees_an_unfinished_one();
-    gr_load_helper_stop(&second);
-    helper = NULL;
     char path[256];
     snprintf(path, sizeof path, "/tmp/goblin-test-snapshot-%d.grdb", (int)getpid());
     test_a_random_keyspace_round_trips(path);

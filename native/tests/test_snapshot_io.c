@@ -131,11 +131,6 @@ static void test_crc64_matches_redis_check_value(void) {
     int same = 1;
     for (size_t cut = 0; cut <= 100; cut++) same &= gr_crc64(gr_crc64(0, buffer, cut), buffer + cut, 100 - cut) == whole;
     CHECK(same, "crc64 continues across any split");
-    /* two halves checksummed apart (two threads) combine into the whole's */
-    same = 1;
-    for (size_t cut = 0; cut <= 100; cut++)
-        same &= gr_crc64_combine(gr_crc64(0, buffer, cut), gr_crc64(0, buffer + cut, 100 - cut), 100 - cut) == whole;
-    CHECK(same, "crc64_combine of any split gives the whole's CRC");
 }
 
 static void test_a_sealed_payload_opens_and_any_damage_is_refused(void) {

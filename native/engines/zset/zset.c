@@ -157,7 +157,6 @@ void zs_node_free(gr_zset_t *z, void *node) {
 
 void gr_zset_free(gr_zset_t *z) {
     if (!z) return;
-    zs_bulk_job_cancel(z);   /* a bulk load the helper was indexing: it lets go first */
     if (z->bulk) {   /* a bulk load that did not end: its leaves are the directory's */
         for (uint32_t id = 0; id < z->leaf_ids; id++) tree_free(z, z->leaves[id]);
     } else {
@@ -797,21 +796,12 @@ int gr_zset_optimize(gr_zset_t *z) {
  * the member index at its final size in one pass (zset_index.c). No per-member descent, no
  * split, no incremental rehash. */
 
-#define BULK_HELPED_MEMBERS 4096
-
 gr_zset_t *gr_zset_bulk_begin(void) {
     gr_zset_t *z = gr_mem_alloc(sizeof *z, GR_MEM_ZSET);
     if (!z) return NULL;
     memset(z, 0, sizeof *z);
     z->standard = 1;
     z->bulk = 1;
-    return z;
-}
-
-gr_zset_t *gr_zset_bulk_begin_helped(size_t members, gr_load_helper_t *helper) {
-    gr_zset_t *z = gr_zset_bulk_begin();
-    /* a small set is not worth the hand-over; without memory for the job it loads unhelped */
-    if (z && helper && members >= BULK_HELPED_MEMBERS) (void)zs_bulk_job_start(z, members, helper);
     return z;
 }
 
@@ -829,17 +819,10 @@ int gr_zset_bulk_append(gr_zset_t *z, const uint8_t *m, size_t ml, double score)
     if (leaf && !z->bulk_misordered) {
         gr_zset_entry_t last;
         entry_decode(leaf, leaf->data + z->bulk_last_at, &last);
-        if (key_cmp(score, m, ml, &last) <= 0) {
-            z->bulk_misordered = 1;   /* bulk_end sorts, and indexes the sorted copy itself */
-            zs_bulk_job_cancel(z);
-        }
+        if (key_cmp(score, m, ml, &last) <= 0) z->bulk_misordered = 1;   /* bulk_end sorts */
     }
     if (!leaf || leaf->count >= GR_ZSET_LEAF_ENTRIES) {
         bulk_trim_last(z);
-        if (z->bulk_job) {   /* the leaves so far are final: the helper may index them */
-            if (z->leaf_ids + 1 > z->bulk_job->leaf_room) zs_bulk_job_cancel(z);   /* the directory would move */
-            else zs_bulk_job_publish(z->bulk_job, z->leaf_ids);
-        }
         /* room for a leaf of members this size: exact when they all are, as in most sets */
         leaf = zs_leaf_new(z, need * GR_ZSET_LEAF_ENTRIES);
         if (!leaf) return -1;
@@ -853,7 +836,6 @@ int gr_zset_bulk_append(gr_zset_t *z, const uint8_t *m, size_t ml, double score)
     leaf->used += (uint32_t)need;
     leaf->count++;
     z->count++;
-    if (z->bulk_job) z->bulk_job->leaf_max[leaf->id] = score;   /* the last one is the largest */
     return 0;
 }
 
@@ -908,7 +890,6 @@ int gr_zset_bulk_end(gr_zset_t *z) {
     if (z->bulk_misordered && bulk_resort(z) != 0) return -1;
     bulk_trim_last(z);
     const size_t leaves = z->leaf_ids;
-    if (leaves == 0) zs_bulk_job_cancel(z);
     if (leaves == 0) {   /* nothing appended: an empty standard set */
         z->root = zs_leaf_new(z, 0);
         if (!z->root) return -1;
@@ -922,15 +903,7 @@ int gr_zset_bulk_end(gr_zset_t *z) {
     if (!level) return -1;
     void **nodes = level + leaves;
     double *max = (double *)(nodes + inner);
-    int indexed;
-    if (z->bulk_job) {   /* the helper has indexed the leaves as they filled: the rest, then wait */
-        double *helped_max;
-        indexed = zs_bulk_job_finish(z, &helped_max);
-        memcpy(max, helped_max, leaves * sizeof *max);
-        gr_mem_free(helped_max, GR_MEM_OTHER);
-    } else {
-        indexed = zs_index_build_unique(z, max);
-    }
+    int indexed = zs_index_build_unique(z, max);
     if (indexed != 0) {
         gr_mem_free(level, GR_MEM_OTHER);
         return indexed;

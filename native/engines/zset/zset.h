@@ -179,12 +179,6 @@ int gr_zset_optimize(gr_zset_t *zset);
  * append: 0, or -1 on OOM. end: 0, -1 on OOM, -2 when a member was appended twice; after a
  * failure the caller frees the set (gr_zset_free frees a set whose bulk load did not end). */
 gr_zset_t *gr_zset_bulk_begin(void);
-/* The same for a load that knows its member count and has a second thread (a snapshot load's
- * helper, core/load_helper.h; NULL: none): the helper builds the member index from each leaf
- * as soon as it is full, while the caller goes on appending; end waits for it. A set with
- * appends out of order falls back to the one-thread build. */
-struct gr_load_helper;
-gr_zset_t *gr_zset_bulk_begin_helped(size_t members, struct gr_load_helper *helper);
 int gr_zset_bulk_append(gr_zset_t *zset, const uint8_t *member, size_t member_length, double score);
 int gr_zset_bulk_end(gr_zset_t *zset);
 /* GOBLIN.ZSET.CONVERT: rebuild the set as packed (to_packed) or standard, whatever it is now

@@ -383,165 +383,65 @@ size_t zs_index_tombstones(const gr_zset_t *z) {
  * home to the first empty slot passes every slot that could name another copy of it (nothing
  * is ever removed from this index while it is built), so a slot whose tag matches and whose
  * leaf holds the member at another place is a member appended twice. The hashes of the next
- * ZS_BULK_AHEAD members are computed first and their home slots prefetched, so the cache misses
+ * BULK_AHEAD members are computed first and their home slots prefetched, so the cache misses
  * of a big index overlap instead of following one another. */
 
+#define BULK_AHEAD 16
+
+typedef struct bulk_pending {
+    uint64_t hash;
+    const uint8_t *member;
+    size_t length;
+    uint32_t id;
+} bulk_pending_t;
+
 /* 0, or -2 when the member is already in (another copy of it, at another place). */
-static int bulk_put_unique(zs_bulk_indexer_t *x, const zs_bulk_pending_t *p) {
-    zs_slots_t *ix = &x->index;
+static int bulk_put_unique(gr_zset_t *z, const bulk_pending_t *p) {
+    zs_slots_t *ix = &z->index;
     const uint8_t tag = tag_of(p->hash);
     uint64_t slot = home_of(p->hash, ix->capacity);
     for (;;) {
         uint8_t have = slot_tag(ix, slot);
         if (have == TAG_EMPTY) break;
         gr_zset_entry_t e;
-        if (have == tag && leaf_find(x->leaves[slot_id(ix, slot)], p->member, p->length, &e) && e.member != p->member)
+        if (have == tag && leaf_find(z->leaves[slot_id(ix, slot)], p->member, p->length, &e) && e.member != p->member)
             return -2;
         slot = next_slot(slot, ix->capacity);
     }
-    x->used++;
+    z->index_used++;
     slot_set(ix, slot, tag, p->id);
-    return 0;
-}
-
-/* One leaf's members into the index (the last ZS_BULK_AHEAD of them still queued): 0 or -2.
- * leaf_max: NULL, or where the leaf's largest score goes. */
-static int bulk_index_leaf(zs_bulk_indexer_t *x, const zs_leaf_t *leaf, double *leaf_max) {
-    const uint64_t capacity = x->index.capacity;
-    const uint8_t *p = leaf->data;
-    for (uint32_t i = 0; i < leaf->count; i++) {
-        gr_zset_entry_t e;
-        p = entry_decode(leaf, p, &e);
-        if (x->queued == ZS_BULK_AHEAD) {
-            if (bulk_put_unique(x, &x->ring[x->next % ZS_BULK_AHEAD]) != 0) return -2;   /* a member twice */
-            x->next++;
-            x->queued--;
-        }
-        zs_bulk_pending_t *slot = &x->ring[(x->next + x->queued) % ZS_BULK_AHEAD];
-        slot->hash = zs_member_hash(e.member, e.member_length);
-        slot->member = e.member;
-        slot->length = e.member_length;
-        slot->id = leaf->id;
-        __builtin_prefetch(x->index.slots + home_of(slot->hash, capacity) * SLOT_BYTES, 1);
-        x->queued++;
-        if (leaf_max) *leaf_max = e.score;   /* the last one written is the largest */
-    }
-    return 0;
-}
-
-static int bulk_index_flush(zs_bulk_indexer_t *x) {
-    for (; x->queued; x->queued--, x->next++)
-        if (bulk_put_unique(x, &x->ring[x->next % ZS_BULK_AHEAD]) != 0) return -2;
     return 0;
 }
 
 int zs_index_build_unique(gr_zset_t *z, double *leaf_max) {
     uint64_t capacity = (uint64_t)z->count * 10 / 7 + 16;   /* a load of 0.7, as GOBLIN.OPTIMIZE */
     if (slots_allocate(z, &z->index, capacity) != 0) return -1;
-    zs_bulk_indexer_t x = {.index = z->index, .leaves = z->leaves, .used = 0};
-    int result = 0;
-    for (uint32_t id = 0; id < z->leaf_ids && result == 0; id++) {
+    bulk_pending_t ring[BULK_AHEAD];
+    size_t queued = 0, next = 0;   /* ring[next % AHEAD] is the oldest of `queued` members */
+    for (uint32_t id = 0; id < z->leaf_ids; id++) {
         zs_leaf_t *leaf = z->leaves[id];
         if (!leaf) continue;
-        result = bulk_index_leaf(&x, leaf, leaf_max ? &leaf_max[id] : NULL);
+        const uint8_t *p = leaf->data;
+        for (uint32_t i = 0; i < leaf->count; i++) {
+            gr_zset_entry_t e;
+            p = entry_decode(leaf, p, &e);
+            if (queued == BULK_AHEAD) {
+                if (bulk_put_unique(z, &ring[next % BULK_AHEAD]) != 0) return -2;   /* a member twice */
+                next++;
+                queued--;
+            }
+            bulk_pending_t *slot = &ring[(next + queued) % BULK_AHEAD];
+            slot->hash = zs_member_hash(e.member, e.member_length);
+            slot->member = e.member;
+            slot->length = e.member_length;
+            slot->id = leaf->id;
+            __builtin_prefetch(z->index.slots + home_of(slot->hash, capacity) * SLOT_BYTES, 1);
+            queued++;
+            if (leaf_max) leaf_max[id] = e.score;   /* the last one written is the largest */
+        }
         leaf->generation = z->generation;
     }
-    if (result == 0) result = bulk_index_flush(&x);
-    z->index_used = x.used;
-    return result;
-}
-
-/* ---- the same on the load helper's thread (zset_internal.h's zs_bulk_job_t) ---- */
-
-#define JOB_LEAVES_PER_STEP 32
-
-static int bulk_job_step(gr_load_job_t *base) {
-    zs_bulk_job_t *job = (zs_bulk_job_t *)base;
-    zs_bulk_indexer_t *x = &job->indexer;
-    if (atomic_load_explicit(&job->cancel, memory_order_acquire) || job->result) return GR_LOAD_JOB_DONE;
-    const int final = atomic_load_explicit(&job->fill_done, memory_order_acquire);
-    const uint32_t published = atomic_load_explicit(&job->published, memory_order_acquire);
-    if (job->next_id == published) {
-        if (!final) return GR_LOAD_JOB_STARVED;
-        job->result = bulk_index_flush(&job->indexer);
-        return GR_LOAD_JOB_DONE;
-    }
-    /* leaves' generation is already the set's (register gave it): only the slots are written */
-    for (uint32_t n = 0; n < JOB_LEAVES_PER_STEP && job->next_id < published; n++, job->next_id++)
-        if ((job->result = bulk_index_leaf(x, x->leaves[job->next_id], NULL)) != 0)
-            return GR_LOAD_JOB_DONE;
-    return GR_LOAD_JOB_MORE;
-}
-
-/* The directory with room for `slots` leaves (it never shrinks): 0, or -1 on OOM. */
-static int leaf_directory_reserve(gr_zset_t *z, uint32_t slots) {
-    if (z->leaf_slots >= slots) return 0;
-    zs_leaf_t **leaves = zs_index_realloc(z, z->leaves, slots * sizeof *leaves);
-    if (!leaves) return -1;
-    z->leaves = leaves;
-    uint32_t *ids = zs_index_realloc(z, z->free_ids, slots * sizeof *ids);
-    if (!ids) return -1;   /* leaves[] grew; harmless */
-    z->free_ids = ids;
-    z->leaf_slots = slots;
+    for (; queued; queued--, next++)
+        if (bulk_put_unique(z, &ring[next % BULK_AHEAD]) != 0) return -2;
     return 0;
-}
-
-int zs_bulk_job_start(gr_zset_t *z, size_t members, gr_load_helper_t *helper) {
-    if (members > UINT32_MAX / 2 || z->leaf_ids || z->index.capacity) return -1;
-    const uint32_t leaves = (uint32_t)((members + GR_ZSET_LEAF_ENTRIES - 1) / GR_ZSET_LEAF_ENTRIES) + 1;
-    if (leaf_directory_reserve(z, leaves) != 0) return -1;
-    zs_bulk_job_t *job = gr_mem_alloc(sizeof *job, GR_MEM_OTHER);
-    double *leaf_max = gr_mem_alloc(leaves * sizeof *leaf_max, GR_MEM_OTHER);
-    if (!job || !leaf_max ||
-        slots_allocate(z, &z->index, (uint64_t)members * 10 / 7 + 16) != 0) {   /* as zs_index_build_unique */
-        gr_mem_free(job, GR_MEM_OTHER);
-        gr_mem_free(leaf_max, GR_MEM_OTHER);
-        return -1;
-    }
-    memset(job, 0, sizeof *job);
-    job->job.step = bulk_job_step;
-    job->helper = helper;
-    job->z = z;
-    job->leaf_max = leaf_max;
-    job->leaf_room = leaves;
-    atomic_init(&job->published, 0);
-    atomic_init(&job->fill_done, 0);
-    atomic_init(&job->cancel, 0);
-    job->indexer.index = z->index;
-    job->indexer.leaves = z->leaves;
-    z->index_used = 0;
-    z->bulk_job = job;
-    gr_load_helper_post(helper, &job->job);
-    return 0;
-}
-
-static void bulk_job_release(gr_zset_t *z) {
-    zs_bulk_job_t *job = z->bulk_job;
-    gr_mem_free(job->leaf_max, GR_MEM_OTHER);
-    gr_mem_free(job, GR_MEM_OTHER);
-    z->bulk_job = NULL;
-}
-
-int zs_bulk_job_finish(gr_zset_t *z, double **leaf_max) {
-    zs_bulk_job_t *job = z->bulk_job;
-    zs_bulk_job_publish(job, z->leaf_ids);
-    atomic_store_explicit(&job->fill_done, 1, memory_order_release);
-    gr_load_helper_wait(job->helper, &job->job);
-    int result = job->result;
-    z->index_used = job->indexer.used;
-    *leaf_max = job->leaf_max;
-    job->leaf_max = NULL;
-    bulk_job_release(z);
-    if (result == 0 && z->index_used != z->count) result = -2;   /* cannot be: every member put once */
-    return result;
-}
-
-void zs_bulk_job_cancel(gr_zset_t *z) {
-    zs_bulk_job_t *job = z->bulk_job;
-    if (!job) return;
-    atomic_store_explicit(&job->cancel, 1, memory_order_release);
-    gr_load_helper_wait(job->helper, &job->job);
-    bulk_job_release(z);
-    slots_release(z, &z->index);
-    z->index_used = 0;
 }

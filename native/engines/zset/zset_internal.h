@@ -8,9 +8,6 @@
 
 #include <string.h>
 
-#include <stdatomic.h>
-
-#include "core/load_helper.h"
 #include "core/varint.h"
 #include "engines/table/table.h"
 #include "engines/zset/zset.h"
@@ -69,7 +66,6 @@ struct gr_zset {
                               the directory's ids 0.. in order (zset.c's bulk load) */
     uint8_t bulk_misordered;   /* an append was not after the one before it (ties in numeric order) */
     uint32_t bulk_last_at;     /* the last append's offset in the last leaf */
-    struct zs_bulk_job *bulk_job;   /* a bulk load whose index the load helper builds, or NULL */
 };
 
 static inline int is_leaf(const void *node) { return *(const uint8_t *)node; }
@@ -231,55 +227,6 @@ int zs_index_build(gr_zset_t *z);
 /* The same at a load of 0.7 for a bulk load: 0, -1 on OOM, -2 when a member is there twice.
  * leaf_max (NULL, or one per directory id): each leaf's largest score, read on the way. */
 int zs_index_build_unique(gr_zset_t *z, double *leaf_max);
-/* ---- a bulk load's index built on the load helper's thread (zset_index.c) ----
- *
- * While the first thread fills leaves, the helper indexes every leaf already full (ids below
- * `published`, which the filler raises with a release store once a leaf is final). Everything
- * the helper writes or reads was allocated before the job was posted: the index at its final
- * size, the leaf directory with room for every leaf (so it never moves), leaf_max. The helper
- * writes only the index slots, index_used and the job's own fields; the first thread reads them
- * only after gr_load_helper_wait. */
-#define ZS_BULK_AHEAD 16
-typedef struct zs_bulk_pending {
-    uint64_t hash;
-    const uint8_t *member;
-    size_t length;
-    uint32_t id;
-} zs_bulk_pending_t;
-typedef struct zs_bulk_indexer {   /* members hashed, their home slots prefetched, not yet put */
-    zs_slots_t index;              /* a copy of the set's (the helper touches no line of the set's) */
-    zs_leaf_t *const *leaves;      /* the set's directory */
-    uint64_t used;                 /* slots filled: the set's index_used once done */
-    zs_bulk_pending_t ring[ZS_BULK_AHEAD];
-    size_t queued, next;           /* ring[next % AHEAD] is the oldest of `queued` */
-} zs_bulk_indexer_t;
-typedef struct zs_bulk_job {
-    gr_load_job_t job;     /* first */
-    gr_load_helper_t *helper;
-    gr_zset_t *z;
-    double *leaf_max;      /* the first thread's: each leaf's largest score, for the inner levels */
-    uint32_t leaf_room;    /* leaves the directory holds without moving */
-    _Atomic uint32_t published;   /* leaves [0, published) are final */
-    atomic_int fill_done;         /* published will not grow */
-    atomic_int cancel;            /* stop: the first thread builds the index itself */
-    /* the helper's, on their own cache lines (the first thread writes leaf_max beside the above) */
-    _Alignas(64) uint32_t next_id;   /* the next leaf to index */
-    int result;            /* 0, or -2: a member twice */
-    zs_bulk_indexer_t indexer;
-} zs_bulk_job_t;
-/* Allocates the index (members slots at a load of 0.7), the directory (room for members / leaf
- * entries leaves) and leaf_max, then posts the job: 0, or -1 (OOM: nothing posted, the set as
- * it was; it loads without help). */
-int zs_bulk_job_start(gr_zset_t *z, size_t members, gr_load_helper_t *helper);
-/* Leaves [0, leaves) are final. */
-static inline void zs_bulk_job_publish(zs_bulk_job_t *job, uint32_t leaves) {
-    atomic_store_explicit(&job->published, leaves, memory_order_release);
-}
-/* Every leaf is final: waits for the helper, frees the job. 0, or -2 (a member twice); *leaf_max
- * takes the job's maxima (the caller frees them, GR_MEM_OTHER). */
-int zs_bulk_job_finish(gr_zset_t *z, double **leaf_max);
-/* Stops the helper's work on z and throws its index away (the set is indexed later, or freed). */
-void zs_bulk_job_cancel(gr_zset_t *z);
 uint64_t zs_index_scan(const gr_zset_t *z, uint64_t cursor, size_t count, gr_zset_visit_t visit, void *context);
 /* 0 when every slot names a live leaf of its generation and the slots count the members. */
 int zs_index_check(const gr_zset_t *z);
