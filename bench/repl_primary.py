@@ -19,57 +19,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from goblin_ring import RespClient  # noqa: E402
-from goblin_ring.bench.servers import free_port, wait_for_line  # noqa: E402
 from rdb_load import workload  # noqa: E402
+from repl_sync import goblin, redis, stop, sync_seconds  # noqa: E402  (the servers and the sync timing)
 
-PIN: dict[str, list[str]] = {"primary": [], "replica": []}
-
-
-def redis(directory: Path, role: str, *extra: str) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    directory.mkdir(parents=True, exist_ok=True)
-    process = subprocess.Popen([*PIN[role], shutil.which("redis-server"), "--port", str(port), "--save", "",
-                                "--dir", str(directory), "--repl-diskless-sync-delay", "0", *extra],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    wait_for_line(process, process.stdout, "Ready to accept connections")
-    return process, port
-
-
-def goblin(directory: Path) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    directory.mkdir(parents=True, exist_ok=True)
-    process = subprocess.Popen([*PIN["primary"], sys.executable, "-m", "goblin_ring.server", "--name", f"rp{port}",
-                                "--runtime-dir", str(directory), "--dir", str(directory), "--port", str(port),
-                                "--save", ""],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-    wait_for_line(process, process.stderr, "started:")
-    return process, port
-
-
-def stop(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
-def sync_seconds(replica_port: int, primary_port: int) -> float:
-    c = RespClient(port=replica_port, socket_timeout=120)
-    start = time.perf_counter()
-    c.execute_command("REPLICAOF", "127.0.0.1", primary_port)
-    while b"master_link_status:up" not in c.execute_command("INFO", "replication"):
-        time.sleep(0.005)
-    seconds = time.perf_counter() - start
-    c.close()
-    return seconds
+PIN: dict[str, tuple[str, ...]] = {"primary": (), "replica": ()}
 
 
 def main() -> int:
@@ -79,14 +37,14 @@ def main() -> int:
     parser.add_argument("--no-pin", action="store_true")
     options = parser.parse_args()
     if not options.no_pin and shutil.which("taskset"):
-        PIN["primary"], PIN["replica"] = ["taskset", "-c", "0"], ["taskset", "-c", "1"]
+        PIN["primary"], PIN["replica"] = ("taskset", "-c", "0"), ("taskset", "-c", "1")
     data = workload(options.keys)
     with tempfile.TemporaryDirectory(prefix="repl-primary-") as temp:
         root = Path(temp)
         primaries = {
-            "goblin": goblin(root / "goblin"),
-            "redis diskless": redis(root / "redis-diskless", "primary", "--repl-diskless-sync", "yes"),
-            "redis disk": redis(root / "redis-disk", "primary", "--repl-diskless-sync", "no"),
+            "goblin": goblin(root / "goblin", prefix=PIN["primary"]),
+            "redis diskless": redis(root / "redis-diskless", "--repl-diskless-sync", "yes", prefix=PIN["primary"]),
+            "redis disk": redis(root / "redis-disk", "--repl-diskless-sync", "no", prefix=PIN["primary"]),
         }
         try:
             for name, (_, port) in primaries.items():
@@ -94,7 +52,7 @@ def main() -> int:
             figures: dict[str, list[float]] = {name: [] for name in primaries}
             for round_ in range(options.rounds):
                 for name, (_, primary_port) in primaries.items():
-                    process, port = redis(root / f"replica-{name.replace(' ', '-')}-{round_}", "replica")
+                    process, port = redis(root / f"replica-{name.replace(' ', '-')}-{round_}", prefix=PIN["replica"])
                     try:
                         figures[name].append(sync_seconds(port, primary_port))
                         keys = RespClient(port=port).execute_command("DBSIZE")

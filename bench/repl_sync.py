@@ -27,20 +27,22 @@ from goblin_ring.bench.servers import free_port, wait_for_line  # noqa: E402
 from rdb_load import workload  # noqa: E402
 
 
-def redis(directory: Path, *extra: str) -> tuple[subprocess.Popen, int]:
+def redis(directory: Path, *extra: str, prefix: tuple[str, ...] = ()) -> tuple[subprocess.Popen, int]:
+    """A redis-server in directory, diskless sync with no delay (extra options come last and
+    override); prefix runs it under e.g. taskset."""
     port = free_port()
     directory.mkdir(parents=True, exist_ok=True)
-    process = subprocess.Popen([shutil.which("redis-server"), "--port", str(port), "--save", "", "--dir", str(directory),
+    process = subprocess.Popen([*prefix, shutil.which("redis-server"), "--port", str(port), "--save", "", "--dir", str(directory),
                                 "--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0", *extra],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     wait_for_line(process, process.stdout, "Ready to accept connections")
     return process, port
 
 
-def goblin(directory: Path) -> tuple[subprocess.Popen, int]:
+def goblin(directory: Path, prefix: tuple[str, ...] = ()) -> tuple[subprocess.Popen, int]:
     port = free_port()
     directory.mkdir(parents=True, exist_ok=True)
-    process = subprocess.Popen([sys.executable, "-m", "goblin_ring.server", "--name", f"rs{port}", "--runtime-dir",
+    process = subprocess.Popen([*prefix, sys.executable, "-m", "goblin_ring.server", "--name", f"rs{port}", "--runtime-dir",
                                 str(directory), "--dir", str(directory), "--port", str(port), "--save", ""],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
     wait_for_line(process, process.stderr, "started:")
