@@ -12,6 +12,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "commands/commands.h"
 #include "exec/db.h"
 #include "exec/server_text.h"
@@ -246,9 +247,7 @@ static void acl_log(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
         if (count < 0) count = 0;
     }
     if (count > db->acl->log_length) count = db->acl->log_length;
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    int64_t now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+    int64_t now_ms = gr_unix_ms();
     gr_reply_array_begin(reply, (size_t)count);
     const gr_acl_log_entry_t *entry = db->acl->log;
     for (int64_t i = 0; i < count && entry; i++, entry = entry->next) {

@@ -27,12 +27,6 @@
 
 static int64_t monotonic_us(void) { return gr_monotonic_ns() / 1000; }
 
-static int64_t now_ms(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
 static void calibrate_cycles(gr_server_t *db);
 
 /* A deleted key may answer a blocked client (blocking.h's gone_reply: a parked XREADGROUP whose
@@ -75,7 +69,7 @@ gr_server_t *gr_db_new(uint64_t seed) {
     gr_slowlog_init(&db->slowlog);
     gr_list_config_default(&db->list_config);
     db->list_target = GR_LIST_SEGMENTED;
-    db->stats.start_time_ms = now_ms();
+    db->stats.start_time_ms = gr_unix_ms();
     db->config.proto_max_bulk_len = 512LL * 1024 * 1024;
     db->config.maxmemory_policy = GR_MAXMEMORY_NO_EVICTION;   /* Redis's eviction defaults */
     db->config.maxmemory_samples = 5;
@@ -83,7 +77,7 @@ gr_server_t *gr_db_new(uint64_t seed) {
     db->config.lfu_log_factor = 10;
     db->config.lfu_decay_time = 1;
     db->evict_random = seed ^ 0x2545F4914F6CDD1DULL;
-    for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_set_clock(db->keyspaces[i], gr_evict_stamp(now_ms()));
+    for (int i = 0; i < GR_DB_COUNT; i++) gr_ks_set_clock(db->keyspaces[i], gr_evict_stamp(gr_unix_ms()));
     calibrate_cycles(db);
     db->config.maxclients = 10000;
     db->config.client_query_buffer_limit = 1024LL * 1024 * 1024;
@@ -232,7 +226,7 @@ void gr_connection_register(gr_server_t *db, gr_connection_t *conn, int64_t id, 
     conn->kind = (uint8_t)kind;
     conn->protocol = 2;
     conn->user = gr_acl_implicit_user(db->acl);   /* ring sessions too: they AUTH at attach or after */
-    conn->created_ms = conn->last_command_ms = now_ms();
+    conn->created_ms = conn->last_command_ms = gr_unix_ms();
     conn->fd = -1;
     conn->prev = NULL;
     conn->next = db->connections;
@@ -321,7 +315,7 @@ static void enter(gr_server_t *db, gr_connection_t *conn) {
     db->current = conn;
     db->keyspace = db->keyspaces[conn->db_index];
     if (db->batch_depth == 0 || !db->batch_clock_read) {   /* once per batch, not per command */
-        db->now_ms = now_ms();
+        db->now_ms = gr_unix_ms();
         db->batch_clock_read = db->batch_depth > 0;
     }
     conn->last_command_ms = db->now_ms;
@@ -474,7 +468,7 @@ static void expire_parts(gr_server_t *db, int64_t start, int64_t budget_us) {
 
 int64_t gr_db_cron(gr_server_t *db, int64_t budget_us) {
     int64_t start = monotonic_us(), expired = 0;
-    db->now_ms = now_ms();
+    db->now_ms = gr_unix_ms();
     calibrate_cycles(db);
     gr_child_reap(db);          /* a BGSAVE/BGREWRITEAOF child that ended: its owner's done runs */
     close_idle_clients(db);
@@ -618,12 +612,6 @@ const char *gr_db_disk_error_refusal(const gr_server_t *db, char *text, size_t s
     return text;
 }
 
-static int64_t unix_ms(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
 static const char *const CONNECTION_KINDS[] = {"tcp", "unix", "ring"};
 
 /* A connection as CLIENT LIST / CLIENT INFO print it (one line, with its newline), and as
@@ -681,7 +669,7 @@ void gr_db_acl_log(gr_server_t *db, int reason, const uint8_t *object, size_t ob
         gr_text_free(&text);
     }
     gr_acl_log_add(db->acl, reason, context, object, object_length, username, username_length, info,
-                   unix_ms());
+                   gr_unix_ms());
 }
 
 gr_acl_user_t *gr_db_current_user(const gr_server_t *db) {
@@ -1019,7 +1007,7 @@ uint64_t gr_db_account(gr_server_t *db, int index, gr_reply_t *reply, uint32_t e
         int64_t ms = (int64_t)((double)elapsed / db->cycles_per_ns / 1e6);   /* whole ms, as Redis's duration/1000 */
         if (ms >= db->config.latency_monitor_threshold_ms)
             gr_latency_add_sample(&db->latency, (gr_command_flags(index) & GR_CMD_FLAG_FAST) ? "fast-command" : "command",
-                                  now_ms() / 1000, (uint32_t)ms);
+                                  gr_unix_ms() / 1000, (uint32_t)ms);
     }
     return elapsed;
 }
@@ -1044,7 +1032,7 @@ static void log_if_slow(gr_server_t *db, int index, uint64_t elapsed, size_t arg
     gr_connection_t *conn = db->current;
     if (conn && conn->blocked) return;
     int64_t duration_us = db->cycles_per_ns > 0 ? (int64_t)((double)elapsed / db->cycles_per_ns / 1000.0) : 0;
-    int64_t time_s = now_ms() / 1000;
+    int64_t time_s = gr_unix_ms() / 1000;
     const char *addr = conn ? conn->addr : "", *name = conn ? conn->name : "";
     if (argv) {
         gr_slowlog_push(&db->slowlog, argc, argv, argv_length, redacted, duration_us, time_s, addr, name);
@@ -1294,7 +1282,7 @@ void gr_repl_new_replid(gr_server_t *db) {
 
 int gr_repl_new_keyspaces(gr_server_t *db, gr_keyspace_t **out) {
     uint64_t seed = (uint64_t)gr_monotonic_ns() ^ ((uint64_t)(uintptr_t)db << 7) ^ 0x9e3779b97f4a7c15ULL;
-    const uint64_t stamp = gr_evict_stamp(now_ms());
+    const uint64_t stamp = gr_evict_stamp(gr_unix_ms());
     for (int i = 0; i < GR_DB_COUNT; i++) {
         seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17;
         out[i] = gr_ks_new(gr_free_value, db, seed);   /* no observers while it is built aside */

@@ -2,6 +2,7 @@
  * (exec/propagate.c) with appendfsync's policy, the fsync worker thread, replay at start with
  * aof-load-truncated, and BGREWRITEAOF's forked child and the parent's side of it.
  */
+#include "core/clock.h"
 #include "persist/aof.h"
 
 #include <errno.h>
@@ -60,18 +61,6 @@ struct gr_aof {
     int rewrite_scheduled;
 };
 
-static int64_t wall_ms(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
-static int64_t monotonic_ms(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
 static int fsync_directory_of(const char *path) {
     char copy[1100];
     snprintf(copy, sizeof copy, "%s", path);
@@ -122,7 +111,7 @@ static void request_background_fsync(gr_aof_t *aof) {
     if (fd >= 0) {
         aof->fsync_fd = fd;
         aof->unsynced = 0;
-        aof->last_fsync_ms = monotonic_ms();
+        aof->last_fsync_ms = gr_monotonic_ms();
         pthread_cond_signal(&aof->wake);
     }
     pthread_mutex_unlock(&aof->lock);
@@ -225,7 +214,7 @@ static void aof_sync(void *context, gr_server_t *db) {
     (void)db;
     if (fdatasync(aof->fd) != 0) exit_for_always("fsync", errno);
     aof->unsynced = 0;
-    aof->last_fsync_ms = monotonic_ms();
+    aof->last_fsync_ms = gr_monotonic_ms();
 }
 
 /* ---- the dataset as commands (BGREWRITEAOF's child, CONFIG SET appendonly yes) ---- */
@@ -309,7 +298,7 @@ static int write_function(void *context, const uint8_t *code, size_t length) {
 static int write_dataset(gr_server_t *db, int fd, int64_t key_delay_us) {
     dataset_writer_t *w = calloc(1, sizeof *w);
     if (!w) return -1;
-    w->db = db, w->fd = fd, w->now_ms = wall_ms(), w->key_delay_us = key_delay_us;
+    w->db = db, w->fd = fd, w->now_ms = gr_unix_ms(), w->key_delay_us = key_delay_us;
     if (gr_function_hooks) gr_function_hooks->each(db, write_function, w);
     for (int i = 0; i < GR_DB_COUNT && !w->failed; i++) {
         if (gr_ks_size(db->keyspaces[i]) == 0) continue;
@@ -382,7 +371,7 @@ int gr_aof_start(gr_server_t *db, int write_dataset_first, char *message, size_t
     db->persistence.aof_write_errno = 0;
     __atomic_store_n(&db->persistence.aof_fsync_errno, 0, __ATOMIC_RELAXED);
     aof->fsync_fd = -1;
-    aof->last_fsync_ms = monotonic_ms();
+    aof->last_fsync_ms = gr_monotonic_ms();
     pthread_mutex_init(&aof->lock, NULL);
     pthread_cond_init(&aof->wake, NULL);
     aof->worker_started = pthread_create(&aof->worker, NULL, fsync_worker, aof) == 0;
@@ -503,7 +492,7 @@ int gr_aof_rewrite_background(gr_server_t *db, char *message, size_t message_siz
     }
     aof->child = child;
     db->propagation.selected = -1;         /* the buffered tail starts with its SELECT in the new file */
-    aof->rewrite_started_ms = monotonic_ms();
+    aof->rewrite_started_ms = gr_monotonic_ms();
     aof->rewrite_length = 0;
     aof->rewrite_buffer_failed = 0;
     aof->rewrite_scheduled = 0;
@@ -515,7 +504,7 @@ int gr_aof_rewrite_background(gr_server_t *db, char *message, size_t message_siz
 static void finish_rewrite(gr_server_t *db, int ok) {
     gr_aof_t *aof = db->aof;
     aof->child = 0;
-    aof->last_rewrite_seconds = (monotonic_ms() - aof->rewrite_started_ms + 500) / 1000;
+    aof->last_rewrite_seconds = (gr_monotonic_ms() - aof->rewrite_started_ms + 500) / 1000;
     int fd = -1;
     if (ok && !aof->rewrite_buffer_failed) {
         gr_propagate_flush(db);            /* anything pending reaches both files */
@@ -568,13 +557,13 @@ void gr_aof_cron(gr_server_t *db) {
     }
     if (db->config.appendfsync == GR_APPENDFSYNC_EVERYSEC &&
         (aof->unsynced > 0 || __atomic_load_n(aof->fsync_errno, __ATOMIC_RELAXED)) &&
-        monotonic_ms() - aof->last_fsync_ms >= 1000)
+        gr_monotonic_ms() - aof->last_fsync_ms >= 1000)
         request_background_fsync(aof);    /* a failed fsync is retried each second until one succeeds */
 }
 
 void gr_aof_info(gr_server_t *db, gr_text_t *text) {
     gr_aof_t *aof = db->aof;
-    int64_t current = aof && aof->child > 0 ? (monotonic_ms() - aof->rewrite_started_ms) / 1000 : -1;
+    int64_t current = aof && aof->child > 0 ? (gr_monotonic_ms() - aof->rewrite_started_ms) / 1000 : -1;
     gr_text_append(text,
         "aof_enabled:%d\r\naof_rewrite_in_progress:%d\r\naof_rewrite_scheduled:%d\r\naof_last_rewrite_time_sec:%lld\r\n"
         "aof_current_rewrite_time_sec:%lld\r\naof_last_bgrewrite_status:%s\r\naof_rewrites:%lld\r\n"
@@ -803,6 +792,6 @@ int gr_aof_local_ack(gr_server_t *db, int wait) {
     if (db->propagation.length || !aof->last_write_ok) return 0;
     if (fdatasync(aof->fd) != 0) return 0;       /* also when the worker's fsync is under way */
     aof->unsynced = 0;
-    aof->last_fsync_ms = monotonic_ms();
+    aof->last_fsync_ms = gr_monotonic_ms();
     return 1;
 }

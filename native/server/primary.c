@@ -76,12 +76,6 @@ static void plog(gr_primary_t *p, const char *format, ...) {
     p->io.log(p->io.context, line);
 }
 
-static int64_t unix_ms(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
 /* "127.0.0.1:6380": the replica as Redis names it in its log lines (ip:listening-port). */
 static void replica_name(const gr_connection_t *state, char *out, size_t size) {
     char ip[64];
@@ -234,7 +228,7 @@ static void take_request(gr_primary_t *p, gr_connection_t *state) {
     if (p->replicas) p->replicas->prev = r;
     p->replicas = r;
     peer->link = r;
-    peer->ack_ms = unix_ms();
+    peer->ack_ms = gr_unix_ms();
     char name[96];
     replica_name(state, name, sizeof name);
     if (gr_repl_backlog_create(db) != 0) { replica_close(p, r, "out of memory for the replication backlog"); return; }
@@ -387,7 +381,7 @@ static void send_bulk(gr_primary_t *p, replica_t *r) {
     r->kept = NULL;
     r->kept_length = r->kept_capacity = 0;
     r->state->repl_peer.state = GR_REPLICA_ONLINE;
-    r->state->repl_peer.ack_ms = unix_ms();
+    r->state->repl_peer.ack_ms = gr_unix_ms();
     plog(p, "Synchronization with replica %s succeeded", name);
 }
 
@@ -401,7 +395,7 @@ static int over_limit(gr_primary_t *p, replica_t *r) {
     if (r->state->repl_peer.state == GR_REPLICA_SEND_BULK) used -= BULK_HIGH_WATER + BULK_CHUNK;   /* the payload's window */
     if (limit[GR_LIMIT_HARD] && used >= limit[GR_LIMIT_HARD]) return 1;
     if (limit[GR_LIMIT_SOFT] && used >= limit[GR_LIMIT_SOFT]) {
-        int64_t now = p->db->now_ms ? p->db->now_ms : unix_ms();
+        int64_t now = p->db->now_ms ? p->db->now_ms : gr_unix_ms();
         if (!r->soft_since_ms) r->soft_since_ms = now;
         else if (now - r->soft_since_ms > limit[GR_LIMIT_SOFT_SECONDS] * 1000) return 1;
     } else {
@@ -466,7 +460,7 @@ void gr_primary_tick(gr_primary_t *p) {
         rp->getack = 0;
         return;
     }
-    int64_t now = unix_ms();
+    int64_t now = gr_unix_ms();
     if (p->child_running && !p->child_done) gr_child_reap(db);
     if (p->child_running && p->child_done) child_finished(p);
     if (!p->child_running && gr_child_running(db) == GR_CHILD_NONE) {
