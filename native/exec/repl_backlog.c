@@ -36,6 +36,16 @@ int gr_repl_backlog_create(gr_server_t *db) {
     return 0;
 }
 
+/* The newest `length` bytes of the circular buffer (length <= its history), oldest first,
+ * in at most two pieces. */
+static void read_newest(const gr_repl_primary_t *p, int64_t length,
+                        void (*out)(void *context, const uint8_t *data, size_t length), void *context) {
+    int64_t start = (p->backlog_index - length + 2 * p->backlog_size) % p->backlog_size;
+    int64_t first = p->backlog_size - start < length ? p->backlog_size - start : length;
+    out(context, p->backlog + start, (size_t)first);
+    if (length > first) out(context, p->backlog, (size_t)(length - first));
+}
+
 static void copy_out(void *context, const uint8_t *data, size_t length) {
     gr_repl_primary_t *p = context;
     memcpy(p->backlog + p->backlog_index, data, length);
@@ -55,11 +65,7 @@ void gr_repl_backlog_resize(gr_server_t *db, int64_t size) {
     p->backlog = fresh;
     p->backlog_size = size;
     p->backlog_index = 0;
-    /* read the newest `keep` bytes from the old buffer into the new one */
-    int64_t start = (old.backlog_index - keep + 2 * old.backlog_size) % old.backlog_size;
-    int64_t first = old.backlog_size - start < keep ? old.backlog_size - start : keep;
-    copy_out(p, old.backlog + start, (size_t)first);
-    if (keep > first) copy_out(p, old.backlog, (size_t)(keep - first));
+    read_newest(&old, keep, copy_out, p);   /* the newest `keep` bytes into the new buffer */
     p->backlog_index %= size;
     p->backlog_histlen = keep;
     free(old.backlog);
@@ -108,10 +114,7 @@ void gr_repl_backlog_read(const gr_server_t *db, int64_t offset,
     const gr_repl_primary_t *p = &db->repl_primary;
     int64_t skip = offset - gr_repl_backlog_first_offset(db), length = p->backlog_histlen - skip;
     if (!p->backlog || skip < 0 || length <= 0) return;
-    int64_t start = (p->backlog_index - p->backlog_histlen + skip + 2 * p->backlog_size) % p->backlog_size;
-    int64_t first = p->backlog_size - start < length ? p->backlog_size - start : length;
-    out(context, p->backlog + start, (size_t)first);
-    if (length > first) out(context, p->backlog, (size_t)(length - first));
+    read_newest(p, length, out, context);
 }
 
 int gr_repl_min_replicas_refuse(const gr_server_t *db) {

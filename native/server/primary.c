@@ -321,6 +321,7 @@ static void child_finished(gr_primary_t *p) {
         if (fd >= 0 && fstat(fd, &st) == 0 && (file = calloc(1, sizeof *file)) != NULL) {
             file->fd = fd;
             file->size = (int64_t)st.st_size;
+            file->refs = 1;   /* ours until every waiting replica holds it */
         } else if (fd >= 0) {
             close(fd);
         }
@@ -341,10 +342,7 @@ static void child_finished(gr_primary_t *p) {
         r->file_sent = 0;
         r->state->repl_peer.state = GR_REPLICA_SEND_BULK;
     }
-    if (file && file->refs == 0) {
-        close(file->fd);
-        free(file);
-    }
+    file_release(file);
 }
 
 /* Feed the RDB file into a SEND_BULK replica's output while it drains; online when all is in. */
