@@ -107,6 +107,14 @@ static void lru_push(cache_t *c, entry_t *e) {
     c->newest = e;
 }
 
+/* A used entry becomes the newest. */
+static void lru_touch(cache_t *c, entry_t *e) {
+    if (e != c->newest) {
+        lru_unlink(c, e);
+        lru_push(c, e);
+    }
+}
+
 /* Forget everything. The dicts own the entries; the list and chains are borrowed pointers. */
 static void drop_all(cache_t *c) {
     c->newest = c->oldest = NULL;
@@ -223,6 +231,13 @@ static PyObject *value_out(PyObject *value) {
     return value;
 }
 
+/* A hit: counted, made the newest, its value given out. */
+static PyObject *answer(cache_t *c, entry_t *e) {
+    c->hits++;
+    lru_touch(c, e);
+    return value_out(e->value);
+}
+
 /* fallback(owner, name, status): the owner is the weak reference to the client (a client
  * dropped by everyone but a held `get` was closed by its finalizer: the fallback says so). */
 static PyObject *fall_back(cache_t *c, PyObject *name, int status) {
@@ -248,12 +263,7 @@ static PyObject *cache_get(cache_t *c, PyObject *name) {
         c->misses++;
         return fall_back(c, name, STATUS_MISS);
     }
-    c->hits++;
-    if (e != c->newest) {
-        lru_unlink(c, e);
-        lru_push(c, e);
-    }
-    return value_out(e->value);
+    return answer(c, e);
 }
 
 static PyObject *table_for(cache_t *c, PyObject *lookup) {
@@ -275,12 +285,7 @@ static PyObject *cache_lookup(cache_t *c, PyObject *lookup) {
         Py_INCREF(MISS);
         return MISS;
     }
-    c->hits++;
-    if (e != c->newest) {
-        lru_unlink(c, e);
-        lru_push(c, e);
-    }
-    return value_out(e->value);
+    return answer(c, e);
 }
 
 /* store(lookup, key, value): keep a reply the server gave for a miss. */
@@ -300,10 +305,7 @@ static PyObject *cache_store(cache_t *c, PyObject *const *args, Py_ssize_t nargs
     entry_t *e = (entry_t *)PyDict_GetItemWithError(table, lookup);
     if (e) {
         Py_SETREF(e->value, value);
-        if (e != c->newest) {
-            lru_unlink(c, e);
-            lru_push(c, e);
-        }
+        lru_touch(c, e);
         Py_RETURN_NONE;
     }
     if (PyErr_Occurred()) goto fail;
