@@ -16,17 +16,10 @@ import pytest
 import redis
 
 from goblin_ring import RingClient
+from resp_wire import encode_command
 from servers import GoblinServer
 
 NOT_YET = 0.2   # how long a held command is watched for an answer that must not come
-
-
-def encode(*args) -> bytes:
-    out = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        arg = arg if isinstance(arg, bytes) else str(arg).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(arg), arg))
-    return b"".join(out)
 
 
 class Raw:
@@ -37,7 +30,7 @@ class Raw:
         self.buffer = b""
 
     def send(self, *args) -> None:
-        self.sock.sendall(encode(*args))
+        self.sock.sendall(encode_command(*args))
 
     def answered_within(self, seconds: float) -> bool:
         return bool(self.buffer) or bool(select.select([self.sock], [], [], seconds)[0])
