@@ -2,10 +2,13 @@
  * FLUSHALL, KEYS, SCAN, RENAME, RENAMENX, COPY, TOUCH, RANDOMKEY, MEMORY USAGE, OBJECT, DUMP and
  * RESTORE. KEYS and SCAN skip keys whose expiry has passed (the cron or the next lookup deletes them).
  *
- * DUMP's payload is core/snapshot_io.h's sealed envelope around [type id u8][the type row's save
- * bytes]: a u16 version (GR_DUMP_VERSION) and a CRC-64 follow, as Redis lays out its RDB version
- * and checksum. The payloads differ from Redis's by design and each server refuses the other's:
- * Redis refuses our version (above any RDB version), we refuse its.
+ * DUMP's payload is Redis's for every type Redis has (persist/rdb_format.h's gr_rdb_dump_value:
+ * the RDB type byte and the value as RDB 10 encodes it, the u16 LE RDB version 10 and a CRC-64
+ * LE), so redis-server 7.0 and later RESTORE it and a RESTORE goblin propagates reaches a Redis
+ * replica whole. Values with no RDB 10 form (arrays, hashes with field TTLs) keep goblin's own
+ * payload: core/snapshot_io.h's sealed envelope around [type id u8][the type row's save bytes]
+ * with version GR_DUMP_VERSION, whose high byte 0x47 no RDB version has. RESTORE reads both,
+ * told apart by that version.
  *
  * The keyspace itself (hash table, incremental rehash, the SCAN cursor) is keyspace.c and
  * the pattern matcher glob.c; this file is their command layer, typed requests in, Redis
@@ -20,6 +23,8 @@
 #include "core/snapshot_io.h"
 #include "commands/commands.h"
 #include "persist/persistence.h"
+#include "persist/rdb_format.h"
+#include "exec/propagate.h"
 #include "exec/db.h"
 #include "exec/tracking.h"
 #include "exec/blocking.h"
@@ -404,7 +409,24 @@ void gr_cmd_randomkey(gr_server_t *db, size_t argc, const uint8_t *const *argv, 
 
 /* ---- DUMP key / RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f] ---- */
 
-/* The sealed envelope's version is value_type.h's GR_DUMP_VERSION. */
+/* goblin's own payload for a value with no Redis form: the sealed envelope, version
+ * value_type.h's GR_DUMP_VERSION. 0, or -1 out of memory. */
+static int dump_goblin(const gr_value_type_t *row, uint8_t type, const void *value, gr_snapshot_writer_t *out) {
+    return gr_snapshot_write_u8(out, type) != 0 || row->save(value, out) != 0 ||
+                   gr_snapshot_seal(out, GR_DUMP_VERSION) != 0
+               ? -1
+               : 0;
+}
+
+/* The value's DUMP payload into out: Redis's form, or goblin's for a value Redis cannot hold.
+ * 0, or -1 out of memory. */
+static int dump_value(const gr_value_type_t *row, uint8_t type, const void *value, gr_snapshot_writer_t *out) {
+    int version = 0;
+    const int written = gr_rdb_dump_value(type, value, out, &version);
+    if (written < 0) return -1;
+    if (written > 0) return dump_goblin(row, type, value, out);
+    return gr_snapshot_seal(out, (uint16_t)version);
+}
 
 void gr_cmd_dump(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                  gr_reply_t *reply) {
@@ -419,8 +441,7 @@ void gr_cmd_dump(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
     }
     gr_snapshot_writer_t out;
     gr_snapshot_writer_init(&out, GR_MEM_OTHER);
-    if (gr_snapshot_write_u8(&out, entry->type) != 0 || row->save(entry->value, &out) != 0 ||
-        gr_snapshot_seal(&out, GR_DUMP_VERSION) != 0) {
+    if (dump_value(row, entry->type, entry->value, &out) != 0) {
         gr_snapshot_writer_release(&out);
         gr_reply_oom(reply);
         return;
@@ -429,9 +450,9 @@ void gr_cmd_dump(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
     gr_snapshot_writer_release(&out);
 }
 
-/* A payload's value, loaded: the value and *type, or NULL with *bad_format set (a well-sealed
- * payload whose body is not a value) or clear (out of memory). */
-static void *load_dump_payload(gr_server_t *db, gr_snapshot_reader_t *body, uint8_t *type, int *bad_format) {
+/* A goblin payload's value, loaded: the value and *type, or NULL with *bad_format set (a
+ * well-sealed payload whose body is not a value) or clear (out of memory). */
+static void *load_goblin_payload(gr_server_t *db, gr_snapshot_reader_t *body, uint8_t *type, int *bad_format) {
     *bad_format = 1;
     uint8_t id;
     if (gr_snapshot_read_u8(body, &id) != 0) return NULL;
@@ -448,6 +469,11 @@ static void *load_dump_payload(gr_server_t *db, gr_snapshot_reader_t *body, uint
     }
     *type = id;
     return value;
+}
+
+/* Whether this call's effect is recorded (an AOF or a replica takes it). */
+static int effect_recorded(gr_server_t *db) {
+    return db->call && db->call->propagates && gr_propagation_on(&db->propagation);
 }
 
 /* Redis's restoreCommand, in its order: options (an IDLETIME or FREQ value is checked where it
@@ -503,20 +529,38 @@ void gr_cmd_restore(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Invalid TTL value, must be >= 0");
         return;
     }
+    /* the trailer first, as Redis's verifyDumpPayload: the CRC-64, then the version: goblin's
+     * tag (high byte 0x47), or an RDB version rdb_load.c reads (Redis 1-12, Valkey 9's 80:
+     * newer than redis-server 7.0's 10, which refuses above its own, since goblin reads them) */
     uint16_t version;
     gr_snapshot_reader_t body;
-    if (gr_snapshot_unseal(argv[3], argv_length[3], &version, &body) != 0 ||
-        (version & 0xff00u) != GR_DUMP_VERSION_TAG || (version & 0xffu) > GR_DUMP_FORMAT) {
+    const int sealed = gr_snapshot_unseal(argv[3], argv_length[3], &version, &body) == 0;
+    const int goblin_form = sealed && (version & 0xff00u) == GR_DUMP_VERSION_TAG;
+    if (!sealed || (goblin_form ? (version & 0xffu) > GR_DUMP_FORMAT : !gr_rdb_dump_version_readable(version))) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR DUMP payload version or checksum are wrong");
         return;
     }
     uint8_t type = 0;
-    int bad_format;
-    void *value = load_dump_payload(db, &body, &type, &bad_format);
-    if (!value) {
-        if (bad_format) gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Bad data format");
-        else gr_reply_oom(reply);
-        return;
+    void *value;
+    if (goblin_form) {
+        int bad_format;
+        value = load_goblin_payload(db, &body, &type, &bad_format);
+        if (!value) {
+            if (bad_format) gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Bad data format");
+            else gr_reply_oom(reply);
+            return;
+        }
+    } else {
+        int status;
+        value = gr_rdb_restore_value(db, version, argv[3], argv_length[3] - 10, &type, &status);
+        if (!value) {
+            if (status == GR_RDB_VALUE_OOM) gr_reply_oom(reply);
+            else if (status == GR_RDB_VALUE_MODULE)
+                gr_reply_error_text(reply, GR_ERR_GENERIC,
+                                    "ERR Bad data format: the payload is a module's value and goblin has no modules");
+            else gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR Bad data format");
+            return;
+        }
     }
     const int64_t now = gr_db_now_ms(db);
     if (ttl && !absttl) ttl = ttl > INT64_MAX - now ? INT64_MAX : ttl + now;
@@ -554,8 +598,19 @@ void gr_cmd_restore(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
     gr_watch_touch_current(db, key);
     gr_db_count_changes(db, 1);
     /* propagated with the absolute time the key got: RESTORE key at payload REPLACE ABSTTL */
+    /* a goblin payload of a value Redis can hold goes out as Redis's payload, so a Redis
+     * replica takes it (an old AOF's or a goblin-only client's) */
+    gr_snapshot_writer_t redis_form;
+    gr_snapshot_writer_init(&redis_form, GR_MEM_OTHER);
+    const uint8_t *payload = argv[3];
+    size_t payload_length = argv_length[3];
+    int redis_version = 0;
+    if (goblin_form && effect_recorded(db) && gr_rdb_dump_value(type, value, &redis_form, &redis_version) == 0 &&
+        gr_snapshot_seal(&redis_form, (uint16_t)redis_version) == 0)
+        payload = redis_form.data, payload_length = redis_form.length;
     gr_effect_begin(db, 6);
     gr_effect_word(db, "RESTORE"), gr_effect_bytes(db, key), gr_effect_int(db, ttl);
-    gr_effect_bulk(db, argv[3], argv_length[3]), gr_effect_word(db, "REPLACE"), gr_effect_word(db, "ABSTTL");
+    gr_effect_bulk(db, payload, payload_length), gr_effect_word(db, "REPLACE"), gr_effect_word(db, "ABSTTL");
+    gr_snapshot_writer_release(&redis_form);
     gr_reply_ok(reply);
 }

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/snapshot_io.h"
 #include "exec/db.h"
 
 /* Versions: 9 is 5.0–6.2, 10 is 7.0, 11 is 7.2, 12 is 7.4; Valkey 9 writes 80 ("VALKEY080"). */
@@ -129,5 +130,27 @@ void gr_rdb_target_free_libraries(gr_rdb_target_t *target);
  * Redis form: each is skipped and counted (stats->keys_skipped), as are hash field TTLs.
  * 0, or -1 with error set. */
 int gr_rdb_save(gr_server_t *db, const char *path, gr_rdb_stats_t *stats, char *error, size_t error_size);
+
+/* ---- one value: DUMP and RESTORE in Redis's payload format ----
+ * A Redis DUMP payload is the value's RDB type byte and its RDB encoding (no key), then the RDB
+ * version as a u16 LE and a CRC-64/Jones of every byte before it, LE. */
+
+/* Write the value (goblin type id gtype) as type byte + RDB body into w, and the RDB version its
+ * trailer should carry into *version (10: redis-server 7.0 reads it). Goblin's compact
+ * encodings Redis 7.0 also has go as Redis writes them (listpack hash and sorted set, intset),
+ * others in their plain forms. 0 written; 1 no RDB 10 form (arrays; a hash with field TTLs):
+ * w is untouched and the caller uses goblin's own payload; -1 out of memory. */
+int gr_rdb_dump_value(uint8_t gtype, const void *value, gr_snapshot_writer_t *w, int *version);
+
+/* Whether RESTORE reads a Redis payload of this RDB version: Redis's 1..12 and Valkey 9's 80,
+ * every version rdb_load.c reads. */
+int gr_rdb_dump_version_readable(int version);
+
+/* Decode a Redis DUMP payload's body (data, length: type byte + value, the trailer already
+ * checked and cut off) of RDB version `version` into a new value of goblin type *gtype,
+ * shaped by db's settings. NULL with *status one of: */
+enum { GR_RDB_VALUE_OK = 0, GR_RDB_VALUE_BAD = 1, GR_RDB_VALUE_MODULE = 2, GR_RDB_VALUE_OOM = 3 };
+void *gr_rdb_restore_value(gr_server_t *db, int version, const uint8_t *data, size_t length, uint8_t *gtype,
+                           int *status);
 
 #endif

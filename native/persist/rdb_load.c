@@ -1357,3 +1357,39 @@ done:
     if (result < 0) stats->keys = stats->keys_expired = 0;
     return result;
 }
+
+/* ---- one value: RESTORE of a Redis DUMP payload ---- */
+
+void *gr_rdb_restore_value(gr_server_t *db, int version, const uint8_t *data, size_t length, uint8_t *gtype,
+                           int *status) {
+    *status = GR_RDB_VALUE_BAD;
+    in_t in = {.data = data, .length = length, .version = version, .valkey = version == GR_RDB_VERSION_VALKEY};
+    loader_t L = {.db = db, .keyspaces = db->keyspaces, .config = &db->config, .list_config = &db->list_config,
+                  .list_target = db->list_target, .in = &in, .now = unix_ms()};
+    uint8_t type = 0;
+    void *value = NULL;
+    if (read_u8(&in, &type, "a value type") == 0) {
+        if (type == GR_RDB_TYPE_MODULE_PRE_GA || type == GR_RDB_TYPE_MODULE_2) *status = GR_RDB_VALUE_MODULE;
+        else value = load_value(&L, type, gtype);
+    }
+    els_free(&L.key);
+    els_free(&L.vals);
+    els_free(&L.blob);
+    els_free(&L.blob2);
+    if (value == (void *)-1) return NULL;   /* empty (Redis refuses an empty value too) */
+    if (!value) {
+        /* load_value's only error that is not the payload's fault */
+        if (in.failed && strncmp(in.message, "out of memory", 13) == 0) *status = GR_RDB_VALUE_OOM;
+        return NULL;
+    }
+    if (in.at != length) {   /* bytes after the value: not what DUMP writes */
+        gr_value_type(*gtype)->free(value);
+        return NULL;
+    }
+    *status = GR_RDB_VALUE_OK;
+    return value;
+}
+
+int gr_rdb_dump_version_readable(int version) {
+    return (version >= 1 && version <= GR_RDB_VERSION_MAX_REDIS) || version == GR_RDB_VERSION_VALKEY;
+}

@@ -22,6 +22,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "core/number.h"
 #include "core/rdb_string.h"
 #include "core/snapshot_io.h"
 #include "engines/hash/hash.h"
@@ -74,6 +75,28 @@ static void put_le(gr_snapshot_writer_t *w, uint64_t v, int bytes) {
 static void put_string(gr_snapshot_writer_t *w, const uint8_t *p, size_t n) {
     gr_rdb_write_length(w, n);
     gr_snapshot_write_raw(w, p, n);
+}
+/* A value's string as Redis's rdbSaveRawString writes it: text of up to 11 bytes that is an
+ * integer in canonical form and fits 32 bits as the 1, 2 or 4 byte integer encoding, anything
+ * else raw (goblin does not LZF-compress; Redis reads either). */
+static int canonical_int(const uint8_t *p, size_t n, int64_t *v);
+static void put_value_string(gr_snapshot_writer_t *w, const uint8_t *p, size_t n) {
+    int64_t v;
+    if (n <= 11 && canonical_int(p, n, &v)) {
+        if (v >= INT8_MIN && v <= INT8_MAX) {
+            put_u8(w, 0xC0), put_u8(w, (uint8_t)v);
+            return;
+        }
+        if (v >= INT16_MIN && v <= INT16_MAX) {
+            put_u8(w, 0xC1), put_le(w, (uint64_t)v, 2);
+            return;
+        }
+        if (v >= INT32_MIN && v <= INT32_MAX) {
+            put_u8(w, 0xC2), put_le(w, (uint64_t)v, 4);
+            return;
+        }
+    }
+    put_string(w, p, n);
 }
 static void put_cstring(gr_snapshot_writer_t *w, const char *text) { put_string(w, (const uint8_t *)text, strlen(text)); }
 static void put_id(gr_snapshot_writer_t *w, const gr_stream_id_t *id) {
@@ -222,7 +245,7 @@ static void save_set(out_t *o, const gr_set_t *set) {
     gr_set_iter_t iter;
     gr_set_member_t member;
     gr_set_iter_start(set, &iter);
-    while (gr_set_iter_next(&iter, &member)) put_string(&o->w, member.data, member.length);
+    while (gr_set_iter_next(&iter, &member)) put_value_string(&o->w, member.data, member.length);
 }
 
 static void save_hash(out_t *o, const gr_hash_t *hash) {
@@ -232,8 +255,8 @@ static void save_hash(out_t *o, const gr_hash_t *hash) {
     gr_hash_iter_start(hash, &iter);
     int64_t dropped = 0;
     while (gr_hash_iter_next(&iter, &entry)) {
-        put_string(&o->w, entry.field, entry.field_length);
-        put_string(&o->w, entry.value, entry.value_length);
+        put_value_string(&o->w, entry.field, entry.field_length);
+        put_value_string(&o->w, entry.value, entry.value_length);
         if (gr_hash_volatile_hashes() && gr_hash_field_expire(hash, entry.field, entry.field_length) >= 0) dropped++;
     }
     o->stats->fields_ttl_dropped += dropped;
@@ -245,7 +268,7 @@ static void save_zset(out_t *o, const gr_zset_t *zset) {
     gr_zset_entry_t entry;
     gr_zset_iter_start(zset, 0, &iter);
     while (gr_zset_iter_next(&iter, &entry)) {
-        put_string(&o->w, entry.member, entry.member_length);
+        put_value_string(&o->w, entry.member, entry.member_length);
         uint64_t bits;
         memcpy(&bits, &entry.score, sizeof bits);
         put_le(&o->w, bits, 8);
@@ -347,6 +370,103 @@ static void save_stream(out_t *o, const gr_stream_t *stream) {
     }
 }
 
+/* ---- DUMP's compact forms: goblin's compact encodings as Redis 7.0 writes its own ---- */
+
+/* A compact hash as type 16: one listpack of field, value, ... in the hash's order. */
+static void save_hash_listpack(out_t *o, const gr_hash_t *hash) {
+    lp_t lp;
+    lp_begin(&lp, &o->lp);
+    gr_hash_iter_t iter;
+    gr_hash_entry_t entry;
+    gr_hash_iter_start(hash, &iter);
+    while (gr_hash_iter_next(&iter, &entry)) {
+        lp_string(&lp, entry.field, entry.field_length);
+        lp_string(&lp, entry.value, entry.value_length);
+    }
+    lp_end(&lp, &o->w);
+}
+
+/* A compact sorted set as type 17: member, score, ... in score order, each score as the text
+ * Redis 7.0's d2string gives it (an integral score is an integer entry). */
+static void save_zset_listpack(out_t *o, const gr_zset_t *zset) {
+    lp_t lp;
+    lp_begin(&lp, &o->lp);
+    gr_zset_iter_t iter;
+    gr_zset_entry_t entry;
+    gr_zset_iter_start(zset, 0, &iter);
+    while (gr_zset_iter_next(&iter, &entry)) {
+        char text[64];
+        size_t n = gr_double_to_text(entry.score, text, sizeof text);
+        lp_string(&lp, entry.member, entry.member_length);
+        lp_string(&lp, (const uint8_t *)text, n);
+    }
+    lp_end(&lp, &o->w);
+}
+
+/* An intset-encoded set as type 11: Redis's intset (u32 LE width, u32 LE count, the members
+ * ascending in that width), the width the largest member needs. */
+static void save_intset(out_t *o, const gr_set_t *set) {
+    gr_snapshot_writer_t *b = &o->lp;
+    b->length = 0;
+    int width = 2;
+    gr_set_iter_t iter;
+    gr_set_member_t member;
+    gr_set_iter_start(set, &iter);
+    while (gr_set_iter_next(&iter, &member)) {
+        int64_t v = 0;
+        (void)canonical_int(member.data, member.length, &v);
+        if (v < INT32_MIN || v > INT32_MAX) width = 8;
+        else if ((v < INT16_MIN || v > INT16_MAX) && width < 4) width = 4;
+    }
+    put_le(b, (uint64_t)width, 4);
+    put_le(b, gr_set_count(set), 4);
+    gr_set_iter_start(set, &iter);
+    while (gr_set_iter_next(&iter, &member)) {
+        int64_t v = 0;
+        (void)canonical_int(member.data, member.length, &v);
+        put_le(b, (uint64_t)v, width);
+    }
+    if (b->oom) {
+        o->w.oom = 1;
+        return;
+    }
+    put_string(&o->w, b->data, b->length);
+}
+
+/* The RDB type a goblin value is written as, or -1 (no Redis form). compact: DUMP's forms,
+ * where goblin's encoding is one Redis 7.0 also has (listpack hash and sorted set, intset). */
+static int rdb_type_of(uint8_t gtype, const void *value, int compact) {
+    switch (gtype) {
+    case GR_TYPE_STRING: return GR_RDB_TYPE_STRING;
+    case GR_TYPE_LIST: return GR_RDB_TYPE_LIST_QUICKLIST_2;
+    case GR_TYPE_SET: return compact && gr_set_encoding(value) == GR_SET_INTSET ? GR_RDB_TYPE_SET_INTSET : GR_RDB_TYPE_SET;
+    case GR_TYPE_HASH: return compact && gr_hash_is_compact(value) ? GR_RDB_TYPE_HASH_LISTPACK : GR_RDB_TYPE_HASH;
+    case GR_TYPE_ZSET:
+        return compact && gr_zset_is_compact(value) && !gr_zset_is_packed(value) ? GR_RDB_TYPE_ZSET_LISTPACK
+                                                                                 : GR_RDB_TYPE_ZSET_2;
+    case GR_TYPE_STREAM: return GR_RDB_TYPE_STREAM_LISTPACKS_2;
+    default: return -1;
+    }
+}
+
+static void save_value(out_t *o, int rdb_type, const void *value) {
+    switch (rdb_type) {
+    case GR_RDB_TYPE_STRING: {
+        const gr_string_t *s = value;
+        put_value_string(&o->w, s->data, s->length);
+        break;
+    }
+    case GR_RDB_TYPE_LIST_QUICKLIST_2: save_list(o, value); break;
+    case GR_RDB_TYPE_SET: save_set(o, value); break;
+    case GR_RDB_TYPE_SET_INTSET: save_intset(o, value); break;
+    case GR_RDB_TYPE_HASH: save_hash(o, value); break;
+    case GR_RDB_TYPE_HASH_LISTPACK: save_hash_listpack(o, value); break;
+    case GR_RDB_TYPE_ZSET_2: save_zset(o, value); break;
+    case GR_RDB_TYPE_ZSET_LISTPACK: save_zset_listpack(o, value); break;
+    case GR_RDB_TYPE_STREAM_LISTPACKS_2: save_stream(o, value); break;
+    }
+}
+
 typedef struct pass {
     out_t *o;
     int64_t arrays_logged;
@@ -356,15 +476,8 @@ static int save_key(void *context, gr_ks_entry_t *entry) {
     pass_t *pass = context;
     out_t *o = pass->o;
     gr_snapshot_writer_t *w = &o->w;
-    uint8_t type;
-    switch (entry->type) {
-    case GR_TYPE_STRING: type = GR_RDB_TYPE_STRING; break;
-    case GR_TYPE_LIST: type = GR_RDB_TYPE_LIST_QUICKLIST_2; break;
-    case GR_TYPE_SET: type = GR_RDB_TYPE_SET; break;
-    case GR_TYPE_HASH: type = GR_RDB_TYPE_HASH; break;
-    case GR_TYPE_ZSET: type = GR_RDB_TYPE_ZSET_2; break;
-    case GR_TYPE_STREAM: type = GR_RDB_TYPE_STREAM_LISTPACKS_2; break;
-    default:
+    const int type = rdb_type_of(entry->type, entry->value, 0);
+    if (type < 0) {
         if (pass->arrays_logged++ == 0)
             gr_log_to_stderr("RDB export: values of type %s have no Redis form and are skipped (first: '%.*s')",
                              gr_value_type_name(entry->type), (int)(entry->key_length > 64 ? 64 : entry->key_length),
@@ -376,23 +489,27 @@ static int save_key(void *context, gr_ks_entry_t *entry) {
         put_u8(w, GR_RDB_OPCODE_EXPIRETIME_MS);
         put_le(w, (uint64_t)entry->expire_at_ms, 8);
     }
-    put_u8(w, type);
-    put_string(w, entry->key, entry->key_length);
-    switch (entry->type) {
-    case GR_TYPE_STRING: {
-        const gr_string_t *s = entry->value;
-        put_string(w, s->data, s->length);
-        break;
-    }
-    case GR_TYPE_LIST: save_list(o, entry->value); break;
-    case GR_TYPE_SET: save_set(o, entry->value); break;
-    case GR_TYPE_HASH: save_hash(o, entry->value); break;
-    case GR_TYPE_ZSET: save_zset(o, entry->value); break;
-    case GR_TYPE_STREAM: save_stream(o, entry->value); break;
-    }
+    put_u8(w, (uint8_t)type);
+    put_value_string(w, entry->key, entry->key_length);
+    save_value(o, type, entry->value);
     o->stats->keys++;
     if (w->length >= FLUSH_AT && flush(o) != 0) return 1;
     return 0;
+}
+
+int gr_rdb_dump_value(uint8_t gtype, const void *value, gr_snapshot_writer_t *w, int *version) {
+    const int type = rdb_type_of(gtype, value, 1);
+    /* a hash with field TTLs keeps goblin's payload: RDB 10 has no form for them */
+    if (type < 0 || (gtype == GR_TYPE_HASH && gr_hash_next_expire(value) != INT64_MAX)) return 1;
+    gr_rdb_stats_t stats = {0};
+    out_t o = {.w = *w, .fd = -1, .stats = &stats};
+    gr_snapshot_writer_init(&o.lp, GR_MEM_OTHER);
+    put_u8(&o.w, (uint8_t)type);
+    save_value(&o, type, value);
+    gr_snapshot_writer_release(&o.lp);
+    *w = o.w;
+    *version = GR_RDB_VERSION_WRITTEN;
+    return w->oom ? -1 : 0;
 }
 
 static int write_function(void *context, const uint8_t *code, size_t length) {
