@@ -254,3 +254,32 @@ def test_goblin_sealed_payloads_still_restore(goblin, redis):
     with pytest.raises(ResponseError) as raised:
         redis.restore("arr", 0, payload)
     assert str(raised.value) == CHECKSUM_ERROR
+
+
+def test_a_hash_with_field_ttls_keeps_goblins_payload_and_its_ttls(goblin):
+    goblin.hset("h", mapping={"a": "1", "b": "2"})
+    goblin.execute_command("HPEXPIRE", "h", "600000", "FIELDS", "1", "a")
+    payload = goblin.dump("h")
+    assert payload[-9:-8] == b"\x47"              # RDB 10 has no form for field TTLs
+    assert goblin.restore("h2", 0, payload) is True
+    assert goblin.hgetall("h2") == {b"a": b"1", b"b": b"2"}
+    assert goblin.execute_command("HPEXPIRETIME", "h2", "FIELDS", "2", "a", "b") == \
+        goblin.execute_command("HPEXPIRETIME", "h", "FIELDS", "2", "a", "b")
+
+
+def test_restore_of_a_goblin_payload_reaches_a_redis_replica_in_redis_form(goblin_server, goblin, tmp_path):
+    """An old goblin payload (an AOF's, a stored one) restored on a goblin primary is propagated
+    as Redis's payload of the value, which a redis-server replica takes."""
+    from test_replication import info, wait_until
+    replica = Redis(tmp_path / "replica", "--replicaof", "127.0.0.1", str(goblin_server.port))
+    try:
+        r = replica.client
+        wait_until(lambda: info(r).get("master_link_status") == "up", what="the sync")
+        assert goblin.restore("old", 0, sealed(b"\x01\x05hello", 0x4701)) is True
+        goblin.rpush("l", "a", "b")
+        assert goblin.restore("l2", 0, goblin.dump("l")) is True
+        wait_until(lambda: r.exists("old", "l2") == 2, what="the replica to take both restores")
+        assert r.get("old") == b"hello"
+        assert r.lrange("l2", 0, -1) == [b"a", b"b"]
+    finally:
+        replica.stop()
