@@ -267,6 +267,9 @@ static int write_key(void *context, gr_ks_entry_t *entry) {
     }
     const gr_value_type_t *row = gr_value_type(entry->type);
     if (!row || !row->save) { w->failed = 1; return 1; }
+    /* goblin's sealed payload, not DUMP's Redis one: it keeps what a Redis payload cannot
+     * (the engine a list was made on) for the restart, front-codes lists and loads streams
+     * faster (ARCHITECTURE.md, "Redis's RDB files") */
     gr_snapshot_writer_t payload;
     gr_snapshot_writer_init(&payload, GR_MEM_OTHER);
     if (gr_snapshot_write_u8(&payload, entry->type) != 0 || row->save(entry->value, &payload) != 0 ||

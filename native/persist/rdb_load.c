@@ -13,6 +13,9 @@
  * Not loaded: a module's value (refused: goblin has no modules); Redis 7.0's pre-release
  * FUNCTION opcode. LRU/LFU hints (IDLE, FREQ) set a key's idle time or counter under an LRU or
  * LFU maxmemory-policy, as Redis applies them; otherwise access times start now.
+ *
+ * gr_rdb_restore_value is RESTORE's reader of a Redis DUMP payload: the same load_value over
+ * the payload's body in memory (type byte, value, nothing after it).
  */
 #include "persist/rdb_format.h"
 

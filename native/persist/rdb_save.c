@@ -10,6 +10,13 @@
  * expiries as EXPIRETIME_MS. Arrays have no Redis form and hash field TTLs none in RDB 10:
  * each is skipped (counted, and logged once per save). The body goes through a 1 MiB buffer
  * with the CRC-64 kept running; the file is written as temp-<pid>.rdb, fsynced and renamed.
+ * Strings (values, members, fields, keys) that are integers of up to 32 bits take RDB's integer
+ * encoding, as Redis's rdbSaveRawString; nothing is LZF-compressed.
+ *
+ * gr_rdb_dump_value is DUMP's writer: one value, type byte first, into a memory buffer, in the
+ * same per-type code, with DUMP's compact forms for goblin's compact encodings that Redis 7.0
+ * also has (a listpack hash or sorted set as types 16 and 17, an intset as type 11), so small
+ * values dump to the bytes redis-server gives them.
  */
 #include "persist/rdb_format.h"
 
