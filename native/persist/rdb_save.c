@@ -75,7 +75,11 @@ static int flush(out_t *o) {
     return 0;
 }
 
-static void put_u8(gr_snapshot_writer_t *w, uint8_t v) { gr_snapshot_write_u8(w, v); }
+/* a byte, without a call while the buffer has room (a listpack's entries are written a byte at a time) */
+static inline void put_u8(gr_snapshot_writer_t *w, uint8_t v) {
+    if (w->length < w->capacity && !w->oom) w->data[w->length++] = v;
+    else gr_snapshot_write_u8(w, v);
+}
 static void put_le(gr_snapshot_writer_t *w, uint64_t v, int bytes) {
     for (int i = 0; i < bytes; i++) put_u8(w, (uint8_t)(v >> (8 * i)));
 }
