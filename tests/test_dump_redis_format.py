@@ -136,6 +136,13 @@ def test_goblin_dump_restores_in_redis_server_equal(goblin, redis):
     assert 590_000 < redis.pttl("s:ttl") <= 600_000
 
 
+def test_a_list_of_either_goblin_engine_dumps_to_redis_equal(goblin, redis):
+    goblin.execute_command("GOBLIN.PMA.RPUSH", "pma", *[f"p{i}" for i in range(300)])
+    goblin.execute_command("GOBLIN.SEG.RPUSH", "seg", *[f"s{i}" for i in range(300)])
+    copy_keys(goblin, redis, ["pma", "seg"])
+    assert contents(redis, ["pma", "seg"]) == contents(goblin, ["pma", "seg"])
+
+
 def test_redis_server_dump_restores_in_goblin_equal(goblin, redis):
     keys = populate(redis)
     encodings = {redis.object("encoding", k) for k in keys}

@@ -1368,7 +1368,7 @@ void *gr_rdb_restore_value(gr_server_t *db, int version, const uint8_t *data, si
     *status = GR_RDB_VALUE_BAD;
     in_t in = {.data = data, .length = length, .version = version, .valkey = version == GR_RDB_VERSION_VALKEY};
     loader_t L = {.db = db, .keyspaces = db->keyspaces, .config = &db->config, .list_config = &db->list_config,
-                  .list_target = db->list_target, .in = &in, .now = unix_ms()};
+                  .list_target = db->list_target, .in = &in, .now = gr_db_now_ms(db)};
     uint8_t type = 0;
     void *value = NULL;
     if (read_u8(&in, &type, "a value type") == 0) {
