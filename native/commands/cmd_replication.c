@@ -155,6 +155,7 @@ void gr_cmd_replconf(gr_server_t *db, size_t argc, const uint8_t *const *argv, c
             if (peer && peer->state && gr_bytes_to_int64(value, value_length, &offset) == 0) {
                 if (offset > peer->ack_offset) peer->ack_offset = offset;
                 peer->ack_ms = db->now_ms;
+                peer->ack_count++;
                 db->repl_primary.acks = 1;
             }
             return;
