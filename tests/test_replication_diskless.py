@@ -252,6 +252,17 @@ def test_a_replica_that_dies_mid_transfer_harms_neither_the_other_nor_the_primar
             wait_until(lambda: redis.client.execute_command("GET", "after") == b"1", what="the stream")
         finally:
             redis.stop()
+
+        # becoming a replica mid-transfer: the child, blocked on a pipe nobody reads, is killed
+        configure(p, "repl-diskless-sync-delay", "0", "repl-diskless-sync-max-replicas", "0")
+        wait_until(lambda: info(p)["connected_slaves"] == "0", what="the replica to be gone")
+        s, buffer, header = raw_sync(primary.port, capa_eof=True)    # and never reads
+        assert header.startswith(b"$EOF:")
+        p.execute_command("REPLICAOF", "127.0.0.1", "1")
+        primary.wait_for_log("Background RDB transfer error", timeout=20)
+        p.execute_command("REPLICAOF", "NO", "ONE")
+        assert p.execute_command("BGSAVE") == b"Background saving started"   # no child left behind
+        s.close()
         p.close()
 
 

@@ -707,6 +707,12 @@ void gr_primary_tick(gr_primary_t *p) {
     if (db->repl.master_port) {   /* a replica now: our replicas resync with the new history */
         p->was_replica = 1;
         while (p->replicas) replica_close(p, p->replicas, "the server became a replica");
+        if (p->child_running && p->socket_target && !p->child_done && gr_child_running(db) == GR_CHILD_REPL_SYNC) {
+            if (p->pipe_fd >= 0) close(p->pipe_fd);   /* nobody reads it any more: the child would block */
+            p->pipe_fd = -1;
+            p->pipe_eof = 1;
+            gr_child_kill(db);
+        }
         if (p->child_running && p->child_done) child_finished(p);
         rp->connected = rp->good = 0;
         return;
