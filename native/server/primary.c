@@ -32,6 +32,11 @@
  * repl-backlog-ttl: with no replica for that many seconds, a primary frees its backlog and
  * takes a new replication id (so nobody continues a history it no longer holds), as Redis.
  *
+ * Chained replication: a replica serves replicas the same way, from its own data and backlog;
+ * the backlog is fed by server/replica.c with the primary's stream as applied (so the replid and
+ * offsets are the primary's), none of our PINGs/GETACKs go into it, and the replicas are
+ * disconnected when its history changes (it became a replica, a full sync, a new replid).
+ *
  * Nothing here blocks on a replica: all output goes through the connection's buffer and the
  * loop's non-blocking writes; the replica class of client-output-buffer-limit (256mb 64mb 60)
  * counts the buffer plus the stream kept during the sync.
@@ -90,6 +95,8 @@ struct gr_primary {
     int64_t fork_offset;
     int64_t last_second_ms, last_ping_ms;
     uint8_t was_replica;
+    char seen_replid[41];         /* as a replica: the history our replicas follow */
+    int64_t seen_syncs;           /* and the full syncs it had (db->repl.sync_full) */
     /* the diskless form: the running child writes to the pipe */
     uint8_t socket_target;        /* the running child's RDB goes to pipe_fd */
     uint8_t pipe_eof;             /* the pipe ended (the child closed its end) */
@@ -200,15 +207,26 @@ static void tap(void *context, gr_server_t *db, const uint8_t *data, size_t leng
     gr_repl_backlog_feed(db, data, length);
 }
 
+/* The backlog's feed to our replicas, and on a primary the tap that fills the backlog (a
+ * replica's backlog is filled by server/replica.c with the stream it applies: no tap, so a
+ * replica without an AOF records no effects). */
 static void install_tap(gr_primary_t *p) {
     gr_server_t *db = p->db;
-    if (db->propagation.tap) return;
+    db->repl_primary.feed = feed;
+    db->repl_primary.feed_context = p;
+    if (db->propagation.tap || db->repl.master_port) return;
     db->propagation.tap = tap;
     db->propagation.tap_context = p;
     db->propagation.tapped = db->propagation.length;   /* what is pending predates the backlog */
     db->propagation.selected = -1;
-    db->repl_primary.feed = feed;
-    db->repl_primary.feed_context = p;
+}
+
+static void remove_tap(gr_primary_t *p) {
+    gr_server_t *db = p->db;
+    if (db->propagation.tap_context != p) return;
+    gr_propagate_flush(db);   /* what is pending belongs to the history so far */
+    db->propagation.tap = NULL;
+    db->propagation.tap_context = NULL;
 }
 
 gr_primary_t *gr_primary_new(gr_server_t *db, const gr_primary_io_t *io) {
@@ -677,7 +695,8 @@ static void every_second(gr_primary_t *p, int64_t now) {
             replica_close(p, r, "replica timed out");
         }
     }
-    if (p->replicas && rp->ping_period_s > 0 && now - p->last_ping_ms >= rp->ping_period_s * 1000) {
+    /* a replica's replicas get its primary's PINGs in the stream it proxies, none of its own */
+    if (p->replicas && !db->repl.master_port && rp->ping_period_s > 0 && now - p->last_ping_ms >= rp->ping_period_s * 1000) {
         p->last_ping_ms = now;
         static const char ping[] = "*1\r\n$4\r\nPING\r\n";
         feed_all(db, ping, sizeof ping - 1);
@@ -691,12 +710,11 @@ static void backlog_ttl(gr_primary_t *p) {
     if (!rp->backlog || !rp->backlog_ttl_s || db->repl.master_port) return;
     int64_t now = gr_unix_ms();
     if (now - p->no_replicas_since_ms <= rp->backlog_ttl_s * 1000) return;
-    gr_propagate_flush(db);   /* what is pending belongs to the old history */
+    remove_tap(p);   /* what is pending belongs to the old history */
     gr_repl_new_replid(db);
     memset(db->repl.replid2, '0', 40);
     db->repl.second_offset = -1;
     gr_repl_backlog_free(db);
-    if (db->propagation.tap_context == p) db->propagation.tap = NULL, db->propagation.tap_context = NULL;
     if (db->repl_primary.feed_context == p) db->repl_primary.feed = NULL, db->repl_primary.feed_context = NULL;
     plog(p, "Replication backlog freed after %lld seconds without connected replicas.", (long long)rp->backlog_ttl_s);
 }
@@ -704,26 +722,24 @@ static void backlog_ttl(gr_primary_t *p) {
 void gr_primary_tick(gr_primary_t *p) {
     gr_server_t *db = p->db;
     gr_repl_primary_t *rp = &db->repl_primary;
-    if (db->repl.master_port) {   /* a replica now: our replicas resync with the new history */
-        p->was_replica = 1;
-        while (p->replicas) replica_close(p, p->replicas, "the server became a replica");
-        if (p->child_running && p->socket_target && !p->child_done && gr_child_running(db) == GR_CHILD_REPL_SYNC) {
-            if (p->pipe_fd >= 0) close(p->pipe_fd);   /* nobody reads it any more: the child would block */
-            p->pipe_fd = -1;
-            p->pipe_eof = 1;
-            gr_child_kill(db);
+    if (db->repl.master_port) {
+        /* A replica serves its own replicas the stream it applies (chained: server/replica.c
+         * feeds the backlog); when it became a replica or its history changed (a full sync, a
+         * new replication id) they resync with the new history, as Redis's disconnectSlaves. */
+        if (!p->was_replica || strcmp(p->seen_replid, db->repl.replid) != 0 || p->seen_syncs != db->repl.sync_full) {
+            const char *why = p->was_replica ? "the replication history changed" : "the server became a replica";
+            p->was_replica = 1;
+            memcpy(p->seen_replid, db->repl.replid, sizeof p->seen_replid);
+            p->seen_syncs = db->repl.sync_full;
+            while (p->replicas) replica_close(p, p->replicas, why);   /* a diskless child is killed below */
+            remove_tap(p);
         }
-        if (p->child_running && p->child_done) child_finished(p);
-        rp->connected = rp->good = 0;
-        return;
-    }
-    if (p->was_replica) {   /* promoted: the backlog continues from here (PSYNC replid2) */
+    } else if (p->was_replica) {   /* promoted: the backlog goes on (PSYNC replid2 continues from it) */
         p->was_replica = 0;
         p->no_replicas_since_ms = gr_unix_ms();
         if (gr_repl_backlog_create(db) == 0) install_tap(p);
-        gr_repl_backlog_reset(db);
     }
-    if (rp->backlog && !db->propagation.tap) install_tap(p);
+    if (rp->backlog) install_tap(p);
     /* what the cron propagated (active expiry's DELs) does not wait for the next command */
     if (db->propagation.tap && db->propagation.length > db->propagation.tapped && !db->propagation.in_exec)
         gr_propagate_flush(db);
@@ -749,7 +765,7 @@ void gr_primary_tick(gr_primary_t *p) {
     if (rp->getack) {
         rp->getack = 0;
         static const char getack[] = "*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
-        feed_all(db, getack, sizeof getack - 1);
+        if (!db->repl.master_port) feed_all(db, getack, sizeof getack - 1);   /* a replica proxies its primary's */
     }
     if (now - p->last_second_ms >= 1000) {
         p->last_second_ms = now;
