@@ -613,6 +613,10 @@ static void sync_finished(gr_replica_link_t *l, int64_t keys) {
     /* a backlog of the new history from here, as Redis's replicas keep one: our own replicas
      * (chained) continue from it, and so do the old primary's after a promotion */
     if (gr_repl_backlog_create(db) == 0) gr_repl_backlog_reset(db);
+    /* our replicas follow the old history: none of the new stream reaches them before the
+     * loop's next gr_primary_tick disconnects them (and attaches the feed again) */
+    db->repl_primary.feed = NULL;
+    db->repl_primary.feed_context = NULL;
     r->sync_full++;
     say(l, "MASTER <-> REPLICA sync: Finished with success (%lld keys)", (long long)keys);
     if (db->aof) {   /* the log held the old data: rewrite it from the new (Redis's restartAOFAfterSync) */
