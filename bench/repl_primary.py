@@ -2,14 +2,14 @@
 workload) from a goblin primary to a redis-server 7.0 replica, beside redis-server -> redis-server,
 same run, same keys.
 
-    python bench/repl_primary.py [--keys 1000000] [--rounds 2] [--no-pin]
+    python bench/repl_primary.py [--keys 1000000] [--rounds 3] [--no-pin]
 
 Each figure: REPLICAOF sent to a fresh redis-server replica -> its INFO says master_link_status:up
-(the primary's RDB, the transfer and the replica's load), best of --rounds. The redis-server
-primary runs twice: with its 7.0 default form (repl-diskless-sync yes) and with the disk form goblin
-serves (repl-diskless-sync no); both with repl-diskless-sync-delay 0. Primaries are pinned to core
-0 and replicas to core 1 (taskset) unless --no-pin. Machine load changes every figure: read the
-ratios side by side.
+(the primary's RDB, the transfer and the replica's load), best of --rounds. Each primary runs in
+both forms of the full sync: diskless (repl-diskless-sync yes, Redis 7.0's default: the RDB
+streamed from the fork through a pipe) and disk (repl-diskless-sync no: an RDB file, then sent);
+all with repl-diskless-sync-delay 0. Primaries are pinned to core 1 and replicas to core 0
+(taskset) unless --no-pin. Machine load changes every figure: read the ratios side by side.
 """
 
 from __future__ import annotations
@@ -33,20 +33,24 @@ PIN: dict[str, tuple[str, ...]] = {"primary": (), "replica": ()}
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--keys", type=int, default=1_000_000)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-pin", action="store_true")
     options = parser.parse_args()
     if not options.no_pin and shutil.which("taskset"):
-        PIN["primary"], PIN["replica"] = ("taskset", "-c", "0"), ("taskset", "-c", "1")
+        PIN["primary"], PIN["replica"] = ("taskset", "-c", "1"), ("taskset", "-c", "0")
     data = workload(options.keys)
     with tempfile.TemporaryDirectory(prefix="repl-primary-") as temp:
         root = Path(temp)
         primaries = {
-            "goblin": goblin(root / "goblin", prefix=PIN["primary"]),
+            "goblin diskless": goblin(root / "goblin-diskless", prefix=PIN["primary"]),
+            "goblin disk": goblin(root / "goblin-disk", prefix=PIN["primary"]),
             "redis diskless": redis(root / "redis-diskless", "--repl-diskless-sync", "yes", prefix=PIN["primary"]),
             "redis disk": redis(root / "redis-disk", "--repl-diskless-sync", "no", prefix=PIN["primary"]),
         }
         try:
+            for name, form in (("goblin diskless", "yes"), ("goblin disk", "no")):
+                RespClient(port=primaries[name][1]).execute_command(
+                    "CONFIG", "SET", "repl-diskless-sync", form, "repl-diskless-sync-delay", "0")
             for name, (_, port) in primaries.items():
                 subprocess.run(["redis-cli", "-p", str(port), "--pipe"], input=data, check=True, capture_output=True)
             figures: dict[str, list[float]] = {name: [] for name in primaries}
@@ -61,11 +65,12 @@ def main() -> int:
                         stop(process)
             best = {name: min(values) for name, values in figures.items()}
             for name, values in figures.items():
-                print(f"{name:15s} -> redis-server replica, full sync of {options.keys} keys: best {best[name]:.3f} s"
+                print(f"{name:16s} -> redis-server replica, full sync of {options.keys} keys: best {best[name]:.3f} s"
                       f"  ({', '.join(f'{v:.3f}' for v in values)})")
-            for reference in ("redis diskless", "redis disk"):
-                ratio = best[reference] / best["goblin"]
-                print(f"goblin primary at {ratio:.2f}x the speed of a {reference} primary "
+            for ours, reference in (("goblin diskless", "redis diskless"), ("goblin disk", "redis disk"),
+                                    ("goblin diskless", "goblin disk")):
+                ratio = best[reference] / best[ours]
+                print(f"{ours} primary at {ratio:.2f}x the speed of a {reference} primary "
                       f"({'no slower' if ratio >= 1 else 'slower'})")
         finally:
             for process, _ in primaries.values():

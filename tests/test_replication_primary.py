@@ -33,6 +33,12 @@ def in_step(primary, replica) -> bool:
             primary.execute_command("DEBUG", "DIGEST") == replica.execute_command("DEBUG", "DIGEST"))
 
 
+def sync_form(c, form: str = "diskless") -> None:
+    """The full sync's form on a goblin primary, without repl-diskless-sync-delay's 5 s wait."""
+    c.execute_command("CONFIG", "SET", "repl-diskless-sync", "yes" if form == "diskless" else "no",
+                      "repl-diskless-sync-delay", "0")
+
+
 def write_load(c, round_: int, n: int = 200) -> None:
     for i in range(n):
         c.execute_command("SET", f"s{i}", f"v{round_}-{i}")
@@ -56,15 +62,20 @@ def write_load(c, round_: int, n: int = 200) -> None:
     c.execute_command("SELECT", 0)
 
 
-def test_redis_replica_of_goblin_under_load_then_partial_resync(tmp_path):
+@pytest.mark.parametrize("form", ["diskless", "disk"])
+def test_redis_replica_of_goblin_under_load_then_partial_resync(tmp_path, form):
     with GoblinServer(tmp_path / "g").start() as goblin:
         g = RespClient(port=goblin.port, socket_timeout=20)
+        sync_form(g, form)
         write_load(g, 0)
         replica = Redis(tmp_path / "r", "--replicaof", "127.0.0.1", str(goblin.port))
         try:
             r = replica.client
             write_load(g, 1)                                   # during or after the full sync
             wait_until(lambda: in_step(g, r), what="the first sync")
+            target = "replicas sockets" if form == "diskless" else "disk"
+            assert f"Starting BGSAVE for SYNC with target: {target}" in "".join(goblin.log + goblin.wait_for_log(
+                "Synchronization with replica"))
             assert r.execute_command("GET", "s5") == b"v1-5"
             assert r.execute_command("GET", "short") is None   # the primary's DEL (expired)
             fields = info(g)
@@ -110,6 +121,7 @@ def test_writes_during_the_transfer_are_not_lost(tmp_path):
     """A big keyspace makes the RDB take a while; a writer keeps writing through the sync."""
     with GoblinServer(tmp_path / "g").start() as goblin:
         g = RespClient(port=goblin.port, socket_timeout=20)
+        sync_form(g)
         for start in range(0, 200_000, 10_000):
             g.execute_command("MSET", *[x for i in range(start, start + 10_000) for x in (f"k{i}", "v" * 20)])
         stop = threading.Event()
@@ -148,6 +160,7 @@ def test_writes_during_the_transfer_are_not_lost(tmp_path):
 def test_goblin_replica_of_goblin_primary_and_promotion(tmp_path):
     with GoblinServer(tmp_path / "p").start() as primary:
         p = RespClient(port=primary.port, socket_timeout=20)
+        sync_form(p)
         write_load(p, 0, n=50)
         with GoblinServer(tmp_path / "g", "--replicaof", "127.0.0.1", str(primary.port)).start() as goblin:
             g = RespClient(port=goblin.port, socket_timeout=20)
@@ -168,6 +181,7 @@ def test_a_promoted_goblin_replica_continues_the_old_primarys_replicas(tmp_path)
     same offset moves to the promoted goblin with +CONTINUE, no full sync."""
     with GoblinServer(tmp_path / "p").start() as primary:
         p = RespClient(port=primary.port, socket_timeout=20)
+        sync_form(p)
         write_load(p, 0, n=30)
         with GoblinServer(tmp_path / "a", "--replicaof", "127.0.0.1", str(primary.port)).start() as promoted:
             a = RespClient(port=promoted.port, socket_timeout=20)
@@ -210,6 +224,7 @@ def test_min_replicas_to_write_and_wait_without_replicas(tmp_path):
 def test_bad_replicas_do_not_hurt_the_primary(tmp_path):
     with GoblinServer(tmp_path / "g").start() as goblin:
         g = RespClient(port=goblin.port)
+        sync_form(g)
         g.execute_command("MSET", *[x for i in range(50_000) for x in (f"k{i}", "v" * 50)])
         digest = g.execute_command("DEBUG", "DIGEST")
         # a replica that asks for a sync and dies before reading the payload
@@ -263,6 +278,7 @@ def test_redis_cli_rdb_against_goblin(tmp_path):
         pytest.fail("redis-tools is not installed (redis-cli, redis-check-rdb)")
     with GoblinServer(tmp_path / "g").start() as goblin:
         g = RespClient(port=goblin.port)
+        sync_form(g)
         write_load(g, 0, n=50)
         out = tmp_path / "dump.rdb"
         done = subprocess.run([cli, "-p", str(goblin.port), "--rdb", str(out)], capture_output=True, timeout=30)
@@ -289,6 +305,7 @@ def test_every_write_scenario_reaches_a_redis_replica(tmp_path):
     from resp_wire import raw_connection
     with GoblinServer(tmp_path / "g").start() as goblin:
         g = RespClient(port=goblin.port, socket_timeout=20)
+        sync_form(g)
         replica = Redis(tmp_path / "r", "--replicaof", "127.0.0.1", str(goblin.port))
         try:
             r = replica.client

@@ -52,7 +52,8 @@ typedef enum {
     P_TRACKING_TABLE_MAX_KEYS,   /* exec/tracking.h */
     P_REPLICAOF, P_MASTERAUTH, P_MASTERUSER, P_REPLICA_READ_ONLY, P_REPLICA_SERVE_STALE_DATA,   /* exec/replication.h */
     P_REPL_BACKLOG_SIZE, P_MIN_REPLICAS_TO_WRITE, P_MIN_REPLICAS_MAX_LAG, P_REPL_PING_REPLICA_PERIOD,
-    P_REPL_TIMEOUT,   /* exec/repl_backlog.h: goblin as a primary */
+    P_REPL_TIMEOUT, P_REPL_DISKLESS_SYNC, P_REPL_DISKLESS_SYNC_DELAY, P_REPL_DISKLESS_SYNC_MAX_REPLICAS,
+    P_REPL_BACKLOG_TTL,   /* exec/repl_backlog.h: goblin as a primary */
     P_ACLFILE, P_ACLLOG_MAX_LEN,   /* exec/acl.h: the ACL file, ACL LOG's length */
     P_COUNT
 } param_id_t;
@@ -151,6 +152,12 @@ static const param_t params[P_COUNT] = {
     [P_MIN_REPLICAS_MAX_LAG] = {"min-replicas-max-lag", KIND_INT, 1, 0, INT32_MAX, "min-slaves-max-lag"},
     [P_REPL_PING_REPLICA_PERIOD] = {"repl-ping-replica-period", KIND_INT, 1, 1, INT32_MAX, "repl-ping-slave-period"},
     [P_REPL_TIMEOUT] = {"repl-timeout", KIND_INT, 1, 1, INT32_MAX},
+    /* the full sync's form (Redis 7.0's defaults: diskless, 5 s for more replicas to join, no
+     * count limit) and how long the backlog outlives the last replica (0: forever) */
+    [P_REPL_DISKLESS_SYNC] = {"repl-diskless-sync", KIND_BOOL, 1, 0, 1},
+    [P_REPL_DISKLESS_SYNC_DELAY] = {"repl-diskless-sync-delay", KIND_INT, 1, 0, INT32_MAX},
+    [P_REPL_DISKLESS_SYNC_MAX_REPLICAS] = {"repl-diskless-sync-max-replicas", KIND_INT, 1, 0, INT32_MAX},
+    [P_REPL_BACKLOG_TTL] = {"repl-backlog-ttl", KIND_INT, 1, 0, INT64_MAX},
     /* ACL (exec/acl.h): the file ACL LOAD / SAVE use, loaded at start; ACL LOG's entries kept */
     [P_ACLFILE] = {"aclfile", KIND_TEXT, 0, 0, 0},
     [P_ACLLOG_MAX_LEN] = {"acllog-max-len", KIND_INT, 1, 0, INT64_MAX},
@@ -222,6 +229,12 @@ static void param_value(const gr_server_t *db, int id, char *out, size_t size) {
     case P_MIN_REPLICAS_MAX_LAG: snprintf(out, size, "%lld", (long long)db->repl_primary.min_replicas_max_lag); break;
     case P_REPL_PING_REPLICA_PERIOD: snprintf(out, size, "%lld", (long long)db->repl_primary.ping_period_s); break;
     case P_REPL_TIMEOUT: snprintf(out, size, "%lld", (long long)db->repl_primary.repl_timeout_s); break;
+    case P_REPL_DISKLESS_SYNC: snprintf(out, size, "%s", db->repl_primary.diskless_sync ? "yes" : "no"); break;
+    case P_REPL_DISKLESS_SYNC_DELAY: snprintf(out, size, "%lld", (long long)db->repl_primary.diskless_delay_s); break;
+    case P_REPL_DISKLESS_SYNC_MAX_REPLICAS:
+        snprintf(out, size, "%lld", (long long)db->repl_primary.diskless_max_replicas);
+        break;
+    case P_REPL_BACKLOG_TTL: snprintf(out, size, "%lld", (long long)db->repl_primary.backlog_ttl_s); break;
     case P_PROTECTED_MODE: snprintf(out, size, "%s", db->config.protected_mode ? "yes" : "no"); break;
     case P_MAXMEMORY: snprintf(out, size, "%lld", (long long)db->config.maxmemory); break;
     case P_MAXMEMORY_POLICY: snprintf(out, size, "%s", gr_evict_policy_name(db->config.maxmemory_policy)); break;
@@ -565,6 +578,10 @@ static void apply(gr_server_t *db, int id, const parsed_value_t *parsed) {
     case P_MIN_REPLICAS_MAX_LAG: db->repl_primary.min_replicas_max_lag = parsed->number; break;
     case P_REPL_PING_REPLICA_PERIOD: db->repl_primary.ping_period_s = parsed->number; break;
     case P_REPL_TIMEOUT: db->repl_primary.repl_timeout_s = parsed->number; break;
+    case P_REPL_DISKLESS_SYNC: db->repl_primary.diskless_sync = (uint8_t)parsed->number; break;
+    case P_REPL_DISKLESS_SYNC_DELAY: db->repl_primary.diskless_delay_s = parsed->number; break;
+    case P_REPL_DISKLESS_SYNC_MAX_REPLICAS: db->repl_primary.diskless_max_replicas = parsed->number; break;
+    case P_REPL_BACKLOG_TTL: db->repl_primary.backlog_ttl_s = parsed->number; break;
     case P_MAXCLIENTS: db->config.maxclients = parsed->number; break;
     case P_TIMEOUT: db->config.timeout_s = parsed->number; break;
     case P_PROTO_MAX_BULK_LEN: db->config.proto_max_bulk_len = parsed->number; break;

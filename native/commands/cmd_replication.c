@@ -3,7 +3,8 @@
  * The commands set the state in db->repl (exec/replication.h); the serving loop's link
  * (server/replica.c) connects, resynchronises and applies the primary's stream. Replies and
  * log lines are Redis 7.0's. As a primary: SYNC/PSYNC flag the connection as a replica and the
- * loop serves it (server/primary.c, the backlog in exec/repl_backlog.h); REPLCONF records what a
+ * loop serves it (server/primary.c, the backlog in exec/repl_backlog.h), on a replica too once its
+ * link is up (chained replication); REPLCONF records what a
  * replica says (listening-port, capa, rdb-only, ACK); WAIT parks until enough replicas ACK.
  */
 #include <stdio.h>
@@ -34,8 +35,9 @@ static void become_primary(gr_server_t *db) {
     r->restart = 1;                    /* the loop closes the link */
     r->state = GR_REPL_NONE;
     r->have_cached = 1;
-    /* the backlog starts here, so the old primary's other replicas continue with PSYNC replid2 */
-    if (gr_repl_backlog_create(db) == 0) gr_repl_backlog_reset(db);
+    /* the backlog (fed with the old primary's stream as it was applied, server/replica.c, or
+     * created empty here) goes on, so the old primary's other replicas continue with PSYNC replid2 */
+    gr_repl_backlog_create(db);
 }
 
 void gr_cmd_replicaof(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
@@ -155,6 +157,7 @@ void gr_cmd_replconf(gr_server_t *db, size_t argc, const uint8_t *const *argv, c
             if (peer && peer->state && gr_bytes_to_int64(value, value_length, &offset) == 0) {
                 if (offset > peer->ack_offset) peer->ack_offset = offset;
                 peer->ack_ms = db->now_ms;
+                peer->ack_count++;
                 db->repl_primary.acks = 1;
             }
             return;
@@ -203,12 +206,6 @@ void gr_cmd_sync(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
     if (conn && conn->repl_peer.state) return;   /* already a replica: ignored, as Redis */
     if (db->repl.master_port && db->repl.state != GR_REPL_CONNECTED) {
         gr_reply_error_text(reply, GR_ERR_GENERIC, "NOMASTERLINK Can't SYNC while not connected with my master");
-        return;
-    }
-    if (db->repl.master_port) {
-        gr_reply_error_text(reply, GR_ERR_GENERIC,
-                            "ERR goblin-ring serves replicas only as a primary: chained replication (a replica of a "
-                            "replica) is not built");
         return;
     }
     if (!conn || conn->kind == GR_CONN_RING) {

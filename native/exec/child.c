@@ -40,6 +40,10 @@ static void close_descriptors_from(int first) {
 }
 
 int32_t gr_child_fork(gr_server_t *db, gr_child_kind_t kind, gr_child_done_t done, void *context) {
+    return gr_child_fork_keeping(db, kind, done, context, -1);
+}
+
+int32_t gr_child_fork_keeping(gr_server_t *db, gr_child_kind_t kind, gr_child_done_t done, void *context, int keep_fd) {
     if (db->child.pid > 0) {
         errno = EBUSY;
         return -1;
@@ -61,8 +65,14 @@ int32_t gr_child_fork(gr_server_t *db, gr_child_kind_t kind, gr_child_done_t don
         /* It holds nothing of the parent's but memory: the listening sockets, the control
          * socket, client connections, the log's descriptor and the rings' doorbells are
          * closed, so a restarted server can bind them and no client waits on the child.
-         * Every file the child writes it opens itself; 0, 1 and 2 stay for its log lines. */
-        close_descriptors_from(3);
+         * Every file the child writes it opens itself; 0, 1 and 2 stay for its log lines, and
+         * keep_fd (a diskless sync's pipe) stays as descriptor 3. */
+        if (keep_fd >= 0) {
+            if (keep_fd != GR_CHILD_KEPT_FD && dup2(keep_fd, GR_CHILD_KEPT_FD) < 0) _exit(1);
+            close_descriptors_from(GR_CHILD_KEPT_FD + 1);
+        } else {
+            close_descriptors_from(3);
+        }
         return 0;
     }
     db->child = (gr_child_t){.pid = pid, .kind = (uint8_t)kind, .started_ms = unix_ms(),

@@ -20,7 +20,8 @@
  * The child keeps only the forking thread; it must not call into Python, and it resets
  * SIGTERM/SIGINT to their default action so that `kill` ends it. It dies with its parent
  * (PR_SET_PDEATHSIG) and closes every descriptor above stderr at the fork, so it never holds
- * a listening socket, the control socket or a client's connection; what it writes it opens.
+ * a listening socket, the control socket or a client's connection; what it writes it opens
+ * (but for the one pipe gr_child_fork_keeping hands it).
  * Its log lines go to stderr with the server's prefix and its own pid (gr_log_to_stderr).
  */
 #ifndef GR_CHILD_H
@@ -34,7 +35,7 @@ typedef enum gr_child_kind {
     GR_CHILD_NONE = 0,
     GR_CHILD_SNAPSHOT = 1,      /* BGSAVE (persist/snapshot.c) */
     GR_CHILD_AOF_REWRITE = 2,   /* BGREWRITEAOF (persist/aof.c) */
-    GR_CHILD_REPL_SYNC = 3,     /* the RDB of a replica's full sync (server/primary.c) */
+    GR_CHILD_REPL_SYNC = 3,     /* the RDB of a replica's full sync, to a file or a pipe (server/primary.c) */
 } gr_child_kind_t;
 
 /* In the parent, when the child has ended: ok = it exited with status 0; signal = the
@@ -56,6 +57,12 @@ typedef struct gr_child {
 /* Fork a child of this kind. Parent: its pid (> 0). Child: 0 (end it with gr_child_exit).
  * -1 with errno set: EBUSY when a child runs, else fork's errno. */
 int32_t gr_child_fork(struct gr_server *db, gr_child_kind_t kind, gr_child_done_t done, void *context);
+/* The same, keeping one descriptor of the parent's open in the child, as GR_CHILD_KEPT_FD
+ * (3): the write end of the pipe a diskless replication sync streams its RDB through
+ * (server/primary.c). keep_fd < 0: gr_child_fork. */
+#define GR_CHILD_KEPT_FD 3
+int32_t gr_child_fork_keeping(struct gr_server *db, gr_child_kind_t kind, gr_child_done_t done, void *context,
+                              int keep_fd);
 /* End the child: status 0 when ok, 1 otherwise (no atexit handlers, no stdio flush). */
 _Noreturn void gr_child_exit(int ok);
 /* One log line on stderr, "goblin-ring[<pid>] <date> <time> <message>", as the server's own

@@ -16,6 +16,9 @@ void gr_repl_primary_init(gr_repl_primary_t *p) {
     p->ping_period_s = 10;
     p->min_replicas_max_lag = 10;
     p->repl_timeout_s = 60;
+    p->diskless_sync = 1;
+    p->diskless_delay_s = 5;
+    p->backlog_ttl_s = 3600;
 }
 
 void gr_repl_primary_release(gr_repl_primary_t *p) {
@@ -69,6 +72,13 @@ void gr_repl_backlog_resize(gr_server_t *db, int64_t size) {
     p->backlog_index %= size;
     p->backlog_histlen = keep;
     free(old.backlog);
+}
+
+void gr_repl_backlog_free(gr_server_t *db) {
+    gr_repl_primary_t *p = &db->repl_primary;
+    free(p->backlog);
+    p->backlog = NULL;
+    p->backlog_size = p->backlog_histlen = p->backlog_index = 0;
 }
 
 void gr_repl_backlog_reset(gr_server_t *db) {

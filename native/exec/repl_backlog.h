@@ -40,6 +40,7 @@ typedef struct gr_repl_peer {
     int64_t psync_offset;
     int64_t ack_offset;           /* REPLCONF ACK <offset> */
     int64_t ack_ms;               /* when (unix ms) */
+    uint32_t ack_count;           /* ACKs received (a diskless sync's replica goes online at the next one) */
     int64_t woff;                 /* any client: the offset its last write reaches (WAIT waits for it) */
     void *link;                   /* server/primary.c's record of this replica */
 } gr_repl_peer_t;
@@ -56,6 +57,10 @@ typedef struct gr_repl_primary {
     int64_t min_replicas_to_write;   /* 0: off */
     int64_t min_replicas_max_lag;    /* seconds (10) */
     int64_t repl_timeout_s;       /* repl-timeout (60) */
+    uint8_t diskless_sync;        /* repl-diskless-sync (yes, as Redis 7.0) */
+    int64_t diskless_delay_s;     /* repl-diskless-sync-delay (5): wait for more replicas */
+    int64_t diskless_max_replicas;   /* repl-diskless-sync-max-replicas (0: no limit) */
+    int64_t backlog_ttl_s;        /* repl-backlog-ttl (3600): free the backlog after this long without replicas */
     /* the loop's view, refreshed every tick (server/primary.c) */
     int64_t connected;            /* replicas online */
     int64_t good;                 /* online with an ACK no older than min-replicas-max-lag */
@@ -78,6 +83,8 @@ void gr_repl_primary_release(gr_repl_primary_t *p);
 int gr_repl_backlog_create(struct gr_server *db);
 /* repl-backlog-size: the size a new backlog gets; an existing one keeps its newest bytes. */
 void gr_repl_backlog_resize(struct gr_server *db, int64_t size);
+/* Free it (repl-backlog-ttl): the next replica's sync creates a new one. */
+void gr_repl_backlog_free(struct gr_server *db);
 /* Forget what it holds: it starts after the current offset (a replica promoted). */
 void gr_repl_backlog_reset(struct gr_server *db);
 /* Append stream bytes: the backlog, master_repl_offset, then the replicas (feed). */

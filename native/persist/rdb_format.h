@@ -130,6 +130,9 @@ void gr_rdb_target_free_libraries(gr_rdb_target_t *target);
  * Redis form: each is skipped and counted (stats->keys_skipped), as are hash field TTLs.
  * 0, or -1 with error set. */
 int gr_rdb_save(gr_server_t *db, const char *path, gr_rdb_stats_t *stats, char *error, size_t error_size);
+/* The same RDB written to an open descriptor as it is made (blocking writes, no fsync, the
+ * descriptor left open): a diskless replication sync's pipe (server/primary.c). */
+int gr_rdb_save_fd(gr_server_t *db, int fd, gr_rdb_stats_t *stats, char *error, size_t error_size);
 
 /* ---- one value: DUMP and RESTORE in Redis's payload format ----
  * A Redis DUMP payload is the value's RDB type byte and its RDB encoding (no key), then the RDB

@@ -9,7 +9,9 @@
  * fields, then the bookkeeping, groups, PELs and consumers); function libraries as FUNCTION2;
  * expiries as EXPIRETIME_MS. Arrays have no Redis form and hash field TTLs none in RDB 10:
  * each is skipped (counted, and logged once per save). The body goes through a 1 MiB buffer
- * with the CRC-64 kept running; the file is written as temp-<pid>.rdb, fsynced and renamed.
+ * with the CRC-64 kept running; the file is written as temp-<pid>.rdb, fsynced and renamed
+ * (gr_rdb_save), or the bytes go to a descriptor as they are made (gr_rdb_save_fd: a diskless
+ * replication sync's pipe). rdb-key-save-delay pauses after each key, as in Redis's saves.
  * Strings (values, members, fields, keys) that are integers of up to 32 bits take RDB's integer
  * encoding, as Redis's rdbSaveRawString; nothing is LZF-compressed.
  *
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/number.h"
@@ -54,6 +57,7 @@ typedef struct out {
     gr_snapshot_writer_t w;      /* the buffer, flushed past FLUSH_AT */
     gr_snapshot_writer_t lp;     /* a listpack being built */
     int fd, error;
+    int64_t key_delay_us;        /* rdb-key-save-delay (Redis's test knob): a pause after each key */
     uint64_t crc;
     size_t written;
     gr_rdb_stats_t *stats;
@@ -505,6 +509,11 @@ static int save_key(void *context, gr_ks_entry_t *entry) {
     save_value(o, type, entry->value);
     o->stats->keys++;
     if (w->length >= FLUSH_AT && flush(o) != 0) return 1;
+    if (o->key_delay_us > 0) {   /* the key out at once, then the pause: a slow save, byte by byte */
+        if (flush(o) != 0) return 1;
+        struct timespec pause = {o->key_delay_us / 1000000, (long)(o->key_delay_us % 1000000) * 1000};
+        while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {}
+    }
     return 0;
 }
 
@@ -575,6 +584,29 @@ static int write_rdb(gr_server_t *db, out_t *o) {
     return 0;
 }
 
+/* The RDB through a 1 MiB buffer to fd: 0, or -1 with o->error. */
+static int save_to(gr_server_t *db, int fd, gr_rdb_stats_t *stats, out_t *o) {
+    *o = (out_t){.fd = fd, .stats = stats, .key_delay_us = db->persistence.key_save_delay_us};
+    gr_snapshot_writer_init(&o->w, GR_MEM_OTHER);
+    gr_snapshot_writer_init(&o->lp, GR_MEM_OTHER);
+    gr_snapshot_writer_reserve(&o->w, FLUSH_AT + 4096);
+    int result = write_rdb(db, o);
+    stats->bytes = (int64_t)o->written;
+    gr_snapshot_writer_release(&o->w);
+    gr_snapshot_writer_release(&o->lp);
+    return result;
+}
+
+int gr_rdb_save_fd(gr_server_t *db, int fd, gr_rdb_stats_t *stats, char *error, size_t error_size) {
+    gr_rdb_stats_t local = {0};
+    if (!stats) stats = &local;
+    *stats = (gr_rdb_stats_t){.version = GR_RDB_VERSION_WRITTEN};
+    out_t o;
+    int result = save_to(db, fd, stats, &o);
+    if (result != 0) snprintf(error, error_size, "Error writing the RDB: %s", strerror(o.error ? o.error : EIO));
+    return result;
+}
+
 int gr_rdb_save(gr_server_t *db, const char *path, gr_rdb_stats_t *stats, char *error, size_t error_size) {
     gr_rdb_stats_t local = {0};
     if (!stats) stats = &local;
@@ -591,11 +623,8 @@ int gr_rdb_save(gr_server_t *db, const char *path, gr_rdb_stats_t *stats, char *
         snprintf(error, error_size, "Failed opening the temp file %s for saving: %s", temp, strerror(errno));
         return -1;
     }
-    out_t o = {.fd = fd, .stats = stats};
-    gr_snapshot_writer_init(&o.w, GR_MEM_OTHER);
-    gr_snapshot_writer_init(&o.lp, GR_MEM_OTHER);
-    gr_snapshot_writer_reserve(&o.w, FLUSH_AT + 4096);
-    int result = write_rdb(db, &o);
+    out_t o;
+    int result = save_to(db, fd, stats, &o);
     if (result == 0 && fsync(fd) != 0) o.error = errno, result = -1;
     if (close(fd) != 0 && result == 0) o.error = errno, result = -1;
     if (result == 0 && rename(temp, path) != 0) {
@@ -606,8 +635,5 @@ int gr_rdb_save(gr_server_t *db, const char *path, gr_rdb_stats_t *stats, char *
         snprintf(error, error_size, "Error writing the RDB file %s: %s", path, strerror(o.error ? o.error : EIO));
         unlink(temp);
     }
-    stats->bytes = (int64_t)o.written;
-    gr_snapshot_writer_release(&o.w);
-    gr_snapshot_writer_release(&o.lp);
     return result;
 }

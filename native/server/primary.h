@@ -3,10 +3,12 @@
  * A replica is an ordinary RESP connection of the loop that sent SYNC or PSYNC (its handler,
  * commands/cmd_replication.c, only flags it). Every loop iteration gr_primary_tick takes those
  * requests (+CONTINUE from the backlog, or a full resync: +FULLRESYNC, an RDB written by a
- * forked child, then the stream kept for it meanwhile), feeds the payload as the socket drains,
- * flushes the stream to online replicas, enforces the replica output buffer limit, and once a
- * second sends keepalives, PINGs every repl-ping-replica-period and drops timed-out replicas.
- * The stream itself comes from exec's propagation (the backlog's tap, exec/repl_backlog.h).
+ * forked child to a file or a pipe, then the stream kept for it meanwhile), feeds the payload
+ * as the sockets drain, flushes the stream to online replicas, enforces the replica output buffer
+ * limit, frees the backlog after repl-backlog-ttl without replicas, and once a second sends
+ * keepalives, PINGs every repl-ping-replica-period and drops timed-out replicas. On a primary
+ * the stream comes from exec's propagation (the backlog's tap, exec/repl_backlog.h); on a
+ * replica (chained replication) from server/replica.c, which feeds the backlog what it applies.
  */
 #ifndef GR_PRIMARY_H
 #define GR_PRIMARY_H

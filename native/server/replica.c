@@ -130,6 +130,8 @@ struct gr_replica_link {
     gr_resp_conn_t *master;
     int64_t stream_base;           /* offset when the stream began (after the load or CONTINUE) */
     int64_t fed;                   /* stream bytes fed since */
+    uint8_t *proxy;                /* stream bytes fed since the offset last moved (inside a MULTI) */
+    size_t proxy_length, proxy_capacity;
     int64_t next_attempt_ns, last_ack_ns;
     int ack_fast;                  /* a full sync ended and no stream byte came yet: ACK_FAST_NS */
     int wake_fd;                   /* eventfd in the loop's epoll set: a helper thread finished */
@@ -280,6 +282,7 @@ static void drop(gr_replica_link_t *l, int64_t retry_after_ns) {
         l->fd = -1;
     }
     l->events = 0;
+    l->proxy_length = 0;   /* a half-received MULTI: the offset stays before it */
     discard_payload(l);   /* a whole payload being loaded aside is kept: its data is the primary's at new_offset */
     l->in_length = 0;
     if (r->state == GR_REPL_CONNECTED || !r->link_down_since_ms) r->link_down_since_ms = l->db->now_ms ? l->db->now_ms : 1;
@@ -295,6 +298,7 @@ void gr_replica_link_free(gr_replica_link_t *l) {
     reap_free(l, 1);
     if (l->wake_fd >= 0) close(l->wake_fd);
     free(l->in);
+    free(l->proxy);
     free(l);
 }
 
@@ -494,6 +498,7 @@ static void begin_stream(gr_replica_link_t *l) {
     state->user = db->acl->default_user;
     l->stream_base = r->offset;
     l->fed = 0;
+    l->proxy_length = 0;
     l->ack_fast = 0;
     r->state = GR_REPL_CONNECTED;
     r->have_cached = 1;
@@ -530,6 +535,32 @@ static int64_t frame_length(const uint8_t *p, size_t n) {
     return (int64_t)at;
 }
 
+/* Chained replication: the applied stream, byte for byte, into the backlog (which feeds our own
+ * replicas, server/primary.c) as the offset moves past it; the bytes of an unfinished MULTI wait
+ * in l->proxy, as the offset does. Returns -1 out of memory. */
+static int proxy(gr_replica_link_t *l, const uint8_t *bytes, size_t length, int boundary) {
+    gr_server_t *db = l->db;
+    if (boundary && !l->proxy_length) {
+        if (db->repl_primary.backlog) gr_repl_backlog_feed(db, bytes, length);
+        return 0;
+    }
+    if (l->proxy_length + length > l->proxy_capacity) {
+        size_t capacity = l->proxy_capacity ? l->proxy_capacity : 4096;
+        while (capacity < l->proxy_length + length) capacity *= 2;
+        uint8_t *grown = realloc(l->proxy, capacity);
+        if (!grown) return -1;
+        l->proxy = grown;
+        l->proxy_capacity = capacity;
+    }
+    memcpy(l->proxy + l->proxy_length, bytes, length);
+    l->proxy_length += length;
+    if (boundary) {
+        if (db->repl_primary.backlog) gr_repl_backlog_feed(db, l->proxy, l->proxy_length);
+        l->proxy_length = 0;
+    }
+    return 0;
+}
+
 /* Feed stream bytes to the primary's pseudo-client, a whole command at a time, so the offset
  * counts exactly what was applied (nothing inside an unfinished MULTI, as Redis's reploff);
  * its replies are dropped. Returns the bytes used (the rest is an incomplete command). */
@@ -542,13 +573,21 @@ static size_t feed(gr_replica_link_t *l, const uint8_t *data, size_t length) {
         int64_t frame = frame_length(data + used, length - used);
         if (frame == 0) break;
         size_t take = frame < 0 ? length - used : (size_t)frame;   /* not a multibulk: the parser judges it */
-        gr_resp_conn_feed(l->master, data + used, take);
+        const uint8_t *at = data + used;
+        gr_resp_conn_feed(l->master, at, take);
         used += take;
         l->fed += (int64_t)take;
         size_t out;
         gr_resp_conn_output(l->master, &out);
         gr_resp_conn_consume_output(l->master, out);
-        if (!state->in_multi && gr_resp_conn_input_pending(l->master) == 0) r->offset = l->stream_base + l->fed;
+        int boundary = !state->in_multi && gr_resp_conn_input_pending(l->master) == 0;
+        if (!gr_resp_conn_close_reason(l->master) && !gr_resp_conn_should_close(l->master) &&
+            proxy(l, at, take, boundary) != 0) {
+            say(l, "Out of memory for the stream to our replicas: closing the link, it will resync");
+            drop(l, RETRY_NS);
+            return length;
+        }
+        if (boundary) r->offset = l->stream_base + l->fed;   /* the backlog's feed counted the same */
         if (gr_resp_conn_close_reason(l->master) || gr_resp_conn_should_close(l->master)) {
             say(l, "Protocol error from MASTER (%s): closing the link, it will resync",
                 gr_resp_conn_close_reason(l->master) ? gr_resp_conn_close_reason(l->master) : "bad request");
@@ -571,6 +610,13 @@ static void sync_finished(gr_replica_link_t *l, int64_t keys) {
     r->offset = l->new_offset;
     memset(r->replid2, '0', 40);
     r->second_offset = -1;
+    /* a backlog of the new history from here, as Redis's replicas keep one: our own replicas
+     * (chained) continue from it, and so do the old primary's after a promotion */
+    if (gr_repl_backlog_create(db) == 0) gr_repl_backlog_reset(db);
+    /* our replicas follow the old history: none of the new stream reaches them before the
+     * loop's next gr_primary_tick disconnects them (and attaches the feed again) */
+    db->repl_primary.feed = NULL;
+    db->repl_primary.feed_context = NULL;
     r->sync_full++;
     say(l, "MASTER <-> REPLICA sync: Finished with success (%lld keys)", (long long)keys);
     if (db->aof) {   /* the log held the old data: rewrite it from the new (Redis's restartAOFAfterSync) */
