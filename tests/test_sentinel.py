@@ -185,6 +185,9 @@ class Node:
         self.server.stop()
         self.server = None
 
+    def info(self, section: str) -> dict[str, str]:
+        return dict(line.split(":", 1) for line in text(self.command("INFO", section)).splitlines() if ":" in line)
+
     def role(self) -> list:
         return self.command("ROLE")
 
@@ -354,6 +357,10 @@ def full_cycle(tmp_path: Path, primary_kind: str, replica_kind: str, replica_con
               f"primary {switched:.2f} s after the kill, roles and links in place at {done:.2f} s")
         new = d.by_port(new_port)
         assert new.command("GET", "before") == f"written-on-{primary.port}".encode()
+        # the replica repointed at the promoted one continued where it was (PSYNC on the old
+        # history, +CONTINUE): a failover costs no full resync
+        stats = new.info("stats")
+        assert (stats["sync_full"], stats["sync_partial_ok"]) == ("0", "1")
         d.write_reaches_replicas(new_port, "after-failover")
 
         # the old primary comes back (empty: no snapshot) and Sentinel makes it a replica of the new one
