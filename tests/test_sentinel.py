@@ -10,9 +10,12 @@ __sentinel__:hello channel); the primary is killed; a replica is promoted (REPLI
 Sentinel's MULTI ... CONFIG REWRITE ... CLIENT KILL ... EXEC), the other repointed (REPLICAOF host
 port), get-master-addr-by-name moves, a write on the new primary reaches the other replica; the
 old primary, restarted, is turned into a replica of the new one; SENTINEL FAILOVER moves the
-primary again. replica-priority 0 keeps a replica from ever being promoted. Sentinel's SCRIPT KILL
-ends a busy script on a goblin primary. An all-redis-server set, failed over the same way in the
-same run, gives the time to compare (printed; run with -s to see it).
+primary again. replica-priority 0 keeps a replica from ever being promoted; replica-announced no
+hides one from SENTINEL replicas. Sentinel's SCRIPT KILL ends a busy script on a goblin primary.
+An all-redis-server set, failed over the same way in the same run, gives the time to compare
+(printed; run with -s to see it). Without a sentinel: the replica settings Sentinel reads
+(CONFIG GET/SET, INFO) and its MULTI ... EXEC transaction byte for byte against redis-server 7.0,
+replica-announce-ip/port in the primary's INFO and ROLE, and CONFIG REWRITE of replicaof.
 
 Every wait polls a condition with a deadline; nothing sleeps to synchronise.
 """
@@ -585,3 +588,28 @@ def test_config_rewrite_keeps_the_config_file_s_replicaof_in_step(tmp_path):
     finally:
         redis.stop()
         goblin.stop_cleanly()
+
+
+@pytest.mark.usefixtures("sentinel_runs")
+def test_a_goblin_replica_with_replica_announced_no_is_hidden_from_sentinel_replicas(tmp_path):
+    primary = GoblinServer(tmp_path / "p").start()
+    replica = GoblinServer(tmp_path / "r", "--replicaof", "127.0.0.1", str(primary.port)).start()
+    sentinel = None
+    try:
+        client = RespClient(port=replica.port)
+        assert client.execute_command("CONFIG", "SET", "replica-announced", "no") == b"OK"
+        sentinel = Sentinel(tmp_path / "s", primary.port)
+        # Sentinel knows it (num-slaves, from the primary's INFO) but, once it has read the replica's
+        # own INFO (replica_announced:0), no longer lists it
+        wait_until(lambda: pairs(sentinel.command("master", MASTER))["num-slaves"] == "1", what="the replica found")
+        wait_until(lambda: sentinel.command("replicas", MASTER) == [], what="the replica hidden")
+        assert pairs(sentinel.command("master", MASTER))["num-slaves"] == "1"
+        assert client.execute_command("CONFIG", "SET", "replica-announced", "yes") == b"OK"
+        wait_until(lambda: [r["replica-announced"] for r in map(pairs, sentinel.command("replicas", MASTER))] == ["1"],
+                   what="the replica listed once announced")
+        client.close()
+    finally:
+        if sentinel:
+            sentinel.stop()
+        replica.stop_cleanly()
+        primary.stop_cleanly()
