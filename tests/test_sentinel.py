@@ -33,13 +33,14 @@ import pytest
 
 from goblin_ring import RespClient
 from goblin_ring.errors import ConnectionError as GoblinConnectionError, ResponseError
-from resp_wire import raw_connection
+from resp_wire import encode_command, raw_connection
 from servers import GoblinServer, free_port
 from test_rdb_redis import Redis
 
 MASTER = "mymaster"
 DOWN_AFTER_MS = 1000
 FAILOVER_TIMEOUT_MS = 2000
+FREEZE_S = 6          # DEBUG SLEEP of a primary: long enough for the failover to end before it wakes
 # Sentinel's own periods, shortened through SENTINEL DEBUG (Redis 7.0): INFO to each instance
 # every second (10 s by default: replicas that attach later are found sooner), a hello message
 # every 500 ms (2 s), the other sentinels asked about a down primary every 500 ms (1 s).
@@ -146,6 +147,7 @@ class Node:
         self.port = free_port()
         self.server = None
         self.names: list[str] = []          # goblin ring names used, for the /dev/shm check
+        self.frozen = False                 # inside DEBUG SLEEP: not asked anything
         self.start()
 
     def start(self, *more: str) -> "Node":
@@ -279,7 +281,7 @@ class Deployment:
         primary = self.by_port(port)
         if primary.server is None or primary.role()[0] != b"master":
             return None
-        if not all(node.replica_of(port) for node in self.nodes if node is not primary and node.server):
+        if not all(node.replica_of(port) for node in self.nodes if node is not primary and node.server and not node.frozen):
             return None
         return port
 
@@ -287,15 +289,15 @@ class Deployment:
         primary = self.by_port(primary_port)
         assert primary.command("SET", key, f"written-on-{primary.port}") == b"OK"
         for node in self.nodes:
-            if node is not primary and node.server:
+            if node is not primary and node.server and not node.frozen:
                 wait_until(lambda: node.command("GET", key) == f"written-on-{primary.port}".encode(),
                            what=f"{key} on replica {node.port}")
 
-    def failover_after_kill(self, old: Node) -> tuple[int, float, float]:
-        """Kill the primary; (new primary's port, seconds until every sentinel names another primary,
-        seconds until the whole set is in place: roles, links)."""
+    def failover_after(self, old: Node, outage) -> tuple[int, float, float]:
+        """outage() takes the primary away; (new primary's port, seconds until every sentinel names
+        another primary, seconds until the whole set is in place: roles, links)."""
         started = time.monotonic()
-        old.kill()
+        outage()
         wait_until(lambda: all(s.master_port() != old.port for s in self.sentinels), timeout=30,
                    what="every sentinel to name a new primary")
         switched = time.monotonic() - started
@@ -334,8 +336,11 @@ class Deployment:
 TIMES: dict[str, tuple[float, float]] = {}
 
 
-def full_cycle(tmp_path: Path, primary_kind: str, replica_kind: str, replica_config=({}, {})) -> Deployment:
-    """Discover, kill and fail over, restart the old primary as a replica, then SENTINEL FAILOVER."""
+def full_cycle(tmp_path: Path, primary_kind: str, replica_kind: str, replica_config=({}, {}),
+               outage: str = "kill") -> Deployment:
+    """Discover; take the primary away and fail over; the old primary back as a replica; then
+    SENTINEL FAILOVER. outage "kill": SIGKILL, restarted empty (no snapshot) on its port; "freeze":
+    DEBUG SLEEP, after which it wakes with its data, still believing it is the primary."""
     d = Deployment(tmp_path, primary_kind, replica_kind, replica_config)
     try:
         primary = d.nodes[0]
@@ -354,10 +359,19 @@ def full_cycle(tmp_path: Path, primary_kind: str, replica_kind: str, replica_con
             assert replica["role-reported"] == "slave"
         d.write_reaches_replicas(primary.port, "before")
 
-        new_port, switched, done = d.failover_after_kill(primary)
+        frozen = raw_connection(primary.port, timeout=FREEZE_S + 10) if outage == "freeze" else None
+
+        def take_away():
+            if frozen:
+                primary.frozen = True
+                frozen.sendall(encode_command("DEBUG", "SLEEP", FREEZE_S))
+            else:
+                primary.kill()
+
+        new_port, switched, done = d.failover_after(primary, take_away)
         TIMES[f"{primary_kind} primary, {replica_kind} replicas"] = (switched, done)
         print(f"\nfailover ({primary_kind} primary, {replica_kind} replicas): every sentinel names the new "
-              f"primary {switched:.2f} s after the kill, roles and links in place at {done:.2f} s")
+              f"primary {switched:.2f} s after the {outage}, roles and links in place at {done:.2f} s")
         new = d.by_port(new_port)
         assert new.command("GET", "before") == f"written-on-{primary.port}".encode()
         # the replica repointed at the promoted one continued where it was (PSYNC on the old
@@ -366,11 +380,20 @@ def full_cycle(tmp_path: Path, primary_kind: str, replica_kind: str, replica_con
         assert (stats["sync_full"], stats["sync_partial_ok"]) == ("0", "1")
         d.write_reaches_replicas(new_port, "after-failover")
 
-        # the old primary comes back (empty: no snapshot) and Sentinel makes it a replica of the new one
-        primary.start()
+        # the old primary comes back and Sentinel makes it a replica of the new one
+        if frozen:      # it wakes with its data and its history: it continues from where it stopped
+            assert frozen.read_reply() == b"+OK\r\n"
+            frozen.close()
+            primary.frozen = False
+        else:           # restarted on its port, empty (no snapshot): a full sync
+            primary.start()
         wait_until(lambda: d.agreed_primary() not in (None, primary.port) and primary.role()[0] == b"slave",
-                   timeout=30, what="the restarted old primary converted to a replica")
+                   timeout=30, what="the old primary converted to a replica")
         current = d.agreed_primary()
+        if frozen:
+            stats = d.by_port(current).info("stats")
+            assert (stats["sync_full"], stats["sync_partial_ok"]) == ("0", "2")
+            assert primary.command("GET", "before") == f"written-on-{primary.port}".encode()
         d.write_reaches_replicas(current, "after-restart")
         wait_until(lambda: d.settled(current, 2), what="sentinels to see both replicas of the new primary")
 
@@ -412,8 +435,10 @@ def test_redis_primary_fails_over_to_goblin_replicas(tmp_path):
 
 
 @pytest.mark.usefixtures("sentinel_runs")
-def test_goblin_primary_fails_over_to_redis_replicas(tmp_path):
-    d = full_cycle(tmp_path, "goblin", "redis")
+def test_a_frozen_goblin_primary_fails_over_to_redis_replicas_and_rejoins_with_a_partial_resync(tmp_path):
+    """The goblin primary is frozen (DEBUG SLEEP) rather than killed: it wakes a primary with the old
+    history, Sentinel demotes it, and the promoted redis-server continues it with +CONTINUE."""
+    d = full_cycle(tmp_path, "goblin", "redis", outage="freeze")
     d.close()
 
 
