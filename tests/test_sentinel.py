@@ -10,7 +10,8 @@ __sentinel__:hello channel); the primary is killed; a replica is promoted (REPLI
 Sentinel's MULTI ... CONFIG REWRITE ... CLIENT KILL ... EXEC), the other repointed (REPLICAOF host
 port), get-master-addr-by-name moves, a write on the new primary reaches the other replica; the
 old primary, restarted, is turned into a replica of the new one; SENTINEL FAILOVER moves the
-primary again. replica-priority 0 keeps a replica from ever being promoted; replica-announced no
+primary again. In the goblin-only set every node wants a password (requirepass, masterauth) and
+the sentinels log in with auth-pass. replica-priority 0 keeps a replica from ever being promoted; replica-announced no
 hides one from SENTINEL replicas. Sentinel's SCRIPT KILL ends a busy script on a goblin primary.
 An all-redis-server set, failed over the same way in the same run, gives the time to compare
 (printed; run with -s to see it). Without a sentinel: the replica settings Sentinel reads
@@ -80,7 +81,7 @@ def info(client, section: str = "replication") -> dict[str, str]:
 class Sentinel:
     """redis-server --sentinel on its own port, directory, config file and log file."""
 
-    def __init__(self, directory: Path, master_port: int, quorum: int = 2):
+    def __init__(self, directory: Path, master_port: int, quorum: int = 2, password: str | None = None):
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
@@ -91,7 +92,8 @@ class Sentinel:
             f"sentinel monitor {MASTER} 127.0.0.1 {master_port} {quorum}\n"
             f"sentinel down-after-milliseconds {MASTER} {DOWN_AFTER_MS}\n"
             f"sentinel failover-timeout {MASTER} {FAILOVER_TIMEOUT_MS}\n"
-            f"sentinel parallel-syncs {MASTER} 1\n")
+            f"sentinel parallel-syncs {MASTER} 1\n"
+            + (f"sentinel auth-pass {MASTER} {password}\n" if password else ""))
         self.process = subprocess.Popen([shutil.which("redis-server"), str(self.config), "--sentinel"],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         self.client = RespClient(port=self.port, socket_timeout=10) if self._answers() else None
@@ -142,8 +144,10 @@ class Sentinel:
 class Node:
     """One data server of the set, goblin or redis-server, that can be killed and restarted on its port."""
 
-    def __init__(self, kind: str, directory: Path, *extra: str):
-        self.kind, self.directory, self.extra = kind, directory, extra
+    def __init__(self, kind: str, directory: Path, *extra: str, password: str | None = None):
+        """password: requirepass, and masterauth to log in to its primary, on every node."""
+        self.kind, self.directory, self.password = kind, directory, password
+        self.extra = (*extra, *(("--requirepass", password, "--masterauth", password) if password else ()))
         self.port = free_port()
         self.server = None
         self.names: list[str] = []          # goblin ring names used, for the /dev/shm check
@@ -158,7 +162,7 @@ class Node:
             # no 5 s wait before a diskless sync (Redis 7.0's default delay): replicas repointed by
             # Sentinel attach at once, as to a goblin primary
             self.server = Redis(self.directory, "--repl-diskless-sync-delay", "0", *self.extra, *more, port=self.port)
-        self._client = RespClient(port=self.port, socket_timeout=10)
+        self._client = RespClient(port=self.port, socket_timeout=10, password=self.password)
         return self
 
     def command(self, *args):
@@ -168,7 +172,7 @@ class Node:
             return self._client.execute_command(*args)
         except GoblinConnectionError:
             self._client.close()
-            self._client = RespClient(port=self.port, socket_timeout=10)
+            self._client = RespClient(port=self.port, socket_timeout=10, password=self.password)
             return self._client.execute_command(*args)
 
     def kill(self) -> None:
@@ -234,18 +238,20 @@ def sentinel_runs(tmp_path_factory):
 class Deployment:
     """A primary, two replicas and three sentinels."""
 
-    def __init__(self, tmp_path: Path, primary_kind: str, replica_kind: str, replica_config=({}, {})):
+    def __init__(self, tmp_path: Path, primary_kind: str, replica_kind: str, replica_config=({}, {}),
+                 password: str | None = None):
         self.nodes: list[Node] = []
         self.sentinels: list[Sentinel] = []
         try:
-            primary = self.add(Node(primary_kind, tmp_path / "p"))
+            primary = self.add(Node(primary_kind, tmp_path / "p", password=password))
             for i, settings in enumerate(replica_config):
-                replica = self.add(Node(replica_kind, tmp_path / f"r{i}", "--replicaof", "127.0.0.1", str(primary.port)))
+                replica = self.add(Node(replica_kind, tmp_path / f"r{i}", "--replicaof", "127.0.0.1", str(primary.port),
+                                        password=password))
                 for name, value in settings.items():
                     assert replica.command("CONFIG", "SET", name, value) == b"OK"
             for node in self.nodes[1:]:
                 wait_until(lambda: node.replica_of(primary.port), what=f"{node.kind} replica {node.port} linked")
-            self.sentinels = [Sentinel(tmp_path / f"s{i}", primary.port) for i in range(3)]
+            self.sentinels = [Sentinel(tmp_path / f"s{i}", primary.port, password=password) for i in range(3)]
         except BaseException:
             self.close()
             raise
@@ -337,11 +343,11 @@ TIMES: dict[str, tuple[float, float]] = {}
 
 
 def full_cycle(tmp_path: Path, primary_kind: str, replica_kind: str, replica_config=({}, {}),
-               outage: str = "kill") -> Deployment:
+               outage: str = "kill", password: str | None = None) -> Deployment:
     """Discover; take the primary away and fail over; the old primary back as a replica; then
     SENTINEL FAILOVER. outage "kill": SIGKILL, restarted empty (no snapshot) on its port; "freeze":
     DEBUG SLEEP, after which it wakes with its data, still believing it is the primary."""
-    d = Deployment(tmp_path, primary_kind, replica_kind, replica_config)
+    d = Deployment(tmp_path, primary_kind, replica_kind, replica_config, password)
     try:
         primary = d.nodes[0]
         wait_until(lambda: d.settled(primary.port, 2), what="sentinels to find the replicas and each other")
@@ -413,8 +419,10 @@ def full_cycle(tmp_path: Path, primary_kind: str, replica_kind: str, replica_con
 
 @pytest.mark.usefixtures("sentinel_runs")
 def test_goblin_primary_and_goblin_replicas_fail_over_and_a_zero_priority_replica_is_never_promoted(tmp_path):
-    # the second replica has replica-priority 0: Sentinel lists it, repoints it, never promotes it
-    d = full_cycle(tmp_path, "goblin", "goblin", replica_config=({}, {"replica-priority": 0}))
+    # the second replica has replica-priority 0: Sentinel lists it, repoints it, never promotes it;
+    # every goblin wants a password (requirepass; masterauth for its primary): Sentinel's
+    # `auth-pass` logs it in on both of its connections
+    d = full_cycle(tmp_path, "goblin", "goblin", replica_config=({}, {"replica-priority": 0}), password="s3cret")
     try:
         zero = d.nodes[2]
         assert zero.role()[0] == b"slave"
