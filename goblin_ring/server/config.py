@@ -319,6 +319,12 @@ def _directives_as_flags(directives: list[Directive], parser: argparse.ArgumentP
             if directive.args[0].lower() == "yes":
                 flags.append(f"--{name}")
             continue
+        nargs = next((action.nargs for action in parser._actions if f"--{name}" in action.option_strings), None)
+        if isinstance(nargs, int) and nargs > 1:    # replicaof HOST PORT
+            if len(directive.args) != nargs:
+                raise ConfigError(str(fatal_line(directive, "Bad directive or wrong number of arguments")))
+            flags += [f"--{name}", *directive.args]
+            continue
         if len(directive.args) != 1:
             raise ConfigError(str(fatal_line(directive, "Bad directive or wrong number of arguments")))
         flags.append(f"--{name}={directive.args[0]}")

@@ -51,6 +51,7 @@ typedef enum {
     P_MAXMEMORY_SAMPLES, P_MAXMEMORY_EVICTION_TENACITY, P_LFU_LOG_FACTOR, P_LFU_DECAY_TIME,   /* exec/evict.h */
     P_TRACKING_TABLE_MAX_KEYS,   /* exec/tracking.h */
     P_REPLICAOF, P_MASTERAUTH, P_MASTERUSER, P_REPLICA_READ_ONLY, P_REPLICA_SERVE_STALE_DATA,   /* exec/replication.h */
+    P_REPLICA_PRIORITY, P_REPLICA_ANNOUNCE_IP, P_REPLICA_ANNOUNCE_PORT, P_REPLICA_ANNOUNCED,   /* ... what Sentinel reads */
     P_REPL_BACKLOG_SIZE, P_MIN_REPLICAS_TO_WRITE, P_MIN_REPLICAS_MAX_LAG, P_REPL_PING_REPLICA_PERIOD,
     P_REPL_TIMEOUT, P_REPL_DISKLESS_SYNC, P_REPL_DISKLESS_SYNC_DELAY, P_REPL_DISKLESS_SYNC_MAX_REPLICAS,
     P_REPL_BACKLOG_TTL,   /* exec/repl_backlog.h: goblin as a primary */
@@ -146,6 +147,12 @@ static const param_t params[P_COUNT] = {
     [P_MASTERUSER] = {"masteruser", KIND_TEXT, 1, 0, 0},
     [P_REPLICA_READ_ONLY] = {"replica-read-only", KIND_BOOL, 1, 0, 1, "slave-read-only"},
     [P_REPLICA_SERVE_STALE_DATA] = {"replica-serve-stale-data", KIND_BOOL, 1, 0, 1, "slave-serve-stale-data"},
+    /* what Sentinel reads in a replica's INFO (slave_priority: 0 is never promoted; replica_announced)
+     * and the address the replica gives its primary (REPLCONF ip-address / listening-port) */
+    [P_REPLICA_PRIORITY] = {"replica-priority", KIND_INT, 1, 0, INT32_MAX, "slave-priority"},
+    [P_REPLICA_ANNOUNCE_IP] = {"replica-announce-ip", KIND_TEXT, 1, 0, 0, "slave-announce-ip"},
+    [P_REPLICA_ANNOUNCE_PORT] = {"replica-announce-port", KIND_INT, 1, 0, 65535, "slave-announce-port"},
+    [P_REPLICA_ANNOUNCED] = {"replica-announced", KIND_BOOL, 1, 0, 1},
     /* goblin as a primary: the backlog's size, NOREPLICAS, the stream's PING, the replicas' timeout */
     [P_REPL_BACKLOG_SIZE] = {"repl-backlog-size", KIND_MEMORY, 1, 1, INT64_MAX},
     [P_MIN_REPLICAS_TO_WRITE] = {"min-replicas-to-write", KIND_INT, 1, 0, INT32_MAX, "min-slaves-to-write"},
@@ -224,6 +231,10 @@ static void param_value(const gr_server_t *db, int id, char *out, size_t size) {
     case P_MASTERUSER: snprintf(out, size, "%s", db->repl.masteruser); break;
     case P_REPLICA_READ_ONLY: snprintf(out, size, "%s", db->repl.read_only ? "yes" : "no"); break;
     case P_REPLICA_SERVE_STALE_DATA: snprintf(out, size, "%s", db->repl.serve_stale_data ? "yes" : "no"); break;
+    case P_REPLICA_PRIORITY: snprintf(out, size, "%lld", (long long)db->repl.priority); break;
+    case P_REPLICA_ANNOUNCE_IP: snprintf(out, size, "%s", db->repl.announce_ip); break;
+    case P_REPLICA_ANNOUNCE_PORT: snprintf(out, size, "%lld", (long long)db->repl.announce_port); break;
+    case P_REPLICA_ANNOUNCED: snprintf(out, size, "%s", db->repl.announced ? "yes" : "no"); break;
     case P_REPL_BACKLOG_SIZE: snprintf(out, size, "%lld", (long long)db->repl_primary.backlog_config); break;
     case P_MIN_REPLICAS_TO_WRITE: snprintf(out, size, "%lld", (long long)db->repl_primary.min_replicas_to_write); break;
     case P_MIN_REPLICAS_MAX_LAG: snprintf(out, size, "%lld", (long long)db->repl_primary.min_replicas_max_lag); break;
@@ -509,6 +520,7 @@ static int validate(int id, const char *value, parsed_value_t *parsed, char *why
         }
     }
     if ((id == P_MASTERAUTH && strlen(value) >= sizeof ((gr_server_t *)0)->repl.masterauth) ||
+        (id == P_REPLICA_ANNOUNCE_IP && strlen(value) >= sizeof ((gr_server_t *)0)->repl.announce_ip) ||
         (id == P_MASTERUSER && strlen(value) >= sizeof ((gr_server_t *)0)->repl.masteruser)) {
         snprintf(why, why_size, "argument is too long");
         return -1;
@@ -573,6 +585,10 @@ static void apply(gr_server_t *db, int id, const parsed_value_t *parsed) {
     case P_MASTERUSER: snprintf(db->repl.masteruser, sizeof db->repl.masteruser, "%.127s", parsed->text); break;
     case P_REPLICA_READ_ONLY: db->repl.read_only = (uint8_t)parsed->number; break;
     case P_REPLICA_SERVE_STALE_DATA: db->repl.serve_stale_data = (uint8_t)parsed->number; break;
+    case P_REPLICA_PRIORITY: db->repl.priority = parsed->number; break;
+    case P_REPLICA_ANNOUNCE_IP: snprintf(db->repl.announce_ip, sizeof db->repl.announce_ip, "%s", parsed->text); break;
+    case P_REPLICA_ANNOUNCE_PORT: db->repl.announce_port = parsed->number; break;
+    case P_REPLICA_ANNOUNCED: db->repl.announced = (uint8_t)parsed->number; break;
     case P_REPL_BACKLOG_SIZE: gr_repl_backlog_resize(db, parsed->number); break;
     case P_MIN_REPLICAS_TO_WRITE: db->repl_primary.min_replicas_to_write = parsed->number; break;
     case P_MIN_REPLICAS_MAX_LAG: db->repl_primary.min_replicas_max_lag = parsed->number; break;
@@ -720,6 +736,7 @@ static void append_config_lines(const gr_server_t *db, gr_text_t *b, int id) {
     char value[1024];
     param_value(db, id, value, sizeof value);
     const char *name = params[id].name;
+    if (id == P_REPLICAOF && !value[0]) return;   /* a primary: no replicaof line (as Redis's rewrite) */
     if (id == P_CLIENT_OUTPUT_BUFFER_LIMIT) {
         for (int c = 0; c < 3; c++) {
             char line[160];
@@ -748,6 +765,7 @@ static int config_rewrite(gr_server_t *db, char *why, size_t why_size) {
     if (gr_text_init(&out, 4096) != 0) { snprintf(why, why_size, "Rewriting config file: out of memory"); return -1; }
     FILE *in = fopen(path, "r");
     int written[P_COUNT] = {0};
+    int marked = 0;
     if (in) {
         char *line = NULL;
         size_t line_capacity = 0;
@@ -760,6 +778,8 @@ static int config_rewrite(gr_server_t *db, char *why, size_t why_size) {
             while (p[w] && !isspace((unsigned char)p[w]) && w + 1 < sizeof word) { word[w] = p[w]; w++; }
             word[w] = '\0';
             int id = (word[0] && word[0] != '#') ? find_param(word) : -1;
+            if (!strcmp(line, "# Generated by CONFIG REWRITE\n") || !strcmp(line, "# Generated by CONFIG REWRITE"))
+                marked = 1;   /* as Redis: one marker, the lines after it are rewritten in place */
             if (id < 0) {
                 text_append(&out, line, (size_t)n);
                 if (n > 0 && line[n - 1] != '\n') text_append(&out, "\n", 1);
@@ -775,7 +795,6 @@ static int config_rewrite(gr_server_t *db, char *why, size_t why_size) {
         gr_text_free(&out);
         return -1;
     }
-    int marked = 0;
     for (int id = 0; id < P_COUNT; id++) {
         if (written[id]) continue;
         char value[1024];

@@ -337,7 +337,8 @@ void gr_repl_info(gr_server_t *db, gr_text_t *text) {
         if (!up)
             gr_text_append(text, "master_link_down_since_seconds:%lld\r\n",
                            r->link_down_since_ms ? (long long)((now - r->link_down_since_ms) / 1000) : -1LL);
-        gr_text_append(text, "slave_priority:100\r\nslave_read_only:%d\r\nreplica_announced:1\r\n", r->read_only);
+        gr_text_append(text, "slave_priority:%lld\r\nslave_read_only:%d\r\nreplica_announced:%d\r\n",
+                       (long long)r->priority, r->read_only, r->announced);
         replicas_info(db, text);
     }
     const gr_repl_primary_t *p = &db->repl_primary;

@@ -1265,6 +1265,8 @@ void gr_repl_init(gr_server_t *db) {
     r->read_only = 1;
     r->serve_stale_data = 1;
     r->second_offset = -1;
+    r->priority = 100;
+    r->announced = 1;
     memset(r->replid, '0', 40);
     memset(r->replid2, '0', 40);
     r->replid[40] = r->replid2[40] = '\0';

@@ -47,6 +47,11 @@ typedef struct gr_replication {
     int64_t sync_read_bytes;
     int64_t sync_full;            /* full resyncs done (this replica) */
     int64_t sync_partial_ok;      /* +CONTINUE accepted */
+    /* What Sentinel reads and the primary is told (Redis 7.0's parameters of the same names): */
+    int64_t priority;             /* replica-priority: INFO slave_priority; 0 = never promoted (100) */
+    char announce_ip[256];        /* replica-announce-ip: sent as REPLCONF ip-address when set */
+    int64_t announce_port;        /* replica-announce-port: REPLCONF listening-port when not 0 */
+    uint8_t announced;            /* replica-announced: INFO replica_announced (Sentinel hides a 0) */
     void *master;                 /* the primary's pseudo-client (gr_connection_t), NULL when none */
 } gr_replication_t;
 

@@ -2,8 +2,9 @@
  *
  *   CONNECT -> CONNECTING (the host name looked up by a detached thread unless numeric, then a
  *   non-blocking connect) -> HANDSHAKE: PING, AUTH (masterauth / masteruser), REPLCONF
- *   listening-port, REPLCONF capa eof capa psync2, PSYNC replid offset+1 (or ? -1), one at a
- *   time, each reply read before the next is sent
+ *   listening-port (replica-announce-port, else our port), REPLCONF ip-address (only when
+ *   replica-announce-ip is set), REPLCONF capa eof capa psync2, PSYNC replid offset+1 (or ? -1),
+ *   one at a time, each reply read before the next is sent
  *   -> +FULLRESYNC replid offset: TRANSFER: the RDB payload, "$<len>" or diskless "$EOF:<mark>",
  *      is written to a temporary file in --dir, then LOADED ASIDE: a thread of its own reads it
  *      (gr_rdb_load_aside) into a fresh set of databases while the loop goes on serving the old
@@ -70,7 +71,7 @@
 
 #define FREE_INLINE_KEYS 4096           /* old data smaller than this is freed on the loop at once */
 
-enum { STEP_PING, STEP_AUTH, STEP_PORT, STEP_CAPA, STEP_PSYNC, STEP_PAYLOAD_HEADER };
+enum { STEP_PING, STEP_AUTH, STEP_PORT, STEP_IP, STEP_CAPA, STEP_PSYNC, STEP_PAYLOAD_HEADER };
 
 /* The payload loaded aside by a thread of its own (see the header). */
 typedef struct load_job {
@@ -285,7 +286,9 @@ static void drop(gr_replica_link_t *l, int64_t retry_after_ns) {
     l->proxy_length = 0;   /* a half-received MULTI: the offset stays before it */
     discard_payload(l);   /* a whole payload being loaded aside is kept: its data is the primary's at new_offset */
     l->in_length = 0;
-    if (r->state == GR_REPL_CONNECTED || !r->link_down_since_ms) r->link_down_since_ms = l->db->now_ms ? l->db->now_ms : 1;
+    /* master_link_down_since_seconds counts from the loss of an established link; a link never
+     * up says -1 (Redis's repl_down_since: Sentinel may promote such a replica) */
+    if (r->state == GR_REPL_CONNECTED) r->link_down_since_ms = l->db->now_ms ? l->db->now_ms : 1;
     r->state = r->master_port ? GR_REPL_CONNECT : GR_REPL_NONE;
     l->next_attempt_ns = gr_monotonic_ns() + retry_after_ns;
 }
@@ -443,6 +446,7 @@ static void connect_found(gr_replica_link_t *l, int status, struct addrinfo *fou
 static int send_step(gr_replica_link_t *l) {
     gr_replication_t *r = &l->db->repl;
     if (l->step == STEP_AUTH && !r->masterauth[0]) l->step = STEP_PORT;
+    if (l->step == STEP_IP && !r->announce_ip[0]) l->step = STEP_CAPA;
     switch (l->step) {
     case STEP_PING: { const char *argv[] = {"PING"}; return send_command(l, 1, argv); }
     case STEP_AUTH:
@@ -450,10 +454,11 @@ static int send_step(gr_replica_link_t *l) {
         else { const char *argv[] = {"AUTH", r->masterauth}; return send_command(l, 2, argv); }
     case STEP_PORT: {
         char port[16];
-        snprintf(port, sizeof port, "%lld", (long long)l->db->info.tcp_port);
+        snprintf(port, sizeof port, "%lld", (long long)(r->announce_port ? r->announce_port : l->db->info.tcp_port));
         const char *argv[] = {"REPLCONF", "listening-port", port};
         return send_command(l, 3, argv);
     }
+    case STEP_IP: { const char *argv[] = {"REPLCONF", "ip-address", r->announce_ip}; return send_command(l, 3, argv); }
     case STEP_CAPA: { const char *argv[] = {"REPLCONF", "capa", "eof", "capa", "psync2"}; return send_command(l, 5, argv); }
     case STEP_PSYNC: {
         char offset[32];
@@ -817,6 +822,10 @@ static void handle_line(gr_replica_link_t *l, const char *line) {
         break;
     case STEP_PORT:
         if (line[0] == '-') say(l, "(Non critical) Master does not understand REPLCONF listening-port: %.200s", line);
+        l->step = STEP_IP;
+        break;
+    case STEP_IP:
+        if (line[0] == '-') say(l, "(Non critical) Master does not understand REPLCONF ip-address: %.200s", line);
         l->step = STEP_CAPA;
         break;
     case STEP_CAPA:
