@@ -23,6 +23,7 @@ from goblin_ring import RespClient
 from goblin_ring.errors import ResponseError
 from servers import GoblinServer
 from test_rdb_redis import Redis
+from resp_wire import encode_command, raw_connection
 from test_replication import info, wait_until
 
 
@@ -173,6 +174,50 @@ def test_goblin_replica_of_goblin_primary_and_promotion(tmp_path):
             wait_until(lambda: in_step(p, g), what="the partial resync")
             assert info(p, "stats")["sync_partial_ok"] == "1"
             g.close()
+        p.close()
+
+
+def test_published_messages_reach_the_replicas_subscribers_but_not_the_aof(tmp_path):
+    """PUBLISH and SPUBLISH on a goblin primary reach subscribers on its replicas (redis-server and
+    goblin), in order, from a plain call, a MULTI and a script, as Redis propagates them to
+    replicas; the append-only file does not record them (Redis: replication only)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    with GoblinServer(tmp_path / "p", "--appendonly", "yes", "--dir", str(data)).start() as primary:
+        p = RespClient(port=primary.port, socket_timeout=20)
+        sync_form(p)
+        replica = Redis(tmp_path / "r", "--replicaof", "127.0.0.1", str(primary.port))
+        try:
+            with GoblinServer(tmp_path / "g", "--replicaof", "127.0.0.1", str(primary.port)).start() as goblin:
+                g = RespClient(port=goblin.port, socket_timeout=20)
+                wait_until(lambda: in_step(p, replica.client) and in_step(p, g), what="both replicas' syncs")
+                subscribers = [raw_connection(port) for port in (replica.port, goblin.port)]
+                for sub in subscribers:
+                    assert sub.request("SUBSCRIBE", "news") == b"*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n"
+                    assert sub.request("SSUBSCRIBE", "shard") == b"*3\r\n$10\r\nssubscribe\r\n$5\r\nshard\r\n:1\r\n"
+                assert p.execute_command("PUBLISH", "news", "plain") == 0       # no subscriber on the primary
+                p.execute_command("MULTI")
+                p.execute_command("SET", "k", "v")
+                p.execute_command("PUBLISH", "news", "in-multi")
+                p.execute_command("EXEC")
+                p.execute_command("EVAL", "return redis.call('PUBLISH', 'news', ARGV[1])", 0, "scripted")
+                p.execute_command("SPUBLISH", "shard", "sharded")
+                for sub in subscribers:
+                    got = [sub.read_reply() for _ in range(4)]
+                    # (a message is an array of three bulk strings: the bytes of a command of three words)
+                    assert got == [encode_command("message", "news", "plain"),
+                                   encode_command("message", "news", "in-multi"),
+                                   encode_command("message", "news", "scripted"),
+                                   encode_command("smessage", "shard", "sharded")]
+                    sub.close()
+                wait_until(lambda: in_step(p, replica.client) and in_step(p, g), what="the replicas in step")
+                assert replica.client.execute_command("GET", "k") == b"v"
+                g.close()
+        finally:
+            replica.stop()
+        p.execute_command("SET", "last", "1")
+        aof = b"".join(path.read_bytes() for path in data.rglob("*.aof*") if path.is_file())
+        assert b"last" in aof and b"PUBLISH" not in aof.upper()
         p.close()
 
 

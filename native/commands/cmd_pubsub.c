@@ -110,14 +110,16 @@ void gr_cmd_sunsubscribe(gr_server_t *db, size_t argc, const uint8_t *const *arg
     unsubscribe(db, GR_PUBSUB_SHARD_CHANNELS, "sunsubscribe", argc, argv, argv_length, reply);
 }
 
+/* PUBLISH and SPUBLISH reach the replicas too (their subscribers get the message), never the
+ * AOF: Redis's forceCommandPropagation(c, PROPAGATE_REPL). */
 void gr_cmd_publish(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    (void)argc;
     gr_reply_integer(reply, gr_pubsub_publish(db->pubsub, arg(argv, argv_length, 1), arg(argv, argv_length, 2)));
+    gr_propagate_replication_only(db, argc, argv, argv_length);
 }
 
 void gr_cmd_spublish(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length, gr_reply_t *reply) {
-    (void)argc;
     gr_reply_integer(reply, gr_pubsub_spublish(db->pubsub, arg(argv, argv_length, 1), arg(argv, argv_length, 2)));
+    gr_propagate_replication_only(db, argc, argv, argv_length);
 }
 
 /* ---- PUBSUB ---- */

@@ -21,8 +21,10 @@ void gr_propagation_init(gr_propagation_t *p) {
 void gr_propagation_release(gr_propagation_t *p) {
     free(p->data);
     free(p->rewrite);
-    p->data = p->rewrite = NULL;
+    free(p->replication_only);
+    p->data = p->rewrite = p->replication_only = NULL;
     p->length = p->capacity = p->rewrite_length = p->rewrite_capacity = 0;
+    p->replication_only_length = p->replication_only_capacity = 0;
 }
 
 /* ---- the RESP writer over a growable buffer ---- */
@@ -256,12 +258,46 @@ void gr_propagate_exec_discard(gr_server_t *db) {
     p->in_exec = 0;   /* what was pending before the frame may be flushed now (SHUTDOWN's last write) */
 }
 
+/* The tap gets the stream's untapped bytes, then the replication-only entries a frame held. */
+static void tap_replication_only(gr_server_t *db) {
+    gr_propagation_t *p = &db->propagation;
+    if (!p->replication_only_length) return;
+    if (p->tap) {
+        if (p->tapped > p->length) p->tapped = 0;   /* as gr_propagate_flush */
+        if (p->length > p->tapped) p->tap(p->tap_context, db, p->data + p->tapped, p->length - p->tapped);
+        p->tapped = p->length;
+        p->tap(p->tap_context, db, p->replication_only, p->replication_only_length);
+    }
+    p->replication_only_length = 0;
+}
+
 void gr_propagate_exec_end(gr_server_t *db) {
     gr_propagation_t *p = &db->propagation;
     if (db->call) db->call->frames_inner = 0;
     if (p->exec_depth > 0 && --p->exec_depth > 0) return;
     if (p->in_exec && p->multi_written && gr_propagation_on(p)) put(p, "*1\r\n$4\r\nEXEC\r\n", 14);
     p->in_exec = p->multi_written = 0;
+    tap_replication_only(db);
+}
+
+void gr_propagate_replication_only(gr_server_t *db, size_t argc, const uint8_t *const *argv,
+                                   const size_t *argv_length) {
+    gr_propagation_t *p = &db->propagation;
+    if (!p->tap) return;
+    size_t needed = 32;
+    for (size_t i = 0; i < argc; i++) needed += argv_length[i] + 32;
+    if (grow(&p->replication_only, &p->replication_only_capacity, p->replication_only_length + needed) != 0)
+        return;   /* out of memory: the replicas' subscribers miss this message */
+    uint8_t *out = p->replication_only + p->replication_only_length;
+    out += sprintf((char *)out, "*%zu\r\n", argc);
+    for (size_t i = 0; i < argc; i++) {
+        out += sprintf((char *)out, "$%zu\r\n", argv_length[i]);
+        memcpy(out, argv[i], argv_length[i]);
+        out += argv_length[i];
+        *out++ = '\r', *out++ = '\n';
+    }
+    p->replication_only_length = (size_t)(out - p->replication_only);
+    if (!p->in_exec) tap_replication_only(db);
 }
 
 void gr_propagate_sync(gr_server_t *db) {

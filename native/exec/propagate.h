@@ -61,6 +61,10 @@ typedef struct gr_propagation {
     void (*tap)(void *context, struct gr_server *db, const uint8_t *data, size_t length);
     void *tap_context;
     size_t tapped;
+    /* replication-only entries made inside a frame (gr_propagate_replication_only), tapped
+     * after it */
+    uint8_t *replication_only;
+    size_t replication_only_length, replication_only_capacity;
 } gr_propagation_t;
 
 /* Whether the stream is recorded (an AOF or a replication backlog consumes it). */
@@ -118,6 +122,13 @@ void gr_propagate_exec_end(struct gr_server *db);
  * propagating its effects); what was pending before them can be flushed again, and the
  * frames' ends write nothing. */
 void gr_propagate_exec_discard(struct gr_server *db);
+/* An entry for the replicas only, never the sink (Redis's PROPAGATE_REPL: PUBLISH and
+ * SPUBLISH reach the replicas' subscribers, not the AOF), argv as given and no SELECT (it
+ * names no database). Out of a frame it is tapped at once, after every byte before it; inside
+ * EXEC or a script it waits until the frame's EXEC. Nothing without a tap (a replica, or no
+ * backlog). */
+void gr_propagate_replication_only(struct gr_server *db, size_t argc, const uint8_t *const *argv,
+                                   const size_t *argv_length);
 /* Hand the pending bytes to the sink (the end of every batch of commands). */
 void gr_propagate_flush(struct gr_server *db);
 /* Flush, then make it durable when the policy says so: call it before replies leave. */
