@@ -295,6 +295,9 @@ def test_a_second_replica_joins_the_disk_child_under_way(tmp_path):
                 g = RespClient(port=goblin.port, socket_timeout=20)
                 lines = "\n".join(primary.wait_for_log("Waiting for end of BGSAVE for SYNC", timeout=20))
                 assert "Can't attach" not in lines
+                persistence = info(p, "persistence")   # the sync's child counts as an RDB save, as Redis's
+                assert persistence["rdb_bgsave_in_progress"] == "1"
+                assert int(persistence["rdb_current_bgsave_time_sec"]) >= 0
                 lines = "\n".join(primary.wait_for_log("Background saving terminated with success", timeout=30))
                 assert "Starting BGSAVE" not in lines              # no second fork
                 r = first.client

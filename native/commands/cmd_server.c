@@ -173,8 +173,11 @@ static void info_memory(gr_server_t *db, gr_text_t *text) {
  * gr_aof_info). rdb_changes_since_last_save is the dirty counter (db.h's gr_db_count_changes). */
 static void info_persistence(gr_server_t *db, gr_text_t *text) {
     const gr_persistence_t *p = &db->persistence;
-    const int bgsave = gr_child_running(db) == GR_CHILD_SNAPSHOT;
+    /* a replication sync's child writes an RDB too: Redis counts it here (CHILD_TYPE_RDB) */
+    const gr_child_kind_t child = gr_child_running(db);
+    const int bgsave = child == GR_CHILD_SNAPSHOT || child == GR_CHILD_REPL_SYNC;
     const int64_t now_s = db->now_ms / 1000;
+    const int64_t started_s = child == GR_CHILD_SNAPSHOT ? p->bgsave_started_s : db->child.started_ms / 1000;
     gr_text_append(text,
         "loading:0\r\nasync_loading:%d\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\n"
         "current_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\n"
@@ -182,7 +185,7 @@ static void info_persistence(gr_server_t *db, gr_text_t *text) {
         "rdb_last_bgsave_status:%s\r\nrdb_last_bgsave_time_sec:%lld\r\nrdb_current_bgsave_time_sec:%lld\r\n"
         "rdb_saves:%lld\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:%lld\r\nrdb_last_load_keys_loaded:%lld\r\n",
         db->repl.loading_aside, (long long)db->dirty, bgsave, (long long)p->lastsave_s, p->last_bgsave_ok ? "ok" : "err",
-        (long long)p->last_bgsave_seconds, (long long)(bgsave ? now_s - p->bgsave_started_s : -1),
+        (long long)p->last_bgsave_seconds, (long long)(bgsave ? now_s - started_s : -1),
         (long long)p->saves, (long long)p->last_load_keys_expired, (long long)p->last_load_keys_loaded);
     gr_aof_info(db, text);   /* the aof_* fields (persist/aof.c) */
     gr_text_append(text,
