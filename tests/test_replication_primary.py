@@ -221,6 +221,24 @@ def test_published_messages_reach_the_replicas_subscribers_but_not_the_aof(tmp_p
         p.close()
 
 
+def test_replconf_ip_address_takes_a_host_name_as_redis(tmp_path):
+    """A replica announces up to 255 bytes (replica-announce-ip may be a host name); longer is
+    refused with Redis's text. Same replies from redis-server 7.0, side by side."""
+    name = "replica-" + "h" * 239 + ".example"         # 255 bytes
+    replies = []
+    with GoblinServer(tmp_path / "g").start() as goblin:
+        redis = Redis(tmp_path / "r")
+        try:
+            for port in (goblin.port, redis.port):
+                with raw_connection(port) as conn:
+                    replies.append((conn.request("REPLCONF", "ip-address", name),
+                                    conn.request("REPLCONF", "ip-address", name + "x")))
+        finally:
+            redis.stop()
+    assert replies[0] == replies[1] == (
+        b"+OK\r\n", b"-ERR REPLCONF ip-address provided by replica instance is too long: 256 bytes\r\n")
+
+
 def test_a_promoted_goblin_replica_continues_the_old_primarys_replicas(tmp_path):
     """REPLICAOF NO ONE keeps the old history as replid2: a redis-server replica that stood at the
     same offset moves to the promoted goblin with +CONTINUE, no full sync."""

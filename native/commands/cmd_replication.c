@@ -119,7 +119,7 @@ void gr_cmd_role(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
         gr_reply_array_begin(reply, online);
         for (const gr_connection_t *conn = db->connections; conn; conn = conn->next) {
             if (conn->repl_peer.state != GR_REPLICA_ONLINE || conn->repl_peer.rdb_only) continue;
-            char ip[64], port[24], offset[24];
+            char ip[sizeof conn->repl_peer.ip], port[24], offset[24];
             replica_ip(conn, ip, sizeof ip);
             int pn = snprintf(port, sizeof port, "%d", (int)conn->repl_peer.listening_port);
             int on = snprintf(offset, sizeof offset, "%lld", (long long)conn->repl_peer.ack_offset);
@@ -170,7 +170,10 @@ void gr_cmd_replconf(gr_server_t *db, size_t argc, const uint8_t *const *argv, c
             if (peer) peer->listening_port = (int32_t)port;
         } else if (gr_word_is(option, length, "ip-address")) {
             if (value_length >= sizeof peer->ip) {
-                gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR REPLCONF ip-address provided by replica instance is too long");
+                char text[96];
+                snprintf(text, sizeof text, "ERR REPLCONF ip-address provided by replica instance is too long: %zu bytes",
+                         value_length);
+                gr_reply_error_text(reply, GR_ERR_GENERIC, text);
                 return;
             }
             if (peer) {
@@ -300,7 +303,7 @@ static void replicas_info(gr_server_t *db, gr_text_t *text) {
     int64_t id = 0;
     for (const gr_connection_t *conn = db->connections; conn; conn = conn->next) {
         if (!conn->repl_peer.state || conn->repl_peer.rdb_only) continue;
-        char ip[64];
+        char ip[sizeof conn->repl_peer.ip];
         replica_ip(conn, ip, sizeof ip);
         gr_text_append(text, "slave%lld:ip=%s,port=%d,state=%s,offset=%lld,lag=%lld\r\n", (long long)id++, ip,
                        (int)conn->repl_peer.listening_port, replica_state_name(conn->repl_peer.state),

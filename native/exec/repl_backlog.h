@@ -35,7 +35,7 @@ typedef struct gr_repl_peer {
     uint8_t capa_eof, capa_psync2;
     uint8_t rdb_only;             /* REPLCONF rdb-only 1 (redis-cli --rdb): closed after the payload */
     int32_t listening_port;       /* REPLCONF listening-port */
-    char ip[48];                  /* REPLCONF ip-address, else the peer's address */
+    char ip[256];                 /* REPLCONF ip-address (a host name too: up to 255 bytes, as Redis), else the peer's address */
     char psync_replid[41];
     int64_t psync_offset;
     int64_t ack_offset;           /* REPLCONF ACK <offset> */
