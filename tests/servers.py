@@ -23,6 +23,16 @@ from goblin_ring.bench.servers import free_port, wait_for_line  # noqa: F401 - r
 STARTED_NAMES: set[str] = set()
 
 
+def stop_process(process: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within 10 s; reaped either way."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 class GoblinServer:
     def __init__(self, runtime_dir: Path, *extra: str, port: int | None = None, name: str | None = None):
         self.name = name or f"t{uuid.uuid4().hex[:10]}"
@@ -118,11 +128,6 @@ class RedisServer:
     def stop(self) -> None:
         if self.process is None:
             return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process)
         self.process.stdout.close()
         self.process = None

@@ -16,18 +16,11 @@ import pytest
 from conftest import make_client
 from goblin_ring import ResponseError, RespClient
 from servers import GoblinServer
+from test_dump_restore import crc64_jones
 from test_rdb_redis import Redis, stream_state
 
 CHECKSUM_ERROR = "ERR DUMP payload version or checksum are wrong"
 BAD_FORMAT = "ERR Bad data format"
-
-
-def crc64_jones(data: bytes, crc: int = 0) -> int:
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0x95AC9329AC4BC9B5 if crc & 1 else crc >> 1
-    return crc
 
 
 def sealed(body: bytes, version: int) -> bytes:

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from goblin_ring import RespClient
-from servers import GoblinServer, free_port, wait_for_line
+from servers import GoblinServer, free_port, stop_process, wait_for_line
 
 LIBRARY = "#!lua name=rdblib\nredis.register_function('rdbf', function(keys, args) return 'x' end)"
 
@@ -49,12 +49,7 @@ class Redis:
 
     def stop(self) -> None:
         self.client.close()
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process)
         self.process.stdout.close()
 
 

@@ -37,7 +37,7 @@ import pytest
 from goblin_ring import RespClient
 from goblin_ring.errors import ConnectionError as GoblinConnectionError, ResponseError
 from resp_wire import encode_command, raw_connection
-from servers import GoblinServer, free_port
+from servers import GoblinServer, free_port, stop_process
 from test_rdb_redis import Redis
 
 MASTER = "mymaster"
@@ -135,12 +135,7 @@ class Sentinel:
     def stop(self) -> None:
         if self.client:
             self.client.close()
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process)
 
 
 class Node:
