@@ -2,7 +2,11 @@
 7.0 lacks it) over RESP and over the ring, with the append-only file off and on; with it on,
 the writes before WAITAOF 1 are in the file when it answers; what cannot come (a replica, an
 fsync under appendfsync no) is waited out to the timeout, as Redis does, without stalling
-other clients; inside MULTI it answers at once; CLIENT UNBLOCK answers a waiting one."""
+other clients; inside MULTI it answers at once; CLIENT UNBLOCK answers a waiting one.
+Replicas: a goblin replica with appendonly yes (always, everysec) counts in numreplicas over
+both transports, one without an AOF does not (the timeout answers); a valkey 9.1 replica of a
+goblin primary counts; a goblin replica makes a valkey primary's WAITAOF 0 1 succeed (its
+REPLCONF ACK .. FACK is understood), and on a replica WAITAOF answers as a valkey replica's."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import time
 
 import pytest
 
-from goblin_ring import RingClient
+from goblin_ring import RespClient, RingClient
 from goblin_ring.errors import ResponseError
 from resp_wire import raw_connection
 from servers import GoblinServer, RedisServer
@@ -172,3 +176,135 @@ def test_threads_sharing_one_client_each_wait_for_their_writes(goblin):
             thread.join()
         assert answers == [[1, 0]] * 100
         assert all(f"thread:{n}:24".encode() in (goblin.data_dir / "appendonly.aof").read_bytes() for n in range(4))
+
+
+# ---- replicas: a replica with appendonly yes acknowledges with REPLCONF ACK <offset> FACK <offset> ----
+
+def replica_up(client) -> bool:
+    return b"master_link_status:up" in client.execute_command("INFO", "replication")
+
+
+def wait_until(predicate, timeout: float = 20.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def goblin_primary(tmp_path, name):
+    server = GoblinServer(tmp_path / name).start()
+    client = RespClient(port=server.port, socket_timeout=20)
+    client.execute_command("CONFIG", "SET", "repl-diskless-sync-delay", "0")
+    return server, client
+
+
+def valkey_or_fail():
+    from goblin_ring.bench.servers import valkey_executable
+    path, where = valkey_executable()
+    if not path:
+        pytest.fail(f"valkey-server is not available ({where})")
+    return path
+
+
+@pytest.mark.parametrize("appendfsync", ["always", "everysec"])
+def test_a_goblin_replica_with_an_aof_counts_and_one_without_does_not(tmp_path, appendfsync):
+    primary, p = goblin_primary(tmp_path, "p")
+    try:
+        with GoblinServer(tmp_path / "aof", "--appendonly", "yes",
+                          "--appendfsync", appendfsync, "--replicaof", "127.0.0.1", str(primary.port)).start() as r, \
+                GoblinServer(tmp_path / "plain",
+                             "--replicaof", "127.0.0.1", str(primary.port)).start() as plain:
+            with RespClient(port=r.port) as rc, RespClient(port=plain.port) as pc:
+                wait_until(lambda: replica_up(rc) and replica_up(pc), what="the replicas' syncs")
+                wait_until(lambda: b"aof_rewrite_in_progress:0" in rc.execute_command("INFO", "persistence"),
+                           what="the replica's rewrite after its full sync")
+                with RingClient(name=primary.name, runtime_dir=primary.runtime_dir) as ring:
+                    p.execute_command("SET", "k", "over resp")
+                    assert p.execute_command("WAITAOF", 0, 1, 5000) == [0, 1]
+                    ring.set("k", "over the ring")
+                    assert ring.waitaof(0, 1, 5000) == [0, 1]
+                    # the replica has it in its file when WAITAOF answers
+                    assert b"over the ring" in (r.runtime_dir / "appendonly.aof").read_bytes()
+                    # two asked, one AOF: the timeout answers with the one (everysec: the replica's
+                    # FACK moves at its next fsync, within a second, so the one is waited for first)
+                    ring.set("k", "again")
+                    assert ring.waitaof(0, 1, 5000) == [0, 1]
+                    started = time.monotonic()
+                    assert ring.waitaof(0, 2, 300) == [0, 1]
+                    assert time.monotonic() - started >= 0.29
+                    # numlocal and numreplicas together
+                    p.execute_command("CONFIG", "SET", "appendonly", "yes")
+                    wait_until(lambda: b"aof_rewrite_in_progress:0" in p.execute_command("INFO", "persistence"))
+                    p.execute_command("SET", "k", "both")
+                    assert p.execute_command("WAITAOF", 1, 1, 5000) == [1, 1]
+                    ring.set("k", "both over the ring")
+                    assert ring.waitaof(1, 1, 5000) == [1, 1]
+                    # WAIT counts both replicas all along
+                    assert p.execute_command("WAIT", 2, 5000) == 2
+                # a replica refuses it, as valkey
+                with pytest.raises(ResponseError, match="WAITAOF cannot be used with replica instances"):
+                    rc.execute_command("WAITAOF", 0, 0, 0)
+        # without an AOF on the replica: no FACK, the timeout answers [0, 0]
+    finally:
+        p.close()
+        primary.stop()
+
+
+def test_a_replica_without_an_aof_is_waited_out(tmp_path):
+    primary, p = goblin_primary(tmp_path, "p")
+    try:
+        with GoblinServer(tmp_path / "plain",
+                          "--replicaof", "127.0.0.1", str(primary.port)).start() as plain:
+            with RespClient(port=plain.port) as pc:
+                wait_until(lambda: replica_up(pc), what="the replica's sync")
+                p.execute_command("SET", "k", "v")
+                assert p.execute_command("WAIT", 1, 5000) == 1
+                started = time.monotonic()
+                assert p.execute_command("WAITAOF", 0, 1, 300) == [0, 0]
+                assert time.monotonic() - started >= 0.29
+    finally:
+        p.close()
+        primary.stop()
+
+
+def test_a_valkey_replica_of_a_goblin_primary_counts(tmp_path):
+    primary, p = goblin_primary(tmp_path, "p")
+    replica = RedisServer(valkey_or_fail(), "--dir", str(tmp_path), "--appendonly", "yes",
+                          "--replicaof", "127.0.0.1", str(primary.port)).start()
+    try:
+        with RespClient(port=replica.port) as v:
+            wait_until(lambda: replica_up(v), what="valkey's sync from goblin")
+            wait_until(lambda: b"aof_rewrite_in_progress:0" in v.execute_command("INFO", "persistence"))
+            p.execute_command("SET", "k", "for valkey")
+            assert p.execute_command("WAITAOF", 0, 1, 5000) == [0, 1]
+            assert v.execute_command("GET", "k") == b"for valkey"
+    finally:
+        replica.stop()
+        p.close()
+        primary.stop()
+
+
+def test_a_goblin_replica_answers_a_valkey_primarys_waitaof(tmp_path):
+    valkey = RedisServer(valkey_or_fail(), "--dir", str(tmp_path), "--repl-diskless-sync-delay", "0").start()
+    valkey_replica = RedisServer(valkey_or_fail(), "--dir", str(tmp_path), "--replicaof", "127.0.0.1",
+                                 str(valkey.port)).start()
+    try:
+        with GoblinServer(tmp_path / "g", "--appendonly", "yes",
+                          "--replicaof", "127.0.0.1", str(valkey.port)).start() as goblin, \
+                RespClient(port=valkey.port) as v, RespClient(port=goblin.port) as g:
+            wait_until(lambda: replica_up(g), what="goblin's sync from valkey")
+            v.execute_command("SET", "k", "for goblin")
+            assert v.execute_command("WAITAOF", 0, 1, 5000) == [0, 1]
+            assert g.execute_command("GET", "k") == b"for goblin"
+            # on a replica: the same replies and errors as a valkey replica's, in the same order
+            reference, resp = raw_connection(valkey_replica.port), raw_connection(goblin.port)
+            try:
+                for argv in CASES:
+                    assert resp.request("WAITAOF", *argv) == reference.request("WAITAOF", *argv), argv
+            finally:
+                reference.close()
+                resp.close()
+    finally:
+        valkey_replica.stop()
+        valkey.stop()

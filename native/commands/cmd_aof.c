@@ -1,12 +1,16 @@
 /* cmd_aof.c — BGREWRITEAOF (row in aof.def): starts persist/aof.c's forked rewrite, with Redis's replies;
- * WAITAOF: waits until the client's writes are on disk, as Redis 7.2 / Valkey answer it. */
+ * WAITAOF: waits until the client's writes are on disk here and on numreplicas replicas (by the
+ * FACK offsets their REPLCONF ACKs carry), as Redis 7.2 / Valkey answer it. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "commands/commands.h"
 #include "core/number.h"
+#include "exec/blocking.h"
 #include "exec/db.h"
+#include "exec/propagate.h"
+#include "exec/repl_backlog.h"
 #include "persist/aof.h"
 
 void gr_cmd_bgrewriteaof(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
@@ -27,12 +31,14 @@ void gr_cmd_bgrewriteaof(gr_server_t *db, size_t argc, const uint8_t *const *arg
 
 /* ---- WAITAOF numlocal numreplicas timeout ---- */
 
-/* [local acks, replica acks]: the parked request carries the local one in count; goblin has no
- * replicas, so the second is 0. */
+/* [local acks, replica acks]. The parked request: flag the local ack (taken at the call: an
+ * fdatasync now, or 0 when none can come), cursor numlocal, index the offset the client's
+ * writes reach (WAIT's woff), count numreplicas, index2 the replicas whose FACK reached index
+ * (refreshed by exec/repl_backlog.c's gr_repl_wait_check as ACKs arrive). */
 static void waitaof_reply(const gr_request_t *request, gr_reply_t *reply) {
     gr_reply_array_begin(reply, 2);
-    gr_reply_integer(reply, request->count);
-    gr_reply_integer(reply, 0);
+    gr_reply_integer(reply, request->flag);
+    gr_reply_integer(reply, request->index2);
 }
 static int never_ready(const gr_ks_entry_t *entry) { (void)entry; return 0; }
 static int never_served(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply) {
@@ -40,7 +46,7 @@ static int never_served(gr_server_t *db, const gr_request_t *request, gr_reply_t
     return 0;
 }
 
-/* Parked on no key: only the timeout (or CLIENT UNBLOCK) answers it. */
+/* Parked on no key: ACKs (gr_repl_wait_check, from the loop), the timeout or CLIENT UNBLOCK answer it. */
 const gr_block_spec_t gr_waitaof_block = {"waitaof", GR_BLOCK_KEYS_IN_ITEMS, never_ready, never_served, waitaof_reply,
                                           3, 1, NULL, NULL, NULL};
 
@@ -68,18 +74,33 @@ void gr_cmd_waitaof(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
         gr_reply_error_text(reply, GR_ERR_GENERIC, "ERR timeout is negative");
         return;
     }
+    /* a replica: after the arguments' errors, before appendonly's, as valkey */
+    if (db->repl.master_port) {
+        gr_reply_error_text(reply, GR_ERR_GENERIC,
+                            "ERR WAITAOF cannot be used with replica instances. Please also note that writes to "
+                            "replicas are just local and are not propagated.");
+        return;
+    }
     if (numlocal && !db->aof) {
         gr_reply_error_text(reply, GR_ERR_GENERIC,
                             "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.");
         return;
     }
-    gr_request_t waiting = {.template_id = GR_T_COMMAND, .count = (uint32_t)gr_aof_local_ack(db, numlocal > 0),
+    int local = gr_aof_local_ack(db, numlocal > 0);
+    gr_propagate_flush(db);   /* this client's writes reach the replicas' streams */
+    int64_t target = db->current ? db->current->repl_peer.woff : db->repl.offset;   /* Redis's c->woff */
+    gr_request_t waiting = {.template_id = GR_T_COMMAND, .flag = (uint8_t)local, .cursor = (uint64_t)numlocal,
+                            .index = target, .index2 = gr_repl_replicas_fsynced(db, target),
+                            .count = numreplicas > UINT32_MAX ? UINT32_MAX : (uint32_t)numreplicas,
                             .timeout = (double)timeout_ms / 1000.0};
-    if ((int64_t)waiting.count >= numlocal && numreplicas == 0) {
+    if ((local >= numlocal && waiting.index2 >= numreplicas) || db->serve_deferred || !db->current ||
+        !db->current->reply) {
         waitaof_reply(&waiting, reply);
         return;
     }
-    /* what is asked cannot come (no replicas; appendfsync no never acknowledges): wait out the
-     * timeout, as Redis does, or answer at once where the client cannot block (EXEC) */
+    /* the replicas' FACKs answer it (asked for now: REPLCONF GETACK *), or the timeout does —
+     * also when the local ack cannot come (appendfsync no never acknowledges), as Redis */
+    db->repl_primary.waitaof_spec = &gr_waitaof_block;
+    if (numreplicas > waiting.index2) db->repl_primary.getack = 1;
     gr_blocking_run_unserved(db, &gr_waitaof_block, &waiting, reply);
 }

@@ -159,6 +159,10 @@ void gr_cmd_replconf(gr_server_t *db, size_t argc, const uint8_t *const *argv, c
                 peer->ack_ms = db->now_ms;
                 peer->ack_count++;
                 db->repl_primary.acks = 1;
+                /* ACK <offset> FACK <aof offset> (Redis 7.2): fdatasynced to its AOF, for WAITAOF */
+                if (i + 3 < argc && gr_word_is(argv[i + 2], argv_length[i + 2], "fack") &&
+                    gr_bytes_to_int64(argv[i + 3], argv_length[i + 3], &offset) == 0 && offset > peer->fack_offset)
+                    peer->fack_offset = offset;
             }
             return;
         } else if (gr_word_is(option, length, "listening-port")) {
@@ -227,6 +231,7 @@ void gr_cmd_sync(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
     }
     peer->state = GR_REPLICA_WAIT_BGSAVE_START;
     peer->ack_offset = 0;
+    peer->fack_offset = 0;
     db->repl_primary.sync_requests = 1;
 }
 

@@ -139,15 +139,28 @@ int64_t gr_repl_replicas_acked(const gr_server_t *db, int64_t offset) {
     return count;
 }
 
+int64_t gr_repl_replicas_fsynced(const gr_server_t *db, int64_t offset) {
+    int64_t count = 0;
+    for (const gr_connection_t *conn = db->connections; conn; conn = conn->next)
+        if (conn->repl_peer.state == GR_REPLICA_ONLINE && conn->repl_peer.fack_offset >= offset) count++;
+    return count;
+}
+
 void gr_repl_wait_check(gr_server_t *db) {
-    const gr_block_spec_t *wait = db->repl_primary.wait_spec;
-    if (!wait) return;
+    const gr_block_spec_t *wait = db->repl_primary.wait_spec, *waitaof = db->repl_primary.waitaof_spec;
+    if (!wait && !waitaof) return;
     for (gr_connection_t *conn = db->connections, *next; conn; conn = next) {
         next = conn->next;
         const gr_block_spec_t *spec = NULL;
         gr_request_t *request = conn->blocked ? gr_blocking_parked_request(conn, &spec) : NULL;
-        if (!request || spec != wait) continue;
-        request->index2 = gr_repl_replicas_acked(db, request->index);   /* what its reply says */
-        if (request->index2 >= (int64_t)request->count) gr_blocking_unblock(db, conn, 0);
+        if (!request || !spec) continue;
+        if (spec == wait) {
+            request->index2 = gr_repl_replicas_acked(db, request->index);   /* what its reply says */
+            if (request->index2 >= (int64_t)request->count) gr_blocking_unblock(db, conn, 0);
+        } else if (spec == waitaof) {
+            request->index2 = gr_repl_replicas_fsynced(db, request->index);
+            if (request->flag >= request->cursor && request->index2 >= (int64_t)request->count)
+                gr_blocking_unblock(db, conn, 0);
+        }
     }
 }

@@ -39,6 +39,7 @@ typedef struct gr_repl_peer {
     char psync_replid[41];
     int64_t psync_offset;
     int64_t ack_offset;           /* REPLCONF ACK <offset> */
+    int64_t fack_offset;          /* REPLCONF ACK <offset> FACK <offset>: fdatasynced to its AOF (WAITAOF) */
     int64_t ack_ms;               /* when (unix ms) */
     uint32_t ack_count;           /* ACKs received (a diskless sync's replica goes online at the next one) */
     int64_t woff;                 /* any client: the offset its last write reaches (WAIT waits for it) */
@@ -71,6 +72,7 @@ typedef struct gr_repl_primary {
     uint8_t getack;               /* WAIT: send REPLCONF GETACK * to the replicas */
     uint8_t acks;                 /* an ACK arrived: blocked WAITs may be answered */
     const struct gr_block_spec *wait_spec;   /* WAIT's (commands/cmd_replication.c) once one parked */
+    const struct gr_block_spec *waitaof_spec;   /* WAITAOF's (commands/cmd_aof.c) once one parked */
     /* the loop's feed of each replica (server/primary.c), called after the backlog took bytes */
     void (*feed)(void *context, const uint8_t *data, size_t length);
     void *feed_context;
@@ -101,9 +103,13 @@ void gr_repl_backlog_read(const struct gr_server *db, int64_t offset,
 int gr_repl_min_replicas_refuse(const struct gr_server *db);
 /* Replicas whose acknowledged offset is at least offset (WAIT). */
 int64_t gr_repl_replicas_acked(const struct gr_server *db, int64_t offset);
+/* Replicas whose AOF is fdatasynced to at least offset, by their FACK (WAITAOF). */
+int64_t gr_repl_replicas_fsynced(const struct gr_server *db, int64_t offset);
 /* Answer the parked WAITs that enough replicas acknowledged (request->index: the offset,
  * request->count: how many replicas; request->index2, what its reply says, is refreshed so a
- * later timeout answers the latest count); the loop calls it after ACKs arrived. */
+ * later timeout answers the latest count); the loop calls it after ACKs arrived. WAITAOFs
+ * likewise (index2: the replicas by FACK; answered when flag >= cursor, the local ack against
+ * numlocal, and index2 >= count). */
 void gr_repl_wait_check(struct gr_server *db);
 
 #endif

@@ -37,6 +37,13 @@ struct gr_aof {
     int last_write_ok;
     int last_write_errno;
     int64_t lost_entries;          /* entries the stream could not hold (out of memory, no rendering) */
+    /* WAITAOF on a primary counts replicas by these (a replica's REPLCONF ACK .. FACK <offset>) */
+    int64_t written_reploff;       /* db->repl.offset when the file last held every write */
+    int64_t fsynced_reploff;       /* the same, once fdatasynced (atomic: the worker sets it) */
+    int64_t fsync_reploff_pending; /* written_reploff when the worker's fsync was asked for */
+    int fsynced_held;              /* a replica's full sync: the file holds the old data until the rewrite ends */
+    uint32_t fsynced_epoch;        /* +1 at each hold: a worker's fsync asked for before it sets nothing */
+    uint32_t fsync_epoch_pending;  /* fsynced_epoch when the worker's fsync was asked for */
     /* everysec's worker: fdatasyncs a dup of fd when asked */
     pthread_t worker;
     int worker_started;
@@ -94,6 +101,8 @@ static void *fsync_worker(void *argument) {
         else if (!status && before) gr_log_to_stderr("AOF fsync error looks solved, writes are accepted again.");
         pthread_mutex_lock(&aof->lock);
         aof->fsync_running = 0;
+        if (!status && !aof->fsynced_held && aof->fsync_epoch_pending == aof->fsynced_epoch)
+            __atomic_store_n(&aof->fsynced_reploff, aof->fsync_reploff_pending, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&aof->lock);
     return NULL;
@@ -110,6 +119,8 @@ static void request_background_fsync(gr_aof_t *aof) {
     int fd = dup(aof->fd);
     if (fd >= 0) {
         aof->fsync_fd = fd;
+        aof->fsync_reploff_pending = aof->written_reploff;
+        aof->fsync_epoch_pending = aof->fsynced_epoch;
         aof->unsynced = 0;
         aof->last_fsync_ms = gr_monotonic_ms();
         pthread_cond_signal(&aof->wake);
@@ -170,7 +181,10 @@ static void aof_sink(void *context, gr_server_t *db) {
         aof->last_write_ok = 0;
         p->failed = 0;
     }
-    if (!p->length) return;
+    if (!p->length) {
+        aof->written_reploff = db->repl.offset;   /* everything applied so far is in the file */
+        return;
+    }
     /* After a failed write the cron retries it (ten times a second; shutdown and stop too), not every batch: a busy-polled
      * ring would otherwise write and cut back a partial command in a loop, and a kill -9 between
      * the two would leave it in the file. */
@@ -204,6 +218,7 @@ static void aof_sink(void *context, gr_server_t *db) {
     aof->unsynced += (int64_t)p->length;
     if (!aof->lost_entries) aof->last_write_ok = 1;
     p->length = 0;
+    aof->written_reploff = db->repl.offset;
     if (db->config.appendfsync == GR_APPENDFSYNC_ALWAYS) p->sync_pending = 1;   /* aof_sync, before the replies */
 }
 
@@ -213,6 +228,7 @@ static void aof_sync(void *context, gr_server_t *db) {
     gr_aof_t *aof = context;
     (void)db;
     if (fdatasync(aof->fd) != 0) exit_for_always("fsync", errno);
+    if (!aof->fsynced_held) __atomic_store_n(&aof->fsynced_reploff, aof->written_reploff, __ATOMIC_RELEASE);
     aof->unsynced = 0;
     aof->last_fsync_ms = gr_monotonic_ms();
 }
@@ -375,6 +391,8 @@ int gr_aof_start(gr_server_t *db, int write_dataset_first, char *message, size_t
     __atomic_store_n(&db->persistence.aof_fsync_errno, 0, __ATOMIC_RELAXED);
     aof->fsync_fd = -1;
     aof->last_fsync_ms = gr_monotonic_ms();
+    aof->written_reploff = db->repl.offset;  /* the file holds the dataset: loaded from it, or just written */
+    aof->fsynced_reploff = db->config.appendfsync == GR_APPENDFSYNC_NO ? 0 : aof->written_reploff;
     pthread_mutex_init(&aof->lock, NULL);
     pthread_cond_init(&aof->wake, NULL);
     aof->worker_started = pthread_create(&aof->worker, NULL, fsync_worker, aof) == 0;
@@ -528,6 +546,14 @@ static void finish_rewrite(gr_server_t *db, int ok) {
         struct stat info;
         if (fstat(fd, &info) == 0) aof->current_size = aof->base_size = (int64_t)info.st_size;
         aof->unsynced = 0;
+        /* the new file holds every write, fdatasynced (appendfsync no acknowledges nothing) */
+        aof->written_reploff = db->repl.offset;
+        pthread_mutex_lock(&aof->lock);
+        aof->fsynced_held = 0;
+        aof->fsynced_epoch++;              /* an fsync of the old file asked for earlier sets nothing */
+        if (db->config.appendfsync != GR_APPENDFSYNC_NO)
+            __atomic_store_n(&aof->fsynced_reploff, aof->written_reploff, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&aof->lock);
         aof->rewrites++;
         aof->consecutive_failures = 0;
     } else {
@@ -794,7 +820,22 @@ int gr_aof_local_ack(gr_server_t *db, int wait) {
     else aof_sink(aof, db);                      /* what this batch propagated so far */
     if (db->propagation.length || !aof->last_write_ok) return 0;
     if (fdatasync(aof->fd) != 0) return 0;       /* also when the worker's fsync is under way */
+    if (!aof->fsynced_held) __atomic_store_n(&aof->fsynced_reploff, aof->written_reploff, __ATOMIC_RELEASE);
     aof->unsynced = 0;
     aof->last_fsync_ms = gr_monotonic_ms();
     return 1;
+}
+
+int64_t gr_aof_fsynced_reploff(gr_server_t *db) {
+    return db->aof ? __atomic_load_n(&db->aof->fsynced_reploff, __ATOMIC_ACQUIRE) : -1;
+}
+
+void gr_aof_hold_fsynced_reploff(gr_server_t *db) {
+    gr_aof_t *aof = db->aof;
+    if (!aof) return;
+    pthread_mutex_lock(&aof->lock);
+    aof->fsynced_held = 1;
+    aof->fsynced_epoch++;
+    __atomic_store_n(&aof->fsynced_reploff, 0, __ATOMIC_RELEASE);   /* the old history's offsets mean nothing now */
+    pthread_mutex_unlock(&aof->lock);
 }

@@ -66,5 +66,11 @@ void gr_aof_info(gr_server_t *db, gr_text_t *text);
  * fdatasyncing now, in this thread — 0 when it is not (appendonly no, appendfsync no: the
  * kernel decides, as Redis never acknowledges then, or the write or fsync failed). */
 int gr_aof_local_ack(gr_server_t *db, int wait);
+/* A replica's REPLCONF ACK .. FACK: the replication offset up to which the file is
+ * fdatasynced (Redis's fsynced_reploff), -1 without an AOF. It does not move while held. */
+int64_t gr_aof_fsynced_reploff(gr_server_t *db);
+/* After a full sync the file holds the old data until the rewrite started then replaces it:
+ * the fsynced offset stays where it is until that rewrite ends. */
+void gr_aof_hold_fsynced_reploff(gr_server_t *db);
 
 #endif

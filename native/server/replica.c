@@ -135,6 +135,7 @@ struct gr_replica_link {
     size_t proxy_length, proxy_capacity;
     int64_t next_attempt_ns, last_ack_ns;
     int ack_fast;                  /* a full sync ended and no stream byte came yet: ACK_FAST_NS */
+    int64_t sent_fack;             /* the FACK the last ACK carried: a newer one is sent within ACK_FAST_NS */
     int wake_fd;                   /* eventfd in the loop's epoll set: a helper thread finished */
     load_job_t *load;              /* the payload being loaded aside; NULL when none */
     free_job_t *freeing;           /* old data being freed; NULL when none */
@@ -328,11 +329,16 @@ static int send_command(gr_replica_link_t *l, int argc, const char **argv) {
     return send_all(l, buffer, n);
 }
 
+/* REPLCONF ACK <offset>, and with an AOF FACK <offset fdatasynced to it> (Redis 7.2: a primary's
+ * WAITAOF counts the replicas by it; none is sent without an AOF, as Redis). */
 static void send_ack(gr_replica_link_t *l) {
-    char offset[32];
+    char offset[32], fack[32];
     snprintf(offset, sizeof offset, "%lld", (long long)l->db->repl.offset);
-    const char *argv[] = {"REPLCONF", "ACK", offset};
-    send_command(l, 3, argv);
+    int64_t fsynced = gr_aof_fsynced_reploff(l->db);
+    snprintf(fack, sizeof fack, "%lld", (long long)fsynced);
+    const char *argv[] = {"REPLCONF", "ACK", offset, "FACK", fack};
+    send_command(l, fsynced >= 0 ? 5 : 3, argv);
+    l->sent_fack = fsynced;
     l->last_ack_ns = gr_monotonic_ns();
 }
 
@@ -628,6 +634,7 @@ static void sync_finished(gr_replica_link_t *l, int64_t keys) {
         char message[300] = "";
         if (gr_aof_rewrite_background(db, message, sizeof message) < 0)
             say(l, "Background AOF rewrite after the full sync failed: %s", message);
+        gr_aof_hold_fsynced_reploff(db);   /* FACK stays until the rewritten file holds the new data */
     }
     if (l->fd >= 0) {
         begin_stream(l);
@@ -1006,7 +1013,9 @@ void gr_replica_link_tick(gr_replica_link_t *l) {
         drop(l, RETRY_NS);
         return;
     }
-    if (r->state == GR_REPL_CONNECTED && (r->getack || now - l->last_ack_ns >= (l->ack_fast ? ACK_FAST_NS : ACK_NS))) {
+    int fack_moved = db->aof && gr_aof_fsynced_reploff(db) != l->sent_fack && now - l->last_ack_ns >= ACK_FAST_NS;
+    if (r->state == GR_REPL_CONNECTED &&
+        (r->getack || fack_moved || now - l->last_ack_ns >= (l->ack_fast ? ACK_FAST_NS : ACK_NS))) {
         r->getack = 0;
         send_ack(l);
     }
