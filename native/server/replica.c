@@ -607,6 +607,9 @@ static size_t feed(gr_replica_link_t *l, const uint8_t *data, size_t length) {
         }
         if (r->getack) {
             r->getack = 0;
+            /* what was applied reaches the log first (appendfsync always: fdatasynced, the batch's
+             * own fsync brought forward), so the FACK covers the writes before the GETACK */
+            if (l->db->aof) gr_propagate_sync(l->db);
             send_ack(l);
         }
     }
