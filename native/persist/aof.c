@@ -44,6 +44,7 @@ struct gr_aof {
     int fsynced_held;              /* a replica's full sync: the file holds the old data until the rewrite ends */
     uint32_t fsynced_epoch;        /* +1 at each hold: a worker's fsync asked for before it sets nothing */
     uint32_t fsync_epoch_pending;  /* fsynced_epoch when the worker's fsync was asked for */
+    int rewrite_releases_hold;     /* the running rewrite was forked during the hold: its file has the new data */
     /* everysec's worker: fdatasyncs a dup of fd when asked */
     pthread_t worker;
     int worker_started;
@@ -512,6 +513,7 @@ int gr_aof_rewrite_background(gr_server_t *db, char *message, size_t message_siz
         gr_child_exit(ok);
     }
     aof->child = child;
+    aof->rewrite_releases_hold = aof->fsynced_held;
     db->propagation.selected = -1;         /* the buffered tail starts with its SELECT in the new file */
     aof->rewrite_started_ms = gr_monotonic_ms();
     aof->rewrite_length = 0;
@@ -549,10 +551,12 @@ static void finish_rewrite(gr_server_t *db, int ok) {
         /* the new file holds every write, fdatasynced (appendfsync no acknowledges nothing) */
         aof->written_reploff = db->repl.offset;
         pthread_mutex_lock(&aof->lock);
-        aof->fsynced_held = 0;
-        aof->fsynced_epoch++;              /* an fsync of the old file asked for earlier sets nothing */
-        if (db->config.appendfsync != GR_APPENDFSYNC_NO)
-            __atomic_store_n(&aof->fsynced_reploff, aof->written_reploff, __ATOMIC_RELEASE);
+        if (!aof->fsynced_held || aof->rewrite_releases_hold) {   /* not a rewrite of the data before a full sync */
+            aof->fsynced_held = 0;
+            aof->fsynced_epoch++;          /* an fsync of the old file asked for earlier sets nothing */
+            if (db->config.appendfsync != GR_APPENDFSYNC_NO)
+                __atomic_store_n(&aof->fsynced_reploff, aof->written_reploff, __ATOMIC_RELEASE);
+        }
         pthread_mutex_unlock(&aof->lock);
         aof->rewrites++;
         aof->consecutive_failures = 0;
@@ -562,6 +566,7 @@ static void finish_rewrite(gr_server_t *db, int ok) {
         aof->consecutive_failures++;
     }
     aof->last_rewrite_ok = ok;
+    aof->rewrite_releases_hold = 0;
     free(aof->rewrite_buffer);
     aof->rewrite_buffer = NULL;
     aof->rewrite_length = aof->rewrite_capacity = 0;
@@ -838,4 +843,6 @@ void gr_aof_hold_fsynced_reploff(gr_server_t *db) {
     aof->fsynced_epoch++;
     __atomic_store_n(&aof->fsynced_reploff, 0, __ATOMIC_RELEASE);   /* the old history's offsets mean nothing now */
     pthread_mutex_unlock(&aof->lock);
+    /* a rewrite already running writes the data before the sync: another follows it (the cron) */
+    if (aof->child > 0) aof->rewrite_scheduled = 1;
 }

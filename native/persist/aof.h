@@ -69,8 +69,9 @@ int gr_aof_local_ack(gr_server_t *db, int wait);
 /* A replica's REPLCONF ACK .. FACK: the replication offset up to which the file is
  * fdatasynced (Redis's fsynced_reploff), -1 without an AOF. It does not move while held. */
 int64_t gr_aof_fsynced_reploff(gr_server_t *db);
-/* After a full sync the file holds the old data until the rewrite started then replaces it:
- * the fsynced offset stays where it is until that rewrite ends. */
+/* After a full sync the file holds the old data until a rewrite forked after it replaces it:
+ * the fsynced offset is 0 until that rewrite ends (call it before starting the rewrite; a
+ * rewrite already running is followed by another, from the new data). */
 void gr_aof_hold_fsynced_reploff(gr_server_t *db);
 
 #endif

@@ -635,9 +635,9 @@ static void sync_finished(gr_replica_link_t *l, int64_t keys) {
     say(l, "MASTER <-> REPLICA sync: Finished with success (%lld keys)", (long long)keys);
     if (db->aof) {   /* the log held the old data: rewrite it from the new (Redis's restartAOFAfterSync) */
         char message[300] = "";
+        gr_aof_hold_fsynced_reploff(db);   /* FACK 0 until the rewritten file holds the new data */
         if (gr_aof_rewrite_background(db, message, sizeof message) < 0)
             say(l, "Background AOF rewrite after the full sync failed: %s", message);
-        gr_aof_hold_fsynced_reploff(db);   /* FACK stays until the rewritten file holds the new data */
     }
     if (l->fd >= 0) {
         begin_stream(l);
