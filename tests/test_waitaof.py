@@ -20,6 +20,7 @@ from goblin_ring import RespClient, RingClient
 from goblin_ring.errors import ResponseError
 from resp_wire import raw_connection
 from servers import GoblinServer, RedisServer
+from test_replication import wait_until
 
 CASES = [
     ("0", "0", "0"), ("1", "0", "0"), ("-1", "0", "0"), ("x", "0", "0"), ("2", "0", "0"),
@@ -182,14 +183,6 @@ def test_threads_sharing_one_client_each_wait_for_their_writes(goblin):
 
 def replica_up(client) -> bool:
     return b"master_link_status:up" in client.execute_command("INFO", "replication")
-
-
-def wait_until(predicate, timeout: float = 20.0, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def goblin_primary(tmp_path, name):
