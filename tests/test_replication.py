@@ -47,13 +47,22 @@ def in_step(primary, replica) -> bool:
             primary.execute_command("DEBUG", "DIGEST") == replica.execute_command("DEBUG", "DIGEST"))
 
 
-def write_load(c, round_: int) -> None:
-    for i in range(200):
+def write_load(c, round_: int, n: int = 200, every_type: bool = False) -> None:
+    """Strings, lists, hashes, sorted sets, expiries, a MULTI, a script, another database; with
+    every_type also sets, a stream, INCRBYFLOAT (propagated as SET ... KEEPTTL) and a key that
+    expires at once (a DEL reaches the replica)."""
+    for i in range(n):
         c.execute_command("SET", f"s{i}", f"v{round_}-{i}")
         c.execute_command("RPUSH", f"l{i % 10}", i)
         c.execute_command("HSET", f"h{i % 7}", f"f{i}", round_)
+        if every_type:
+            c.execute_command("SADD", f"set{i % 6}", i, f"m{round_}")
         c.execute_command("ZADD", f"z{i % 5}", i * 1.5, f"m{i}")
         c.execute_command("SET", f"e{i}", i, "EX", 100 + i)
+    if every_type:
+        c.execute_command("XADD", "stream", "*", "round", round_, "n", n)
+        c.execute_command("INCRBYFLOAT", "float", "1.5")
+        c.execute_command("SET", "short", round_, "PX", 1)
     c.execute_command("MULTI")
     c.execute_command("INCR", "counter")
     c.execute_command("LPOP", "l0")

@@ -24,14 +24,8 @@ from goblin_ring.errors import ResponseError
 from servers import GoblinServer
 from test_rdb_redis import Redis
 from resp_wire import encode_command, raw_connection
-from test_replication import info, wait_until
-
-
-def in_step(primary, replica) -> bool:
-    """The replica applied everything the primary sent, and holds the same data."""
-    return (info(replica).get("master_link_status") == "up" and
-            info(primary)["master_repl_offset"] == info(replica)["master_repl_offset"] and
-            primary.execute_command("DEBUG", "DIGEST") == replica.execute_command("DEBUG", "DIGEST"))
+import test_replication as replication
+from test_replication import in_step, info, wait_until
 
 
 def sync_form(c, form: str = "diskless") -> None:
@@ -41,26 +35,8 @@ def sync_form(c, form: str = "diskless") -> None:
 
 
 def write_load(c, round_: int, n: int = 200) -> None:
-    for i in range(n):
-        c.execute_command("SET", f"s{i}", f"v{round_}-{i}")
-        c.execute_command("RPUSH", f"l{i % 10}", i)
-        c.execute_command("HSET", f"h{i % 7}", f"f{i}", round_)
-        c.execute_command("SADD", f"set{i % 6}", i, f"m{round_}")
-        c.execute_command("ZADD", f"z{i % 5}", i * 1.5, f"m{i}")
-        c.execute_command("SET", f"e{i}", i, "EX", 100 + i)
-    c.execute_command("XADD", "stream", "*", "round", round_, "n", n)
-    c.execute_command("INCRBYFLOAT", "float", "1.5")       # propagated as SET ... KEEPTTL
-    c.execute_command("SET", "short", round_, "PX", 1)      # expires: a DEL reaches the replica
-    c.execute_command("MULTI")
-    c.execute_command("INCR", "counter")
-    c.execute_command("LPOP", "l0")
-    c.execute_command("HDEL", "h0", "f0")
-    c.execute_command("EXEC")
-    c.execute_command("EVAL", "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('INCR', KEYS[2])", 2,
-                      "scripted", round_, "script-counter")
-    c.execute_command("SELECT", 3)
-    c.execute_command("SET", "in-db-3", round_)
-    c.execute_command("SELECT", 0)
+    """test_replication's load with every type (sets, a stream, INCRBYFLOAT, an expiring key)."""
+    replication.write_load(c, round_, n, every_type=True)
 
 
 @pytest.mark.parametrize("form", ["diskless", "disk"])
