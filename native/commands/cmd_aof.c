@@ -40,15 +40,10 @@ static void waitaof_reply(const gr_request_t *request, gr_reply_t *reply) {
     gr_reply_integer(reply, request->flag);
     gr_reply_integer(reply, request->index2);
 }
-static int never_ready(const gr_ks_entry_t *entry) { (void)entry; return 0; }
-static int never_served(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply) {
-    (void)db, (void)request, (void)reply;
-    return 0;
-}
 
 /* Parked on no key: ACKs (gr_repl_wait_check, from the loop), the timeout or CLIENT UNBLOCK answer it. */
-const gr_block_spec_t gr_waitaof_block = {"waitaof", GR_BLOCK_KEYS_IN_ITEMS, never_ready, never_served, waitaof_reply,
-                                          3, 1, NULL, NULL, NULL};
+const gr_block_spec_t gr_waitaof_block = {"waitaof", GR_BLOCK_KEYS_IN_ITEMS, gr_block_never_ready, gr_block_never_served,
+                                       waitaof_reply, 3, 1, NULL, NULL, NULL};
 
 void gr_cmd_waitaof(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                     gr_reply_t *reply) {

@@ -240,15 +240,10 @@ void gr_cmd_sync(gr_server_t *db, size_t argc, const uint8_t *const *argv, const
 /* the replicas that acknowledged the offset the request waits for, as last counted (index2:
  * at the call, then refreshed by gr_repl_wait_check whenever ACKs arrive) */
 static void wait_reply(const gr_request_t *request, gr_reply_t *reply) { gr_reply_integer(reply, request->index2); }
-static int wait_never_ready(const gr_ks_entry_t *entry) { (void)entry; return 0; }
-static int wait_never_served(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply) {
-    (void)db, (void)request, (void)reply;
-    return 0;
-}
 
 /* Parked on no key: ACKs (gr_repl_wait_check, from the loop), the timeout or CLIENT UNBLOCK answer it. */
-const gr_block_spec_t gr_wait_block = {"wait", GR_BLOCK_KEYS_IN_ITEMS, wait_never_ready, wait_never_served, wait_reply,
-                                       2, 1, NULL, NULL, NULL};
+const gr_block_spec_t gr_wait_block = {"wait", GR_BLOCK_KEYS_IN_ITEMS, gr_block_never_ready, gr_block_never_served,
+                                       wait_reply, 2, 1, NULL, NULL, NULL};
 
 void gr_cmd_wait(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
                  gr_reply_t *reply) {

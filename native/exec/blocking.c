@@ -219,6 +219,16 @@ gr_request_t *gr_blocking_parked_request(const gr_connection_t *conn, const gr_b
 }
 
 /* gr_blocking_run's rest: the timeout refused, or spec->serve found nothing. */
+int gr_block_never_ready(const gr_ks_entry_t *entry) {
+    (void)entry;
+    return 0;
+}
+
+int gr_block_never_served(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply) {
+    (void)db, (void)request, (void)reply;
+    return 0;
+}
+
 void gr_blocking_run_unserved(gr_server_t *db, const gr_block_spec_t *spec, const gr_request_t *request, gr_reply_t *reply) {
     const char *why = gr_blocking_timeout_error(request->timeout);   /* the ring's typed path too */
     if (why) {

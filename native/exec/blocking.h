@@ -74,6 +74,11 @@ typedef struct gr_block_spec {
     void (*gone_reply)(const gr_request_t *request, gr_reply_t *reply);
 } gr_block_spec_t;
 
+/* ready and serve of a command parked on no key (WAIT, WAITAOF): no value ever serves it; the
+ * loop's checks, the timeout or CLIENT UNBLOCK answer it. */
+int gr_block_never_ready(const gr_ks_entry_t *entry);
+int gr_block_never_served(gr_server_t *db, const gr_request_t *request, gr_reply_t *reply);
+
 /* Run a blocking command whose arguments the command layer has checked: the timeout
  * (request->timeout, seconds; 0 forever) is validated, spec->serve tried, and when nothing
  * was there the current connection parks on the request's keys; inside EXEC, or with no
