@@ -40,6 +40,24 @@ static int grow(uint8_t **data, size_t *capacity, size_t needed) {
     return 0;
 }
 
+/* "<kind><length>\r\n", then (a bulk string, kind '$') the bytes and CRLF, appended to a side
+ * buffer (the rewrite, the replication-only entries); kind '*': an array's header, length its
+ * count, data unused. -1 out of memory, the buffer as it was. */
+static int append_resp(uint8_t **buffer, size_t *length, size_t *capacity, char kind, const uint8_t *data,
+                       size_t count) {
+    char text[32];
+    int n = snprintf(text, sizeof text, "%c%zu\r\n", kind, count);
+    size_t body = kind == '$' ? count + 2 : 0;
+    if (grow(buffer, capacity, *length + (size_t)n + body) != 0) return -1;
+    memcpy(*buffer + *length, text, (size_t)n);
+    if (body) {
+        memcpy(*buffer + *length + n, data, count);
+        memcpy(*buffer + *length + n + count, "\r\n", 2);
+    }
+    *length += (size_t)n + body;
+    return 0;
+}
+
 static void put(gr_propagation_t *p, const void *bytes, size_t length) {
     if (p->skipping) return;
     if (grow(&p->data, &p->capacity, p->length + length) != 0) {   /* drop the whole entry, never half */
@@ -182,16 +200,10 @@ void gr_effect_del(gr_server_t *db, gr_bytes_t key) {
 void gr_effect_none(gr_server_t *db) { (void)stating_call(db); }
 
 static void rewrite_put(gr_propagation_t *p, const uint8_t *data, size_t length) {
-    char text[32];
-    int n = snprintf(text, sizeof text, "$%zu\r\n", length);
-    if (grow(&p->rewrite, &p->rewrite_capacity, p->rewrite_length + (size_t)n + length + 2) != 0) {
+    if (append_resp(&p->rewrite, &p->rewrite_length, &p->rewrite_capacity, '$', data, length) != 0) {
         p->failed = 1;
         return;
     }
-    memcpy(p->rewrite + p->rewrite_length, text, (size_t)n);
-    memcpy(p->rewrite + p->rewrite_length + n, data, length);
-    memcpy(p->rewrite + p->rewrite_length + n + length, "\r\n", 2);
-    p->rewrite_length += (size_t)n + length + 2;
     p->rewrite_count++;
 }
 
@@ -284,19 +296,13 @@ void gr_propagate_replication_only(gr_server_t *db, size_t argc, const uint8_t *
                                    const size_t *argv_length) {
     gr_propagation_t *p = &db->propagation;
     if (!p->tap) return;
-    size_t needed = 32;
-    for (size_t i = 0; i < argc; i++) needed += argv_length[i] + 32;
-    if (grow(&p->replication_only, &p->replication_only_capacity, p->replication_only_length + needed) != 0)
-        return;   /* out of memory: the replicas' subscribers miss this message */
-    uint8_t *out = p->replication_only + p->replication_only_length;
-    out += sprintf((char *)out, "*%zu\r\n", argc);
-    for (size_t i = 0; i < argc; i++) {
-        out += sprintf((char *)out, "$%zu\r\n", argv_length[i]);
-        memcpy(out, argv[i], argv_length[i]);
-        out += argv_length[i];
-        *out++ = '\r', *out++ = '\n';
-    }
-    p->replication_only_length = (size_t)(out - p->replication_only);
+    size_t start = p->replication_only_length;
+    int failed = append_resp(&p->replication_only, &p->replication_only_length, &p->replication_only_capacity,
+                             '*', NULL, argc);
+    for (size_t i = 0; i < argc && !failed; i++)
+        failed = append_resp(&p->replication_only, &p->replication_only_length, &p->replication_only_capacity,
+                             '$', argv[i], argv_length[i]);
+    if (failed) p->replication_only_length = start;   /* out of memory: the replicas' subscribers miss it */
     if (!p->in_exec) tap_replication_only(db);
 }
 
