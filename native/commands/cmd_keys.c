@@ -418,14 +418,20 @@ static int dump_goblin(const gr_value_type_t *row, uint8_t type, const void *val
                : 0;
 }
 
+/* The value's payload in Redis's form into out: 0; 1 when Redis has no form for it (out
+ * untouched); -1 out of memory. */
+static int dump_redis(uint8_t type, const void *value, gr_snapshot_writer_t *out) {
+    int version = 0;
+    const int written = gr_rdb_dump_value(type, value, out, &version);
+    if (written != 0) return written;
+    return gr_snapshot_seal(out, (uint16_t)version) != 0 ? -1 : 0;
+}
+
 /* The value's DUMP payload into out: Redis's form, or goblin's for a value Redis cannot hold.
  * 0, or -1 out of memory. */
 static int dump_value(const gr_value_type_t *row, uint8_t type, const void *value, gr_snapshot_writer_t *out) {
-    int version = 0;
-    const int written = gr_rdb_dump_value(type, value, out, &version);
-    if (written < 0) return -1;
-    if (written > 0) return dump_goblin(row, type, value, out);
-    return gr_snapshot_seal(out, (uint16_t)version);
+    const int redis = dump_redis(type, value, out);
+    return redis > 0 ? dump_goblin(row, type, value, out) : redis;
 }
 
 void gr_cmd_dump(gr_server_t *db, size_t argc, const uint8_t *const *argv, const size_t *argv_length,
@@ -469,11 +475,6 @@ static void *load_goblin_payload(gr_server_t *db, gr_snapshot_reader_t *body, ui
     }
     *type = id;
     return value;
-}
-
-/* Whether this call's effect is recorded (an AOF or a replica takes it). */
-static int effect_recorded(gr_server_t *db) {
-    return db->call && db->call->propagates && gr_propagation_on(&db->propagation);
 }
 
 /* Redis's restoreCommand, in its order: options (an IDLETIME or FREQ value is checked where it
@@ -604,9 +605,7 @@ void gr_cmd_restore(gr_server_t *db, size_t argc, const uint8_t *const *argv, co
     gr_snapshot_writer_init(&redis_form, GR_MEM_OTHER);
     const uint8_t *payload = argv[3];
     size_t payload_length = argv_length[3];
-    int redis_version = 0;
-    if (goblin_form && effect_recorded(db) && gr_rdb_dump_value(type, value, &redis_form, &redis_version) == 0 &&
-        gr_snapshot_seal(&redis_form, (uint16_t)redis_version) == 0)
+    if (goblin_form && gr_effect_recorded(db) && dump_redis(type, value, &redis_form) == 0)
         payload = redis_form.data, payload_length = redis_form.length;
     gr_effect_begin(db, 6);
     gr_effect_word(db, "RESTORE"), gr_effect_bytes(db, key), gr_effect_int(db, ttl);

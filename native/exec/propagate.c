@@ -148,7 +148,7 @@ static gr_call_t *stating_call(gr_server_t *db) {
     return call->propagates && gr_propagation_on(&db->propagation) ? call : NULL;
 }
 
-static int writing(gr_server_t *db) {
+int gr_effect_recorded(gr_server_t *db) {
     gr_call_t *call = db->call;
     return call && call->propagates && gr_propagation_on(&db->propagation);
 }
@@ -159,25 +159,25 @@ void gr_effect_begin(gr_server_t *db, uint64_t argc) {
 }
 
 void gr_effect_word(gr_server_t *db, const char *word) {
-    if (writing(db)) put_word(&db->propagation, word);
+    if (gr_effect_recorded(db)) put_word(&db->propagation, word);
 }
 
 void gr_effect_bulk(gr_server_t *db, const uint8_t *data, size_t length) {
-    if (writing(db)) put_bulk(&db->propagation, data, length);
+    if (gr_effect_recorded(db)) put_bulk(&db->propagation, data, length);
 }
 
 void gr_effect_bytes(gr_server_t *db, gr_bytes_t bytes) { gr_effect_bulk(db, bytes.data, bytes.length); }
 
 void gr_effect_int(gr_server_t *db, int64_t value) {
-    if (writing(db)) put_int(&db->propagation, value);
+    if (gr_effect_recorded(db)) put_int(&db->propagation, value);
 }
 
 void gr_effect_name(gr_server_t *db) {
-    if (writing(db) && db->call->row) put_name(&db->propagation, db->call->row->name);
+    if (gr_effect_recorded(db) && db->call->row) put_name(&db->propagation, db->call->row->name);
 }
 
 void gr_effect_family_name(gr_server_t *db, const char *with) {
-    if (!writing(db) || !db->call->row) return;
+    if (!gr_effect_recorded(db) || !db->call->row) return;
     const char *name = db->call->row->name, *dot = strrchr(name, '.');
     char family[64];
     size_t prefix = dot ? (size_t)(dot - name) + 1 : 0;
@@ -219,7 +219,7 @@ void gr_effect_open(gr_server_t *db, const char *name, gr_bytes_t key) {
 
 void gr_effect_add(gr_server_t *db, const uint8_t *data, size_t length) {
     gr_propagation_t *p = &db->propagation;
-    if (p->rewriting && writing(db)) rewrite_put(p, data, length);
+    if (p->rewriting && gr_effect_recorded(db)) rewrite_put(p, data, length);
 }
 
 /* ---- the call's end ---- */

@@ -102,6 +102,10 @@ void gr_effect_del(struct gr_server *db, gr_bytes_t key);
 /* The default effect is written even when the command changed nothing (Redis's
  * forceCommandPropagation: FLUSHDB and FLUSHALL of an empty database). */
 void gr_effect_always(struct gr_server *db);
+/* Whether the running call's effect is recorded (it propagates, and an AOF or a replica takes
+ * the stream): a handler whose effect costs work to build (RESTORE's payload in Redis's form)
+ * asks first. */
+int gr_effect_recorded(struct gr_server *db);
 /* The command changed data but propagates nothing of its own (EXEC: its commands are). */
 void gr_effect_none(struct gr_server *db);
 /* An entry whose words are known as the handler goes (SPOP's members): name and key now,
